@@ -1,0 +1,124 @@
+/**
+ * Public contracts of Prime Context. Host-independent: a host (our agent, the CLI, anything else)
+ * hands the broker a final tool result and shows the model whatever `text` comes back.
+ */
+
+/** What the model sees for one observation. */
+export type Decision = "pass-through" | "structured-capsule" | "delta-capsule";
+
+/** Which text was archived: the visible tool result, or the tool's complete output file. */
+export type ObservationSource = "visible-tool-result" | "public-complete-output";
+
+/** A final tool result, as the host knows it. */
+export interface ObservationInput {
+	/** Tool name, e.g. `ipython`, `bash`, `run`. */
+	tool: string;
+	/** The text the tool would show the model (possibly already capped by the tool). */
+	text: string;
+	/**
+	 * Path of the tool's complete output, if it has one (e.g. the kernel's full-output file).
+	 * Archived instead of `text` when readable; `text` is the fallback.
+	 */
+	fullOutputPath?: string;
+	/** The tool reported an error. A tool error never becomes success-shaped text. */
+	isError: boolean;
+	/** Exit status of the command, when known. */
+	exitCode?: number | null;
+	/** The command that produced the output, when known. */
+	command?: string;
+	/** Fraction (0..1) of the model's context window in use now; shrinks capsule budgets as it rises. */
+	contextUsage?: number;
+}
+
+/** The broker's answer for one observation. */
+export interface ObservationResult {
+	/** Observation id, `obs_` followed by a zero-padded per-session sequence number. */
+	id: string;
+	decision: Decision;
+	/** What the model should see: the original text, a capsule, or a delta capsule. */
+	text: string;
+	source: ObservationSource;
+	/** Bytes and lines of the archived text. */
+	bytes: number;
+	lines: number;
+	/** False when the archive could not be written; `text` then carries the original output. */
+	archived: boolean;
+	/** Why archiving failed, when it did. */
+	archiveError?: string;
+}
+
+/** Broker configuration (file: `prime-context.json`, project values over global values). */
+export interface ContextConfig {
+	enabled: boolean;
+	/** Results at or above this many bytes become structured capsules. Default 24576. */
+	minTextBytes: number;
+	/** Upper bound of a capsule's size. Default 6144, at least 512. */
+	capsuleMaxBytes: number;
+	/** Budget for human-facing reads (`/pc read`, CLI `read`); also an upper bound for model recovery. */
+	readMaxBytes: number;
+}
+
+export const DEFAULT_CONFIG: ContextConfig = {
+	enabled: true,
+	minTextBytes: 24_576,
+	capsuleMaxBytes: 6_144,
+	readMaxBytes: 65_536,
+};
+
+/** Seed caps for model-facing recovery. */
+export const RECOVERY_LIMITS = {
+	listMax: 20,
+	readMaxLines: 80,
+	searchMaxMatches: 10,
+	contextLinesMax: 20,
+	searchDefaultObservations: 20,
+	responseMaxBytes: 12_288,
+} as const;
+
+/** One archived observation's metadata (never its body). */
+export interface ObservationRecord {
+	id: string;
+	tool: string;
+	source: ObservationSource;
+	decision: Decision;
+	bytes: number;
+	lines: number;
+	isError: boolean;
+	exitCode: number | null;
+	command: string | null;
+	/** Archive time, ISO 8601. */
+	archivedAt: string;
+	/** The content is not valid UTF-8 text (binary or invalid encoding); bytes are still exact. */
+	binary: boolean;
+}
+
+/** Recognised outcome of a test run, build, lint or command, parsed from result-shaped lines. */
+export interface Outcome {
+	/** Which parser recognised it: `pytest`, `unittest`, `jest`, `vitest`, `mocha`, `node-test`, `tap`, `tsc`, `eslint`, `cargo`, `go`, `maven`, `gradle`, `generic`, `exit-status`. */
+	runner: string | null;
+	/** `fail` whenever any failure evidence exists; `pass` only with a clean terminal summary. */
+	status: "pass" | "fail" | "unknown";
+	/** Counts from the terminal summary line, when present. */
+	counts: OutcomeCounts | null;
+	/** Every failing test id seen, in first-seen order, without duplicates. */
+	failingIds: string[];
+	/** Exceptions from `Type: message` lines or a bare type, with 1-based line numbers. */
+	exceptions: { type: string; message: string; line: number }[];
+	/** Source locations (`file:line`), with the 1-based output line they appear on. */
+	locations: { file: string; line: number; column?: number; at: number }[];
+	/** 1-based line numbers of result-shaped terminal lines (summaries, status). */
+	summaryLines: number[];
+	/** Exit status, when the output states it or the host knew it. */
+	exitCode: number | null;
+}
+
+export interface OutcomeCounts {
+	passed?: number;
+	failed?: number;
+	skipped?: number;
+	errors?: number;
+	todo?: number;
+	xfailed?: number;
+	xpassed?: number;
+	total?: number;
+}

@@ -1,0 +1,96 @@
+/**
+ * Public contracts of the kernel package. The package knows nothing about agents: it starts a real
+ * IPython kernel, runs cells one at a time, and answers host requests coming from Python code.
+ */
+
+/** Visible output per stream is capped at this many characters; the complete output is kept elsewhere. */
+export const VISIBLE_OUTPUT_CAP = 65_536;
+/** The exact line appended to a stream whose visible part was capped. */
+export const TRUNCATION_MARKER = `[... output truncated at ${VISIBLE_OUTPUT_CAP} chars ...]`;
+
+export interface KernelStartOptions {
+	/** Python interpreter with ipykernel. Default: `PRIME_AGENT_KERNEL_PYTHON`, else the setup venv. */
+	python?: string;
+	/** Working directory of the kernel process. Default: `process.cwd()`. */
+	cwd?: string;
+	/** Extra environment for the kernel process (merged over `process.env`). */
+	env?: Record<string, string>;
+	/** Extra directories put first on the kernel's `PYTHONPATH` (e.g. the agent's runtime package). */
+	pythonPath?: string[];
+	/** Where complete-output files of cells are written. Default: a private temp directory. */
+	outputDir?: string;
+	/** Bytes of complete output kept in memory per cell before spilling to a file. */
+	memoryOutputLimit?: number;
+	/** Python run silently once the kernel is ready (and again after each restart). */
+	startupCode?: string;
+	/** Give up waiting for readiness after this long. */
+	readyTimeoutMs?: number;
+}
+
+export interface StreamChunk {
+	name: "stdout" | "stderr";
+	text: string;
+}
+
+export interface ExecuteOptions {
+	/** Called for every stream chunk as it arrives (uncapped). */
+	onStream?: (chunk: StreamChunk) => void;
+	/** Aborting interrupts the cell through the control channel; the kernel keeps its state. */
+	signal?: AbortSignal;
+	/** Run without history and without broadcasting (for host bookkeeping cells). */
+	silent?: boolean;
+}
+
+export interface CellError {
+	ename: string;
+	evalue: string;
+	traceback: string[];
+}
+
+export interface DisplayData {
+	data: Record<string, unknown>;
+	metadata: Record<string, unknown>;
+}
+
+/**
+ * The outcome of one cell.
+ * - `ok`: ran to completion. `error`: raised (see `error`). `aborted`: interrupted by the signal.
+ * - `died`: the kernel process exited mid-cell; `error` explains it and the next `execute` may
+ *   `restart()` first.
+ */
+export interface CellResult {
+	status: "ok" | "error" | "aborted" | "died";
+	/** Visible stdout, capped at VISIBLE_OUTPUT_CAP chars and then ending with TRUNCATION_MARKER. */
+	stdout: string;
+	/** Visible stderr, capped the same way. */
+	stderr: string;
+	/** `text/plain` of the execute result, if any. */
+	result?: string;
+	displays: DisplayData[];
+	error?: CellError;
+	truncated: { stdout: boolean; stderr: boolean };
+	/**
+	 * Path of a file holding the complete output (every byte of stdout, stderr, result and
+	 * traceback, in the layout of `formatCellOutput`), written once when the cell completed and
+	 * never changed afterwards. Present whenever any visible stream was truncated.
+	 */
+	fullOutputPath?: string;
+	/** Size in bytes of the complete output. */
+	fullOutputBytes: number;
+	durationMs: number;
+	executionCount?: number;
+	/** After an interrupt the kernel stayed busy: the caller may wait, or kill and restart. */
+	stillBusyAfterInterrupt?: boolean;
+}
+
+/** A request made from Python with `await host_request(type, payload)`. */
+export interface HostRequest {
+	type: string;
+	payload: Record<string, unknown>;
+}
+
+/**
+ * Answers one request type. Resolve with the reply's fields (sent as `{status:"ok", ...fields}`);
+ * throw to send `{status:"error", error: message}`. Never leaves the Python side hanging.
+ */
+export type HostRequestHandler = (payload: Record<string, unknown>) => unknown | Promise<unknown>;
