@@ -122,3 +122,25 @@ export interface OutcomeCounts {
 	xpassed?: number;
 	total?: number;
 }
+
+/** Session-local broker metrics (the seed's status figures). */
+export interface BrokerMetrics {
+	decisions: Record<Decision, number>;
+	/** Bytes of original output the model did not have to see (original minus visible, summed). */
+	visibleBytesSaved: number;
+	/** Recovery calls by action, and how many returned evidence (a non-empty read or a search hit). */
+	recovery: { calls: Record<string, number>; withEvidence: number; empty: number };
+}
+
+/**
+ * The observation broker of one session. Decides once per observation, when the result is final.
+ * Deterministic: the same inputs in the same order (from the same starting state) give the same
+ * results. Its state (recent outcomes for deltas, the medium-result grace count, metrics) is kept
+ * in the session directory so separate processes on one session see one broker.
+ */
+export interface ObservationBroker {
+	observe(input: ObservationInput): Promise<ObservationResult>;
+	metrics(): Promise<BrokerMetrics>;
+	/** Recovery actions report here so status can say whether recovery found evidence. */
+	recordRecovery(action: string, returnedEvidence: boolean): Promise<void>;
+}
