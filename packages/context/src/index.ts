@@ -1,1 +1,2 @@
-export {};
+export * from "./archive/index.js";
+export * from "./types.js";

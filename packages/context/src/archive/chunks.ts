@@ -1,0 +1,206 @@
+import type { FileHandle } from "node:fs/promises";
+import { promisify } from "node:util";
+import { gunzip, gzip } from "node:zlib";
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/** Uncompressed size a chunk aims for; it ends at the last newline inside that size when there is one. */
+export const CHUNK_BYTES = 64 * 1024;
+
+const NEWLINE = 0x0a;
+
+/**
+ * One gzip member of an observation's `output.gz`. Members are concatenated, so the whole file is
+ * one valid gzip stream, yet any chunk can be inflated alone from its offset.
+ */
+export interface ChunkEntry {
+	/** Byte offset of the member in `output.gz`. */
+	offset: number;
+	/** Compressed length of the member. */
+	length: number;
+	/** Uncompressed length. */
+	bytes: number;
+	/** 1-based number of the line the chunk's first byte belongs to. */
+	firstLine: number;
+	/** Newline bytes inside the chunk. */
+	newlines: number;
+	/** The chunk continues a line begun in an earlier chunk (only happens for lines longer than a chunk). */
+	startsMidLine: boolean;
+}
+
+export interface ChunkIndex {
+	chunks: ChunkEntry[];
+	bytes: number;
+	/** Lines split on `\n`; a final `\n` ends the last line rather than starting an empty one. */
+	lines: number;
+	/** The content is not valid UTF-8 or holds NUL bytes. */
+	binary: boolean;
+	endsWithNewline: boolean;
+}
+
+/** The last line number a chunk holds bytes of. */
+export function lastLineOf(entry: ChunkEntry, endsWithNewline: boolean): number {
+	return endsWithNewline ? entry.firstLine + entry.newlines - 1 : entry.firstLine + entry.newlines;
+}
+
+function countNewlines(data: Buffer): number {
+	let count = 0;
+	let at = data.indexOf(NEWLINE);
+	while (at !== -1) {
+		count++;
+		at = data.indexOf(NEWLINE, at + 1);
+	}
+	return count;
+}
+
+/** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */
+class TextCheck {
+	private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+	binary = false;
+
+	push(data: Buffer): void {
+		if (this.binary) return;
+		if (data.includes(0)) {
+			this.binary = true;
+			return;
+		}
+		try {
+			this.decoder.decode(data, { stream: true });
+		} catch {
+			this.binary = true;
+		}
+	}
+
+	end(): void {
+		if (this.binary) return;
+		try {
+			this.decoder.decode();
+		} catch {
+			this.binary = true;
+		}
+	}
+}
+
+/**
+ * Compresses a byte stream into line-aligned gzip members appended to `handle`. Holds at most about
+ * one chunk of pending bytes beyond what the caller passes in.
+ */
+export class ChunkedGzipWriter {
+	private pending: Buffer[] = [];
+	private pendingBytes = 0;
+	private offset = 0;
+	private nextLine = 1;
+	private midLine = false;
+	private totalBytes = 0;
+	private lastByte = -1;
+	private readonly chunks: ChunkEntry[] = [];
+	private readonly text = new TextCheck();
+
+	constructor(private readonly handle: FileHandle) {}
+
+	async write(data: Buffer): Promise<void> {
+		if (data.length === 0) return;
+		this.text.push(data);
+		this.pending.push(data);
+		this.pendingBytes += data.length;
+		this.totalBytes += data.length;
+		this.lastByte = data[data.length - 1];
+		while (this.pendingBytes >= CHUNK_BYTES) await this.flushChunk();
+	}
+
+	async finish(): Promise<ChunkIndex> {
+		while (this.pendingBytes > 0) await this.flushChunk();
+		// An empty observation still gets one (empty) member so the file is a valid gzip stream.
+		if (this.chunks.length === 0) await this.handle.write(await gzipAsync(Buffer.alloc(0)));
+		this.text.end();
+		const endsWithNewline = this.lastByte === NEWLINE;
+		const lines = this.totalBytes === 0 ? 0 : this.nextLine - (endsWithNewline ? 1 : 0);
+		return { chunks: this.chunks, bytes: this.totalBytes, lines, binary: this.text.binary, endsWithNewline };
+	}
+
+	private async flushChunk(): Promise<void> {
+		const data = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+		let cut = data.length;
+		if (data.length > CHUNK_BYTES) {
+			const lastNewline = data.lastIndexOf(NEWLINE, CHUNK_BYTES - 1);
+			cut = lastNewline === -1 ? CHUNK_BYTES : lastNewline + 1;
+		}
+		const chunk = data.subarray(0, cut);
+		const rest = data.subarray(cut);
+		this.pending = rest.length > 0 ? [rest] : [];
+		this.pendingBytes = rest.length;
+
+		const compressed = await gzipAsync(chunk);
+		await this.handle.write(compressed);
+		const newlines = countNewlines(chunk);
+		this.chunks.push({
+			offset: this.offset,
+			length: compressed.length,
+			bytes: chunk.length,
+			firstLine: this.nextLine,
+			newlines,
+			startsMidLine: this.midLine,
+		});
+		this.offset += compressed.length;
+		this.nextLine += newlines;
+		this.midLine = chunk[chunk.length - 1] !== NEWLINE;
+	}
+}
+
+/** Why a chunk could not be read back; the caller turns it into an error naming the observation. */
+export class ChunkReadError extends Error {}
+
+/** Inflates one chunk and checks it against its index entry, so damage never yields wrong bytes. */
+export async function readChunk(handle: FileHandle, entry: ChunkEntry): Promise<Buffer> {
+	const compressed = Buffer.alloc(entry.length);
+	const { bytesRead } = await handle.read(compressed, 0, entry.length, entry.offset);
+	if (bytesRead !== entry.length) {
+		throw new ChunkReadError(`compressed data ends early (chunk at byte ${entry.offset})`);
+	}
+	let data: Buffer;
+	try {
+		data = await gunzipAsync(compressed);
+	} catch (error) {
+		throw new ChunkReadError(`compressed data is corrupted at byte ${entry.offset} (${(error as Error).message})`);
+	}
+	if (data.length !== entry.bytes) {
+		throw new ChunkReadError(`chunk at byte ${entry.offset} holds ${data.length} bytes, index says ${entry.bytes}`);
+	}
+	return data;
+}
+
+/**
+ * Yields whole lines (without their `\n`) from `chunks[from]` on, inflating one chunk at a time.
+ * Lines numbered below `skipBefore` are counted but not assembled, so skipping costs no memory.
+ */
+export async function* chunkLines(
+	handle: FileHandle,
+	chunks: ChunkEntry[],
+	from: number,
+	totalLines: number,
+	skipBefore = 1,
+): AsyncGenerator<{ line: number; bytes: Buffer }> {
+	if (from >= chunks.length) return;
+	let line = chunks[from].firstLine;
+	let partial: Buffer[] = [];
+	for (let index = from; index < chunks.length; index++) {
+		const data = await readChunk(handle, chunks[index]);
+		let start = 0;
+		let at = data.indexOf(NEWLINE);
+		while (at !== -1) {
+			if (line >= skipBefore) {
+				partial.push(data.subarray(start, at));
+				yield { line, bytes: partial.length === 1 ? partial[0] : Buffer.concat(partial) };
+			}
+			partial = [];
+			line++;
+			start = at + 1;
+			at = data.indexOf(NEWLINE, start);
+		}
+		if (start < data.length && line >= skipBefore) partial.push(data.subarray(start));
+	}
+	if (line <= totalLines && line >= skipBefore) {
+		yield { line, bytes: partial.length === 1 ? partial[0] : Buffer.concat(partial) };
+	}
+}

@@ -1,0 +1,330 @@
+import { randomBytes } from "node:crypto";
+import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ObservationRecord } from "../types.js";
+import { type ChunkEntry, ChunkedGzipWriter, ChunkReadError, chunkLines, lastLineOf, readChunk } from "./chunks.js";
+import {
+	checkSessionId,
+	formatObservationId,
+	OBSERVATION_ID,
+	observationSequence,
+	resolveContextRoot,
+} from "./paths.js";
+import { ArchiveError, type ArchiveWriter, type ObservationFacts, type SessionArchive } from "./types.js";
+
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+const OUTPUT_FILE = "output.gz";
+const META_FILE = "meta.json";
+const LIST_HINT = "list the archived ids with the list action (`prime-context list`)";
+
+/** What `meta.json` holds: the public record plus the chunk index of `output.gz`. Written last, atomically. */
+interface ObservationMeta {
+	record: ObservationRecord;
+	chunks: ChunkEntry[];
+	endsWithNewline: boolean;
+}
+
+export interface OpenArchiveOptions {
+	/** Storage root; defaults to `resolveContextRoot(process.env)`. */
+	root?: string;
+	sessionId: string;
+}
+
+/**
+ * Opens (without creating anything yet) the archive of one session. Directories are created on the
+ * first write, so reading, listing and cleanup work even where nothing can be written.
+ */
+export async function openSessionArchive(options: OpenArchiveOptions): Promise<SessionArchive> {
+	const sessionId = checkSessionId(options.sessionId);
+	const root = options.root ?? resolveContextRoot();
+	return new DiskArchive(sessionId, join(root, "sessions", sessionId));
+}
+
+class DiskArchive implements SessionArchive {
+	constructor(
+		readonly sessionId: string,
+		readonly dir: string,
+	) {}
+
+	async create(): Promise<ArchiveWriter> {
+		try {
+			await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+		} catch (error) {
+			throw new ArchiveError(
+				`cannot create the archive directory ${this.dir}: ${reason(error)}; set PRIME_CONTEXT_HOME to a writable directory`,
+			);
+		}
+		const id = await this.claimId();
+		const obsDir = join(this.dir, id);
+		let handle: FileHandle;
+		try {
+			handle = await open(join(obsDir, OUTPUT_FILE), "wx", FILE_MODE);
+		} catch (error) {
+			throw new ArchiveError(`cannot write the archive of ${id}: ${reason(error)}`, id);
+		}
+		return new DiskWriter(id, obsDir, handle);
+	}
+
+	/** Claims the next free sequence number with an exclusive mkdir, retrying past ids taken meanwhile. */
+	private async claimId(): Promise<string> {
+		let next = (await this.highestSequence()) + 1;
+		for (;;) {
+			const id = formatObservationId(next);
+			try {
+				await mkdir(join(this.dir, id), { mode: DIR_MODE });
+				return id;
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+					throw new ArchiveError(`cannot claim observation id ${id} in ${this.dir}: ${reason(error)}`, id);
+				}
+				next++;
+			}
+		}
+	}
+
+	private async highestSequence(): Promise<number> {
+		let highest = 0;
+		for (const name of await this.entries()) {
+			const sequence = observationSequence(name);
+			if (sequence !== null && sequence > highest) highest = sequence;
+		}
+		return highest;
+	}
+
+	private async entries(): Promise<string[]> {
+		try {
+			return await readdir(this.dir);
+		} catch (error) {
+			if (["ENOENT", "ENOTDIR"].includes((error as NodeJS.ErrnoException).code ?? "")) return [];
+			throw new ArchiveError(`cannot read the archive directory ${this.dir}: ${reason(error)}`);
+		}
+	}
+
+	async get(id: string): Promise<ObservationRecord> {
+		return (await this.meta(id)).record;
+	}
+
+	async list(limit = Number.POSITIVE_INFINITY): Promise<ObservationRecord[]> {
+		const ids = (await this.entries())
+			.filter((name) => OBSERVATION_ID.test(name))
+			.sort((a, b) => (observationSequence(b) ?? 0) - (observationSequence(a) ?? 0));
+		const records: ObservationRecord[] = [];
+		for (const id of ids) {
+			if (records.length >= limit) break;
+			try {
+				records.push((await this.meta(id)).record);
+			} catch {
+				// Aborted or still being written: not an observation (yet).
+			}
+		}
+		return records;
+	}
+
+	async readLines(id: string, startLine: number, endLine: number): Promise<{ lines: string[]; totalLines: number }> {
+		if (!Number.isInteger(startLine) || !Number.isInteger(endLine) || startLine < 1 || endLine < startLine) {
+			throw new ArchiveError(
+				`invalid line range ${startLine}-${endLine} for ${id}: lines are 1-based and startLine <= endLine`,
+				id,
+			);
+		}
+		const meta = await this.meta(id);
+		const totalLines = meta.record.lines;
+		const lines: string[] = [];
+		if (startLine > totalLines) return { lines, totalLines };
+		const last = Math.min(endLine, totalLines);
+		// First chunk holding startLine, then back to where that line began.
+		let from = meta.chunks.findIndex((chunk) => lastLineOf(chunk, meta.endsWithNewline) >= startLine);
+		while (from > 0 && meta.chunks[from].startsMidLine) from--;
+		await this.withOutput(id, async (handle) => {
+			for await (const { line, bytes } of chunkLines(handle, meta.chunks, from, totalLines, startLine)) {
+				if (line > last) break;
+				lines.push(bytes.toString("utf8"));
+			}
+		});
+		return { lines, totalLines };
+	}
+
+	async readBytes(id: string): Promise<Buffer> {
+		const meta = await this.meta(id);
+		const parts: Buffer[] = [];
+		await this.withOutput(id, async (handle) => {
+			for (const chunk of meta.chunks) parts.push(await readChunk(handle, chunk));
+		});
+		return Buffer.concat(parts);
+	}
+
+	async *lines(id: string): AsyncIterable<{ line: number; text: string }> {
+		const meta = await this.meta(id);
+		const handle = await this.openOutput(id);
+		try {
+			for await (const { line, bytes } of chunkLines(handle, meta.chunks, 0, meta.record.lines)) {
+				yield { line, text: bytes.toString("utf8") };
+			}
+		} catch (error) {
+			throw damaged(id, error);
+		} finally {
+			await handle.close();
+		}
+	}
+
+	async diskBytes(): Promise<number> {
+		return sizeOf(this.dir);
+	}
+
+	async cleanup(): Promise<void> {
+		await rm(this.dir, { recursive: true, force: true });
+	}
+
+	private checkId(id: string): void {
+		if (typeof id !== "string" || !OBSERVATION_ID.test(id)) {
+			throw new ArchiveError(
+				`invalid observation id ${JSON.stringify(id)}: ids look like obs_000001; ${LIST_HINT}`,
+				typeof id === "string" ? id : undefined,
+			);
+		}
+	}
+
+	private async meta(id: string): Promise<ObservationMeta> {
+		this.checkId(id);
+		const obsDir = join(this.dir, id);
+		let text: string;
+		try {
+			text = await readFile(join(obsDir, META_FILE), "utf8");
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+				throw new ArchiveError(`cannot read the archive of ${id}: ${reason(error)}`, id);
+			}
+			const exists = await lstat(obsDir).then(
+				() => true,
+				() => false,
+			);
+			throw new ArchiveError(
+				exists
+					? `observation ${id} has no complete archive (it was aborted, is still being written, or its metadata is missing)`
+					: `unknown observation id ${id} in session ${this.sessionId}; ${LIST_HINT}`,
+				id,
+			);
+		}
+		try {
+			const meta = JSON.parse(text) as ObservationMeta;
+			if (!meta || typeof meta.record !== "object" || !Array.isArray(meta.chunks)) throw new Error("unexpected shape");
+			return meta;
+		} catch (error) {
+			throw new ArchiveError(`the metadata of observation ${id} is corrupted (${reason(error)})`, id);
+		}
+	}
+
+	private async openOutput(id: string): Promise<FileHandle> {
+		try {
+			return await open(join(this.dir, id, OUTPUT_FILE), "r");
+		} catch (error) {
+			throw new ArchiveError(`the archived output of ${id} is missing or unreadable: ${reason(error)}`, id);
+		}
+	}
+
+	private async withOutput(id: string, use: (handle: FileHandle) => Promise<void>): Promise<void> {
+		const handle = await this.openOutput(id);
+		try {
+			await use(handle);
+		} catch (error) {
+			throw damaged(id, error);
+		} finally {
+			await handle.close();
+		}
+	}
+}
+
+class DiskWriter implements ArchiveWriter {
+	private readonly gzip: ChunkedGzipWriter;
+	private closed = false;
+
+	constructor(
+		readonly id: string,
+		private readonly obsDir: string,
+		private readonly handle: FileHandle,
+	) {
+		this.gzip = new ChunkedGzipWriter(handle);
+	}
+
+	async write(chunk: Buffer): Promise<void> {
+		if (this.closed) throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
+		try {
+			await this.gzip.write(chunk);
+		} catch (error) {
+			throw new ArchiveError(`cannot write the archive of ${this.id}: ${reason(error)}`, this.id);
+		}
+	}
+
+	async finish(facts: ObservationFacts): Promise<ObservationRecord> {
+		if (this.closed) throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
+		this.closed = true;
+		try {
+			const index = await this.gzip.finish();
+			await this.handle.sync();
+			await this.handle.close();
+			const record: ObservationRecord = {
+				id: this.id,
+				tool: facts.tool,
+				source: facts.source,
+				decision: facts.decision,
+				bytes: index.bytes,
+				lines: index.lines,
+				isError: facts.isError,
+				exitCode: facts.exitCode,
+				command: facts.command,
+				archivedAt: new Date().toISOString(),
+				binary: index.binary,
+			};
+			const meta: ObservationMeta = { record, chunks: index.chunks, endsWithNewline: index.endsWithNewline };
+			await writeAtomically(join(this.obsDir, META_FILE), JSON.stringify(meta));
+			return record;
+		} catch (error) {
+			await this.handle.close().catch(() => {});
+			throw new ArchiveError(`cannot seal the archive of ${this.id}: ${reason(error)}`, this.id);
+		}
+	}
+
+	async abort(): Promise<void> {
+		if (this.closed) return;
+		this.closed = true;
+		await this.handle.close().catch(() => {});
+		// The directory stays so the id is never handed out twice; without meta.json it is not listed.
+		await rm(join(this.obsDir, OUTPUT_FILE), { force: true });
+	}
+}
+
+/** Writes `text` to a temp file beside `path` and renames it into place, so readers never see half a file. */
+export async function writeAtomically(path: string, text: string): Promise<void> {
+	const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	try {
+		await writeFile(temp, text, { mode: FILE_MODE, flag: "wx" });
+		await rename(temp, path);
+	} catch (error) {
+		await rm(temp, { force: true });
+		throw error;
+	}
+}
+
+async function sizeOf(path: string): Promise<number> {
+	let stats: Awaited<ReturnType<typeof lstat>>;
+	try {
+		stats = await lstat(path);
+	} catch {
+		return 0;
+	}
+	if (!stats.isDirectory()) return stats.size;
+	let total = 0;
+	for (const name of await readdir(path).catch(() => [] as string[])) total += await sizeOf(join(path, name));
+	return total;
+}
+
+function damaged(id: string, error: unknown): ArchiveError {
+	if (error instanceof ArchiveError) return error;
+	if (error instanceof ChunkReadError) return new ArchiveError(`the archive of ${id} is damaged: ${error.message}`, id);
+	return new ArchiveError(`cannot read the archive of ${id}: ${reason(error)}`, id);
+}
+
+function reason(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
