@@ -1,0 +1,26 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** Resolve the agent home from `PRIME_AGENT_DIR` (default `~/.prime/agent`); never creates it. */
+export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
+	const fromEnv = env.PRIME_AGENT_DIR?.trim();
+	return fromEnv ? fromEnv : join(homedir(), ".prime", "agent");
+}
+
+export interface AgentPaths {
+	root: string;
+	settings: string;
+	auth: string;
+	models: string;
+	sessions: string;
+}
+
+export function agentPaths(root: string = agentDir()): AgentPaths {
+	return {
+		root,
+		settings: join(root, "settings.json"),
+		auth: join(root, "auth.json"),
+		models: join(root, "models.json"),
+		sessions: join(root, "sessions"),
+	};
+}

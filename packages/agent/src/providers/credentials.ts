@@ -1,0 +1,96 @@
+import { findEnvKeys, getEnvApiKey } from "@mariozechner/pi-ai";
+import { ExitCode, UserError } from "../errors.js";
+import { readJsonFile } from "../home/index.js";
+import type { CustomProviderConfig } from "./models-file.js";
+
+/**
+ * auth.json: `{ "<provider>": { "type": "api_key", "key": "..." } }`. A bare string value is
+ * accepted as a key too.
+ */
+export type AuthFile = Record<string, { type: "api_key"; key: string } | { type: string } | string>;
+
+/** Local servers usually need no key, but OpenAI-compatible clients refuse an empty one. */
+export const LOCAL_SERVER_KEY = "prime-agent-local";
+
+export interface CredentialSource {
+	key: string;
+	/** Where the key came from, for `doctor` and error messages (never the key itself). */
+	source: string;
+}
+
+export function loadAuthFile(path: string): AuthFile {
+	const raw = readJsonFile(path);
+	if (raw === undefined) return {};
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+		throw new UserError(
+			`${path} must hold a JSON object keyed by provider.`,
+			`Write it as {"anthropic": {"type": "api_key", "key": "sk-..."}}.`,
+		);
+	}
+	return raw as AuthFile;
+}
+
+/**
+ * Find a key for `provider`: models.json (`apiKey`, `apiKeyEnv`), then auth.json, then the
+ * provider's usual environment variables. A provider defined in models.json with no key at all
+ * is taken to be a local server and gets a placeholder key.
+ */
+export function findCredential(
+	provider: string,
+	auth: AuthFile,
+	custom: CustomProviderConfig | undefined,
+	env: NodeJS.ProcessEnv = process.env,
+): CredentialSource | undefined {
+	if (custom?.apiKey) return { key: custom.apiKey, source: "models.json apiKey" };
+	if (custom?.apiKeyEnv) {
+		const value = env[custom.apiKeyEnv];
+		return value ? { key: value, source: `$${custom.apiKeyEnv}` } : undefined;
+	}
+	const stored = auth[provider];
+	if (typeof stored === "string" && stored) return { key: stored, source: "auth.json" };
+	if (typeof stored === "object" && stored && stored.type === "api_key" && "key" in stored && stored.key) {
+		return { key: stored.key, source: "auth.json" };
+	}
+	const fromEnv = envKey(provider, env);
+	if (fromEnv) return fromEnv;
+	if (custom?.models) return { key: LOCAL_SERVER_KEY, source: "none needed (models.json provider without a key)" };
+	return undefined;
+}
+
+/** Like `findCredential`, but a missing key is a user error saying where to put one. */
+export function requireCredential(
+	provider: string,
+	auth: AuthFile,
+	custom: CustomProviderConfig | undefined,
+	authPath: string,
+	env: NodeJS.ProcessEnv = process.env,
+): CredentialSource {
+	const found = findCredential(provider, auth, custom, env);
+	if (found) return found;
+	if (custom?.apiKeyEnv) {
+		throw new UserError(
+			`No API key for provider "${provider}": models.json names $${custom.apiKeyEnv}, which is not set.`,
+			`Export ${custom.apiKeyEnv}=<key> and retry.`,
+			ExitCode.missingCredentials,
+		);
+	}
+	const vars = findEnvKeys(provider) ?? [];
+	const viaEnv = vars.length > 0 ? `export ${vars[vars.length - 1]}=<key>, or ` : "";
+	throw new UserError(
+		`No API key for provider "${provider}".`,
+		`${viaEnv}add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
+		ExitCode.missingCredentials,
+	);
+}
+
+function envKey(provider: string, env: NodeJS.ProcessEnv): CredentialSource | undefined {
+	for (const name of findEnvKeys(provider) ?? []) {
+		if (env[name]) return { key: env[name] as string, source: `$${name}` };
+	}
+	// Ambient credentials (AWS profiles, Google ADC) are only visible through pi-ai itself.
+	if (env === process.env) {
+		const ambient = getEnvApiKey(provider);
+		if (ambient) return { key: ambient, source: "ambient cloud credentials" };
+	}
+	return undefined;
+}

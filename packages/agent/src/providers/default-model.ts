@@ -1,0 +1,39 @@
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { ExitCode, UserError } from "../errors.js";
+import type { AuthFile } from "./credentials.js";
+import { findCredential } from "./credentials.js";
+import type { ModelRegistry } from "./registry.js";
+
+/** Used when neither `--model` nor settings name a model: the first provider with a key wins. */
+export const DEFAULT_MODELS: readonly string[] = [
+	"anthropic/claude-sonnet-4-5",
+	"openai/gpt-5",
+	"google/gemini-2.5-pro",
+	"openrouter/anthropic/claude-sonnet-4.5",
+	"xai/grok-4",
+	"mistral/devstral-medium-latest",
+	"groq/openai/gpt-oss-120b",
+];
+
+export function chooseDefaultModel(
+	registry: ModelRegistry,
+	auth: AuthFile,
+	settingsModel: string | undefined,
+	env: NodeJS.ProcessEnv = process.env,
+): Model<Api> {
+	if (settingsModel) return registry.resolve(settingsModel);
+	for (const ref of DEFAULT_MODELS) {
+		const model = registry.resolve(ref);
+		if (findCredential(model.provider, auth, registry.customConfig(model.provider), env)) return model;
+	}
+	// A single user-configured local model is an obvious choice.
+	const custom = Object.entries(registry.file.providers).flatMap(([provider, config]) =>
+		(config.models ?? []).map((model) => `${provider}/${model.id}`),
+	);
+	if (custom.length === 1) return registry.resolve(custom[0] as string);
+	throw new UserError(
+		"No model selected and no provider key found.",
+		'Pass --model provider/id (e.g. --model anthropic/claude-sonnet-4-5), export a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, or set "defaultModel" in settings.json.',
+		ExitCode.missingCredentials,
+	);
+}

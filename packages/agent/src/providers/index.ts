@@ -1,0 +1,14 @@
+/**
+ * Providers and models: pi-ai's catalogue plus models.json, and where each provider's key comes from.
+ */
+export {
+	type AuthFile,
+	type CredentialSource,
+	findCredential,
+	LOCAL_SERVER_KEY,
+	loadAuthFile,
+	requireCredential,
+} from "./credentials.js";
+export { chooseDefaultModel, DEFAULT_MODELS } from "./default-model.js";
+export { type CustomModelConfig, type CustomProviderConfig, loadModelsFile, type ModelsFile } from "./models-file.js";
+export { ModelRegistry, parseModelRef } from "./registry.js";

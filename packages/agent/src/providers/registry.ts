@@ -1,0 +1,103 @@
+import { type Api, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
+import { ExitCode, UserError } from "../errors.js";
+import { type CustomProviderConfig, type ModelsFile, toModel } from "./models-file.js";
+
+/**
+ * Every model the agent can use: pi-ai's catalogue, adjusted and extended by models.json.
+ * Extra models (the faux provider in tests, an embedding host's own) can be added with `add`.
+ */
+export class ModelRegistry {
+	private readonly models = new Map<string, Map<string, Model<Api>>>();
+
+	constructor(readonly file: ModelsFile = { providers: {} }) {
+		for (const provider of getProviders()) {
+			const override = file.providers[provider];
+			for (const model of getModels(provider)) {
+				this.add(override && !override.models ? applyOverride(model, override) : model);
+			}
+		}
+		for (const [provider, config] of Object.entries(file.providers)) {
+			for (const model of config.models ?? []) this.add(toModel(provider, config, model));
+		}
+	}
+
+	add(model: Model<Api>): void {
+		let byId = this.models.get(model.provider);
+		if (!byId) {
+			byId = new Map();
+			this.models.set(model.provider, byId);
+		}
+		byId.set(model.id, model);
+	}
+
+	providers(): string[] {
+		return [...this.models.keys()].sort();
+	}
+
+	modelsOf(provider: string): Model<Api>[] {
+		return [...(this.models.get(provider)?.values() ?? [])];
+	}
+
+	find(provider: string, id: string): Model<Api> | undefined {
+		return this.models.get(provider)?.get(id);
+	}
+
+	/** Configuration from models.json for this provider, if any. */
+	customConfig(provider: string): CustomProviderConfig | undefined {
+		return this.file.providers[provider];
+	}
+
+	/** Resolve `provider/id`; an unknown provider or model is a user error listing what exists. */
+	resolve(ref: string): Model<Api> {
+		const { provider, id } = parseModelRef(ref);
+		const byId = this.models.get(provider);
+		if (!byId) {
+			throw new UserError(
+				`Unknown provider "${provider}" in --model ${ref}.`,
+				`Known providers: ${this.providers().join(", ")}. A local server can be added in models.json (see the README).`,
+				ExitCode.usage,
+			);
+		}
+		const model = byId.get(id);
+		if (!model) {
+			const close = closestIds(id, [...byId.keys()]);
+			throw new UserError(
+				`Unknown model "${id}" for provider "${provider}".`,
+				`Try one of: ${close.map((candidate) => `${provider}/${candidate}`).join(", ")} (or add it to models.json).`,
+				ExitCode.usage,
+			);
+		}
+		return model;
+	}
+}
+
+/** Split `provider/id` at the first slash: model ids may themselves contain slashes. */
+export function parseModelRef(ref: string): { provider: string; id: string } {
+	const slash = ref.indexOf("/");
+	if (slash <= 0 || slash === ref.length - 1) {
+		throw new UserError(
+			`"${ref}" is not a model reference.`,
+			"Write it as provider/id, e.g. --model anthropic/claude-sonnet-4-5 or --model ollama/qwen2.5-coder:14b.",
+			ExitCode.usage,
+		);
+	}
+	return { provider: ref.slice(0, slash), id: ref.slice(slash + 1) };
+}
+
+function applyOverride(model: Model<Api>, override: CustomProviderConfig): Model<Api> {
+	return {
+		...model,
+		baseUrl: override.baseUrl ?? model.baseUrl,
+		headers: override.headers ? { ...model.headers, ...override.headers } : model.headers,
+	};
+}
+
+/** A handful of ids sharing the longest prefix with the one asked for. */
+function closestIds(wanted: string, ids: string[]): string[] {
+	const score = (id: string) => {
+		let n = 0;
+		while (n < id.length && n < wanted.length && id[n] === wanted[n]) n++;
+		return n + (id.includes(wanted) ? wanted.length : 0);
+	};
+	return [...ids].sort((a, b) => score(b) - score(a) || a.localeCompare(b)).slice(0, 5);
+}

@@ -1,0 +1,97 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { ExitCode, UserError } from "../errors.js";
+import { messageText } from "./messages.js";
+import type { SessionEntry, SessionHeader } from "./types.js";
+
+export interface SessionInfo {
+	id: string;
+	path: string;
+	cwd: string;
+	created: Date;
+	modified: Date;
+	/** Messages in the file (every branch). */
+	messageCount: number;
+	/** The first user message, cut to one line. */
+	firstMessage: string;
+	parentSession?: string;
+}
+
+/** Sessions in `dir`, newest first. Files that are not sessions are skipped. */
+export function listSessions(dir: string): SessionInfo[] {
+	if (!existsSync(dir)) return [];
+	const infos: SessionInfo[] = [];
+	for (const name of readdirSync(dir)) {
+		if (!name.endsWith(".jsonl")) continue;
+		const info = readSessionInfo(join(dir, name));
+		if (info) infos.push(info);
+	}
+	return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+function readSessionInfo(path: string): SessionInfo | undefined {
+	let header: SessionHeader | undefined;
+	let messageCount = 0;
+	let firstMessage = "";
+	for (const line of readFileSync(path, "utf8").split("\n")) {
+		if (!line.trim()) continue;
+		let record: SessionHeader | SessionEntry;
+		try {
+			record = JSON.parse(line);
+		} catch {
+			continue;
+		}
+		if (!header) {
+			if (record.type !== "session") return undefined;
+			header = record;
+			continue;
+		}
+		if (record.type === "message") {
+			messageCount++;
+			if (!firstMessage && record.message.role === "user") {
+				firstMessage = messageText(record.message).replace(/\s+/g, " ").trim().slice(0, 100);
+			}
+		}
+	}
+	if (!header) return undefined;
+	return {
+		id: header.id,
+		path,
+		cwd: header.cwd,
+		created: new Date(header.timestamp),
+		modified: statSync(path).mtime,
+		messageCount,
+		firstMessage,
+		parentSession: header.parentSession,
+	};
+}
+
+/** The most recently modified session started in `cwd`. */
+export function latestSession(dir: string, cwd: string): SessionInfo | undefined {
+	return listSessions(dir).find((info) => info.cwd === cwd);
+}
+
+/**
+ * Resolve `--resume <id|path>`: an existing path, or a session id or unique id prefix.
+ */
+export function resolveSessionRef(ref: string, dir: string, cwd: string): string {
+	const asPath = isAbsolute(ref) ? ref : resolve(cwd, ref);
+	if ((ref.includes("/") || ref.endsWith(".jsonl")) && existsSync(asPath)) return asPath;
+	const matches = listSessions(dir).filter((info) => info.id === ref || info.id.startsWith(ref));
+	if (matches.length === 1) return (matches[0] as SessionInfo).path;
+	if (matches.length === 0) {
+		throw new UserError(
+			`No session matches "${ref}".`,
+			"List sessions with `prime-agent sessions --all` and pass an id (or a unique prefix) or a file path.",
+			ExitCode.usage,
+		);
+	}
+	throw new UserError(
+		`"${ref}" matches ${matches.length} sessions.`,
+		`Use more characters of the id: ${matches
+			.slice(0, 5)
+			.map((info) => info.id)
+			.join(", ")}.`,
+		ExitCode.usage,
+	);
+}

@@ -1,0 +1,9 @@
+/**
+ * Sessions: append-only JSONL trees, the context rebuilt from the active branch, and the
+ * catalogue used by `--continue`, `--resume` and `prime-agent sessions`.
+ */
+export { latestSession, listSessions, resolveSessionRef, type SessionInfo } from "./catalog.js";
+export { BRANCH_SUMMARY_TYPE, buildSessionContext, COMPACTION_SUMMARY_TYPE, type SessionContext } from "./context.js";
+export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
+export { type CreateSessionOptions, Session } from "./session.js";
+export * from "./types.js";

@@ -1,0 +1,246 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { AgentMessage, ThinkingLevel } from "@mariozechner/pi-agent-core";
+import { ExitCode, UserError } from "../errors.js";
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../home/index.js";
+import { buildSessionContext, type SessionContext } from "./context.js";
+import {
+	type CustomEntry,
+	type NewEntry,
+	SESSION_FORMAT_VERSION,
+	type SessionEntry,
+	type SessionHeader,
+} from "./types.js";
+
+export interface CreateSessionOptions {
+	/** Directory holding session files (`<agent dir>/sessions`). */
+	dir: string;
+	cwd: string;
+	id?: string;
+	parentSession?: string;
+}
+
+/**
+ * One session: an append-only JSONL file (header line, then entries forming a tree).
+ *
+ * Contract:
+ * - Nothing is written before the first assistant message; a session opened and closed leaves no file.
+ * - After that, every entry is appended synchronously, so the file is always a valid JSONL prefix.
+ * - The active branch is the path from the root to `leafId`; new entries hang under the leaf.
+ *   Reopening a file makes its last entry the leaf.
+ */
+export class Session {
+	readonly header: SessionHeader;
+	readonly path: string;
+	private readonly byId = new Map<string, SessionEntry>();
+	private readonly ordered: SessionEntry[] = [];
+	private leaf: string | null = null;
+	private written: boolean;
+
+	private constructor(header: SessionHeader, path: string, entries: SessionEntry[], written: boolean) {
+		this.header = header;
+		this.path = path;
+		this.written = written;
+		for (const entry of entries) this.remember(entry);
+		this.leaf = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
+	}
+
+	/** A new session, held in memory until its first assistant message. */
+	static create(options: CreateSessionOptions): Session {
+		const id = options.id ?? randomUUID();
+		const header: SessionHeader = {
+			type: "session",
+			version: SESSION_FORMAT_VERSION,
+			id,
+			timestamp: new Date().toISOString(),
+			cwd: options.cwd,
+			...(options.parentSession ? { parentSession: options.parentSession } : {}),
+		};
+		return new Session(header, join(options.dir, `${id}.jsonl`), [], false);
+	}
+
+	/**
+	 * Open a session file. A torn last line (the process died mid-write) is dropped; any other
+	 * line that does not parse is an error naming the line, and the file is left untouched.
+	 */
+	static open(path: string): Session {
+		let text: string;
+		try {
+			text = readFileSync(path, "utf8");
+		} catch {
+			throw new UserError(`Session file ${path} cannot be read.`, "List sessions with `prime-agent sessions`.");
+		}
+		const lines = text.split("\n");
+		const records: unknown[] = [];
+		for (let index = 0; index < lines.length; index++) {
+			const line = lines[index] as string;
+			if (line.trim() === "") continue;
+			try {
+				records.push(JSON.parse(line));
+			} catch {
+				if (index === lines.length - 1) break;
+				throw new UserError(
+					`Session file ${path} is damaged at line ${index + 1}.`,
+					"Fork from an earlier entry or start a new session; the file was left untouched.",
+				);
+			}
+		}
+		const header = records[0] as SessionHeader | undefined;
+		if (header?.type !== "session" || typeof header.id !== "string") {
+			throw new UserError(`${path} is not a prime-agent session file.`, "Pass a session id or a .jsonl session path.");
+		}
+		if (header.version > SESSION_FORMAT_VERSION) {
+			throw new UserError(
+				`${path} was written by a newer prime-agent (format ${header.version}).`,
+				"Upgrade prime-agent to resume it.",
+				ExitCode.usage,
+			);
+		}
+		return new Session(header, path, records.slice(1) as SessionEntry[], true);
+	}
+
+	get id(): string {
+		return this.header.id;
+	}
+
+	get cwd(): string {
+		return this.header.cwd;
+	}
+
+	/** Folder for this session's artifacts (complete cell outputs, kernel state). */
+	get artifactDir(): string {
+		return join(dirname(this.path), this.id);
+	}
+
+	/** Whether the file exists on disk yet. */
+	get persisted(): boolean {
+		return this.written;
+	}
+
+	get leafId(): string | null {
+		return this.leaf;
+	}
+
+	/** Every entry, in append order. */
+	get entries(): readonly SessionEntry[] {
+		return this.ordered;
+	}
+
+	entry(id: string): SessionEntry | undefined {
+		return this.byId.get(id);
+	}
+
+	/** The active branch, root first, ending at `leafId` (or at `leafId` given). */
+	branch(leafId: string | null = this.leaf): SessionEntry[] {
+		const path: SessionEntry[] = [];
+		let current = leafId ? this.byId.get(leafId) : undefined;
+		while (current) {
+			path.push(current);
+			current = current.parentId ? this.byId.get(current.parentId) : undefined;
+		}
+		return path.reverse();
+	}
+
+	/** The context the model sees when the session continues from the active branch. */
+	context(): SessionContext {
+		return buildSessionContext(this.branch());
+	}
+
+	/** Append an entry under the leaf and make it the leaf. Returns its id. */
+	append(entry: NewEntry): string {
+		const full = {
+			...entry,
+			id: this.newId(),
+			parentId: this.leaf,
+			timestamp: new Date().toISOString(),
+		} as SessionEntry;
+		this.remember(full);
+		this.leaf = full.id;
+		this.persist(full);
+		return full.id;
+	}
+
+	appendMessage(message: AgentMessage): string {
+		return this.append({ type: "message", message });
+	}
+
+	appendModelChange(provider: string, modelId: string): string {
+		return this.append({ type: "model_change", provider, modelId });
+	}
+
+	appendThinkingLevelChange(thinkingLevel: ThinkingLevel): string {
+		return this.append({ type: "thinking_level_change", thinkingLevel });
+	}
+
+	appendCustom(customType: string, data: unknown): string {
+		return this.append({ type: "custom", customType, data });
+	}
+
+	/** Custom entries of one type on the active branch, newest first. */
+	customEntries(customType: string): CustomEntry[] {
+		return this.branch()
+			.filter((entry): entry is CustomEntry => entry.type === "custom" && entry.customType === customType)
+			.reverse();
+	}
+
+	/**
+	 * Move the leaf back to `entryId` (null: before the first entry): the next append starts a new
+	 * branch there. With a summary, the abandoned branch is summarised where the new one starts.
+	 */
+	branchFrom(entryId: string | null, summary?: string): void {
+		if (entryId !== null && !this.byId.has(entryId)) {
+			throw new UserError(`No entry ${entryId} in session ${this.id}.`, "Pick an entry id from the session file.");
+		}
+		const left = this.leaf;
+		this.leaf = entryId;
+		if (summary !== undefined && left) this.append({ type: "branch_summary", fromId: left, summary });
+	}
+
+	/**
+	 * A new session whose file holds the path from the root to `entryId` (default: the leaf),
+	 * with `parentSession` pointing back here. Written at once if that path has an assistant message.
+	 */
+	fork(entryId: string | null = this.leaf, dir: string = dirname(this.path)): Session {
+		if (entryId !== null && !this.byId.has(entryId)) {
+			throw new UserError(`No entry ${entryId} in session ${this.id}.`, "Pick an entry id from the session file.");
+		}
+		const forked = Session.create({ dir, cwd: this.cwd, parentSession: this.path });
+		const path = this.branch(entryId);
+		for (const entry of path) forked.remember(entry);
+		forked.leaf = entryId;
+		if (path.some(isAssistantEntry)) forked.writeAll();
+		return forked;
+	}
+
+	private remember(entry: SessionEntry): void {
+		this.byId.set(entry.id, entry);
+		this.ordered.push(entry);
+	}
+
+	private persist(entry: SessionEntry): void {
+		if (this.written) {
+			appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+		} else if (isAssistantEntry(entry)) {
+			this.writeAll();
+		}
+	}
+
+	private writeAll(): void {
+		ensurePrivateDir(dirname(this.path));
+		const lines = [this.header, ...this.ordered].map((record) => `${JSON.stringify(record)}\n`).join("");
+		writeFileSync(this.path, lines, { mode: PRIVATE_FILE_MODE, flag: "wx" });
+		this.written = true;
+	}
+
+	private newId(): string {
+		for (;;) {
+			const id = randomBytes(4).toString("hex");
+			if (!this.byId.has(id)) return id;
+		}
+	}
+}
+
+function isAssistantEntry(entry: SessionEntry): boolean {
+	return entry.type === "message" && entry.message.role === "assistant";
+}
