@@ -1,0 +1,27 @@
+const ESC = "\\u001b";
+/** CSI, OSC (ended by BEL or ST), two-byte escapes, and the 8-bit CSI. */
+const ANSI = new RegExp(
+	`${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^\\u0007${ESC}]*(?:\\u0007|${ESC}\\\\)|${ESC}[@-Z\\\\-_]|\\u009b[0-?]*[ -/]*[@-~]`,
+	"g",
+);
+
+/** The text without ANSI escape sequences (CSI, OSC and two-byte escapes). Parsing only; archives keep the original. */
+export function stripAnsi(text: string): string {
+	return text.includes("\u001b") || text.includes("\u009b") ? text.replace(ANSI, "") : text;
+}
+
+/** Longest slice of a line that any pattern runs on, so one enormous line costs linear time and no more. */
+export const LINE_SCAN_LIMIT = 4096;
+
+/**
+ * The part of a raw output line that parsing looks at: ANSI stripped, what a terminal would show after
+ * carriage returns (progress redraws), bounded to `LINE_SCAN_LIMIT` characters.
+ */
+export function visibleLine(raw: string): string {
+	let text = raw.length > LINE_SCAN_LIMIT * 2 ? raw.slice(0, LINE_SCAN_LIMIT * 2) : raw;
+	text = stripAnsi(text);
+	if (text.endsWith("\r")) text = text.replace(/\r+$/, "");
+	const cr = text.lastIndexOf("\r");
+	if (cr >= 0) text = text.slice(cr + 1);
+	return text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
+}

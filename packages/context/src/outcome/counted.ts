@@ -1,0 +1,79 @@
+import type { OutcomeCounts } from "../types.js";
+
+/** Count words of test summaries, mapped onto `OutcomeCounts`. */
+const COUNT_FIELDS: Record<string, keyof OutcomeCounts | null> = {
+	passed: "passed",
+	passing: "passed",
+	pass: "passed",
+	succeeded: "passed",
+	ok: "passed",
+	failed: "failed",
+	failing: "failed",
+	fail: "failed",
+	failures: "failed",
+	failure: "failed",
+	skipped: "skipped",
+	skip: "skipped",
+	pending: "skipped",
+	ignored: "skipped",
+	error: "errors",
+	errors: "errors",
+	todo: "todo",
+	xfailed: "xfailed",
+	xpassed: "xpassed",
+	total: "total",
+	deselected: null,
+	warning: null,
+	warnings: null,
+	rerun: null,
+	"subtests passed": null,
+	"subtests failed": "failed",
+	"subtests skipped": null,
+	"expected failures": "xfailed",
+	"unexpected successes": "xpassed",
+};
+
+const ITEM =
+	"(\\d+) (?:tests? )?(passed|passing|failed|failing|failures?|skipped|pending|errors?|todo|xfailed|xpassed|deselected|warnings?|rerun|succeeded|subtests (?:passed|failed|skipped)|total)";
+const DURATION = "(?:in|after) \\d+(?:\\.\\d+)?\\s?(?:s|ms|sec|seconds?)(?: \\([\\d:.]+\\))?";
+/** A line made only of counts (`1 failed, 8 passed in 0.10s`), once decorations are trimmed. */
+const COUNTED_LINE = new RegExp(`^${ITEM}(?:,? ${ITEM})*(?: ${DURATION})?$`);
+const COUNT_ITEM = new RegExp(ITEM, "g");
+/** Decorations around a summary: pytest's `====`, separators, brackets, bullets. */
+const DECORATION = /^[\s=\-_*#!~.:>|[\]()]+|[\s=\-_*#!~.:<|[\]()]+$/g;
+
+export interface CountedLine {
+	counts: OutcomeCounts;
+	/** The line says how long it took (`in 0.10s`), which pytest always does. */
+	timed: boolean;
+}
+
+/**
+ * Counts from a result-shaped line: nothing but counted items, optionally a duration and decorations.
+ * Prose that merely contains counts (`Return 0 succeeded, 1 failed/cancelled`) is not result-shaped.
+ */
+export function parseCountedLine(text: string): CountedLine | null {
+	if (text.length > 300 || !/\d/.test(text)) return null;
+	const core = text.replace(DECORATION, "");
+	if (!COUNTED_LINE.test(core)) return null;
+	return { counts: countsOf(core), timed: / (?:in|after) \d/.test(core) };
+}
+
+/** Sums `N word` items of a summary into counts (`1 failed, 2 passed`, `failures=1, errors=2`). */
+export function countsOf(text: string): OutcomeCounts {
+	const counts: OutcomeCounts = {};
+	for (const match of text.matchAll(COUNT_ITEM)) add(counts, match[2], Number(match[1]));
+	return counts;
+}
+
+/** Counts from `key=value` pairs, as unittest prints them: `failures=1, errors=2, skipped=3`. */
+export function countsOfPairs(text: string): OutcomeCounts {
+	const counts: OutcomeCounts = {};
+	for (const match of text.matchAll(/([a-z][a-z ]*?)=(\d+)/g)) add(counts, match[1].trim(), Number(match[2]));
+	return counts;
+}
+
+export function add(counts: OutcomeCounts, word: string, value: number): void {
+	const field = COUNT_FIELDS[word.toLowerCase()];
+	if (field) counts[field] = (counts[field] ?? 0) + value;
+}

@@ -1,0 +1,62 @@
+import { parseCountedLine } from "./counted.js";
+import { exceptionOf } from "./diagnostics.js";
+import type { ScanState } from "./state.js";
+
+/** `exit code 2`, `Process exited with code 1`, `Command failed with exit status 3`, `│ exit code: 1`. */
+const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code|status):? (-?\d+)\W{0,3}$/i;
+const NODE_CODE = /^code: '([A-Z][A-Z0-9_]{2,})',?$/;
+const ERROR_LINE = /^(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S/;
+
+/**
+ * What any output can say: counted summaries on result-shaped lines, typed exit statuses, exception
+ * lines, Node error codes, and `error:` lines (evidence only when no clean summary follows).
+ */
+export function createGenericParser(state: ScanState): (text: string, lineNo: number) => void {
+	let previousException = false;
+
+	return (text, lineNo) => {
+		const trimmed = text.trim();
+		const afterException = previousException;
+		previousException = false;
+		if (trimmed === "") return;
+
+		const counted = parseCountedLine(trimmed);
+		if (counted) {
+			const runner = counted.timed && !state.isConfirmed("jest") ? "pytest" : (state.runner ?? "generic");
+			state.setCounts(runner === "pytest" ? "pytest" : "generic", counted.counts, true);
+			const failures = (counted.counts.failed ?? 0) + (counted.counts.errors ?? 0);
+			const passes = (counted.counts.passed ?? 0) + (counted.counts.skipped ?? 0) + (counted.counts.xfailed ?? 0);
+			state.summary(
+				lineNo,
+				runner === "pytest" ? "pytest" : "generic",
+				failures > 0 ? false : passes > 0 ? true : null,
+			);
+			return;
+		}
+
+		if (/\d\W{0,3}$/.test(trimmed) && /exit/i.test(trimmed)) {
+			const exit = EXIT_STATUS.exec(trimmed);
+			if (exit) {
+				state.statedExitCode = Number(exit[1]);
+				state.summary(lineNo, state.runner ?? "exit-status", state.statedExitCode === 0 ? null : false);
+				return;
+			}
+		}
+
+		const thrown = exceptionOf(trimmed, false);
+		if (thrown) {
+			state.addException(thrown.type, thrown.message, lineNo);
+			// An uncaught error printed at the left margin ends the program (Node, Python, Java).
+			if (text === trimmed) state.softFailure(lineNo);
+			previousException = true;
+			return;
+		}
+		if (trimmed.startsWith("code: '")) {
+			const code = NODE_CODE.exec(trimmed);
+			if (code) state.addException(code[1], "", lineNo);
+			return;
+		}
+		if (text === trimmed && ERROR_LINE.test(trimmed)) state.softFailure(lineNo);
+		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
+	};
+}

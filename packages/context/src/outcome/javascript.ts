@@ -1,0 +1,224 @@
+import type { OutcomeCounts } from "../types.js";
+import { add } from "./counted.js";
+import type { ScanState } from "./state.js";
+
+/** `FAIL  file > suite > test`, `FAIL src/x.test.ts`, `FAIL  file [ file ]`, uvu `FAIL  Suite  "test"`. */
+const FAIL_HEADER = /^FAIL\s+(\S.*)$/;
+const JEST_TEST = /^● (\S.*)$/;
+const JEST_NOT_A_TEST =
+	/^(?:Test suite failed to run|Console|Deprecation|Validation|Invalid|Unknown option|Multiple configurations)/;
+const JEST_TOTALS = /^(Tests|Test Suites|Snapshots):\s+(.*)$/;
+const VITEST_TOTALS = /^(Tests|Test Files)\s{2,}(.*)$/;
+const COUNTED_ITEM = /(\d+) (passed|failed|skipped|todo|pending|total)/g;
+const CROSS = /^[×✕✗✖] (\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
+const ESLINT_PROBLEMS = /^✖ \d+ problems?/;
+const MOCHA_TALLY = /^(\d+) (passing|failing|pending)(?: \([\d.]+\s?m?s\))?$/;
+const MOCHA_NUMBERED = /(?:^|\s)(\d+)\) (\S.*)$/;
+const NODE_TALLY = /^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/;
+const TAP_NOT_OK = /^not ok \d+(?: - (.*?))?(?:\s+# (SKIP|TODO)\b.*)?$/i;
+const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
+
+/** jest, vitest, mocha, node's test runner (spec and TAP) and uvu. */
+export function createJavascriptParser(state: ScanState): (text: string, lineNo: number) => boolean {
+	/** Mocha prints failure details after `N failing`: numbered title paths whose leaf ends with `:`. */
+	let mochaDetails = false;
+	let mochaTitleOpen = 0;
+	let jestFailFile: string | null = null;
+	let nodeCounts: OutcomeCounts | null = null;
+	let jestSuiteErrors = 0;
+	let uvuCounts: OutcomeCounts | null = null;
+
+	return (text, lineNo) => {
+		const trimmed = text.trim();
+		if (trimmed === "") return false;
+
+		if (mochaTitleOpen > 0) {
+			mochaTitleOpen--;
+			if (trimmed.endsWith(":") && !/^\d+\) /.test(trimmed)) {
+				state.addId(trimmed.slice(0, -1), { needs: "mocha" });
+				mochaTitleOpen = 0;
+				return true;
+			}
+		}
+
+		const first = trimmed.codePointAt(0) ?? 0;
+		if (first === 70 /* F */) {
+			const fail = FAIL_HEADER.exec(trimmed);
+			if (fail) return failHeader(fail[1], text);
+		}
+		if (first === 0x25cf /* ● */) {
+			const test = JEST_TEST.exec(trimmed);
+			if (test) {
+				if (test[1].startsWith("Test suite failed to run")) {
+					if (jestFailFile !== null) state.addId(jestFailFile, { needs: "jest" });
+					jestSuiteErrors++;
+					state.hardFailure = true;
+				} else if (!JEST_NOT_A_TEST.test(test[1])) {
+					state.addId(test[1], { needs: "jest" });
+				}
+				return true;
+			}
+		}
+		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716) {
+			if (ESLINT_PROBLEMS.test(trimmed)) return false;
+			const cross = CROSS.exec(trimmed);
+			if (cross && !cross[1].endsWith(":")) {
+				state.addId(cross[1], { leaf: true });
+				return true;
+			}
+		}
+		if (first === 0x2139 /* ℹ */ || first === 35 /* # */) {
+			const tally = NODE_TALLY.exec(trimmed);
+			if (tally && text.startsWith(trimmed)) {
+				const runner = first === 35 ? "tap" : "node-test";
+				if (tally[1] === "tests") {
+					nodeCounts = { total: Number(tally[2]) };
+				} else if (nodeCounts !== null) {
+					const value = Number(tally[2]);
+					if (tally[1] === "pass") nodeCounts.passed = value;
+					if (tally[1] === "fail") nodeCounts.failed = value;
+					if (tally[1] === "skipped") nodeCounts.skipped = value;
+					if (tally[1] === "todo") nodeCounts.todo = value;
+					if (tally[1] === "cancelled" && value > 0) state.hardFailure = true;
+				}
+				if (nodeCounts !== null && (tally[1] === "pass" || tally[1] === "fail")) {
+					state.setCounts(runner, nodeCounts, true);
+					const done = nodeCounts.passed !== undefined && nodeCounts.failed !== undefined;
+					if (done) {
+						const failed = (nodeCounts.failed ?? 0) > 0;
+						state.summary(lineNo, runner, failed ? false : (nodeCounts.passed ?? 0) > 0 ? true : null);
+					}
+				}
+				return true;
+			}
+		}
+		if (first === 110 /* n */) {
+			const notOk = TAP_NOT_OK.exec(trimmed);
+			if (notOk) {
+				if (!notOk[2]) state.addId(notOk[1] ?? trimmed, { needs: "tap" });
+				return true;
+			}
+		}
+		if (trimmed === "TAP version 13" || trimmed === "TAP version 14") {
+			state.sawRunner("tap");
+			return true;
+		}
+
+		if (first >= 48 && first <= 57) {
+			const tally = MOCHA_TALLY.exec(trimmed);
+			if (tally) {
+				const value = Number(tally[1]);
+				if (tally[2] === "passing") state.setCounts("mocha", { passed: value }, true);
+				else {
+					const counts: OutcomeCounts = {};
+					add(counts, tally[2], value);
+					state.setCounts("mocha", counts, false);
+				}
+				if (tally[2] === "failing") mochaDetails = true;
+				state.summary(lineNo, "mocha", tally[2] === "passing" ? true : tally[2] === "failing" ? false : null);
+				return true;
+			}
+		}
+		if (trimmed.includes(") ")) {
+			const numbered = MOCHA_NUMBERED.exec(trimmed);
+			if (numbered) {
+				if (!mochaDetails) {
+					state.addId(numbered[2], { needs: "mocha" });
+				} else if (numbered[2].endsWith(":")) {
+					state.addId(numbered[2].slice(0, -1), { needs: "mocha" });
+				} else {
+					mochaTitleOpen = 6;
+				}
+				return true;
+			}
+		}
+
+		if (first === 84 /* T */ || first === 83 /* S */) {
+			const jest = JEST_TOTALS.exec(trimmed);
+			if (jest) {
+				if (jest[1] === "Snapshots") return true;
+				const counts = countsIn(jest[2]);
+				if (jest[1] === "Tests") {
+					if (jestSuiteErrors > 0) counts.errors = jestSuiteErrors;
+					state.setCounts("jest", counts, false);
+				}
+				const failed = (counts.failed ?? 0) > 0;
+				const clean = jest[1] === "Tests" && !failed && (counts.passed ?? 0) > 0;
+				state.summary(lineNo, "jest", failed ? false : clean ? true : null);
+				return true;
+			}
+			const vitest = VITEST_TOTALS.exec(trimmed);
+			if (vitest) {
+				const counts = countsIn(vitest[2].replace(/\((\d+)\)\s*$/, "$1 total"));
+				if (vitest[1] === "Tests") state.setCounts("vitest", counts, false);
+				const failed = (counts.failed ?? 0) > 0;
+				state.summary(
+					lineNo,
+					"vitest",
+					failed ? false : vitest[1] === "Tests" && (counts.passed ?? 0) > 0 ? true : null,
+				);
+				return true;
+			}
+		}
+		if (first === 84 || first === 80 || first === 83) {
+			const uvu = UVU_TALLY.exec(trimmed);
+			if (uvu) {
+				if (uvu[1] === "Total") uvuCounts = { total: Number(uvu[2]) };
+				else if (uvuCounts !== null) {
+					if (uvu[1] === "Passed") uvuCounts.passed = Number(uvu[2]);
+					if (uvu[1] === "Skipped") {
+						uvuCounts.skipped = Number(uvu[2]);
+						uvuCounts.failed = Math.max(0, (uvuCounts.total ?? 0) - (uvuCounts.passed ?? 0) - uvuCounts.skipped);
+						state.setCounts("uvu", uvuCounts, true);
+						state.summary(
+							lineNo,
+							"uvu",
+							uvuCounts.failed === 0 && (uvuCounts.passed ?? 0) > 0 ? true : uvuCounts.failed > 0 ? false : null,
+						);
+					}
+				}
+				return true;
+			}
+		}
+		if (first === 80 /* P */ && /^PASS\s+\S+\.[cm]?[jt]sx?(?:\s|$)/.test(trimmed)) {
+			state.sawRunner("jest");
+			return true;
+		}
+		return false;
+	};
+
+	function failHeader(rest: string, text: string): boolean {
+		// go: `FAIL	pkg	0.01s` belongs to the toolchain parser.
+		if (/^\S+\s+[\d.]+s$/.test(rest) || rest === "") return false;
+		const bracket = /^(\S+) \[ (.+) \]$/.exec(rest);
+		if (bracket) {
+			state.addId(bracket[1]);
+			state.sawRunner("vitest");
+			return true;
+		}
+		if (rest.includes(" > ")) {
+			state.addId(rest.replace(/\s+\d+(?:\.\d+)?\s?m?s$/, ""));
+			state.sawRunner("vitest");
+			return true;
+		}
+		const quoted = /^(.*"[^"]*")/.exec(rest);
+		if (quoted) {
+			state.addId(quoted[1]);
+			state.sawRunner("uvu");
+			return true;
+		}
+		if (/^\S+\.[cm]?[jt]sx?$/.test(rest) && text.startsWith("FAIL ")) {
+			jestFailFile = rest;
+			state.sawRunner("jest");
+			state.hardFailure = true;
+			return true;
+		}
+		return false;
+	}
+}
+
+function countsIn(text: string): OutcomeCounts {
+	const counts: OutcomeCounts = {};
+	for (const match of text.matchAll(COUNTED_ITEM)) add(counts, match[2], Number(match[1]));
+	return counts;
+}

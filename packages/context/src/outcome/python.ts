@@ -1,0 +1,144 @@
+import { countsOfPairs } from "./counted.js";
+import { exceptionOf } from "./diagnostics.js";
+import type { ScanState } from "./state.js";
+
+/** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
+const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*?)(?: - (.*))?$/;
+/** pytest verbose line: `tests/x.py::T::t FAILED  [ 12%]`. */
+const PYTEST_VERBOSE = /^(\S+\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
+const PYTEST_SECTION =
+	/^[=_-]{3,} ?(test session starts|FAILURES|ERRORS|short test summary info|warnings summary|PASSES)/;
+const PYTEST_BANG = /^!{3,} (.+?) !{3,}$/;
+const PYTEST_NODE = /^[\w./\\-]+\.(?:py|txt|rst|md)(?:::.+)?$/;
+const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
+/** The end of a pytest traceback: `src/x.py:104: RuntimeError` (a type after the raising frame). */
+const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
+
+const UNITTEST_HEADER = /^(FAIL|ERROR): (\S.*)$/;
+const UNITTEST_VERBOSE = /^\s*(\S.*?) \.\.\. (FAIL|ERROR)$/;
+const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
+const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
+const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
+
+const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
+
+/** pytest, unittest and bare Python tracebacks. */
+export function createPythonParser(state: ScanState): (text: string, lineNo: number) => boolean {
+	/** Indentation of the open traceback, or -1 outside one. */
+	let tracebackIndent = -1;
+	let unittestHeaderLine = -1;
+
+	return (text, lineNo) => {
+		const trimmed = text.trim();
+		if (trimmed === "") return true;
+
+		if (tracebackIndent >= 0) {
+			const indent = text.length - text.trimStart().length;
+			if (indent > tracebackIndent || /^File "/.test(trimmed)) return true;
+			tracebackIndent = -1;
+			const thrown = exceptionOf(trimmed, true);
+			if (thrown) {
+				state.addException(thrown.type, thrown.message, lineNo);
+				state.softFailure(lineNo);
+				return true;
+			}
+		}
+		const traceback = TRACEBACK.exec(text);
+		if (traceback) {
+			tracebackIndent = traceback[1].length;
+			return true;
+		}
+
+		const first = trimmed.charCodeAt(0);
+		// Fast path: most lines start with none of the characters the patterns below need.
+		if (first === 69 /* E */) {
+			const pytestError = PYTEST_ERROR_LINE.exec(text);
+			if (pytestError) {
+				const thrown = exceptionOf(pytestError[1], true);
+				if (thrown) state.addException(thrown.type, thrown.message, lineNo);
+				return true;
+			}
+		}
+
+		const raise = PYTEST_RAISE.exec(trimmed);
+		if (raise) {
+			state.addException(raise[3], "", lineNo);
+			return true;
+		}
+
+		if (first === 70 /* F */ || first === 69 /* E */ || first === 91 /* [ */) {
+			const result = PYTEST_RESULT.exec(trimmed);
+			if (result && PYTEST_NODE.test(result[2])) {
+				state.addId(result[2], { needs: "pytest" });
+				if (result[3]) {
+					const thrown = exceptionOf(result[3], true);
+					if (thrown) state.addException(thrown.type, thrown.message, lineNo);
+				}
+				return true;
+			}
+			const header = UNITTEST_HEADER.exec(trimmed);
+			if (header) {
+				state.addId(header[2], { needs: "unittest" });
+				unittestHeaderLine = lineNo;
+				return true;
+			}
+			const failed = UNITTEST_FAILED.exec(trimmed);
+			if (failed && state.isConfirmed("unittest")) {
+				state.setCounts("unittest", countsOfPairs(failed[1]), false);
+				state.summary(lineNo, "unittest", false);
+				return true;
+			}
+		}
+		if (unittestHeaderLine === lineNo - 1 && trimmed.startsWith("Doctest: ")) {
+			state.addId(trimmed.slice(9), { needs: "unittest" });
+			return true;
+		}
+
+		if (trimmed.endsWith("FAILED") || trimmed.endsWith("ERROR") || trimmed.endsWith("%]")) {
+			const verbose = PYTEST_VERBOSE.exec(trimmed);
+			if (verbose) {
+				state.addId(verbose[1]);
+				state.sawRunner("pytest");
+				return true;
+			}
+		}
+		if (trimmed.endsWith(" FAIL") || trimmed.endsWith(" ERROR")) {
+			const verbose = UNITTEST_VERBOSE.exec(text);
+			if (verbose) {
+				state.addId(verbose[1], { needs: "unittest" });
+				return true;
+			}
+		}
+
+		if (first === 61 /* = */ || first === 95 /* _ */ || first === 45 /* - */ || first === 33 /* ! */) {
+			if (PYTEST_SECTION.test(trimmed)) {
+				state.sawRunner("pytest");
+				return true;
+			}
+			const bang = PYTEST_BANG.exec(trimmed);
+			if (bang && /Interrupted|stopping after|KeyboardInterrupt/.test(bang[1])) {
+				state.summary(lineNo, "pytest", false);
+				return true;
+			}
+		}
+
+		if (first === 82 /* R */) {
+			const ran = UNITTEST_RAN.exec(trimmed);
+			if (ran) {
+				state.setCounts("unittest", { total: Number(ran[1]) }, true);
+				state.summary(lineNo, "unittest", null);
+				return true;
+			}
+		}
+		if (first === 79 /* O */ && state.isConfirmed("unittest")) {
+			const ok = UNITTEST_OK.exec(trimmed);
+			if (ok) {
+				if (ok[1]) state.setCounts("unittest", countsOfPairs(ok[1]), false);
+				state.summary(lineNo, "unittest", true);
+				return true;
+			}
+		}
+
+		return false;
+	};
+}

@@ -1,0 +1,66 @@
+import type { Outcome } from "../types.js";
+import { visibleLine } from "./ansi.js";
+import { scanLocations } from "./diagnostics.js";
+import { createGenericParser } from "./generic.js";
+import { createJavascriptParser } from "./javascript.js";
+import { createPythonParser } from "./python.js";
+import { ScanState } from "./state.js";
+import { createToolchainParser } from "./toolchains.js";
+
+/** What the host knows about the command beyond its text. */
+export interface OutcomeHints {
+	tool?: string;
+	command?: string;
+	exitCode?: number | null;
+	isError?: boolean;
+}
+
+export interface OutcomeScanner {
+	/** Feed one line (without its newline), 1-based line number. Bounded memory whatever the count. */
+	line(text: string, lineNo: number): void;
+	finish(hints?: OutcomeHints): Outcome;
+}
+
+/**
+ * A streaming outcome parser: feed every line once, in order, then `finish`. Each line costs time linear
+ * in its length (patterns see at most its first 4 KiB) and the scanner's memory is bounded by fixed caps.
+ */
+export function createOutcomeScanner(): OutcomeScanner {
+	const state = new ScanState();
+	const toolchain = createToolchainParser(state);
+	const python = createPythonParser(state);
+	const javascript = createJavascriptParser(state);
+	const generic = createGenericParser(state);
+	return {
+		line(raw, lineNo) {
+			const text = visibleLine(raw);
+			scanLocations(text, lineNo, state);
+			// Every family sees every line (each keeps its own multi-line context); the generic rules
+			// apply only to lines no family claimed.
+			const claimed = toolchain(text, lineNo);
+			const byPython = python(text, lineNo);
+			const byJavascript = javascript(text, lineNo);
+			if (!claimed && !byPython && !byJavascript) generic(text, lineNo);
+		},
+		finish(hints) {
+			return state.build(hints?.exitCode, hints?.isError);
+		},
+	};
+}
+
+/** Parses a whole output at once (a convenience over the scanner; splits on `\n`, tolerates `\r\n`). */
+export function parseOutcome(text: string, hints?: OutcomeHints): Outcome {
+	const scanner = createOutcomeScanner();
+	let start = 0;
+	let lineNo = 1;
+	for (;;) {
+		const end = text.indexOf("\n", start);
+		if (end < 0) {
+			if (start < text.length || lineNo === 1) scanner.line(text.slice(start), lineNo);
+			break;
+		}
+		scanner.line(text.slice(start, end), lineNo++);
+		start = end + 1;
+	}
+	return scanner.finish(hints);
+}

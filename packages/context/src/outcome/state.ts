@@ -1,0 +1,188 @@
+import type { Outcome, OutcomeCounts } from "../types.js";
+
+/** Bounds that keep a scan's memory constant whatever the output's size. */
+export const LIMITS = {
+	failingIds: 5000,
+	idLength: 500,
+	exceptions: 500,
+	messageLength: 300,
+	projectLocations: 4096,
+	libraryLocations: 256,
+	summaryLines: 128,
+} as const;
+
+/** Frames in dependencies, the standard library or the runtime: listed, never the top choice. */
+const LIBRARY_PATH =
+	/(?:^|[\\/])(?:node_modules|site-packages|dist-packages|\.cargo[\\/]registry|\.rustup|rustc)[\\/]|^node:|^internal[\\/]|^<frozen |[\\/]lib[\\/]python\d|^\/usr\/(?:local\/)?lib[\\/]/;
+
+export function isLibraryPath(file: string): boolean {
+	return LIBRARY_PATH.test(file);
+}
+
+interface IdEntry {
+	id: string;
+	/** Kept only if this runner was confirmed by its own summary or header (guards look-alike prose). */
+	needs?: string;
+	/** A bare leaf title, dropped when a full id already names the same test. */
+	leaf?: boolean;
+}
+
+type Location = Outcome["locations"][number];
+
+/**
+ * Everything one scan has learned so far. Parsers report facts here; `build` turns them into an `Outcome`.
+ * Every collection is capped (see `LIMITS`), so memory stays bounded however many lines arrive.
+ */
+export class ScanState {
+	private readonly ids: IdEntry[] = [];
+	private readonly idSeen = new Set<string>();
+	private readonly exceptions: Outcome["exceptions"] = [];
+	private readonly exceptionSeen = new Set<string>();
+	private readonly projectLocations: Location[] = [];
+	private readonly libraryLocations: Location[] = [];
+	private readonly locationSeen = new Set<string>();
+	private readonly summaryLines: number[] = [];
+	private readonly confirmed = new Set<string>();
+
+	/** Runner of the latest recognised terminal summary; else of the strongest other sign. */
+	runner: string | null = null;
+	private runnerFromSummary = false;
+	counts: OutcomeCounts | null = null;
+	private countsRunner: string | null = null;
+	/** Definite failure evidence (failing ids, failed counts, FAILED lines, diagnostics). */
+	hardFailure = false;
+	/** Last line of evidence that only counts if no clean summary follows (a crash, an `error:` line). */
+	softFailureLine = 0;
+	lastCleanSummaryLine = 0;
+	statedExitCode: number | null = null;
+
+	confirm(runner: string): void {
+		this.confirmed.add(runner);
+	}
+
+	isConfirmed(runner: string): boolean {
+		return this.confirmed.has(runner);
+	}
+
+	/** A runner was seen (header, id shape); a summary's runner wins over this. */
+	sawRunner(runner: string): void {
+		this.confirmed.add(runner);
+		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
+	}
+
+	addId(raw: string, options: { needs?: string; leaf?: boolean } = {}): void {
+		const id = raw.trim().slice(0, LIMITS.idLength);
+		if (id === "" || this.idSeen.has(id) || this.ids.length >= LIMITS.failingIds) return;
+		this.idSeen.add(id);
+		this.ids.push({ id, needs: options.needs, leaf: options.leaf });
+	}
+
+	addException(type: string, message: string, line: number): void {
+		const msg = message.trim().slice(0, LIMITS.messageLength);
+		const key = `${type}\u0000${msg}`;
+		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
+		this.exceptionSeen.add(key);
+		this.exceptions.push({ type, message: msg, line });
+	}
+
+	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
+		if (!Number.isSafeInteger(line) || line < 0) return;
+		const file = rawFile.startsWith("file://") ? rawFile.slice(7) : rawFile;
+		const key = `${file}:${line}`;
+		if (this.locationSeen.has(key)) return;
+		const library = isLibraryPath(file);
+		const list = library ? this.libraryLocations : this.projectLocations;
+		if (list.length >= (library ? LIMITS.libraryLocations : LIMITS.projectLocations)) return;
+		this.locationSeen.add(key);
+		list.push(column === undefined ? { file, line, at } : { file, line, column, at });
+	}
+
+	/**
+	 * A result-shaped terminal line. `clean` true: a success summary; false: a failure summary;
+	 * null: neutral (e.g. a total without verdict).
+	 */
+	summary(lineNo: number, runner: string, clean: boolean | null): void {
+		if (this.summaryLines[this.summaryLines.length - 1] !== lineNo) {
+			if (this.summaryLines.length >= LIMITS.summaryLines) this.summaryLines.shift();
+			this.summaryLines.push(lineNo);
+		}
+		this.confirmed.add(runner);
+		this.runner = runner;
+		this.runnerFromSummary = true;
+		if (clean === true) this.lastCleanSummaryLine = lineNo;
+		if (clean === false) this.hardFailure = true;
+	}
+
+	/** Counts of a summary. `fresh` starts a new tally (a new run); otherwise fields merge. */
+	setCounts(runner: string, counts: OutcomeCounts, fresh: boolean): void {
+		if (fresh || this.counts === null || this.countsRunner !== runner) this.counts = {};
+		this.countsRunner = runner;
+		Object.assign(this.counts, counts);
+	}
+
+	/** Adds counts to the tally (runners that print one summary per test binary, like cargo). */
+	addCounts(runner: string, counts: OutcomeCounts): void {
+		if (this.counts === null || this.countsRunner !== runner) this.counts = {};
+		this.countsRunner = runner;
+		for (const [key, value] of Object.entries(counts) as [keyof OutcomeCounts, number][]) {
+			this.counts[key] = (this.counts[key] ?? 0) + value;
+		}
+	}
+
+	softFailure(lineNo: number): void {
+		this.softFailureLine = lineNo;
+	}
+
+	build(exitHint: number | null | undefined, isError: boolean | undefined): Outcome {
+		const exitCode = exitHint ?? this.statedExitCode;
+		const failingIds = this.finalIds();
+		const counts = this.finalCounts();
+		const failedCount = (counts?.failed ?? 0) + (counts?.errors ?? 0);
+		const terminalCrash =
+			this.softFailureLine > this.lastCleanSummaryLine && exitCode !== 0 && this.softFailureLine > 0;
+		const failed =
+			this.hardFailure ||
+			failingIds.length > 0 ||
+			failedCount > 0 ||
+			terminalCrash ||
+			(exitCode !== null && exitCode !== 0) ||
+			isError === true;
+		const status = failed ? "fail" : this.lastCleanSummaryLine > 0 ? "pass" : "unknown";
+		const runner = this.runner ?? (exitCode !== null ? "exit-status" : null);
+		return {
+			runner,
+			status,
+			counts,
+			failingIds,
+			exceptions: [...this.exceptions],
+			locations: [...this.projectLocations, ...this.libraryLocations],
+			summaryLines: [...this.summaryLines],
+			exitCode,
+		};
+	}
+
+	private finalCounts(): OutcomeCounts | null {
+		if (this.counts === null) return null;
+		const counts = { ...this.counts };
+		// unittest and uvu print a total and the non-passing counts; derive the rest.
+		if (this.countsRunner === "unittest" && counts.total !== undefined && counts.passed === undefined) {
+			counts.passed =
+				counts.total - (counts.failed ?? 0) - (counts.errors ?? 0) - (counts.skipped ?? 0) - (counts.xfailed ?? 0);
+		}
+		if (this.countsRunner === "uvu" && counts.total !== undefined && counts.failed === undefined) {
+			counts.failed = Math.max(0, counts.total - (counts.passed ?? 0) - (counts.skipped ?? 0));
+		}
+		return counts;
+	}
+
+	private finalIds(): string[] {
+		const kept = this.ids.filter((entry) => entry.needs === undefined || this.confirmed.has(entry.needs));
+		const full = kept.filter((entry) => !entry.leaf);
+		const leaves = new Set<string>();
+		for (const { id } of full) {
+			const cut = Math.max(id.lastIndexOf(" › "), id.lastIndexOf(" > "));
+			leaves.add(cut >= 0 ? id.slice(cut + 3) : id);
+		}
+		return kept.filter((entry) => !entry.leaf || !leaves.has(entry.id)).map((entry) => entry.id);
+	}
+}

@@ -1,0 +1,280 @@
+import type { OutcomeCounts } from "../types.js";
+import type { ScanState } from "./state.js";
+
+const TSC_PAREN = /^(\S.*?)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
+const TSC_PRETTY = /^(\S.*?):(\d+):(\d+) - error (TS\d+): (.*)$/;
+const FOUND_ERRORS = /^Found (\d+) errors?\b/;
+const ESLINT_FILE = /^(?:[A-Za-z]:)?[\w./\\@~+-]*[\w-]\.[A-Za-z]\w{0,9}$/;
+const ESLINT_ROW = /^\s+(\d+):(\d+)\s+(error|warning)\s+(.*?)(?:\s{2,}(@?[\w/-]+))?$/;
+const ESLINT_SUMMARY = /^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)$/;
+const RUST_ERROR = /^error\[(E\d{4})\]: (.*)$/;
+const CARGO_TEST_FAILED = /^test (\S.*?) \.\.\. FAILED$/;
+const CARGO_QUIET_FAILED = /^(\S+) --- FAILED$/;
+const CARGO_STDOUT = /^---- (\S.*?) stdout ----$/;
+const CARGO_RESULT =
+	/^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out/;
+const PANIC = /^thread '([^']*)'(?: \(\d+\))? panicked at (?:'(.*)', )?(\S+?):(\d+):(\d+):?(?: (.*))?$/;
+const GO_FAIL_TEST = /^\s*--- FAIL: (\S+)/;
+const GO_PACKAGE = /^(ok|FAIL)\s+(\S+)\s+(?:[\d.]+s|\(cached\))/;
+const MAVEN_TOTALS =
+	/^\[(?:INFO|ERROR|WARNING)\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)(.*)$/;
+const MAVEN_SECTION = /^\[ERROR\] (?:Failed tests|Failures|Errors|Tests in error):\s*$/;
+const MAVEN_ID = /^\[ERROR\]\s{2,}(?:Run \d+: )?([\w$.]+[.#][\w$]+(?:\([\w$.]+\))?)(?::\d+)?/;
+const MAVEN_CASE = /^\[ERROR\] ([\w$.]+(?:\([\w$.]+\))?)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!/;
+const GRADLE_TEST = /^(\S.*? > \S.*?) FAILED$/;
+const GRADLE_TOTALS = /^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?$/;
+const MYPY_ERROR = /^(\S+?):(\d+)(?::(\d+))?: error: (.*?)(?:\s{2}\[([\w-]+)\])?$/;
+const TRAILING_CODE = /\s{2}\[([a-z][\w-]*)\]$/;
+const RUFF_CODE = /^([A-Z]{1,4}\d{3,4}) (\S.*)$/;
+const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
+const DIFF_TARGET = /^\+\+\+ (?:b\/)?(.+?)\t?$/;
+const DIFF_HUNK = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/;
+
+/** tsc, eslint, cargo and rustc, go test, maven, gradle, mypy, ruff, npm and unified diffs. */
+export function createToolchainParser(state: ScanState): (text: string, lineNo: number) => boolean {
+	let eslintFile: string | null = null;
+	let mavenIds = false;
+	let mypyOpen = false;
+	let ruffPending: { code: string; message: string; line: number } | null = null;
+	let diffFile: string | null = null;
+
+	return (text, lineNo) => {
+		const trimmed = text.trim();
+		const pendingRuff = ruffPending;
+		ruffPending = null;
+		if (trimmed === "") {
+			eslintFile = null;
+			mavenIds = false;
+			return false;
+		}
+		if (pendingRuff && trimmed.startsWith("--> ")) {
+			state.addException(pendingRuff.code, pendingRuff.message, pendingRuff.line);
+			state.hardFailure = true;
+		}
+		const first = trimmed.charCodeAt(0);
+
+		if (mypyOpen) {
+			mypyOpen = false;
+			const code = TRAILING_CODE.exec(trimmed);
+			if (code) {
+				state.addException(code[1], trimmed.replace(TRAILING_CODE, ""), lineNo);
+				return true;
+			}
+		}
+
+		if (trimmed.includes("error TS")) {
+			const tsc = TSC_PAREN.exec(trimmed) ?? TSC_PRETTY.exec(trimmed);
+			if (tsc) {
+				state.addException(tsc[4], tsc[5], lineNo);
+				state.addLocation(tsc[1], Number(tsc[2]), Number(tsc[3]), lineNo);
+				state.sawRunner("tsc");
+				state.hardFailure = true;
+				return true;
+			}
+		}
+		if (first === 70 /* F */) {
+			const found = FOUND_ERRORS.exec(trimmed);
+			if (found) {
+				const runner = state.isConfirmed("tsc") ? "tsc" : "generic";
+				state.summary(lineNo, runner, Number(found[1]) === 0);
+				return true;
+			}
+		}
+
+		if (eslintFile !== null) {
+			const row = ESLINT_ROW.exec(text);
+			if (row) {
+				state.addLocation(eslintFile, Number(row[1]), Number(row[2]), lineNo);
+				if (row[5]) state.addException(row[5], row[4], lineNo);
+				if (row[3] === "error") state.hardFailure = true;
+				state.sawRunner("eslint");
+				return true;
+			}
+		}
+		if (text === trimmed && ESLINT_FILE.test(trimmed) && /[\\/]/.test(trimmed)) {
+			eslintFile = trimmed;
+			return false;
+		}
+		if (first === 0x2716 /* ✖ */) {
+			const eslint = ESLINT_SUMMARY.exec(trimmed);
+			if (eslint) {
+				state.summary(lineNo, "eslint", Number(eslint[2]) === 0 ? null : false);
+				return true;
+			}
+		}
+
+		if (first === 101 /* e */ && trimmed.startsWith("error[")) {
+			const rust = RUST_ERROR.exec(trimmed);
+			if (rust) {
+				state.addException(rust[1], rust[2], lineNo);
+				state.hardFailure = true;
+				return true;
+			}
+		}
+		if (first === 116 /* t */) {
+			const result = CARGO_RESULT.exec(trimmed);
+			if (result) {
+				const counts: OutcomeCounts = {
+					passed: Number(result[2]),
+					failed: Number(result[3]),
+					skipped: Number(result[4]),
+				};
+				state.addCounts("cargo", counts);
+				state.summary(lineNo, "cargo", result[1] === "ok" && counts.failed === 0);
+				return true;
+			}
+			const test = CARGO_TEST_FAILED.exec(trimmed);
+			if (test) {
+				state.addId(test[1]);
+				state.sawRunner("cargo");
+				return true;
+			}
+			const panic = PANIC.exec(trimmed);
+			if (panic) {
+				state.addException("panic", panic[2] ?? panic[6] ?? `thread '${panic[1]}' panicked`, lineNo);
+				state.addLocation(panic[3], Number(panic[4]), Number(panic[5]), lineNo);
+				state.softFailure(lineNo);
+				return true;
+			}
+		}
+		if (first === 45 /* - */) {
+			const stdout = CARGO_STDOUT.exec(trimmed);
+			if (stdout) {
+				state.addId(stdout[1], { needs: "cargo" });
+				return true;
+			}
+			const go = GO_FAIL_TEST.exec(text);
+			if (go) {
+				state.addId(go[1]);
+				state.sawRunner("go");
+				return true;
+			}
+		}
+		if (trimmed.endsWith("--- FAILED")) {
+			const quiet = CARGO_QUIET_FAILED.exec(trimmed);
+			if (quiet) {
+				state.addId(quiet[1], { needs: "cargo" });
+				return true;
+			}
+		}
+		if (first === 111 /* o */ || first === 70 /* F */) {
+			const go = GO_PACKAGE.exec(trimmed);
+			if (go) {
+				state.summary(lineNo, "go", go[1] === "ok");
+				return true;
+			}
+		}
+		if (trimmed === "FAIL" || trimmed === "PASS") {
+			if (trimmed === "FAIL") state.hardFailure = true;
+			state.sawRunner("go");
+			return true;
+		}
+
+		if (first === 91 /* [ */) {
+			const totals = MAVEN_TOTALS.exec(trimmed);
+			if (totals) {
+				const [total, failed, errors, skipped] = totals.slice(1, 5).map(Number);
+				const counts: OutcomeCounts = { total, failed, errors, skipped, passed: total - failed - errors - skipped };
+				// Per-class lines carry `Time elapsed`; the run's totals do not.
+				const perClass = totals[5].includes("Time elapsed");
+				if (failed + errors > 0) state.hardFailure = true;
+				if (!perClass) {
+					state.setCounts("maven", counts, true);
+					state.summary(lineNo, "maven", failed + errors > 0 ? false : null);
+				}
+				return true;
+			}
+			if (MAVEN_SECTION.test(trimmed)) {
+				mavenIds = true;
+				return true;
+			}
+			if (mavenIds) {
+				const id = MAVEN_ID.exec(trimmed);
+				if (id) {
+					state.addId(id[1]);
+					return true;
+				}
+				mavenIds = false;
+			}
+			const testCase = MAVEN_CASE.exec(trimmed);
+			if (testCase) {
+				state.addId(testCase[1]);
+				return true;
+			}
+			if (/^\[(?:INFO|ERROR)\] BUILD (SUCCESS|FAILURE)$/.test(trimmed)) {
+				state.summary(lineNo, "maven", trimmed.endsWith("SUCCESS"));
+				return true;
+			}
+		}
+		if (trimmed.startsWith("BUILD ")) {
+			if (trimmed === "BUILD FAILED" || /^BUILD FAILED in /.test(trimmed)) {
+				state.summary(lineNo, "gradle", false);
+				return true;
+			}
+			if (/^BUILD SUCCESSFUL(?: in .*)?$/.test(trimmed)) {
+				state.summary(lineNo, "gradle", true);
+				return true;
+			}
+			if (trimmed === "BUILD FAILURE" || trimmed === "BUILD SUCCESS") {
+				state.summary(lineNo, "maven", trimmed === "BUILD SUCCESS");
+				return true;
+			}
+		}
+		if (trimmed.endsWith(" FAILED") && trimmed.includes(" > ")) {
+			const gradle = GRADLE_TEST.exec(trimmed);
+			if (gradle) {
+				state.addId(gradle[1]);
+				state.sawRunner("gradle");
+				return true;
+			}
+		}
+		if (first >= 48 && first <= 57) {
+			const gradle = GRADLE_TOTALS.exec(trimmed);
+			if (gradle) {
+				const [total, failed] = [Number(gradle[1]), Number(gradle[2])];
+				const skipped = gradle[3] ? Number(gradle[3]) : 0;
+				const counts: OutcomeCounts = { total, failed, skipped, passed: total - failed - skipped };
+				state.setCounts("gradle", counts, true);
+				state.summary(lineNo, "gradle", counts.failed === 0 ? null : false);
+				return true;
+			}
+		}
+
+		if (trimmed.includes(": error: ")) {
+			const mypy = MYPY_ERROR.exec(trimmed);
+			if (mypy) {
+				state.addLocation(mypy[1], Number(mypy[2]), mypy[3] ? Number(mypy[3]) : undefined, lineNo);
+				if (mypy[5]) state.addException(mypy[5], mypy[4], lineNo);
+				else mypyOpen = true;
+				state.hardFailure = true;
+				return true;
+			}
+		}
+		if (first >= 65 && first <= 90 && text === trimmed) {
+			const ruff = RUFF_CODE.exec(trimmed);
+			if (ruff) ruffPending = { code: ruff[1], message: ruff[2], line: lineNo };
+		}
+		if (first === 110 /* n */) {
+			const npm = NPM_CODE.exec(trimmed);
+			if (npm) {
+				state.addException(npm[1], "", lineNo);
+				state.softFailure(lineNo);
+				return true;
+			}
+		}
+
+		if (first === 43 /* + */ && text.startsWith("+++ ")) {
+			const target = DIFF_TARGET.exec(text);
+			diffFile = target && target[1] !== "/dev/null" ? target[1] : null;
+			return true;
+		}
+		if (first === 64 /* @ */ && diffFile !== null) {
+			const hunk = DIFF_HUNK.exec(text);
+			if (hunk) {
+				if (hunk[2] !== "0") state.addLocation(diffFile, Number(hunk[1]), undefined, lineNo);
+				return true;
+			}
+		}
+		return false;
+	};
+}
