@@ -1,0 +1,22 @@
+import { applyTaskUpdate, renderTask, type TaskUpdate } from "../task/index.js";
+import { BoundedText } from "./output.js";
+import type { RecoveryContext, RecoveryLimits, RecoveryResponse } from "./types.js";
+
+/** Changes the task snapshot. Pins must name archived observations, so a pinned id is always readable. */
+export async function updateTask(
+	context: RecoveryContext,
+	update: TaskUpdate,
+	limits: RecoveryLimits,
+): Promise<RecoveryResponse> {
+	for (const id of update.pin ?? []) await context.archive.get(id);
+	const current = await context.tasks.load();
+	const { snapshot, changes } = applyTaskUpdate(current, update);
+	if (changes.length > 0) await context.tasks.save(snapshot);
+	const out = new BoundedText(limits.responseMaxBytes);
+	out.add(changes.length > 0 ? `Task updated: ${changes.join(", ")}.` : "Task unchanged.");
+	const rendered = renderTask(snapshot);
+	if (rendered) for (const line of rendered.split("\n")) out.add(line);
+	else out.add("The task snapshot is now empty.");
+	const note = out.cut ? `[Cut to fit ${limits.responseMaxBytes} bytes; the full snapshot is stored.]` : undefined;
+	return { action: "update", text: out.finish(note), isError: false, evidence: true, truncated: out.cut };
+}
