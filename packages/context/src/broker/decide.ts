@@ -1,0 +1,280 @@
+import {
+	buildStructuredCapsule,
+	type CapsuleBudgets,
+	type CapsuleHeader,
+	type CapsuleKind,
+	MEDIUM_RESULT_BYTES,
+	outcomeHeadline,
+	runStatus,
+	statusLines,
+	utf8Bytes,
+} from "../capsule/index.js";
+import {
+	lineDelta,
+	renderLineDelta,
+	renderOutcomeDelta,
+	renderSectionDelta,
+	renderUnchangedDelta,
+	sectionDelta,
+	splitLines,
+} from "../delta/index.js";
+import { outcomeSignature } from "../outcome/index.js";
+import type { Decision, ObservationInput, Outcome } from "../types.js";
+import type { Scan } from "./scan.js";
+import type { RecentObservation } from "./state.js";
+
+/** The seed's rules, as numbers. */
+export const RULES = {
+	/** Medium results (8 KiB up to the threshold) passed through before later ones become capsules. */
+	graceResults: 2,
+	/** A failure below this passes through when its capsule would exceed `roiMaxRatio` of it. */
+	roiBelowBytes: 8 * 1024,
+	roiMaxRatio: 0.3,
+	usageMinBytes: 4 * 1024,
+	usageMinOptionLines: 10,
+	/** Option lines must also be this share of non-blank lines: a listing, not a log that mentions flags. */
+	usageMinOptionShare: 0.2,
+	traceMinBytes: 2 * 1024,
+	traceMinLines: 6,
+	traceMinShare: 0.8,
+	/** Output is repetitive when it has at most this many distinct line shapes per non-blank line. */
+	repetitiveMaxShapeRatio: 0.5,
+	repetitiveMinLines: 20,
+	/** Deltas: the novel remainder may be at most this share of the source. */
+	deltaMaxNovelShare: 0.3,
+	/** A line delta must also cut the visible size to at most this share of the source. */
+	lineDeltaMaxShare: 0.7,
+	minSectionBytes: 512,
+} as const;
+
+/** Access to earlier observations, for exact comparison. */
+export interface EarlierBodies {
+	/** Newest first; never includes the observation being decided. */
+	recent: readonly RecentObservation[];
+	/** An earlier observation's exact bytes, or null when unavailable or too large to hold. */
+	body(id: string, bytes: number): Promise<Buffer | null>;
+	/** Earlier archived observations of exactly `bytes` bytes whose content equals the current source. */
+	findEqual(bytes: number, binary: boolean, checked: ReadonlySet<string>): Promise<{ id: string; tool: string } | null>;
+}
+
+export interface DecisionContext {
+	id: string;
+	input: ObservationInput;
+	scan: Scan;
+	budgets: CapsuleBudgets;
+	graceUsed: number;
+	earlier: EarlierBodies;
+}
+
+export interface Verdict {
+	decision: Decision;
+	text: string;
+	/** Why: `pass-through`, `grace`, `failure-roi`, `unchanged`, `outcome`, `line-delta`, `sections`, or a capsule kind. */
+	reason: string;
+	consumedGrace: boolean;
+	/** Outcome signature and headline to remember for later outcome deltas; null when not structured. */
+	signature: string | null;
+	headline: string | null;
+}
+
+/** An outcome with structure worth comparing: counts, failing ids, exceptions, or a clean terminal summary. */
+function isStructured(outcome: Outcome): boolean {
+	if (outcome.runner === null || outcome.runner === "exit-status") return false;
+	return (
+		outcome.counts !== null ||
+		outcome.failingIds.length > 0 ||
+		outcome.exceptions.length > 0 ||
+		(outcome.status === "pass" && outcome.summaryLines.length > 0)
+	);
+}
+
+function pass(reason: string, ctx: DecisionContext, memo: Pick<Verdict, "signature" | "headline">): Verdict {
+	return { decision: "pass-through", text: ctx.input.text, reason, consumedGrace: reason === "grace", ...memo };
+}
+
+function isRepetitive(scan: Scan): boolean {
+	const s = scan.selection;
+	return s.nonBlank >= RULES.repetitiveMinLines && s.distinctShapes <= s.nonBlank * RULES.repetitiveMaxShapeRatio;
+}
+
+function isUsage(scan: Scan): boolean {
+	const options = scan.selection.kinds["usage-option"];
+	return (
+		scan.bytes >= RULES.usageMinBytes &&
+		scan.outcome.counts === null &&
+		options >= RULES.usageMinOptionLines &&
+		options >= scan.selection.nonBlank * RULES.usageMinOptionShare
+	);
+}
+
+function isTraceBurst(scan: Scan): boolean {
+	const trace = scan.selection.kinds.trace + scan.selection.kinds.progress;
+	return (
+		scan.bytes >= RULES.traceMinBytes &&
+		trace >= RULES.traceMinLines &&
+		trace >= scan.selection.nonBlank * RULES.traceMinShare
+	);
+}
+
+/** A clean success: a passing terminal summary, or a clean exit of repetitive output. */
+function isClean(ctx: DecisionContext): boolean {
+	const { outcome } = ctx.scan;
+	if (runStatus(outcome, ctx.input) !== "pass" && !(ctx.input.exitCode === 0 && outcome.status !== "fail"))
+		return false;
+	if (outcome.failingIds.length > 0 || outcome.exceptions.length > 0 || ctx.input.isError) return false;
+	const summary = outcome.status === "pass" && outcome.summaryLines.length > 0;
+	return summary || (ctx.input.exitCode === 0 && isRepetitive(ctx.scan));
+}
+
+async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: string } | null> {
+	const { scan, earlier } = ctx;
+	const checked = new Set<string>();
+	for (const r of earlier.recent) {
+		if (r.bytes !== scan.bytes || r.binary !== scan.binary) continue;
+		checked.add(r.id);
+		if (scan.body === null) continue;
+		const other = r.text !== null ? Buffer.from(r.text, "utf8") : await earlier.body(r.id, r.bytes);
+		if (other?.equals(scan.body)) return { id: r.id, tool: r.tool };
+	}
+	return earlier.findEqual(scan.bytes, scan.binary, checked);
+}
+
+function bodyText(scan: Scan): string | null {
+	return scan.body !== null && !scan.binary ? scan.body.toString("utf8") : null;
+}
+
+async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
+	const text = bodyText(ctx.scan);
+	if (text === null || ctx.scan.outcome.counts !== null) return null;
+	let best: string | null = null;
+	for (const r of ctx.earlier.recent.slice(0, 8)) {
+		if (r.text === null || r.binary) continue;
+		const delta = lineDelta(r.text, text, { maxEdit: Math.max(40, Math.ceil(ctx.scan.lines * 0.6)) });
+		if (!delta || delta.addedBytes > ctx.scan.bytes * RULES.deltaMaxNovelShare) continue;
+		const rendered = renderLineDelta(header, r.id, delta, status);
+		if (utf8Bytes(rendered) > ctx.scan.bytes * RULES.lineDeltaMaxShare) continue;
+		if (best === null || utf8Bytes(rendered) < utf8Bytes(best)) best = rendered;
+	}
+	return best;
+}
+
+async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
+	const text = bodyText(ctx.scan);
+	if (text === null || ctx.scan.outcome.counts !== null) return null;
+	const sources: { id: string; lines: string[] }[] = [];
+	let loaded = 0;
+	for (const r of ctx.earlier.recent.slice(0, 8)) {
+		if (r.binary) continue;
+		let earlierText = r.text;
+		if (earlierText === null && loaded < 4) {
+			loaded++;
+			earlierText = (await ctx.earlier.body(r.id, r.bytes))?.toString("utf8") ?? null;
+		}
+		if (earlierText !== null) sources.push({ id: r.id, lines: splitLines(earlierText) });
+	}
+	if (sources.length === 0) return null;
+	const delta = sectionDelta(splitLines(text), sources, { minSectionBytes: RULES.minSectionBytes });
+	if (!delta || delta.novelBytes > delta.totalBytes * RULES.deltaMaxNovelShare) return null;
+	const rendered = renderSectionDelta(header, delta, status);
+	return utf8Bytes(rendered) <= ctx.budgets.threshold ? rendered : null;
+}
+
+/** Which structured capsule an output needs, if any, before the grace and return-on-investment rules. */
+function capsuleKind(ctx: DecisionContext): CapsuleKind | "medium-candidate" | null {
+	const { scan, budgets } = ctx;
+	if (scan.binary) return "binary";
+	if (isUsage(scan)) return "usage";
+	if (isTraceBurst(scan)) return "trace";
+	if (scan.bytes >= budgets.threshold) {
+		if (isClean(ctx)) return "clean";
+		return isRepetitive(scan) ? "repetitive" : "large";
+	}
+	if (scan.bytes >= MEDIUM_RESULT_BYTES) return isClean(ctx) ? "clean" : "medium-candidate";
+	return null;
+}
+
+function budgetFor(kind: CapsuleKind, budgets: CapsuleBudgets): number {
+	switch (kind) {
+		case "large":
+			return budgets.large;
+		case "repetitive":
+			return budgets.repetitive;
+		case "clean":
+			return budgets.clean;
+		default:
+			return budgets.compact;
+	}
+}
+
+/**
+ * The seed's decision rules, in order: empty output passes through; exact repeats and identical
+ * outcomes become deltas; binary, usage listings and trace bursts become capsules; large output
+ * becomes a composite-section delta or a structured capsule; medium output may be a changed
+ * section, passes through during the two-result grace and is a compact capsule after it; small
+ * output may be a changed section and otherwise passes through. A failure under 8 KiB whose
+ * capsule would exceed 30% of it passes through. A delta or capsule that would not be smaller
+ * than the output passes through.
+ */
+export async function decide(ctx: DecisionContext): Promise<Verdict> {
+	const { scan, input, id } = ctx;
+	const header: CapsuleHeader = { id, tool: input.tool, bytes: scan.bytes, lines: scan.lines, source: scan.source };
+	const structured = isStructured(scan.outcome);
+	const memo = {
+		signature: structured ? outcomeSignature(scan.outcome) : null,
+		headline: structured ? outcomeHeadline(scan.outcome, input) : null,
+	};
+	if (scan.bytes === 0) return pass("pass-through", ctx, memo);
+	const original = utf8Bytes(input.text);
+	const smaller = (text: string) => utf8Bytes(text) < Math.max(original, scan.bytes);
+	const status = statusLines(scan.outcome, input);
+
+	const repeat = await exactRepeat(ctx);
+	if (repeat) {
+		const text = renderUnchangedDelta(header, repeat, status);
+		if (smaller(text)) return { decision: "delta-capsule", text, reason: "unchanged", consumedGrace: false, ...memo };
+	}
+	if (memo.signature !== null && memo.headline !== null) {
+		const last = ctx.earlier.recent.find((r) => r.tool === input.tool && r.signature !== null);
+		if (last && last.signature === memo.signature && last.headline === memo.headline) {
+			const details = status.slice(1);
+			const text = renderOutcomeDelta(header, last.id, memo.headline, details, scan.outcome.failingIds);
+			if (smaller(text)) return { decision: "delta-capsule", text, reason: "outcome", consumedGrace: false, ...memo };
+		}
+	}
+
+	const kind = capsuleKind(ctx);
+	if (kind === "large" || kind === "repetitive") {
+		const delta = await trySectionDelta(ctx, header, status);
+		if (delta && smaller(delta))
+			return { decision: "delta-capsule", text: delta, reason: "sections", consumedGrace: false, ...memo };
+	}
+	if (kind === null || kind === "medium-candidate") {
+		const delta = await tryLineDelta(ctx, header, status);
+		if (delta) return { decision: "delta-capsule", text: delta, reason: "line-delta", consumedGrace: false, ...memo };
+	}
+	if (kind === null) return pass("pass-through", ctx, memo);
+	if (kind === "medium-candidate" && ctx.graceUsed < RULES.graceResults) return pass("grace", ctx, memo);
+
+	const capsuleKindFinal: CapsuleKind = kind === "medium-candidate" ? "medium" : kind;
+	const capsule = buildStructuredCapsule({
+		header,
+		kind: capsuleKindFinal,
+		budget: budgetFor(capsuleKindFinal, ctx.budgets),
+		outcome: scan.outcome,
+		selection: scan.selection,
+		facts: { isError: input.isError, exitCode: input.exitCode, command: input.command },
+	});
+	const capsuleBytes = utf8Bytes(capsule.text);
+	const failed = runStatus(scan.outcome, input) === "fail";
+	if (failed && !scan.binary && scan.bytes < RULES.roiBelowBytes && capsuleBytes > scan.bytes * RULES.roiMaxRatio) {
+		return pass("failure-roi", ctx, memo);
+	}
+	if (!scan.binary && !smaller(capsule.text)) return pass("pass-through", ctx, memo);
+	return {
+		decision: "structured-capsule",
+		text: capsule.text,
+		reason: capsuleKindFinal,
+		consumedGrace: false,
+		...memo,
+	};
+}

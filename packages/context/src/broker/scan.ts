@@ -1,0 +1,80 @@
+import type { ArchiveWriter } from "../archive/types.js";
+import { LineSelector, type Selection } from "../capsule/index.js";
+import { createOutcomeScanner } from "../outcome/index.js";
+import type { ObservationInput, ObservationSource, Outcome } from "../types.js";
+import { BODY_MAX_BYTES, LineSplitter, type ObservationSourceStream, TextCheck } from "./source.js";
+
+/** Everything one pass over an observation learns, in bounded memory. */
+export interface Scan {
+	source: ObservationSource;
+	bytes: number;
+	lines: number;
+	binary: boolean;
+	/** The exact bytes, when at most `BODY_MAX_BYTES`. */
+	body: Buffer | null;
+	outcome: Outcome;
+	selection: Selection;
+	/** Set when writing to the archive failed; scanning went on regardless. */
+	archiveError?: string;
+}
+
+function describe(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Reads the source once: every chunk goes to the archive writer (exact bytes) and, split into
+ * lines, to the outcome scanner and the line selector. A failed archive write stops archiving,
+ * never the scan.
+ */
+export async function scanObservation(
+	stream: ObservationSourceStream,
+	input: ObservationInput,
+	writer: ArchiveWriter | null,
+): Promise<Scan> {
+	const scanner = createOutcomeScanner();
+	const selector = new LineSelector();
+	const splitter = new LineSplitter((text, lineNo, bytes) => {
+		const clean = text.endsWith("\r") ? text.slice(0, -1) : text;
+		scanner.line(clean, lineNo);
+		selector.line(text, lineNo, bytes);
+	});
+	const check = new TextCheck();
+	let body: Buffer[] | null = [];
+	let bytes = 0;
+	let archiveError: string | undefined;
+	for await (const chunk of stream.chunks()) {
+		if (writer && archiveError === undefined) {
+			try {
+				await writer.write(chunk);
+			} catch (error) {
+				archiveError = describe(error);
+			}
+		}
+		bytes += chunk.length;
+		check.push(chunk);
+		splitter.push(chunk);
+		if (body !== null) {
+			if (bytes <= BODY_MAX_BYTES) body.push(Buffer.from(chunk));
+			else body = null;
+		}
+	}
+	const lines = splitter.end();
+	const binary = check.end();
+	const outcome = scanner.finish({
+		tool: input.tool,
+		command: input.command,
+		exitCode: input.exitCode,
+		isError: input.isError,
+	});
+	return {
+		source: stream.source,
+		bytes,
+		lines,
+		binary,
+		body: body === null ? null : Buffer.concat(body),
+		outcome,
+		selection: selector.finish(),
+		archiveError,
+	};
+}

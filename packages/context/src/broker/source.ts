@@ -1,0 +1,189 @@
+import { open } from "node:fs/promises";
+import type { ObservationInput, ObservationSource } from "../types.js";
+
+/** Bytes of a line kept for classification and excerpts; the rest is only counted. */
+export const LINE_KEEP_BYTES = 4096;
+/** Observations up to this size are also held whole, for exact comparison and deltas. */
+export const BODY_MAX_BYTES = 1024 * 1024;
+const READ_CHUNK = 64 * 1024;
+
+/** Where an observation's text comes from: a re-readable stream of its exact bytes. */
+export interface ObservationSourceStream {
+	source: ObservationSource;
+	chunks(): AsyncIterable<Buffer>;
+}
+
+async function* fileChunks(path: string): AsyncIterable<Buffer> {
+	const handle = await open(path, "r");
+	try {
+		for (;;) {
+			const buffer = Buffer.allocUnsafe(READ_CHUNK);
+			const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, null);
+			if (bytesRead === 0) return;
+			yield buffer.subarray(0, bytesRead);
+		}
+	} finally {
+		await handle.close();
+	}
+}
+
+function* textChunks(text: string): Iterable<Buffer> {
+	const step = READ_CHUNK;
+	let at = 0;
+	while (at < text.length) {
+		let end = Math.min(text.length, at + step);
+		// Never separate a surrogate pair: it would encode as two replacement characters.
+		const last = text.charCodeAt(end - 1);
+		if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+		yield Buffer.from(text.slice(at, end), "utf8");
+		at = end;
+	}
+}
+
+/** The visible text as a source. */
+export function visibleTextSource(text: string): ObservationSourceStream {
+	return {
+		source: "visible-tool-result",
+		async *chunks() {
+			yield* textChunks(text);
+		},
+	};
+}
+
+/**
+ * The tool's complete output file when it is readable (labelled `public-complete-output`),
+ * otherwise the visible text.
+ */
+export async function openObservationSource(input: ObservationInput): Promise<ObservationSourceStream> {
+	const path = input.fullOutputPath;
+	if (path) {
+		try {
+			const handle = await open(path, "r");
+			const info = await handle.stat();
+			await handle.close();
+			if (info.isFile()) return { source: "public-complete-output", chunks: () => fileChunks(path) };
+		} catch {
+			// Unreadable: fall back to the visible text, as the seed says.
+		}
+	}
+	return visibleTextSource(input.text);
+}
+
+/**
+ * Splits a byte stream into lines on `\n` (a final `\n` ends the last line), keeping at most
+ * `LINE_KEEP_BYTES` of each line, so a single 10 MB line costs no more memory than a short one.
+ */
+export class LineSplitter {
+	private parts: Buffer[] = [];
+	private kept = 0;
+	private lineBytes = 0;
+	private pending = false;
+	private lineNo = 0;
+
+	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
+
+	push(chunk: Buffer): void {
+		let start = 0;
+		while (start < chunk.length) {
+			const nl = chunk.indexOf(0x0a, start);
+			const end = nl === -1 ? chunk.length : nl;
+			this.take(chunk, start, end);
+			if (nl === -1) break;
+			this.flush();
+			start = nl + 1;
+		}
+	}
+
+	private take(chunk: Buffer, start: number, end: number): void {
+		if (end > start) this.pending = true;
+		this.lineBytes += end - start;
+		const room = LINE_KEEP_BYTES - this.kept;
+		if (room > 0 && end > start) {
+			const piece = chunk.subarray(start, Math.min(end, start + room));
+			// Copy: the caller's chunk buffer may be reused.
+			this.parts.push(Buffer.from(piece));
+			this.kept += piece.length;
+		}
+	}
+
+	private flush(): void {
+		const text = this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts).toString("utf8");
+		this.emit(text, ++this.lineNo, this.lineBytes);
+		this.parts = [];
+		this.kept = 0;
+		this.lineBytes = 0;
+		this.pending = false;
+	}
+
+	/** Emits the last line when the text does not end with a newline; returns the line count. */
+	end(): number {
+		if (this.pending) this.flush();
+		return this.lineNo;
+	}
+}
+
+/** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */
+export class TextCheck {
+	private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+	binary = false;
+
+	push(data: Buffer): void {
+		if (this.binary) return;
+		if (data.includes(0)) {
+			this.binary = true;
+			return;
+		}
+		try {
+			this.decoder.decode(data, { stream: true });
+		} catch {
+			this.binary = true;
+		}
+	}
+
+	end(): boolean {
+		if (!this.binary) {
+			try {
+				this.decoder.decode();
+			} catch {
+				this.binary = true;
+			}
+		}
+		return this.binary;
+	}
+}
+
+/** Two byte streams are equal over their first `bytes` bytes (callers compare sizes first). */
+export async function streamsEqual(
+	a: AsyncIterable<Buffer>,
+	b: AsyncIterable<Buffer>,
+	bytes: number,
+): Promise<boolean> {
+	const left = a[Symbol.asyncIterator]();
+	const right = b[Symbol.asyncIterator]();
+	let l: Buffer = Buffer.alloc(0);
+	let r: Buffer = Buffer.alloc(0);
+	let compared = 0;
+	try {
+		while (compared < bytes) {
+			if (l.length === 0) {
+				const next = await left.next();
+				if (next.done) return false;
+				l = next.value;
+			}
+			if (r.length === 0) {
+				const next = await right.next();
+				if (next.done) return false;
+				r = next.value;
+			}
+			const n = Math.min(l.length, r.length, bytes - compared);
+			if (!l.subarray(0, n).equals(r.subarray(0, n))) return false;
+			l = l.subarray(n);
+			r = r.subarray(n);
+			compared += n;
+		}
+		return true;
+	} finally {
+		await left.return?.();
+		await right.return?.();
+	}
+}

@@ -1,0 +1,149 @@
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { BrokerMetrics, Decision, OutcomeCounts } from "../types.js";
+
+/** What the broker remembers of one recent observation, for deltas. */
+export interface RecentObservation {
+	id: string;
+	tool: string;
+	bytes: number;
+	lines: number;
+	binary: boolean;
+	/** The exact text, for small observations only (see `RECENT_TEXT_MAX_BYTES`); older or larger bodies are read from the archive. */
+	text: string | null;
+	/** `outcomeSignature` of a recognised, structured outcome; null otherwise. */
+	signature: string | null;
+	/** Normalized headline of that outcome (e.g. `TEST_RESULT PASS 9/9`). */
+	headline: string | null;
+	counts: OutcomeCounts | null;
+}
+
+/** The broker's persistent state: one JSON file in the session directory, replaced atomically. */
+export interface BrokerState {
+	version: 1;
+	/** Distinct medium results passed through so far (the seed's two-result grace). */
+	graceUsed: number;
+	/** Oldest first. */
+	recent: RecentObservation[];
+	metrics: BrokerMetrics;
+}
+
+export const STATE_FILE = "broker-state.json";
+const LOCK_FILE = "broker-state.lock";
+
+/** Recent observations remembered, and the bounds on the text kept with them. */
+export const RECENT_MAX = 16;
+export const RECENT_TEXT_MAX_BYTES = 64 * 1024;
+export const RECENT_TEXT_TOTAL_BYTES = 512 * 1024;
+
+export function emptyMetrics(): BrokerMetrics {
+	const decisions: Record<Decision, number> = { "pass-through": 0, "structured-capsule": 0, "delta-capsule": 0 };
+	return { decisions, visibleBytesSaved: 0, recovery: { calls: {}, withEvidence: 0, empty: 0 } };
+}
+
+export function emptyState(): BrokerState {
+	return { version: 1, graceUsed: 0, recent: [], metrics: emptyMetrics() };
+}
+
+function isState(value: unknown): value is BrokerState {
+	const v = value as BrokerState | null;
+	return (
+		typeof v === "object" &&
+		v !== null &&
+		v.version === 1 &&
+		typeof v.graceUsed === "number" &&
+		Array.isArray(v.recent) &&
+		typeof v.metrics === "object" &&
+		v.metrics !== null
+	);
+}
+
+/**
+ * Reads the state; a missing file is a fresh session. An unreadable or corrupted file also starts
+ * fresh (the state only tunes later decisions; the archive itself is untouched).
+ */
+export async function loadState(dir: string): Promise<BrokerState> {
+	try {
+		const parsed: unknown = JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"));
+		if (isState(parsed)) {
+			const fresh = emptyMetrics();
+			parsed.metrics = {
+				decisions: { ...fresh.decisions, ...parsed.metrics.decisions },
+				visibleBytesSaved: parsed.metrics.visibleBytesSaved ?? 0,
+				recovery: { ...fresh.recovery, ...parsed.metrics.recovery },
+			};
+			return parsed;
+		}
+	} catch {
+		// Fall through to a fresh state.
+	}
+	return emptyState();
+}
+
+/** Keeps the newest observations and drops stored text past the total bound (oldest first). */
+export function trimRecent(recent: RecentObservation[]): RecentObservation[] {
+	const kept = recent.slice(-RECENT_MAX);
+	let total = 0;
+	for (let i = kept.length - 1; i >= 0; i--) {
+		const text = kept[i].text;
+		if (text === null) continue;
+		const bytes = Buffer.byteLength(text);
+		if (total + bytes > RECENT_TEXT_TOTAL_BYTES) kept[i] = { ...kept[i], text: null };
+		else total += bytes;
+	}
+	return kept;
+}
+
+let tmpCounter = 0;
+
+/** Writes the state atomically (temporary file, then rename), so readers never see half a file. */
+export async function saveState(dir: string, state: BrokerState): Promise<void> {
+	const tmp = join(dir, `${STATE_FILE}.${process.pid}.${tmpCounter++}.tmp`);
+	try {
+		await writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
+		await rename(tmp, join(dir, STATE_FILE));
+	} catch (error) {
+		await rm(tmp, { force: true }).catch(() => {});
+		throw error;
+	}
+}
+
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
+
+/**
+ * Serialises state updates between processes working on one session (the CLI may run several).
+ * Best effort: if the directory cannot hold a lock file (read-only, missing), runs unlocked.
+ */
+export async function withStateLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
+	const path = join(dir, LOCK_FILE);
+	let locked = false;
+	const deadline = Date.now() + LOCK_WAIT_MS;
+	try {
+		await mkdir(dir, { recursive: true });
+	} catch {
+		// Unwritable: proceed unlocked.
+	}
+	while (!locked) {
+		try {
+			const handle = await open(path, "wx", 0o600);
+			await handle.close();
+			locked = true;
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code !== "EEXIST") break;
+			const age = await stat(path).then(
+				(s) => Date.now() - s.mtimeMs,
+				() => 0,
+			);
+			if (age > LOCK_STALE_MS) await rm(path, { force: true }).catch(() => {});
+			else if (Date.now() > deadline) break;
+			else await new Promise((resolve) => setTimeout(resolve, 15));
+		}
+	}
+	try {
+		return await work();
+	} finally {
+		if (locked) await rm(path, { force: true }).catch(() => {});
+	}
+}

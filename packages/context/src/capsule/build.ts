@@ -1,0 +1,206 @@
+import type { LineKind } from "../outcome/index.js";
+import type { Outcome } from "../types.js";
+import type { ExcerptLine } from "./pack.js";
+import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
+import type { KeptLine, Selection } from "./select.js";
+import { exceptionsLine, locationsLine, type RunFacts, runStatus, statusLines } from "./status.js";
+
+/**
+ * Why a result became a structured capsule; each kind has its own budget and excerpt policy.
+ * - `large`: at or above the threshold; `repetitive`: large and mostly lines of few shapes;
+ * - `clean`: a clean success (terminal summary plus a short informative head, no hints);
+ * - `medium`: an 8-24 KiB result after the two-result grace; `usage`: a help/usage listing;
+ * - `trace`: a trace/debug/progress burst; `binary`: not valid UTF-8 text.
+ */
+export type CapsuleKind = "large" | "repetitive" | "clean" | "medium" | "usage" | "trace" | "binary";
+
+export interface StructuredCapsuleInput {
+	header: CapsuleHeader;
+	kind: CapsuleKind;
+	budget: number;
+	outcome: Outcome;
+	selection: Selection;
+	facts: RunFacts & { command?: string };
+}
+
+export interface StructuredCapsule extends RenderedCapsule {
+	/** The capsule carries Read/Search recovery hints. */
+	hints: boolean;
+}
+
+const NOTICE = "Large output archived locally. The excerpt below is incomplete.";
+const RECOVERY_ONLY_NOTICE =
+	"Large output archived locally. No excerpt fits this capsule; recover exact text as below.";
+const BINARY_NOTICE =
+	"Binary output archived locally, byte-exact: it is not valid UTF-8 text or holds NUL bytes, so no excerpt is shown.";
+
+/** Lines whose text is only trace, debug or progress noise. */
+const NOISE: ReadonlySet<LineKind> = new Set(["trace", "progress", "blank"]);
+
+/** Priority of a decisive line of each kind; lower is shown first. */
+const DECISIVE_PRIORITY: Partial<Record<LineKind, number>> = {
+	failure: 1,
+	exception: 1,
+	error: 2,
+	location: 2,
+	summary: 3,
+	warning: 4,
+};
+
+function toExcerpt(kept: KeptLine, priority: number): ExcerptLine {
+	return { line: kept.line, text: kept.text, priority, bytes: kept.bytes, repeats: kept.repeats };
+}
+
+/** The terminal outcome: the last few summary-shaped lines. */
+function terminalSummaries(selection: Selection, count = 3): KeptLine[] {
+	return selection.decisive.filter((k) => k.kind === "summary").slice(-count);
+}
+
+/** A decisive diagnostic exists: something a reader would want to look at. */
+export function hasDecisiveDiagnostic(selection: Selection, outcome: Outcome): boolean {
+	return (
+		outcome.failingIds.length > 0 ||
+		outcome.exceptions.length > 0 ||
+		selection.decisive.some((k) => k.kind === "failure" || k.kind === "exception" || k.kind === "error")
+	);
+}
+
+/** Head and tail lines as excerpt candidates; bullets and noise rank last. */
+function headTail(selection: Selection, priority: number, headCount: number, tailCount: number): ExcerptLine[] {
+	const rank = (k: KeptLine) => (NOISE.has(k.kind) ? priority + 4 : k.kind === "bullet" ? priority + 3 : priority);
+	const head = selection.head.filter((k) => k.kind !== "blank").slice(0, headCount);
+	const tail = selection.tail.filter((k) => k.kind !== "blank").slice(-tailCount);
+	return [...head, ...tail].map((k) => toExcerpt(k, rank(k)));
+}
+
+function excerptFor(input: StructuredCapsuleInput): ExcerptLine[] {
+	const { selection, kind } = input;
+	const terminal = new Set(terminalSummaries(selection).map((k) => k.line));
+	if (kind === "binary") return [];
+	if (kind === "clean") {
+		// Terminal summary plus an informative head: no trace, progress, bullets or blank lines.
+		const head = selection.head.filter((k) => !NOISE.has(k.kind) && k.kind !== "bullet").slice(0, 6);
+		return [
+			...terminalSummaries(selection).map((k) => toExcerpt(k, 0)),
+			...head.map((k, i) => toExcerpt(k, 1 + i / 100)),
+		];
+	}
+	const out: ExcerptLine[] = [];
+	for (const k of selection.decisive) {
+		const base = terminal.has(k.line) ? 0 : (DECISIVE_PRIORITY[k.kind] ?? 5);
+		out.push(toExcerpt(k, base));
+	}
+	for (const k of selection.context) out.push(toExcerpt(k, k.kind === "bullet" ? 8 : 3.5));
+	if (kind === "usage") {
+		// The leading lines hold the fatal or usage evidence.
+		out.push(...selection.head.filter((k) => k.kind !== "blank").map((k, i) => toExcerpt(k, 0.5 + i / 100)));
+	} else if (kind === "trace") {
+		out.push(...headTail(selection, 5, 3, 3));
+	} else {
+		out.push(...headTail(selection, 5, 8, 12));
+	}
+	return out;
+}
+
+/** The line a reader should look at first: leading exception or failure, then errors, then the summary. */
+function focusLine(selection: Selection): number | null {
+	const order: LineKind[] = ["exception", "failure", "error", "location", "summary"];
+	for (const kind of order) {
+		const found = selection.decisive.find((k) => k.kind === kind);
+		if (found) return found.line;
+	}
+	return null;
+}
+
+/** Characters a search query must avoid: they would need quoting or escaping in the hint. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
+const UNSAFE_QUERY = /["&<\\\u0000-\u001f\u007f]/;
+
+function usableQuery(query: string): boolean {
+	const trimmed = query.trim();
+	return trimmed.length >= 3 && trimmed.length <= 160 && trimmed === query && !UNSAFE_QUERY.test(query);
+}
+
+/**
+ * A fixed string that really occurs in the archived text, checked against the raw kept lines:
+ * a `FAIL ...` line naming a failing id, else a failing id, else an exception type, else the start
+ * of an error line. Null when no safe string exists (the search hint is then omitted).
+ */
+export function chooseSearchQuery(selection: Selection, outcome: Outcome): string | null {
+	const kept = [...selection.decisive, ...selection.context, ...selection.head, ...selection.tail];
+	const occurs = (q: string) => kept.some((k) => k.raw.includes(q));
+	const ids = outcome.failingIds.slice(0, 200).filter(usableQuery);
+	for (const k of selection.decisive) {
+		if (k.kind !== "failure" || !/^\s*FAIL/.test(k.raw)) continue;
+		const start = k.raw.indexOf("FAIL");
+		for (const id of ids) {
+			const at = k.raw.indexOf(id, start);
+			if (at === -1) continue;
+			const query = k.raw.slice(start, at + id.length);
+			if (usableQuery(query)) return query;
+		}
+	}
+	for (const id of ids) if (occurs(id)) return id;
+	for (const e of outcome.exceptions.slice(0, 50)) if (usableQuery(e.type) && occurs(e.type)) return e.type;
+	for (const k of selection.decisive) {
+		if (k.kind !== "error" && k.kind !== "exception") continue;
+		const query = k.raw
+			.trim()
+			.slice(0, 60)
+			.replace(/\s+\S*$/, "");
+		if (usableQuery(query) && k.raw.includes(query)) return query;
+	}
+	return null;
+}
+
+/** Recovery hints: a Read window from 20 lines before to 10 after the focus line, and a true Search string. */
+export function recoveryHints(id: string, lines: number, focus: number | null, query: string | null): string[] {
+	const at = focus ?? 1;
+	const startLine = Math.max(1, at - 20);
+	const endLine = Math.max(startLine, Math.min(lines, at + 10));
+	const hints = [
+		`Read exact visible text: prime_context action=read id=${id} startLine=${startLine} endLine=${endLine}`,
+	];
+	if (query !== null) hints.push(`Search exact visible text: prime_context action=search id=${id} query="${query}"`);
+	return hints;
+}
+
+function traceAdvice(command: string | undefined): string {
+	const what = command ? `the original command (${command.slice(0, 200)})` : "the original command";
+	return `Trace-only output with no decisive diagnostic; nothing here needs reading. If you need specific lines, rerun ${what} with its output filtered (for example through grep) to those lines.`;
+}
+
+/** Builds a structured capsule of the given kind within its budget. */
+export function buildStructuredCapsule(input: StructuredCapsuleInput): StructuredCapsule {
+	const { header, kind, outcome, selection, facts } = input;
+	const failed = runStatus(outcome, facts) === "fail";
+	const status = statusLines(outcome, facts);
+	if (kind !== "clean") {
+		const exceptions = exceptionsLine(outcome);
+		if (exceptions) status.push(exceptions);
+		const locations = locationsLine(outcome, kind === "large" ? 16 : 8);
+		if (locations) status.push(locations);
+	}
+	const decisive = hasDecisiveDiagnostic(selection, outcome) || failed;
+	const withHints = kind !== "binary" && kind !== "clean" && !(kind === "trace" && !decisive);
+	const footer: string[] = [];
+	if (withHints) {
+		footer.push(...recoveryHints(header.id, header.lines, focusLine(selection), chooseSearchQuery(selection, outcome)));
+	}
+	if (kind === "trace" && !decisive) footer.push(traceAdvice(facts.command));
+	const compact = input.budget <= 2048;
+	const rendered = renderCapsule(
+		{
+			header,
+			notice: kind === "binary" ? BINARY_NOTICE : NOTICE,
+			recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
+			status,
+			failingIds: outcome.failingIds,
+			excerpt: excerptFor(input),
+			maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
+			footer,
+		},
+		input.budget,
+	);
+	return { ...rendered, hints: withHints };
+}

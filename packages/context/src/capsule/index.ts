@@ -1,0 +1,36 @@
+/**
+ * Capsules: what the model sees instead of a large output. Selection of decisive lines in bounded
+ * memory, packing of whole escaped lines with their original numbers into a byte budget, and the
+ * `<prime_context_output>` envelope with true recovery hints.
+ */
+export {
+	type CapsuleBudgets,
+	CLEAN_CAPSULE_BYTES,
+	COMPACT_CAPSULE_BYTES,
+	capsuleBudgets,
+	contextScale,
+	MEDIUM_RESULT_BYTES,
+	MIN_CAPSULE_BYTES,
+} from "./budget.js";
+export {
+	buildStructuredCapsule,
+	type CapsuleKind,
+	chooseSearchQuery,
+	hasDecisiveDiagnostic,
+	recoveryHints,
+	type StructuredCapsule,
+	type StructuredCapsuleInput,
+} from "./build.js";
+export { escapedPrefix, escapeXmlAttribute, escapeXmlText, utf8Bytes } from "./escape.js";
+export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";
+export {
+	type CapsuleHeader,
+	type CapsuleParts,
+	CLOSE_TAG,
+	openTag,
+	type RenderedCapsule,
+	renderCapsule,
+} from "./render.js";
+export { DEFAULT_SELECTOR_LIMITS, type KeptLine, LineSelector, type Selection, type SelectorLimits } from "./select.js";
+export { lineShape } from "./shape.js";
+export { exceptionsLine, locationsLine, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";

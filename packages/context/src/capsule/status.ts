@@ -1,0 +1,111 @@
+import type { Outcome, OutcomeCounts } from "../types.js";
+
+/** What the host knew about the run besides its text. */
+export interface RunFacts {
+	isError: boolean;
+	exitCode?: number | null;
+}
+
+/**
+ * The run's status as a capsule may state it. Failure evidence of any kind wins: a tool error, a
+ * non-zero exit or a failing outcome is never reported as passing.
+ */
+export function runStatus(outcome: Outcome, facts: RunFacts): "pass" | "fail" | "unknown" {
+	const exitCode = facts.exitCode ?? outcome.exitCode;
+	if (facts.isError || (exitCode !== null && exitCode !== undefined && exitCode !== 0)) return "fail";
+	if (outcome.status === "fail" || outcome.failingIds.length > 0) return "fail";
+	return outcome.status;
+}
+
+function countsTotal(counts: OutcomeCounts): number {
+	if (counts.total !== undefined) return counts.total;
+	return (
+		(counts.passed ?? 0) +
+		(counts.failed ?? 0) +
+		(counts.errors ?? 0) +
+		(counts.skipped ?? 0) +
+		(counts.todo ?? 0) +
+		(counts.xfailed ?? 0) +
+		(counts.xpassed ?? 0)
+	);
+}
+
+function countsText(counts: OutcomeCounts): string {
+	const order: [keyof OutcomeCounts, string][] = [
+		["failed", "failed"],
+		["errors", "errors"],
+		["passed", "passed"],
+		["skipped", "skipped"],
+		["todo", "todo"],
+		["xfailed", "xfailed"],
+		["xpassed", "xpassed"],
+	];
+	const parts = order.filter(([key]) => (counts[key] ?? 0) > 0).map(([key, name]) => `${counts[key]} ${name}`);
+	return parts.length > 0 ? parts.join(", ") : `${countsTotal(counts)} total`;
+}
+
+/**
+ * The one-line normalized result: `TEST_RESULT PASS 9/9`, `TEST_RESULT FAIL 2 failed, 7 passed`,
+ * `COMMAND_RESULT FAIL exit 2`. Null when nothing is known about the outcome.
+ */
+export function outcomeHeadline(outcome: Outcome, facts: RunFacts): string | null {
+	const status = runStatus(outcome, facts);
+	const exitCode = facts.exitCode ?? outcome.exitCode;
+	const exit = exitCode !== null && exitCode !== undefined ? ` exit ${exitCode}` : "";
+	const runner = outcome.runner && outcome.runner !== "exit-status" ? ` (${outcome.runner})` : "";
+	if (outcome.counts) {
+		const c = outcome.counts;
+		if (status === "pass") {
+			const total = countsTotal(c);
+			const others = countsText({ ...c, passed: 0 });
+			const extra = others.endsWith(" total") ? "" : `, ${others}`;
+			return `TEST_RESULT PASS ${c.passed ?? 0}/${total}${extra}${runner}`;
+		}
+		return `TEST_RESULT ${status === "fail" ? "FAIL" : "UNKNOWN"} ${countsText(c)}${exit ? `,${exit}` : ""}${runner}`;
+	}
+	if (status === "pass") return `COMMAND_RESULT PASS${exit}${runner}`;
+	if (status === "fail") return `COMMAND_RESULT FAIL${exit}${runner}`;
+	if (exit || runner) return `COMMAND_RESULT UNKNOWN${exit}${runner}`;
+	return null;
+}
+
+/** Every status line of a capsule: the headline, then an explicit tool-error line when there was one. */
+export function statusLines(outcome: Outcome, facts: RunFacts): string[] {
+	const lines: string[] = [];
+	const headline = outcomeHeadline(outcome, facts);
+	if (headline) lines.push(headline);
+	if (facts.isError) lines.push("TOOL_ERROR: the tool reported an error; this result is an error, not a success.");
+	return lines;
+}
+
+/** `EXCEPTIONS: TypeError x3 (first at line 40), KeyError (line 88)`, bounded; null when none. */
+export function exceptionsLine(outcome: Outcome, maxTypes = 6): string | null {
+	if (outcome.exceptions.length === 0) return null;
+	const byType = new Map<string, { count: number; line: number }>();
+	for (const e of outcome.exceptions) {
+		const known = byType.get(e.type);
+		if (known) known.count++;
+		else byType.set(e.type, { count: 1, line: e.line });
+	}
+	const parts = [...byType.entries()]
+		.slice(0, maxTypes)
+		.map(([type, { count, line }]) =>
+			count > 1 ? `${type} x${count} (first at line ${line})` : `${type} (line ${line})`,
+		);
+	const more = byType.size > maxTypes ? `, and ${byType.size - maxTypes} more types` : "";
+	return `EXCEPTIONS: ${parts.join(", ")}${more}`;
+}
+
+/** `LOCATIONS: src/a.py:104, ...`, distinct file:line pairs in first-seen order, bounded; null when none. */
+export function locationsLine(outcome: Outcome, maxLocations = 8): string | null {
+	if (outcome.locations.length === 0) return null;
+	const seen: string[] = [];
+	for (const loc of outcome.locations) {
+		const name = `${loc.file}:${loc.line}`;
+		if (!seen.includes(name)) seen.push(name);
+		if (seen.length > maxLocations) break;
+	}
+	const shown = seen.slice(0, maxLocations);
+	const more = seen.length > maxLocations ? ", ..." : "";
+	return `LOCATIONS: ${shown.join(", ")}${more}`;
+}

@@ -1,0 +1,105 @@
+import { alignLines } from "./align.js";
+
+/** An earlier observation's lines, as candidates for unchanged sections. */
+export interface EarlierText {
+	id: string;
+	lines: string[];
+}
+
+/** A part of the later text: novel lines shown as they are, or a run identical to an earlier observation. */
+export type SectionPart =
+	| { kind: "novel"; start: number; lines: string[] }
+	| { kind: "same"; start: number; count: number; bytes: number; from: string; fromStart: number };
+
+export interface SectionDelta {
+	/** In order; `start` and `fromStart` are 1-based line numbers. */
+	parts: SectionPart[];
+	/** Bytes of novel lines (newlines included). */
+	novelBytes: number;
+	totalBytes: number;
+}
+
+export interface SectionDeltaOptions {
+	/** An unchanged run must hold at least this many bytes to be replaced. Default 512. */
+	minSectionBytes?: number;
+	/** Edits tolerated per comparison before giving up on that earlier text. Default 2,000. */
+	maxEdit?: number;
+}
+
+const lineBytes = (text: string) => Buffer.byteLength(text) + 1;
+
+/**
+ * Composite output against earlier observations: runs of lines identical to a run of an earlier
+ * observation, of at least `minSectionBytes`, become unchanged-section references; everything
+ * else stays as novel lines. Earlier texts are tried in the order given. Exact line comparison
+ * only. Null when nothing qualifies.
+ */
+export function sectionDelta(
+	after: string[],
+	earlier: readonly EarlierText[],
+	options: SectionDeltaOptions = {},
+): SectionDelta | null {
+	const minBytes = options.minSectionBytes ?? 512;
+	const covered: ({ from: string; fromLine: number } | null)[] = after.map(() => null);
+	for (const source of earlier) {
+		const segments = alignLines(source.lines, after, options.maxEdit ?? 2_000);
+		if (!segments) continue;
+		for (const s of segments) {
+			if (s.kind !== "same") continue;
+			// Within an equal segment, take each maximal run of lines not yet covered.
+			let i = 0;
+			while (i < s.count) {
+				while (i < s.count && covered[s.afterStart + i] !== null) i++;
+				const runStart = i;
+				let bytes = 0;
+				while (i < s.count && covered[s.afterStart + i] === null) bytes += lineBytes(after[s.afterStart + i++]);
+				if (i > runStart && bytes >= minBytes) {
+					for (let j = runStart; j < i; j++) {
+						covered[s.afterStart + j] = { from: source.id, fromLine: s.beforeStart + j };
+					}
+				}
+			}
+		}
+	}
+	if (covered.every((c) => c === null)) return null;
+
+	const parts: SectionPart[] = [];
+	let novelBytes = 0;
+	let totalBytes = 0;
+	for (let i = 0; i < after.length; i++) {
+		const bytes = lineBytes(after[i]);
+		totalBytes += bytes;
+		const c = covered[i];
+		const last = parts[parts.length - 1];
+		if (c === null) {
+			novelBytes += bytes;
+			if (last?.kind === "novel") last.lines.push(after[i]);
+			else parts.push({ kind: "novel", start: i + 1, lines: [after[i]] });
+		} else if (last?.kind === "same" && last.from === c.from && last.fromStart + last.count === c.fromLine + 1) {
+			last.count++;
+			last.bytes += bytes;
+		} else {
+			parts.push({ kind: "same", start: i + 1, count: 1, bytes, from: c.from, fromStart: c.fromLine + 1 });
+		}
+	}
+	return { parts, novelBytes, totalBytes };
+}
+
+/** The delta as text lines: novel lines labelled `N: text`, unchanged runs as one marker line each. */
+export function sectionDeltaText(delta: SectionDelta): string[] {
+	const out: string[] = [];
+	for (const p of delta.parts) {
+		if (p.kind === "novel") {
+			p.lines.forEach((text, i) => {
+				out.push(`${p.start + i}: ${text}`);
+			});
+		} else {
+			const end = p.start + p.count - 1;
+			const fromEnd = p.fromStart + p.count - 1;
+			out.push(
+				`[lines ${p.start}-${end} unchanged: identical to ${p.from} lines ${p.fromStart}-${fromEnd} (${p.bytes} bytes)]`,
+			);
+		}
+	}
+	return out;
+}
