@@ -1,0 +1,13 @@
+"""Kernel-side runtime of Prime Agent.
+
+The host puts this package on the kernel's PYTHONPATH and runs ``install()`` once the kernel is
+ready, which defines the names the system prompt promises in the user namespace:
+
+- ``edit``: ``await edit(path, old, new)`` replaces exactly one occurrence of ``old``.
+- ``asyncio``: imported, since top-level ``await`` is how host calls are made.
+"""
+
+from .edit import EditError, edit
+from .namespace import install
+
+__all__ = ["EditError", "edit", "install"]

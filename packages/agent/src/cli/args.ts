@@ -1,0 +1,118 @@
+import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
+import { ExitCode, UserError } from "../errors.js";
+
+export type Command = "run" | "setup" | "doctor" | "sessions" | "help" | "version";
+
+export interface CliArgs {
+	command: Command;
+	/** `-p text`: run this prompt and exit. Without it, a line-by-line chat starts. */
+	print?: string;
+	model?: string;
+	mode: "text" | "json";
+	continueLatest: boolean;
+	resume?: string;
+	tools?: string[];
+	thinkingLevel?: ThinkingLevel;
+	/** `sessions --all`: every directory, not just the current one. */
+	all: boolean;
+	/** `sessions --json`. */
+	json: boolean;
+}
+
+const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions"];
+
+/** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
+export function parseArgs(argv: readonly string[]): CliArgs {
+	const args: CliArgs = { command: "run", mode: "text", continueLatest: false, all: false, json: false };
+	const rest = [...argv];
+	const positional: string[] = [];
+	if (rest[0] && SUBCOMMANDS.includes(rest[0])) args.command = rest.shift() as Command;
+	const value = (flag: string): string => {
+		const next = rest.shift();
+		if (next === undefined) {
+			throw new UserError(`${flag} needs a value.`, "See `prime-agent --help`.", ExitCode.usage);
+		}
+		return next;
+	};
+	while (rest.length > 0) {
+		const raw = rest.shift() as string;
+		const eq = raw.startsWith("--") ? raw.indexOf("=") : -1;
+		const flag = eq > 0 ? raw.slice(0, eq) : raw;
+		if (eq > 0) rest.unshift(raw.slice(eq + 1));
+		switch (flag) {
+			case "-h":
+			case "--help":
+				args.command = "help";
+				break;
+			case "-v":
+			case "--version":
+				args.command = "version";
+				break;
+			case "-p":
+			case "--print":
+				args.print = value(flag);
+				break;
+			case "-m":
+			case "--model":
+				args.model = value(flag);
+				break;
+			case "--mode": {
+				const mode = value(flag);
+				if (mode !== "text" && mode !== "json") {
+					throw new UserError(`--mode must be "text" or "json", not "${mode}".`, "Use --mode json for scripts.");
+				}
+				args.mode = mode;
+				break;
+			}
+			case "-c":
+			case "--continue":
+				args.continueLatest = true;
+				break;
+			case "-r":
+			case "--resume":
+				args.resume = value(flag);
+				break;
+			case "--tools":
+				args.tools = value(flag).split(",");
+				break;
+			case "--thinking": {
+				const level = value(flag) as ThinkingLevel;
+				if (!THINKING_LEVELS.includes(level)) {
+					throw new UserError(`--thinking must be one of ${THINKING_LEVELS.join(", ")}.`, "Fix the value and retry.");
+				}
+				args.thinkingLevel = level;
+				break;
+			}
+			case "--all":
+				args.all = true;
+				break;
+			case "--json":
+				args.json = true;
+				break;
+			default:
+				if (flag.startsWith("-") && flag !== "-") {
+					throw new UserError(`Unknown option ${flag}.`, "See `prime-agent --help` for the options.", ExitCode.usage);
+				}
+				positional.push(raw);
+		}
+	}
+	if (positional.length > 0) {
+		if (args.command !== "run" || args.print !== undefined) {
+			throw new UserError(
+				`Unexpected argument "${positional[0]}".`,
+				'Quote the prompt: prime-agent -p "your request".',
+				ExitCode.usage,
+			);
+		}
+		throw new UserError(
+			`Unexpected argument "${positional[0]}".`,
+			`To run a prompt, pass it with -p: prime-agent -p "${positional.join(" ")}".`,
+			ExitCode.usage,
+		);
+	}
+	if (args.continueLatest && args.resume) {
+		throw new UserError("--continue and --resume cannot be combined.", "Pick one of them.", ExitCode.usage);
+	}
+	return args;
+}

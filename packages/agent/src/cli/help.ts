@@ -1,0 +1,28 @@
+export const HELP = `prime-agent: a coding agent whose one tool is a persistent IPython kernel.
+
+Usage:
+  prime-agent [options]                 chat line by line in the terminal
+  prime-agent -p "request" [options]    run one request and exit
+  prime-agent setup                     create the kernel's Python environment
+  prime-agent doctor                    check Python, the kernel, providers and settings
+  prime-agent sessions [--all] [--json] list sessions of this directory (--all: every directory)
+
+Options:
+  -p, --print <text>       run this request in the current directory, print the answer, exit
+  -m, --model <p/id>       model as provider/id, e.g. anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder:14b
+      --mode text|json     json: print every event as one JSON line (for scripts)
+  -c, --continue           continue the newest session of this directory
+  -r, --resume <id|path>   resume a session by id, id prefix or file path
+      --tools <list>       tools to enable; the only tool is "ipython"
+      --thinking <level>   off, minimal, low, medium, high, xhigh
+  -h, --help               show this help
+  -v, --version            show the version
+
+Keys come from the usual environment variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...)
+or from auth.json in the agent home. The agent home is $PRIME_AGENT_DIR (default ~/.prime/agent):
+settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/.
+
+Exit codes: 0 done, 1 model error, 2 bad usage or config, 3 no API key, 4 kernel not ready, 130 interrupted.
+
+Not a sandbox: code written by the model runs with your permissions.
+`;

@@ -1,0 +1,180 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AssistantMessage } from "@mariozechner/pi-ai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { latestSession, listSessions, resolveSessionRef } from "./catalog.js";
+import { toLlmMessages } from "./messages.js";
+import { Session } from "./session.js";
+
+let dir: string;
+beforeEach(() => {
+	dir = mkdtempSync(join(tmpdir(), "prime-session-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: Date.now() });
+const assistant = (text: string): AssistantMessage => ({
+	role: "assistant",
+	content: [{ type: "text", text }],
+	api: "faux",
+	provider: "faux",
+	model: "faux-1",
+	usage: {
+		input: 1,
+		output: 1,
+		cacheRead: 0,
+		cacheWrite: 0,
+		totalTokens: 2,
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+	},
+	stopReason: "stop",
+	timestamp: Date.now(),
+});
+const lines = (path: string) =>
+	readFileSync(path, "utf8")
+		.split("\n")
+		.filter((line) => line !== "")
+		.map((line) => JSON.parse(line));
+const texts = (session: Session) =>
+	session
+		.context()
+		.messages.map((message) =>
+			typeof message.content === "string" ? message.content : (message.content[0] as { text: string }).text,
+		);
+
+describe("session file", () => {
+	it("writes nothing until the first assistant message, then everything so far", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendModelChange("faux", "faux-1");
+		session.appendMessage(user("hello"));
+		expect(existsSync(session.path)).toBe(false);
+		session.appendMessage(assistant("hi"));
+		const records = lines(session.path);
+		expect(records.map((record) => record.type)).toEqual(["session", "model_change", "message", "message"]);
+		expect(records[0]).toMatchObject({ type: "session", id: session.id, cwd: "/project" });
+		expect(statSync(session.path).mode & 0o777).toBe(0o600);
+	});
+
+	it("appends each later entry at once, each linked to the one before", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("one"));
+		session.appendMessage(assistant("two"));
+		session.appendMessage(user("three"));
+		expect(lines(session.path)).toHaveLength(4);
+		const [, first, second, third] = lines(session.path);
+		expect(first.parentId).toBeNull();
+		expect(second.parentId).toBe(first.id);
+		expect(third.parentId).toBe(second.id);
+	});
+
+	it("a session opened and closed leaves no file", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("never answered"));
+		expect(listSessions(dir)).toEqual([]);
+	});
+
+	it("reopening restores the entries and continues from the last one", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("a"));
+		session.appendMessage(assistant("b"));
+		const reopened = Session.open(session.path);
+		expect(texts(reopened)).toEqual(["a", "b"]);
+		reopened.appendMessage(user("c"));
+		expect(texts(Session.open(session.path))).toEqual(["a", "b", "c"]);
+	});
+
+	it("branching rebuilds the context from the active branch only", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("question"));
+		const answer = session.appendMessage(assistant("first answer"));
+		session.appendMessage(user("follow-up on the first branch"));
+		session.appendMessage(assistant("reply on the first branch"));
+		session.branchFrom(answer);
+		session.appendMessage(user("another follow-up"));
+		expect(texts(session)).toEqual(["question", "first answer", "another follow-up"]);
+		// The abandoned branch stays in the file.
+		expect(lines(session.path)).toHaveLength(6);
+		expect(texts(Session.open(session.path))).toEqual(["question", "first answer", "another follow-up"]);
+	});
+
+	it("a fork holds only the path to the chosen entry and points back to its parent", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("question"));
+		const answer = session.appendMessage(assistant("answer"));
+		session.appendMessage(user("later"));
+		session.appendMessage(assistant("later answer"));
+		const fork = session.fork(answer);
+		expect(fork.id).not.toBe(session.id);
+		const records = lines(fork.path);
+		expect(records[0].parentSession).toBe(session.path);
+		expect(records).toHaveLength(3);
+		expect(texts(Session.open(fork.path))).toEqual(["question", "answer"]);
+		expect(texts(Session.open(session.path))).toEqual(["question", "answer", "later", "later answer"]);
+	});
+
+	it("custom entries follow the branch, newest first, and never reach the model", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("q"));
+		const answer = session.appendMessage(assistant("a"));
+		session.appendCustom("goal", { objective: "old" });
+		session.appendCustom("goal", { objective: "new" });
+		expect(session.customEntries("goal").map((entry) => entry.data)).toEqual([
+			{ objective: "new" },
+			{ objective: "old" },
+		]);
+		expect(toLlmMessages(session.context().messages).map((message) => message.role)).toEqual(["user", "assistant"]);
+		session.branchFrom(answer);
+		expect(session.customEntries("goal")).toEqual([]);
+	});
+
+	it("custom messages are sent to the model as user content", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("q"));
+		session.appendMessage(assistant("a"));
+		session.append({ type: "custom_message", customType: "note", content: "from the host", display: false });
+		const sent = toLlmMessages(session.context().messages);
+		expect(sent[2]).toMatchObject({ role: "user", content: "from the host" });
+	});
+
+	it("a compaction replaces what came before its first kept entry", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("old question"));
+		session.appendMessage(assistant("old answer"));
+		const kept = session.appendMessage(user("recent question"));
+		session.appendMessage(assistant("recent answer"));
+		session.append({ type: "compaction", summary: "SUMMARY", firstKeptEntryId: kept, tokensBefore: 100 });
+		session.appendMessage(user("next"));
+		expect(texts(session)).toEqual(["SUMMARY", "recent question", "recent answer", "next"]);
+	});
+
+	it("a torn last line is dropped when reading; earlier damage is reported", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("q"));
+		session.appendMessage(assistant("a"));
+		writeFileSync(session.path, `${readFileSync(session.path, "utf8")}{"type":"mess`);
+		expect(texts(Session.open(session.path))).toEqual(["q", "a"]);
+		const text = readFileSync(session.path, "utf8").split("\n");
+		text[1] = "not json";
+		writeFileSync(session.path, text.join("\n"));
+		expect(() => Session.open(session.path)).toThrow(/damaged at line 2/);
+	});
+});
+
+describe("session catalogue", () => {
+	it("lists sessions newest first and resolves ids, prefixes and paths", () => {
+		const first = Session.create({ dir, cwd: "/a" });
+		first.appendMessage(user("first task"));
+		first.appendMessage(assistant("ok"));
+		const second = Session.create({ dir, cwd: "/b" });
+		second.appendMessage(user("second task"));
+		second.appendMessage(assistant("ok"));
+		const listed = listSessions(dir);
+		expect(listed.map((info) => info.firstMessage).sort()).toEqual(["first task", "second task"]);
+		expect(latestSession(dir, "/a")?.id).toBe(first.id);
+		expect(resolveSessionRef(first.id.slice(0, 8), dir, "/")).toBe(first.path);
+		expect(resolveSessionRef(second.path, dir, "/")).toBe(second.path);
+		expect(() => resolveSessionRef("zzzz", dir, "/")).toThrow(/No session matches/);
+	});
+});
