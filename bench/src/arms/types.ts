@@ -1,0 +1,26 @@
+/** One tool result as the arms receive it. */
+export interface Observation {
+	tool: string;
+	command: string | null;
+	exitCode: number | null;
+	text: string;
+}
+
+/** An arm opened for one run (a labelled case, or one trajectory): sees its observations in order. */
+export interface ArmRun {
+	view(observation: Observation): Promise<string>;
+}
+
+export interface Arm {
+	name: string;
+	/** The public behaviour the arm reproduces, for the report. */
+	rule: string;
+	/**
+	 * Trajectory replay only: observations older than the last `maskAfter` become a one-line stub
+	 * in later prompts (the view itself is the raw output while recent).
+	 */
+	maskAfter?: number;
+	/** Only meaningful on trajectories (masking needs a history). */
+	trajectoriesOnly?: boolean;
+	open(runId: string): Promise<ArmRun>;
+}

@@ -1,0 +1,114 @@
+/**
+ * The offline benchmark: every arm over a labelled-output corpus and a trajectory corpus, plus our
+ * broker's recovery and speed. Returns every figure; `writeReport` turns them into files.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ContextConfig, DEFAULT_CONFIG } from "prime-agent-context";
+import { type Arm, PrimeContextArm, type PrimeContextDeps, peerArms, type RecoveryCheck } from "./arms/index.js";
+import {
+	type LabelledCase,
+	listTrajectoryFiles,
+	readLabelledCorpus,
+	readTrajectory,
+	type Trajectory,
+} from "./corpus/index.js";
+import { type LabelledArmResult, runLabelled } from "./run/labelled.js";
+import { FULL_BUCKETS, runSpeed, SMOKE_BUCKETS, type SpeedResult } from "./run/speed.js";
+import { runTrajectories, type TrajectoryArmResult } from "./run/trajectories.js";
+
+export interface BenchmarkOptions {
+	casesDir: string;
+	trajectoriesDir: string;
+	/** A few small cases, one trajectory, small speed buckets. */
+	smoke?: boolean;
+	primeContext: PrimeContextDeps;
+	progress?: (message: string) => void;
+}
+
+export interface BenchmarkResults {
+	generatedAt: string;
+	smoke: boolean;
+	node: string;
+	tokenizer: string;
+	config: ContextConfig;
+	corpora: {
+		cases: { dir: string; count: number; bytes: number; names: string[] };
+		trajectories: { dir: string; count: number; observations: number; bytes: number; ids: string[] };
+	};
+	arms: { name: string; rule: string }[];
+	labelled: LabelledArmResult[];
+	trajectories: TrajectoryArmResult[];
+	recovery: { labelled: RecoveryCheck; trajectories: RecoveryCheck };
+	speed: SpeedResult;
+}
+
+/** Smoke mode: the first cases under 64 KB and the first trajectory. */
+export const SMOKE = { cases: 4, caseMaxBytes: 64 * 1024, trajectories: 1 };
+
+export async function runBenchmark(options: BenchmarkOptions): Promise<BenchmarkResults> {
+	const progress = options.progress ?? (() => {});
+	const smoke = options.smoke ?? false;
+	let cases = await readLabelledCorpus(options.casesDir);
+	let trajectoryFiles = await listTrajectoryFiles(options.trajectoriesDir);
+	if (smoke) {
+		cases = cases.filter((item) => item.bytes <= SMOKE.caseMaxBytes).slice(0, SMOKE.cases);
+		trajectoryFiles = trajectoryFiles.slice(0, SMOKE.trajectories);
+	}
+	const trajectories: Trajectory[] = [];
+	for (const file of trajectoryFiles) trajectories.push(await readTrajectory(file));
+
+	const scratch = await mkdtemp(join(tmpdir(), "prime-bench-"));
+	try {
+		progress("speed");
+		const speed = await runSpeed(
+			cases.map((item) => item.text),
+			smoke ? SMOKE_BUCKETS : FULL_BUCKETS,
+			async (id) => {
+				const archive = await options.primeContext.openArchive(join(scratch, "speed"), id);
+				return { archive, broker: await options.primeContext.createBroker(archive) };
+			},
+			progress,
+		);
+		const labelledOurs = new PrimeContextArm(options.primeContext, join(scratch, "labelled"));
+		const labelled = await runLabelled(cases, [...peerArms(), labelledOurs], progress);
+		const trajectoryOurs = new PrimeContextArm(options.primeContext, join(scratch, "trajectories"));
+		const replayed = await runTrajectories(trajectories, [...peerArms(), trajectoryOurs], progress);
+		const arms: Arm[] = [...peerArms(), labelledOurs];
+		return {
+			generatedAt: new Date().toISOString(),
+			smoke,
+			node: process.version,
+			tokenizer: "o200k_base (gpt-tokenizer)",
+			config: DEFAULT_CONFIG,
+			corpora: {
+				cases: {
+					dir: options.casesDir,
+					count: cases.length,
+					bytes: sumBytes(cases),
+					names: cases.map((item) => item.name),
+				},
+				trajectories: {
+					dir: options.trajectoriesDir,
+					count: trajectories.length,
+					observations: trajectories.reduce((sum, run) => sum + run.steps.length, 0),
+					bytes: trajectories.reduce(
+						(sum, run) => sum + run.steps.reduce((acc, step) => acc + Buffer.byteLength(step.observation), 0),
+						0,
+					),
+					ids: trajectories.map((run) => run.id),
+				},
+			},
+			arms: arms.map(({ name, rule }) => ({ name, rule })),
+			labelled,
+			trajectories: replayed,
+			recovery: { labelled: await labelledOurs.finish(), trajectories: await trajectoryOurs.finish() },
+			speed,
+		};
+	} finally {
+		await rm(scratch, { recursive: true, force: true });
+	}
+}
+
+const sumBytes = (cases: LabelledCase[]) => cases.reduce((sum, item) => sum + item.bytes, 0);

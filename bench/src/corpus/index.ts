@@ -1,0 +1,8 @@
+export { type CaseMeta, type LabelledCase, type LabelledCounts, readLabelledCorpus } from "./labelled.js";
+export {
+	listTrajectoryFiles,
+	parseTrajectory,
+	readTrajectory,
+	type Trajectory,
+	type TrajectoryStep,
+} from "./trajectory.js";

@@ -1,0 +1,101 @@
+/**
+ * Reader for mini-swe-agent trajectories (`.traj.json`, `.traj.json.gz`):
+ * `{instance_id, messages: [{role, content}], ...}` where `messages[0]` is the system prompt,
+ * `messages[1]` the task, each assistant message holds one bash command in a fenced block and each
+ * following user message is the observation (`<returncode>N</returncode>` then `<output>...</output>`).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { gunzipSync } from "node:zlib";
+
+/** One replayed step: the assistant message (the action) and the observation that answered it. */
+export interface TrajectoryStep {
+	/** The assistant message as recorded (thought and command). */
+	assistant: string;
+	/** The bash command of the assistant message, or null when it held none or several. */
+	command: string | null;
+	/** The observation message exactly as recorded. */
+	observation: string;
+	/** `<returncode>` of the observation, or null when the message has none (e.g. a format notice). */
+	exitCode: number | null;
+}
+
+export interface Trajectory {
+	id: string;
+	system: string;
+	task: string;
+	/** Every observation in recorded order, each with the action that preceded it. */
+	steps: TrajectoryStep[];
+	/** Assistant messages after the last observation (none in a finished run, usually). */
+	trailing: string[];
+}
+
+const FENCE = /```(?:bash|sh)?[^\n]*\n([\s\S]*?)```/g;
+const RETURN_CODE = /^\s*<returncode>(-?\d+)<\/returncode>/;
+
+/** Parses one trajectory file's JSON text. */
+export function parseTrajectory(json: string, fallbackId: string): Trajectory {
+	const data = JSON.parse(json) as { instance_id?: string; messages?: { role: string; content: unknown }[] };
+	const messages = data.messages;
+	if (!Array.isArray(messages) || messages.length < 2) {
+		throw new Error(`Trajectory ${fallbackId} has no messages array with a system prompt and a task.`);
+	}
+	const text = (content: unknown): string =>
+		typeof content === "string"
+			? content
+			: Array.isArray(content)
+				? content.map((part) => (typeof part === "string" ? part : String(part?.text ?? ""))).join("")
+				: String(content ?? "");
+	const steps: TrajectoryStep[] = [];
+	let pending: string | null = null;
+	const trailing: string[] = [];
+	for (const message of messages.slice(2)) {
+		const body = text(message.content);
+		if (message.role === "assistant") {
+			if (pending !== null) trailing.push(pending);
+			pending = body;
+			continue;
+		}
+		if (message.role !== "user") continue;
+		const assistant = pending ?? "";
+		const commands = [...assistant.matchAll(FENCE)].map((match) => match[1].replace(/\n$/, ""));
+		const code = RETURN_CODE.exec(body);
+		steps.push({
+			assistant,
+			command: commands.length === 1 ? commands[0] : null,
+			observation: body,
+			exitCode: code ? Number(code[1]) : null,
+		});
+		pending = null;
+	}
+	if (pending !== null) trailing.push(pending);
+	return {
+		id: data.instance_id ?? fallbackId,
+		system: text(messages[0].content),
+		task: text(messages[1].content),
+		steps,
+		trailing,
+	};
+}
+
+/** Reads one `.traj.json` or `.traj.json.gz` file. */
+export async function readTrajectory(path: string): Promise<Trajectory> {
+	const raw = await readFile(path);
+	const json = path.endsWith(".gz") ? gunzipSync(raw).toString("utf8") : raw.toString("utf8");
+	return parseTrajectory(json, basename(path).replace(/\.traj\.json(\.gz)?$/, ""));
+}
+
+/** Paths of the trajectory files in `dir`, sorted by name. */
+export async function listTrajectoryFiles(dir: string): Promise<string[]> {
+	let names: string[];
+	try {
+		names = await readdir(dir);
+	} catch (error) {
+		throw new Error(
+			`Cannot read the trajectory folder ${dir}: ${(error as Error).message}. Pass --trajectories <dir>.`,
+		);
+	}
+	const files = names.filter((name) => /\.traj\.json(\.gz)?$/.test(name)).sort();
+	if (files.length === 0) throw new Error(`No .traj.json or .traj.json.gz files in ${dir}.`);
+	return files.map((name) => join(dir, name));
+}

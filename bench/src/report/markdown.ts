@@ -1,0 +1,165 @@
+/** `results.md`: the figures as tables. */
+import type { BenchmarkResults } from "../bench.js";
+import { losses, OURS, targets } from "./verdict.js";
+
+const int = (value: number) => Math.round(value).toLocaleString("en-US");
+const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+const bold = (name: string, text: string) => (name === OURS ? `**${text}**` : text);
+
+export function resultsMarkdown(results: BenchmarkResults, chartFile: string): string {
+	const { cases, trajectories } = results.corpora;
+	const lines: string[] = [
+		`# Offline benchmark${results.smoke ? " (smoke)" : ""}`,
+		"",
+		`Generated ${results.generatedAt} with Node ${results.node}; tokens are ${results.tokenizer}.`,
+		`Labelled outputs: ${cases.count} cases, ${int(cases.bytes)} bytes. Trajectories: ${trajectories.count} runs, ${int(trajectories.observations)} observations, ${int(trajectories.bytes)} bytes.`,
+		`Prime Context config: \`${JSON.stringify(results.config)}\`.`,
+		"",
+		`![retention against tokens](${chartFile})`,
+		"",
+		"## Labelled outputs: size and retention",
+		"",
+		row([
+			"arm",
+			"tokens total",
+			"tokens/obs median",
+			"p90",
+			"max",
+			"bytes total",
+			"failing ids",
+			"error types",
+			"locations",
+			"counts shown",
+			"exit code stated",
+			"false greens",
+			"views > input",
+		]),
+		row(Array(13).fill("---")),
+	];
+	for (const arm of results.labelled) {
+		lines.push(
+			row([
+				bold(arm.arm, arm.arm),
+				bold(arm.arm, int(arm.tokens.total)),
+				int(arm.tokens.median),
+				int(arm.tokens.p90),
+				int(arm.tokens.max),
+				int(arm.bytes.total),
+				`${pct(arm.ofRaw.failingIds.recall)} (${arm.ofRaw.failingIds.kept}/${arm.ofRaw.failingIds.total})`,
+				`${pct(arm.ofRaw.errorTypes.recall)} (${arm.ofRaw.errorTypes.kept}/${arm.ofRaw.errorTypes.total})`,
+				`${pct(arm.ofRaw.locations.recall)} (${arm.ofRaw.locations.kept}/${arm.ofRaw.locations.total})`,
+				`${arm.countsShown.shown}/${arm.countsShown.cases}`,
+				`${arm.exitStated.shown}/${arm.exitStated.cases}`,
+				`${arm.falseGreens.count}/${arm.falseGreens.failedCases}${arm.falseGreens.passShaped ? ` (${arm.falseGreens.passShaped} pass-shaped)` : ""}`,
+				String(arm.viewsLargerThanInput.count),
+			]),
+		);
+	}
+	lines.push(
+		"",
+		notLegible(results),
+		"",
+		"A label counts as kept when its exact string is legible in the view (as written, or with ANSI escapes removed and XML entities decoded); a location also counts in the shape its tool prints it (traceback frame, `path(line,col)`, ESLint block, diff hunk). A false green is a view of a failed run that shows no failure at all: none of its failing ids or error types and no failure-shaped line (FAILED, `N failed`, an error line, a traceback, a panic, `not ok`, a non-zero exit). Counts shown: the labelled failed/errors/passed numbers appear on result-shaped lines (the raw row is the ceiling of this detector). Exit code stated: the view names the exit code (hosts also pass it beside the output).",
+		"",
+		"## Trajectory replay",
+		"",
+		row([
+			"arm",
+			"obs tokens median",
+			"p90",
+			"max",
+			"obs tokens (each once)",
+			"cumulative observation tokens",
+			"cumulative prompt tokens",
+			"prompt tokens per run (median)",
+			"views > input",
+		]),
+		row(Array(9).fill("---")),
+	);
+	for (const arm of results.trajectories) {
+		lines.push(
+			row([
+				bold(arm.arm, arm.arm),
+				int(arm.tokens.median),
+				int(arm.tokens.p90),
+				int(arm.tokens.max),
+				int(arm.tokens.total),
+				bold(arm.arm, int(arm.cumulativeObservationTokens)),
+				int(arm.cumulativePromptTokens),
+				int(arm.perRunPromptTokens.median),
+				String(arm.viewsLargerThanInput),
+			]),
+		);
+	}
+	lines.push(
+		"",
+		"Each provider call re-sends the system prompt, the task, every earlier assistant message and the arm's view of every earlier observation; cumulative figures sum over all calls of all runs.",
+		"",
+		"## Recovery (prime-context)",
+		"",
+		row([
+			"corpus",
+			"observations",
+			"byte-exact read-back",
+			"not archived",
+			"pass-through",
+			"capsule",
+			"delta",
+			"input bytes",
+			"archive bytes on disk",
+		]),
+		row(Array(9).fill("---")),
+	);
+	for (const [corpus, check] of Object.entries(results.recovery)) {
+		lines.push(
+			row([
+				corpus,
+				check.observations,
+				`${check.byteExact}/${check.observations}`,
+				check.notArchived.length,
+				check.decisions["pass-through"],
+				check.decisions["structured-capsule"],
+				check.decisions["delta-capsule"],
+				int(check.inputBytes),
+				int(check.archiveDiskBytes),
+			]),
+		);
+	}
+	const search = results.recovery.labelled.search;
+	lines.push(
+		"",
+		`\`search\` on the archive finds ${search.failingIds.found}/${search.failingIds.total} failing ids, ${search.errorTypes.found}/${search.errorTypes.total} error types and ${search.locations.found}/${search.locations.total} locations.`,
+		"",
+		"## Speed (prime-context)",
+		"",
+		row(["size", "samples", "p50 ms", "p95 ms", "max ms", "p50 ms per MiB"]),
+		row(Array(6).fill("---")),
+		...results.speed.buckets.map((bucket) =>
+			row([bucket.label, bucket.samples, bucket.p50Ms, bucket.p95Ms, bucket.maxMs, bucket.p50MsPerMiB]),
+		),
+		"",
+		`Peak RSS of the process: ${int(results.speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(results.speed.maxRssKiBAfter / 1024)} MiB after.`,
+		"",
+		"## Targets",
+		"",
+		row(["target", "measured", "met"]),
+		row(["---", "---", "---"]),
+		...targets(results).map((t) => row([t.target, t.measured, t.met ? "yes" : "**no**"])),
+		"",
+		"## Where prime-context loses",
+		"",
+	);
+	const lost = losses(results);
+	lines.push(...(lost.length > 0 ? lost.map((line) => `- ${line}`) : ["- Nowhere on these corpora."]));
+	lines.push("", "## Arms", "", ...results.arms.map((arm) => `- \`${arm.name}\`: ${arm.rule}`), "");
+	return lines.join("\n");
+}
+
+/** How many labels the raw output itself does not show (they are left out of the recall columns). */
+function notLegible(results: BenchmarkResults): string {
+	const raw = results.labelled.find((arm) => arm.arm === "raw");
+	if (!raw) return "";
+	const gap = (all: { total: number }, legible: { total: number }) => all.total - legible.total;
+	return `Recall is over the labels legible in the raw output: ${raw.ofRaw.failingIds.total}/${raw.failingIds.total} failing ids, ${raw.ofRaw.errorTypes.total}/${raw.errorTypes.total} error types, ${raw.ofRaw.locations.total}/${raw.locations.total} locations (${gap(raw.errorTypes, raw.ofRaw.errorTypes)} error types come from the machine report only, e.g. a class name the text never prints; every arm's figures over all labels are in results.json).`;
+}

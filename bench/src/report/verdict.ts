@@ -1,0 +1,122 @@
+/** The targets of BENCHMARK.md, checked against the figures, and the places our arm loses. */
+import type { BenchmarkResults } from "../bench.js";
+
+export const OURS = "prime-context";
+
+export interface Target {
+	target: string;
+	measured: string;
+	met: boolean;
+}
+
+const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+
+export function targets(results: BenchmarkResults): Target[] {
+	const list: Target[] = [];
+	const ours = results.labelled.find((arm) => arm.arm === OURS);
+	if (ours) {
+		// Judged on the labels legible in the raw output (no view can show a label the tool never printed).
+		const r = ours.ofRaw;
+		list.push(
+			{ target: "failing ids kept = 100%", measured: pct(r.failingIds.recall), met: r.failingIds.recall === 1 },
+			{ target: "error types kept >= 99%", measured: pct(r.errorTypes.recall), met: r.errorTypes.recall >= 0.99 },
+			{ target: "locations kept >= 99%", measured: pct(r.locations.recall), met: r.locations.recall >= 0.99 },
+			{ target: "false greens = 0", measured: String(ours.falseGreens.count), met: ours.falseGreens.count === 0 },
+		);
+		const peers = results.labelled.filter((arm) => arm.arm !== OURS && arm.arm !== "raw");
+		const smaller = peers.filter((arm) => arm.tokens.total <= ours.tokens.total);
+		list.push({
+			target: "fewer labelled-corpus tokens than every peer",
+			measured: `${ours.tokens.total} tokens; ${smaller.length === 0 ? "every peer uses more" : `not fewer than ${smaller.map((arm) => `${arm.arm} (${arm.tokens.total})`).join(", ")}`}`,
+			met: smaller.length === 0,
+		});
+	}
+	const replayOurs = results.trajectories.find((arm) => arm.arm === OURS);
+	if (replayOurs) {
+		const keepers = new Set(results.labelled.filter((arm) => arm.ofRaw.failingIds.recall === 1).map((arm) => arm.arm));
+		// Masking shows raw output while it is recent, so it keeps what raw keeps.
+		if (keepers.has("raw")) keepers.add("last-5-masking");
+		const rivals = results.trajectories.filter((arm) => arm.arm !== OURS && arm.arm !== "raw" && keepers.has(arm.arm));
+		const beaten = rivals.filter((arm) => arm.cumulativeObservationTokens <= replayOurs.cumulativeObservationTokens);
+		list.push({
+			target: "fewer cumulative observation tokens (trajectories) than every peer keeping all failing ids",
+			measured: `${replayOurs.cumulativeObservationTokens}; rivals: ${rivals.map((arm) => `${arm.arm} ${arm.cumulativeObservationTokens}`).join(", ") || "none"}`,
+			met: beaten.length === 0,
+		});
+	}
+	for (const [corpus, check] of Object.entries(results.recovery)) {
+		list.push({
+			target: `recovery byte-exact = 100% (${corpus})`,
+			measured: `${check.byteExact}/${check.observations}`,
+			met: check.observations > 0 && check.byteExact === check.observations,
+		});
+	}
+	const search = results.recovery.labelled.search;
+	const found = search.failingIds.found + search.errorTypes.found + search.locations.found;
+	const total = search.failingIds.total + search.errorTypes.total + search.locations.total;
+	list.push({ target: "search finds every labelled fact", measured: `${found}/${total}`, met: found === total });
+	const mb = results.speed.buckets.find((bucket) => bucket.bytes === 1024 * 1024);
+	if (mb) list.push({ target: "p95 < 50 ms per 1 MB observation", measured: `${mb.p95Ms} ms`, met: mb.p95Ms < 50 });
+	return list;
+}
+
+/** Plain statements of where our arm does worse than a peer or misses a target. */
+export function losses(results: BenchmarkResults): string[] {
+	const out: string[] = [];
+	const ours = results.labelled.find((arm) => arm.arm === OURS);
+	if (ours) {
+		for (const peer of results.labelled) {
+			if (peer.arm === OURS) continue;
+			const fewerTokens = peer.tokens.total < ours.tokens.total;
+			const better = (["failingIds", "errorTypes", "locations"] as const).filter(
+				(key) => peer.ofRaw[key].recall > ours.ofRaw[key].recall,
+			);
+			if (fewerTokens) {
+				out.push(
+					`Labelled outputs: ${peer.arm} shows fewer tokens (${peer.tokens.total} vs ${ours.tokens.total}), keeping ${pct(peer.ofRaw.facts.recall)} of facts vs our ${pct(ours.ofRaw.facts.recall)}.`,
+				);
+			}
+			if (better.length > 0 && peer.arm !== "raw") {
+				out.push(
+					`Labelled outputs: ${peer.arm} keeps more ${better.join(", ")} (${better.map((key) => `${pct(peer.ofRaw[key].recall)} vs ${pct(ours.ofRaw[key].recall)}`).join(", ")}).`,
+				);
+			}
+		}
+		const missing = ours.perCase.filter(
+			(row) =>
+				row.retention.missing.failingIds.length +
+					row.retention.missing.errorTypes.length +
+					row.retention.missing.locations.length >
+				0,
+		);
+		for (const row of missing) {
+			const m = row.retention.missing;
+			const parts = [
+				m.failingIds.length ? `${m.failingIds.length} failing id(s)` : "",
+				m.errorTypes.length ? `error type(s) ${m.errorTypes.slice(0, 3).join(", ")}` : "",
+				m.locations.length ? `${m.locations.length} location(s), e.g. ${m.locations.slice(0, 2).join(", ")}` : "",
+			].filter(Boolean);
+			out.push(`Case ${row.name}: our view misses ${parts.join("; ")}.`);
+		}
+		if (ours.falseGreens.count > 0) out.push(`False greens in: ${ours.falseGreens.cases.join(", ")}.`);
+		if (ours.viewsLargerThanInput.count > 0) {
+			out.push(`Views larger than their input: ${ours.viewsLargerThanInput.cases.join(", ")}.`);
+		}
+	}
+	const replayOurs = results.trajectories.find((arm) => arm.arm === OURS);
+	if (replayOurs) {
+		for (const peer of results.trajectories) {
+			if (peer.arm === OURS) continue;
+			if (peer.cumulativeObservationTokens < replayOurs.cumulativeObservationTokens) {
+				out.push(
+					`Trajectories: ${peer.arm} has fewer cumulative observation tokens (${peer.cumulativeObservationTokens} vs ${replayOurs.cumulativeObservationTokens}).`,
+				);
+			}
+		}
+		if (replayOurs.viewsLargerThanInput > 0) {
+			out.push(`Trajectories: ${replayOurs.viewsLargerThanInput} observation view(s) larger than the recorded output.`);
+		}
+	}
+	for (const t of targets(results)) if (!t.met) out.push(`Target missed: ${t.target} (measured ${t.measured}).`);
+	return out;
+}
