@@ -1,7 +1,7 @@
 const ESC = "\\u001b";
-/** CSI, OSC (ended by BEL or ST), two-byte escapes, and the 8-bit CSI. */
+/** CSI, OSC (ended by BEL or ST), character-set designations, two-byte escapes, and the 8-bit CSI. */
 const ANSI = new RegExp(
-	`${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^\\u0007${ESC}]*(?:\\u0007|${ESC}\\\\)|${ESC}[@-Z\\\\-_]|\\u009b[0-?]*[ -/]*[@-~]`,
+	`${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^\\u0007${ESC}]*(?:\\u0007|${ESC}\\\\)|${ESC}[()*+][0-9A-Za-z]|${ESC}[@-Z\\\\-_]|\\u009b[0-?]*[ -/]*[@-~]`,
 	"g",
 );
 

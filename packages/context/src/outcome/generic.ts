@@ -5,7 +5,9 @@ import type { ScanState } from "./state.js";
 /** `exit code 2`, `Process exited with code 1`, `Command failed with exit status 3`, `│ exit code: 1`. */
 const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code|status):? (-?\d+)\W{0,3}$/i;
 const NODE_CODE = /^code: '([A-Z][A-Z0-9_]{2,})',?$/;
-const ERROR_LINE = /^(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S/;
+/** An error object's class in Node's inspected output or TAP YAML: `name: 'AssertionError'`. */
+const NODE_NAME = /^name: '([A-Z]\w*(?:Error|Exception))',?$/;
+const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm (?:ERR!|error) \S)/;
 
 /**
  * What any output can say: counted summaries on result-shaped lines, typed exit statuses, exception
@@ -13,6 +15,7 @@ const ERROR_LINE = /^(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S/;
  */
 export function createGenericParser(state: ScanState): (text: string, lineNo: number) => void {
 	let previousException = false;
+	let nodeCode: { code: string; line: number } | null = null;
 
 	return (text, lineNo) => {
 		const trimmed = text.trim();
@@ -53,7 +56,19 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 		}
 		if (trimmed.startsWith("code: '")) {
 			const code = NODE_CODE.exec(trimmed);
-			if (code) state.addException(code[1], "", lineNo);
+			if (code) {
+				state.addException(code[1], "", lineNo);
+				nodeCode = { code: code[1], line: lineNo };
+			}
+			return;
+		}
+		if (trimmed.startsWith("name: '")) {
+			const name = NODE_NAME.exec(trimmed);
+			if (name) {
+				// Node prints `code` and `name` as neighbouring properties; together they are the error's type.
+				const near = nodeCode !== null && lineNo - nodeCode.line <= 4;
+				state.addException(near ? `${name[1]} [${nodeCode?.code}]` : name[1], "", lineNo);
+			}
 			return;
 		}
 		if (text === trimmed && ERROR_LINE.test(trimmed)) state.softFailure(lineNo);

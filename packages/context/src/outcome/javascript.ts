@@ -22,7 +22,10 @@ const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 export function createJavascriptParser(state: ScanState): (text: string, lineNo: number) => boolean {
 	/** Mocha prints failure details after `N failing`: numbered title paths whose leaf ends with `:`. */
 	let mochaDetails = false;
-	let mochaTitleOpen = 0;
+	/** Last line of the title path being read after a numbered failure header (mocha details). */
+	let mochaTitle: string | null = null;
+	let mochaTitleLines = 0;
+	let mochaTitleIndent = 0;
 	let jestFailFile: string | null = null;
 	let nodeCounts: OutcomeCounts | null = null;
 	let jestSuiteErrors = 0;
@@ -30,16 +33,20 @@ export function createJavascriptParser(state: ScanState): (text: string, lineNo:
 
 	return (text, lineNo) => {
 		const trimmed = text.trim();
-		if (trimmed === "") return false;
-
-		if (mochaTitleOpen > 0) {
-			mochaTitleOpen--;
-			if (trimmed.endsWith(":") && !/^\d+\) /.test(trimmed)) {
-				state.addId(trimmed.slice(0, -1), { needs: "mocha" });
-				mochaTitleOpen = 0;
+		if (mochaTitle !== null) {
+			// Each level of the title path is indented deeper than the one before; the last level is the
+			// test's own title, ending with a colon. The error message that follows is indented less.
+			const indent = text.length - text.trimStart().length;
+			if (trimmed !== "" && indent > mochaTitleIndent && mochaTitleLines < 8) {
+				mochaTitle = trimmed;
+				mochaTitleIndent = indent;
+				mochaTitleLines++;
 				return true;
 			}
+			if (mochaTitle.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha" });
+			mochaTitle = null;
 		}
+		if (trimmed === "") return false;
 
 		const first = trimmed.codePointAt(0) ?? 0;
 		if (first === 70 /* F */) {
@@ -63,7 +70,7 @@ export function createJavascriptParser(state: ScanState): (text: string, lineNo:
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
 			const cross = CROSS.exec(trimmed);
 			if (cross && !cross[1].endsWith(":")) {
-				state.addId(cross[1], { leaf: true });
+				state.addId(cross[1], { leaf: true, needs: "js-test" });
 				return true;
 			}
 		}
@@ -124,10 +131,10 @@ export function createJavascriptParser(state: ScanState): (text: string, lineNo:
 			if (numbered) {
 				if (!mochaDetails) {
 					state.addId(numbered[2], { needs: "mocha" });
-				} else if (numbered[2].endsWith(":")) {
-					state.addId(numbered[2].slice(0, -1), { needs: "mocha" });
 				} else {
-					mochaTitleOpen = 6;
+					mochaTitle = numbered[2];
+					mochaTitleLines = 1;
+					mochaTitleIndent = text.indexOf(numbered[2]);
 				}
 				return true;
 			}

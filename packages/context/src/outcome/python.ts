@@ -8,6 +8,9 @@ const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*?)(?: - (
 const PYTEST_VERBOSE = /^(\S+\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
 const PYTEST_SECTION =
 	/^[=_-]{3,} ?(test session starts|FAILURES|ERRORS|short test summary info|warnings summary|PASSES)/;
+/** A test's section header inside FAILURES/ERRORS: `____ TestClass.test_x[param] ____`. */
+const PYTEST_HEADER = /^_{3,} (.+?) _{3,}$/;
+const PYTEST_HEADER_PREFIX = /^(?:ERROR collecting |ERROR at (?:setup|teardown) of |\[doctest\] )/;
 const PYTEST_BANG = /^!{3,} (.+?) !{3,}$/;
 const PYTEST_NODE = /^[\w./\\-]+\.(?:py|txt|rst|md)(?:::.+)?$/;
 const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
@@ -27,6 +30,8 @@ export function createPythonParser(state: ScanState): (text: string, lineNo: num
 	/** Indentation of the open traceback, or -1 outside one. */
 	let tracebackIndent = -1;
 	let unittestHeaderLine = -1;
+	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
+	let pytestFailureSection = false;
 
 	return (text, lineNo) => {
 		const trimmed = text.trim();
@@ -111,10 +116,18 @@ export function createPythonParser(state: ScanState): (text: string, lineNo: num
 		}
 
 		if (first === 61 /* = */ || first === 95 /* _ */ || first === 45 /* - */ || first === 33 /* ! */) {
-			if (PYTEST_SECTION.test(trimmed)) {
+			const section = PYTEST_SECTION.exec(trimmed);
+			if (section) {
+				pytestFailureSection = section[1] === "FAILURES" || section[1] === "ERRORS";
 				state.sawRunner("pytest");
 				return true;
 			}
+			const header = pytestFailureSection ? PYTEST_HEADER.exec(trimmed) : null;
+			if (header) {
+				state.addId(header[1].replace(PYTEST_HEADER_PREFIX, ""), { needs: "pytest", alias: true });
+				return true;
+			}
+			if (first === 61 && /^={3,} .* ={3,}$/.test(trimmed)) pytestFailureSection = false;
 			const bang = PYTEST_BANG.exec(trimmed);
 			if (bang && /Interrupted|stopping after|KeyboardInterrupt/.test(bang[1])) {
 				state.summary(lineNo, "pytest", false);

@@ -1,6 +1,7 @@
 import type { Outcome } from "../types.js";
 import { visibleLine } from "./ansi.js";
 import { scanLocations } from "./diagnostics.js";
+import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
 import { createPythonParser } from "./python.js";
@@ -27,6 +28,7 @@ export interface OutcomeScanner {
  */
 export function createOutcomeScanner(): OutcomeScanner {
 	const state = new ScanState();
+	const diff = createDiffParser(state);
 	const toolchain = createToolchainParser(state);
 	const python = createPythonParser(state);
 	const javascript = createJavascriptParser(state);
@@ -34,6 +36,7 @@ export function createOutcomeScanner(): OutcomeScanner {
 	return {
 		line(raw, lineNo) {
 			const text = visibleLine(raw);
+			if (diff(text, lineNo)) return;
 			scanLocations(text, lineNo, state);
 			// Every family sees every line (each keeps its own multi-line context); the generic rules
 			// apply only to lines no family claimed.

@@ -19,12 +19,17 @@ export function isLibraryPath(file: string): boolean {
 	return LIBRARY_PATH.test(file);
 }
 
+/** Runners whose bare `×`/`✕`/`✖` result lines name failing tests (confirmed together as `js-test`). */
+const JAVASCRIPT_RUNNERS = new Set(["jest", "vitest", "mocha", "node-test", "tap", "uvu"]);
+
 interface IdEntry {
 	id: string;
 	/** Kept only if this runner was confirmed by its own summary or header (guards look-alike prose). */
 	needs?: string;
 	/** A bare leaf title, dropped when a full id already names the same test. */
 	leaf?: boolean;
+	/** Another spelling of a test named elsewhere too (pytest's section headers); listed after the others. */
+	alias?: boolean;
 }
 
 type Location = Outcome["locations"][number];
@@ -56,8 +61,9 @@ export class ScanState {
 	lastCleanSummaryLine = 0;
 	statedExitCode: number | null = null;
 
-	confirm(runner: string): void {
+	private confirmRunner(runner: string): void {
 		this.confirmed.add(runner);
+		if (JAVASCRIPT_RUNNERS.has(runner)) this.confirmed.add("js-test");
 	}
 
 	isConfirmed(runner: string): boolean {
@@ -66,15 +72,15 @@ export class ScanState {
 
 	/** A runner was seen (header, id shape); a summary's runner wins over this. */
 	sawRunner(runner: string): void {
-		this.confirmed.add(runner);
+		this.confirmRunner(runner);
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
-	addId(raw: string, options: { needs?: string; leaf?: boolean } = {}): void {
+	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean } = {}): void {
 		const id = raw.trim().slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id) || this.ids.length >= LIMITS.failingIds) return;
 		this.idSeen.add(id);
-		this.ids.push({ id, needs: options.needs, leaf: options.leaf });
+		this.ids.push({ id, ...options });
 	}
 
 	addException(type: string, message: string, line: number): void {
@@ -106,7 +112,7 @@ export class ScanState {
 			if (this.summaryLines.length >= LIMITS.summaryLines) this.summaryLines.shift();
 			this.summaryLines.push(lineNo);
 		}
-		this.confirmed.add(runner);
+		this.confirmRunner(runner);
 		this.runner = runner;
 		this.runnerFromSummary = true;
 		if (clean === true) this.lastCleanSummaryLine = lineNo;
@@ -178,11 +184,18 @@ export class ScanState {
 	private finalIds(): string[] {
 		const kept = this.ids.filter((entry) => entry.needs === undefined || this.confirmed.has(entry.needs));
 		const full = kept.filter((entry) => !entry.leaf);
-		const leaves = new Set<string>();
+		// Every tail of a full id at a title separator (` › `, ` > `) names the same test as a bare leaf.
+		const tails = new Set<string>();
 		for (const { id } of full) {
-			const cut = Math.max(id.lastIndexOf(" › "), id.lastIndexOf(" > "));
-			leaves.add(cut >= 0 ? id.slice(cut + 3) : id);
+			for (const separator of [" › ", " > "]) {
+				for (let at = id.indexOf(separator); at >= 0; at = id.indexOf(separator, at + 1)) {
+					tails.add(id.slice(at + separator.length));
+				}
+			}
 		}
-		return kept.filter((entry) => !entry.leaf || !leaves.has(entry.id)).map((entry) => entry.id);
+		const listed = kept.filter((entry) => !entry.leaf || !tails.has(entry.id));
+		return [...listed.filter((entry) => !entry.alias), ...listed.filter((entry) => entry.alias)].map(
+			(entry) => entry.id,
+		);
 	}
 }

@@ -27,16 +27,13 @@ const MYPY_ERROR = /^(\S+?):(\d+)(?::(\d+))?: error: (.*?)(?:\s{2}\[([\w-]+)\])?
 const TRAILING_CODE = /\s{2}\[([a-z][\w-]*)\]$/;
 const RUFF_CODE = /^([A-Z]{1,4}\d{3,4}) (\S.*)$/;
 const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
-const DIFF_TARGET = /^\+\+\+ (?:b\/)?(.+?)\t?$/;
-const DIFF_HUNK = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/;
 
-/** tsc, eslint, cargo and rustc, go test, maven, gradle, mypy, ruff, npm and unified diffs. */
+/** tsc, eslint, cargo and rustc, go test, maven, gradle, mypy, ruff and npm. */
 export function createToolchainParser(state: ScanState): (text: string, lineNo: number) => boolean {
 	let eslintFile: string | null = null;
 	let mavenIds = false;
 	let mypyOpen = false;
 	let ruffPending: { code: string; message: string; line: number } | null = null;
-	let diffFile: string | null = null;
 
 	return (text, lineNo) => {
 		const trimmed = text.trim();
@@ -263,18 +260,6 @@ export function createToolchainParser(state: ScanState): (text: string, lineNo: 
 			}
 		}
 
-		if (first === 43 /* + */ && text.startsWith("+++ ")) {
-			const target = DIFF_TARGET.exec(text);
-			diffFile = target && target[1] !== "/dev/null" ? target[1] : null;
-			return true;
-		}
-		if (first === 64 /* @ */ && diffFile !== null) {
-			const hunk = DIFF_HUNK.exec(text);
-			if (hunk) {
-				if (hunk[2] !== "0") state.addLocation(diffFile, Number(hunk[1]), undefined, lineNo);
-				return true;
-			}
-		}
 		return false;
 	};
 }
