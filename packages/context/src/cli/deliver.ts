@@ -1,0 +1,82 @@
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import type { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ContextSession } from "../session.js";
+
+/** The visible text handed to the broker beside the complete file (bounded: the file is the source of truth). */
+const VISIBLE_HEAD_BYTES = 1024 * 1024;
+
+export interface Delivery {
+	tool: string;
+	command: string | null;
+	exitCode: number | null;
+	isError: boolean;
+}
+
+export interface Streams {
+	stdout: Writable;
+	stderr: Writable;
+}
+
+/**
+ * Hands a captured output file to the broker and prints what the model would see. Whenever the
+ * output was not archived, or the broker passed it through, the original bytes are printed from the
+ * file itself, so nothing is ever lost or altered.
+ */
+export async function deliverOutput(
+	session: ContextSession | null,
+	path: string,
+	facts: Delivery,
+	streams: Streams,
+): Promise<void> {
+	if (!session) {
+		await printFile(path, streams.stdout);
+		return;
+	}
+	let result: Awaited<ReturnType<ContextSession["observe"]>>;
+	try {
+		result = await session.observe({
+			tool: facts.tool,
+			text: await readHead(path, VISIBLE_HEAD_BYTES),
+			fullOutputPath: path,
+			isError: facts.isError,
+			exitCode: facts.exitCode,
+			command: facts.command ?? undefined,
+		});
+	} catch (error) {
+		streams.stderr.write(`prime-context: output not archived (${(error as Error).message}); printing it in full\n`);
+		await printFile(path, streams.stdout);
+		return;
+	}
+	if (!result.archived) {
+		const why = result.archiveError ?? "unknown reason";
+		streams.stderr.write(`prime-context: output not archived (${why}); printing it in full\n`);
+		await printFile(path, streams.stdout);
+	} else if (result.decision === "pass-through") {
+		await printFile(path, streams.stdout);
+	} else {
+		await write(streams.stdout, result.text.endsWith("\n") ? result.text : `${result.text}\n`);
+	}
+}
+
+async function readHead(path: string, maxBytes: number): Promise<string> {
+	const handle = await open(path, "r");
+	try {
+		const buffer = Buffer.alloc(maxBytes);
+		const { bytesRead } = await handle.read(buffer, 0, maxBytes, 0);
+		return buffer.subarray(0, bytesRead).toString("utf8");
+	} finally {
+		await handle.close();
+	}
+}
+
+export async function printFile(path: string, out: Writable): Promise<void> {
+	await pipeline(createReadStream(path), out, { end: false });
+}
+
+export function write(out: Writable, text: string): Promise<void> {
+	return new Promise((resolve, reject) => {
+		out.write(text, (error) => (error ? reject(error) : resolve()));
+	});
+}
