@@ -17,14 +17,22 @@ export interface KernelStartOptions {
 	env?: Record<string, string>;
 	/** Extra directories put first on the kernel's `PYTHONPATH` (e.g. the agent's runtime package). */
 	pythonPath?: string[];
-	/** Where complete-output files of cells are written. Default: a private temp directory. */
+	/**
+	 * Where complete-output files of cells are written (created 0700 if missing). Default: a private
+	 * temp directory that `shutdown()` removes; pass a directory to keep the files longer.
+	 */
 	outputDir?: string;
-	/** Bytes of complete output kept in memory per cell before spilling to a file. */
+	/** Bytes of complete output kept in memory per cell before spilling to a file. Default 1 MiB. */
 	memoryOutputLimit?: number;
 	/** Python run silently once the kernel is ready (and again after each restart). */
 	startupCode?: string;
-	/** Give up waiting for readiness after this long. */
+	/** Give up waiting for readiness after this long. Default 30 s. */
 	readyTimeoutMs?: number;
+	/**
+	 * After an interrupt, how long the running cell may take to end before it is reported as still
+	 * busy (`stillBusy` / `stillBusyAfterInterrupt`). Default 5 s.
+	 */
+	stillBusyAfterMs?: number;
 }
 
 export interface StreamChunk {
@@ -68,7 +76,8 @@ export interface CellResult {
 	result?: string;
 	displays: DisplayData[];
 	error?: CellError;
-	truncated: { stdout: boolean; stderr: boolean };
+	/** Which visible parts were cut (`result`, the execution result, is capped the same way). */
+	truncated: { stdout: boolean; stderr: boolean; result?: boolean };
 	/**
 	 * Path of a file holding the complete output (every byte of stdout, stderr, result and
 	 * traceback, in the layout of `formatCellOutput`), written once when the cell completed and

@@ -1,0 +1,46 @@
+"""``await host_request(type, payload)``: ask the host process something and await its reply."""
+
+import asyncio
+import uuid
+from typing import Any
+
+from .control import current_kernel, forget_pending, register_pending
+
+HOST_REQUEST_TARGET = "host.request"
+
+
+class HostRequestUnavailable(RuntimeError):
+    """Raised when the kernel was not started by a host that answers requests."""
+
+
+async def host_request(type: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Send ``{**payload, "type": type}`` to the host and return its reply.
+
+    The reply is ``{"status": "ok", ...}`` or ``{"status": "error", "error": message}``; it is
+    returned as-is. ``type`` is written last so a payload key cannot reroute the request.
+    Safe to run from many tasks at once and from tasks that outlive the cell that started them.
+    """
+    kernel = current_kernel()
+    if kernel is None:
+        raise HostRequestUnavailable(
+            "host_request needs a kernel started by prime-agent-kernel (python -m prime_kernel); "
+            "this kernel was started some other way"
+        )
+    if not isinstance(type, str) or not type:
+        raise ValueError("host_request type must be a non-empty string")
+    data = {**(payload or {}), "type": type}
+    comm_id = uuid.uuid4().hex
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[dict[str, Any]] = loop.create_future()
+    register_pending(comm_id, loop, future)
+    try:
+        kernel.session.send(
+            kernel.iopub_socket,
+            "comm_open",
+            {"comm_id": comm_id, "target_name": HOST_REQUEST_TARGET, "data": data},
+            parent=kernel.get_parent("shell"),
+            ident=b"comm_open",
+        )
+        return await future
+    finally:
+        forget_pending(comm_id)

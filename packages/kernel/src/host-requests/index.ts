@@ -1,0 +1,1 @@
+export { HOST_REQUEST_TARGET, type HostReply, HostRequestRegistry } from "./registry.js";

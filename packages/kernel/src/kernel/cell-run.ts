@@ -1,0 +1,208 @@
+import { CellOutput } from "../output/index.js";
+import type { CellError, CellResult, ExecuteOptions } from "../types.js";
+import type { JupyterMessage } from "../wire/index.js";
+import { describeExit, type KernelExit } from "./errors.js";
+import type { RunningKernel } from "./running-kernel.js";
+
+export interface CellRunOptions extends ExecuteOptions {
+	outputDir: string;
+	memoryOutputLimit: number;
+	/** Unique base name for this cell's output files. */
+	name: string;
+	/** After the execute_reply, how long to wait for iopub's idle before completing anyway. */
+	idleGraceMs: number;
+}
+
+/**
+ * One execute_request from send to completion. It completes when BOTH its execute_reply and its
+ * iopub `status: idle` have arrived (so no output is missed), or when the kernel exits.
+ *
+ * `result` may settle before `settled` does: a cell still busy after an interrupt is reported at
+ * once (`reportStillBusy`), while `settled` waits for the kernel to really finish or die, so the
+ * next cell is never sent to a busy kernel.
+ */
+export class CellRun {
+	readonly result: Promise<CellResult>;
+	readonly settled: Promise<void>;
+	/** Set when an interrupt was sent during this cell: its KeyboardInterrupt makes it `aborted`. */
+	interrupted = false;
+
+	private readonly output: CellOutput;
+	private readonly started = Date.now();
+	private resolveResult!: (result: CellResult) => void;
+	private resolveSettled!: () => void;
+	private reported = false;
+	private done = false;
+	private reply?: Record<string, unknown>;
+	private idle = false;
+	private idleTimer?: NodeJS.Timeout;
+	private readonly stops: Array<() => void> = [];
+
+	constructor(
+		private readonly kernel: RunningKernel,
+		private readonly code: string,
+		private readonly options: CellRunOptions,
+	) {
+		this.output = new CellOutput({
+			memoryLimit: options.memoryOutputLimit,
+			dir: options.outputDir,
+			name: options.name,
+		});
+		this.result = new Promise((resolve) => {
+			this.resolveResult = resolve;
+		});
+		this.settled = new Promise((resolve) => {
+			this.resolveSettled = resolve;
+		});
+	}
+
+	get finished(): boolean {
+		return this.done;
+	}
+
+	/** Sends the cell. Never throws: a kernel that is gone ends the cell as `died`. */
+	async start(): Promise<void> {
+		this.stops.push(this.kernel.onExit((exit) => this.onExit(exit)));
+		if (this.done) return;
+		const silent = this.options.silent ?? false;
+		const header = this.kernel.header("execute_request");
+		this.stops.push(this.kernel.watchIopub(header.msg_id, (message) => this.onIopub(message)));
+		this.stops.push(this.kernel.watchReply(header.msg_id, (message) => this.onReply(message)));
+		try {
+			await this.kernel.send("shell", header, {
+				code: this.code,
+				silent,
+				store_history: !silent,
+				user_expressions: {},
+				allow_stdin: false,
+				stop_on_error: false,
+			});
+		} catch {
+			this.onExit(this.kernel.exit ?? { code: null, signal: null });
+		}
+	}
+
+	/**
+	 * Reports the cell now as aborted and still busy (the caller may wait, or kill and restart).
+	 * Output arriving later is not collected; `settled` still waits for the kernel to finish.
+	 */
+	reportStillBusy(): void {
+		if (this.reported) return;
+		this.report({ ...this.collect("aborted"), stillBusyAfterInterrupt: true });
+	}
+
+	private onIopub(message: JupyterMessage): void {
+		const content = message.content as Record<string, unknown>;
+		const type = message.header.msg_type;
+		if (type === "status") {
+			if (content.execution_state === "idle") {
+				this.idle = true;
+				this.maybeComplete();
+			}
+			return;
+		}
+		if (this.reported) return;
+		if (type === "stream") {
+			const name = content.name === "stderr" ? "stderr" : "stdout";
+			const text = typeof content.text === "string" ? content.text : "";
+			this.output.append(name, text);
+			this.options.onStream?.({ name, text });
+		} else if (type === "execute_result") {
+			const data = (content.data ?? {}) as Record<string, unknown>;
+			if (typeof data["text/plain"] === "string") this.output.setResult(data["text/plain"]);
+		} else if (type === "display_data" || type === "update_display_data") {
+			this.output.addDisplay({
+				data: (content.data ?? {}) as Record<string, unknown>,
+				metadata: (content.metadata ?? {}) as Record<string, unknown>,
+			});
+		} else if (type === "error") {
+			this.output.setError(toCellError(content));
+		}
+	}
+
+	private onReply(message: JupyterMessage): void {
+		if (message.header.msg_type !== "execute_reply") return;
+		this.reply = message.content as Record<string, unknown>;
+		this.maybeComplete();
+		// iopub can drop messages under extreme load; never wait forever for an idle that was lost.
+		if (!this.done) this.idleTimer = setTimeout(() => this.complete(), this.options.idleGraceMs);
+	}
+
+	private maybeComplete(): void {
+		if (this.reply && this.idle) this.complete();
+	}
+
+	private complete(): void {
+		if (this.done) return;
+		const reply = this.reply ?? {};
+		let status: CellResult["status"] = "ok";
+		if (reply.status === "error") status = this.interrupted ? "aborted" : "error";
+		else if (reply.status === "aborted") status = "aborted";
+		if (reply.status === "error" && !this.reported) this.output.setErrorIfMissing(toCellError(reply));
+		const result = this.collect(status);
+		if (typeof reply.execution_count === "number") result.executionCount = reply.execution_count;
+		this.end(result);
+	}
+
+	private onExit(exit: KernelExit): void {
+		if (this.done) return;
+		const error: CellError = {
+			ename: "KernelDied",
+			evalue:
+				`The kernel process ${describeExit(exit)} while this cell was running, so every variable in it is gone. ` +
+				"Call restart() to start a fresh kernel.",
+			traceback: [],
+		};
+		if (!this.reported) this.output.setError(error);
+		this.end(this.collect("died"));
+	}
+
+	/** The result so far; after `reportStillBusy` the output was already collected and is not re-read. */
+	private collect(status: CellResult["status"]): CellResult {
+		if (this.reported)
+			return {
+				status,
+				stdout: "",
+				stderr: "",
+				displays: [],
+				truncated: { stdout: false, stderr: false },
+				fullOutputBytes: 0,
+				durationMs: Date.now() - this.started,
+			};
+		const collected = this.output.finish();
+		return {
+			status,
+			stdout: collected.stdout,
+			stderr: collected.stderr,
+			result: collected.result,
+			displays: collected.displays,
+			error: collected.error,
+			truncated: collected.truncated,
+			fullOutputPath: collected.fullOutputPath,
+			fullOutputBytes: collected.fullOutputBytes,
+			durationMs: Date.now() - this.started,
+		};
+	}
+
+	private end(result: CellResult): void {
+		this.done = true;
+		clearTimeout(this.idleTimer);
+		for (const stop of this.stops) stop();
+		this.report(result);
+		this.resolveSettled();
+	}
+
+	private report(result: CellResult): void {
+		if (this.reported) return;
+		this.reported = true;
+		this.resolveResult(result);
+	}
+}
+
+function toCellError(content: Record<string, unknown>): CellError {
+	return {
+		ename: typeof content.ename === "string" ? content.ename : "Error",
+		evalue: typeof content.evalue === "string" ? content.evalue : "",
+		traceback: Array.isArray(content.traceback) ? content.traceback.map(String) : [],
+	};
+}

@@ -1,0 +1,311 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HOST_REQUEST_TARGET, HostRequestRegistry } from "../host-requests/index.js";
+import { KernelSetupError, resolveKernelPython, SETUP_HINT } from "../setup/index.js";
+import type { CellResult, ExecuteOptions, HostRequestHandler, KernelStartOptions } from "../types.js";
+import type { JupyterMessage } from "../wire/index.js";
+import { CellRun } from "./cell-run.js";
+import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
+import { RunningKernel } from "./running-kernel.js";
+
+const DEFAULTS = {
+	memoryOutputLimit: 1 << 20,
+	readyTimeoutMs: 30_000,
+	interruptReplyMs: 1_000,
+	stillBusyAfterMs: 5_000,
+	shutdownGraceMs: 2_000,
+	idleGraceMs: 5_000,
+};
+
+/**
+ * A real IPython kernel. `execute` queues cells and runs them one at a time. A kernel that dies
+ * is not restarted behind the caller's back: the cell running at the time ends with status
+ * `died`, later `execute` calls reject with KernelNotRunningError, and `restart()` brings a fresh
+ * kernel (same options, `startupCode` run again).
+ *
+ * Events: `"died"` when the process exits without being asked to (crash, external kill; not
+ * after `shutdown()`, `restart()` or `kill()`).
+ */
+export class Kernel {
+	private current?: RunningKernel;
+	private booting?: Promise<RunningKernel>;
+	private queue: Promise<void> = Promise.resolve();
+	private running?: CellRun;
+	private cellSeq = 0;
+	private droppedBefore = 0;
+	private stopping = false;
+	private closed = false;
+	private readonly requests = new HostRequestRegistry();
+	private readonly python: string;
+	private outputDir?: string;
+	private ownsOutputDir = false;
+
+	private readonly diedListeners = new Set<(info: KernelExit) => void>();
+
+	private constructor(private readonly options: KernelStartOptions) {
+		this.python = options.python ?? resolveKernelPython();
+	}
+
+	/** Starts a kernel; resolves once it answered kernel_info and ran `startupCode`. */
+	static async start(options: KernelStartOptions = {}): Promise<Kernel> {
+		const kernel = new Kernel(options);
+		await kernel.boot();
+		return kernel;
+	}
+
+	get pid(): number | undefined {
+		return this.current?.alive ? this.current.pid : undefined;
+	}
+
+	get alive(): boolean {
+		return this.current?.alive ?? false;
+	}
+
+	/** Incoming messages dropped for a bad signature, over every process this kernel has had. */
+	get droppedMessages(): number {
+		return this.droppedBefore + (this.current?.droppedMessages ?? 0);
+	}
+
+	/** Calls `listener` when the kernel process exits without being asked to (crash, external kill). */
+	on(_event: "died", listener: (info: KernelExit) => void): this {
+		this.diedListeners.add(listener);
+		return this;
+	}
+
+	off(_event: "died", listener: (info: KernelExit) => void): this {
+		this.diedListeners.delete(listener);
+		return this;
+	}
+
+	/**
+	 * Runs `code` after every cell queued before it. Resolves with the cell's result (status `ok`,
+	 * `error`, `aborted` or `died`); rejects with KernelNotRunningError when the kernel is not
+	 * running when the cell's turn comes (call `restart()`).
+	 */
+	execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {
+		const turn = this.queue.then(() => this.runCell(code, options));
+		this.queue = turn.then(
+			({ run }) => run?.settled,
+			() => {},
+		);
+		return turn.then(({ result }) => result);
+	}
+
+	/**
+	 * Interrupts the running cell through the control channel (SIGINT if control does not answer);
+	 * the kernel keeps its state. Resolves once the cell ended, or with `stillBusy: true` when the
+	 * kernel is still busy some seconds later (stuck in code that ignores SIGINT): the caller may
+	 * wait, or `kill()`/`restart()`.
+	 */
+	async interrupt(): Promise<{ stillBusy: boolean }> {
+		const run = this.running;
+		const kernel = this.current;
+		if (!run || run.finished || !kernel?.alive) return { stillBusy: false };
+		run.interrupted = true;
+		const reply = await kernel
+			.request("control", "interrupt_request", {}, DEFAULTS.interruptReplyMs)
+			.catch(() => undefined);
+		if (!reply && kernel.alive) kernel.signalInterrupt();
+		const graceMs = this.options.stillBusyAfterMs ?? DEFAULTS.stillBusyAfterMs;
+		const ended = await Promise.race([
+			run.settled.then(() => true),
+			new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs).unref()),
+		]);
+		if (ended) return { stillBusy: false };
+		run.reportStillBusy();
+		return { stillBusy: true };
+	}
+
+	/** Replaces the kernel process with a fresh one (same options, `startupCode` rerun); all state is lost. */
+	async restart(): Promise<void> {
+		if (this.closed) throw new KernelNotRunningError("this kernel was shut down; start a new one with Kernel.start()");
+		await this.stopProcess(false);
+		await this.boot();
+	}
+
+	/** Asks the kernel to shut down, kills it if it has not exited in time, and releases its resources. */
+	async shutdown(): Promise<void> {
+		this.closed = true;
+		await this.stopProcess(true);
+		if (this.ownsOutputDir && this.outputDir) await rm(this.outputDir, { recursive: true, force: true });
+	}
+
+	/** SIGKILL to the kernel (and its subprocesses) now. `restart()` starts a fresh one. */
+	kill(): void {
+		const current = this.current;
+		if (!current?.alive) return;
+		this.stopping = true;
+		current.kill();
+		void current.exited.then(() => {
+			if (this.current === current) this.stopping = false;
+		});
+	}
+
+	/**
+	 * Answers `await host_request(type, payload)` from Python with `handler`. Returns the function
+	 * that unregisters it. See HostRequestHandler for the reply shape.
+	 */
+	onHostRequest(type: string, handler: HostRequestHandler): () => void {
+		return this.requests.register(type, handler);
+	}
+
+	private async runCell(code: string, options: ExecuteOptions): Promise<{ result: CellResult; run?: CellRun }> {
+		const kernel = (await this.booting?.catch(() => undefined)) ?? this.current;
+		if (!kernel?.alive) {
+			const why = kernel?.exit ? `its process ${describeExit(kernel.exit)}` : "it was shut down";
+			throw new KernelNotRunningError(
+				`The kernel is not running (${why}); its variables are gone. Call restart() to start a fresh kernel.`,
+			);
+		}
+		if (options.signal?.aborted) {
+			return {
+				result: {
+					status: "aborted",
+					stdout: "",
+					stderr: "",
+					displays: [],
+					truncated: { stdout: false, stderr: false },
+					fullOutputBytes: 0,
+					durationMs: 0,
+				},
+			};
+		}
+		const run = new CellRun(kernel, code, {
+			...options,
+			outputDir: this.ensureOutputDir(),
+			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
+			name: `cell-${process.pid}-${++this.cellSeq}-${Date.now().toString(36)}`,
+			idleGraceMs: DEFAULTS.idleGraceMs,
+		});
+		this.running = run;
+		// An idle kernel does not keep the host process alive; a running cell does.
+		const keepAlive = setInterval(() => {}, 1 << 30);
+		const onAbort = () => void this.interrupt();
+		options.signal?.addEventListener("abort", onAbort, { once: true });
+		void run.settled.then(() => {
+			clearInterval(keepAlive);
+			options.signal?.removeEventListener("abort", onAbort);
+			if (this.running === run) this.running = undefined;
+		});
+		await run.start();
+		return { result: await run.result, run };
+	}
+
+	/** Set by the first `boot()`, before any cell can run. */
+	private ensureOutputDir(): string {
+		return this.outputDir as string;
+	}
+
+	private async boot(): Promise<void> {
+		if (!this.outputDir) {
+			if (this.options.outputDir) {
+				await mkdir(this.options.outputDir, { recursive: true, mode: 0o700 });
+				this.outputDir = this.options.outputDir;
+			} else {
+				this.outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-output-"));
+				this.ownsOutputDir = true;
+			}
+		}
+		this.booting = this.bootProcess();
+		try {
+			const kernel = await this.booting;
+			this.current = kernel;
+			this.stopping = false;
+		} finally {
+			this.booting = undefined;
+		}
+	}
+
+	private async bootProcess(): Promise<RunningKernel> {
+		let kernel: RunningKernel;
+		try {
+			kernel = await RunningKernel.boot({
+				python: this.python,
+				cwd: this.options.cwd,
+				env: this.options.env,
+				pythonPath: this.options.pythonPath,
+				readyTimeoutMs: this.options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs,
+			});
+		} catch (error) {
+			throw this.explainStartFailure(error);
+		}
+		kernel.onCommOpen = (message) => this.answerHostRequest(kernel, message);
+		void kernel.exited.then((exit) => {
+			if (this.current !== kernel) return;
+			this.droppedBefore += kernel.droppedMessages;
+			if (this.stopping) return;
+			for (const listener of this.diedListeners) listener(exit);
+		});
+		if (this.options.startupCode) {
+			const run = new CellRun(kernel, this.options.startupCode, {
+				silent: true,
+				outputDir: this.ensureOutputDir(),
+				memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
+				name: `startup-${process.pid}-${++this.cellSeq}`,
+				idleGraceMs: DEFAULTS.idleGraceMs,
+			});
+			await run.start();
+			const result = await run.result;
+			if (result.status !== "ok") {
+				kernel.kill();
+				const detail = result.error ? `${result.error.ename}: ${result.error.evalue}` : result.status;
+				throw new KernelStartError(`The kernel's startupCode failed (${detail}); fix it and start again.`);
+			}
+		}
+		return kernel;
+	}
+
+	/** Setup problems (no interpreter, no ipykernel) become KernelSetupError with the fix. */
+	private explainStartFailure(error: unknown): unknown {
+		if (!(error instanceof KernelStartError)) return error;
+		if (/No module named '?(ipykernel|IPython|prime_kernel|zmq)|ENOENT|not found|code 127/.test(error.message)) {
+			return new KernelSetupError(`Cannot start the kernel with ${this.python}: ${error.message}\n${SETUP_HINT}`);
+		}
+		return error;
+	}
+
+	/** Answers a `host.request` comm with a comm_msg on control (shell is busy with the awaiting cell). */
+	private answerHostRequest(kernel: RunningKernel, message: JupyterMessage): void {
+		const content = message.content as { comm_id?: unknown; target_name?: unknown; data?: unknown };
+		if (content.target_name !== HOST_REQUEST_TARGET || typeof content.comm_id !== "string") return;
+		const commId = content.comm_id;
+		void this.requests.answer(content.data).then(async (reply) => {
+			if (!kernel.alive) return;
+			const header = kernel.header("comm_msg");
+			try {
+				await kernel.send("control", header, { comm_id: commId, data: reply }, message.header);
+			} catch (error) {
+				// A reply that cannot be encoded (not JSON) still owes Python an answer.
+				const text = error instanceof Error ? error.message : String(error);
+				await kernel
+					.send(
+						"control",
+						kernel.header("comm_msg"),
+						{ comm_id: commId, data: { status: "error", error: `host reply could not be sent: ${text}` } },
+						message.header,
+					)
+					.catch(() => {});
+			}
+		});
+	}
+
+	private async stopProcess(polite: boolean): Promise<void> {
+		const booting = this.booting;
+		if (booting) await booting.catch(() => undefined);
+		const current = this.current;
+		if (!current?.alive) return;
+		this.stopping = true;
+		if (polite) {
+			await current
+				.request("control", "shutdown_request", { restart: false }, DEFAULTS.shutdownGraceMs)
+				.catch(() => undefined);
+			await Promise.race([
+				current.exited,
+				new Promise((resolve) => setTimeout(resolve, DEFAULTS.shutdownGraceMs).unref()),
+			]);
+		}
+		current.kill();
+		await current.exited;
+	}
+}

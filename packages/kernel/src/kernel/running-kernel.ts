@@ -1,0 +1,261 @@
+import {
+	type ChannelName,
+	type ConnectionInfo,
+	createConnectionFile,
+	KernelChannels,
+	readBoundPorts,
+} from "../connection/index.js";
+import { type KernelProcess, killOnHostExit, signalKernel, spawnKernelProcess } from "../process/index.js";
+import { type JupyterMessage, type MessageHeader, WireCodec } from "../wire/index.js";
+import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
+
+export interface BootOptions {
+	python: string;
+	cwd?: string;
+	env?: Record<string, string>;
+	pythonPath?: string[];
+	readyTimeoutMs: number;
+}
+
+type Listener = (message: JupyterMessage) => void;
+
+const PORT_POLL_MS = 15;
+/** How long to wait for iopub to show a kernel_info's status before asking again (SUB joins late). */
+const IOPUB_JOIN_WAIT_MS = 250;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One kernel process and the host's connection to it. Replies on shell/control are matched to
+ * requests by parent msg_id; iopub messages go to the listener registered for their parent.
+ */
+export class RunningKernel {
+	/** Set once the process has exited. */
+	exit?: KernelExit;
+	/** Resolves with the exit once the process has exited. */
+	readonly exited: Promise<KernelExit>;
+	/** Every `comm_open` on iopub, whatever its parent (a cell, or a task that outlived its cell). */
+	onCommOpen?: Listener;
+
+	private readonly replyWaiters = new Map<string, Listener>();
+	private readonly iopubListeners = new Map<string, Listener>();
+	private readonly exitWaiters = new Set<(exit: KernelExit) => void>();
+	private channels?: KernelChannels;
+	private codec?: WireCodec;
+	private readonly unregisterExitKill: () => void;
+
+	private constructor(
+		private readonly proc: KernelProcess,
+		private readonly removeConnectionDir: () => Promise<void>,
+	) {
+		this.unregisterExitKill = killOnHostExit(() => signalKernel(proc.child, "SIGKILL"));
+		this.exited = proc.exited.then((exit) => {
+			this.exit = exit;
+			this.unregisterExitKill();
+			this.channels?.close();
+			for (const waiter of this.exitWaiters) waiter(exit);
+			this.exitWaiters.clear();
+			void this.removeConnectionDir().catch(() => {});
+			return exit;
+		});
+	}
+
+	get pid(): number | undefined {
+		return this.proc.child.pid;
+	}
+
+	get alive(): boolean {
+		return this.exit === undefined;
+	}
+
+	get droppedMessages(): number {
+		return this.codec?.dropped ?? 0;
+	}
+
+	/** Starts a kernel and resolves once it answered kernel_info on shell and showed it on iopub. */
+	static async boot(options: BootOptions): Promise<RunningKernel> {
+		const file = await createConnectionFile();
+		const proc = spawnKernelProcess({
+			python: options.python,
+			connectionFile: file.path,
+			cwd: options.cwd,
+			env: options.env,
+			pythonPath: options.pythonPath,
+		});
+		const kernel = new RunningKernel(proc, file.remove);
+		const deadline = Date.now() + options.readyTimeoutMs;
+		try {
+			let info: ConnectionInfo | undefined;
+			while (!info) {
+				kernel.throwIfExited("during startup");
+				if (Date.now() > deadline) throw kernel.timeout(options.readyTimeoutMs, "to bind its ports");
+				info = await readBoundPorts(file.path, file.key);
+				if (!info) await sleep(PORT_POLL_MS);
+			}
+			kernel.connect(info);
+			await kernel.waitReady(deadline, options.readyTimeoutMs);
+			return kernel;
+		} catch (error) {
+			kernel.kill();
+			throw error;
+		}
+	}
+
+	/** A fresh header for a message this host is about to send. */
+	header(msgType: string): MessageHeader {
+		if (!this.codec) throw new KernelNotRunningError("the kernel is not connected");
+		return this.codec.header(msgType);
+	}
+
+	/**
+	 * Sends a message under `header` (from `header()`, so callers can watch for its replies before
+	 * anything can arrive). `parent` makes it a reply to that message.
+	 */
+	async send(
+		channel: "shell" | "control",
+		header: MessageHeader,
+		content: Record<string, unknown>,
+		parent?: Partial<MessageHeader>,
+	): Promise<void> {
+		if (!this.channels || !this.codec) throw new KernelNotRunningError("the kernel is not connected");
+		await this.channels.send(channel, this.codec.encode(header, content, parent));
+	}
+
+	/** Routes iopub messages whose parent is `msgId` to `listener` until the returned function is called. */
+	watchIopub(msgId: string, listener: Listener): () => void {
+		this.iopubListeners.set(msgId, listener);
+		return () => this.iopubListeners.delete(msgId);
+	}
+
+	/** Calls `listener` with the reply to `msgId` (on shell or control) until the returned function is called. */
+	watchReply(msgId: string, listener: Listener): () => void {
+		this.replyWaiters.set(msgId, listener);
+		return () => this.replyWaiters.delete(msgId);
+	}
+
+	/** Calls `listener` when the process exits (at once if it already has); returns the unsubscribe. */
+	onExit(listener: (exit: KernelExit) => void): () => void {
+		if (this.exit) {
+			listener(this.exit);
+			return () => {};
+		}
+		this.exitWaiters.add(listener);
+		return () => this.exitWaiters.delete(listener);
+	}
+
+	/** Sends a request and waits for its reply; rejects if the kernel exits or `timeoutMs` passes. */
+	request(
+		channel: "shell" | "control",
+		msgType: string,
+		content: Record<string, unknown>,
+		timeoutMs: number,
+	): Promise<JupyterMessage | undefined> {
+		return new Promise((resolve, reject) => {
+			let stopWatching = () => {};
+			let stopExit = () => {};
+			const timer = setTimeout(() => finish(undefined), timeoutMs);
+			const finish = (reply: JupyterMessage | undefined, error?: Error) => {
+				clearTimeout(timer);
+				stopWatching();
+				stopExit();
+				if (error) reject(error);
+				else resolve(reply);
+			};
+			stopExit = this.onExit((exit) =>
+				finish(undefined, new KernelNotRunningError(`the kernel ${describeExit(exit)}`)),
+			);
+			if (this.exit) return;
+			const header = this.header(msgType);
+			stopWatching = this.watchReply(header.msg_id, (reply) => finish(reply));
+			this.send(channel, header, content).catch((error: Error) => finish(undefined, error));
+		});
+	}
+
+	/** SIGKILL to the kernel's process group, now. */
+	kill(): void {
+		signalKernel(this.proc.child, "SIGKILL");
+		this.channels?.close();
+	}
+
+	/** SIGINT to the kernel's process group (the fallback when control does not answer). */
+	signalInterrupt(): void {
+		signalKernel(this.proc.child, "SIGINT");
+	}
+
+	/** Last lines the process wrote outside of cells. */
+	stderrTail(): string {
+		return this.proc.stderrTail();
+	}
+
+	private connect(info: ConnectionInfo): void {
+		this.codec = new WireCodec(info.key);
+		this.channels = new KernelChannels(info, this.codec, (channel, message) => this.route(channel, message));
+	}
+
+	private route(channel: ChannelName, message: JupyterMessage): void {
+		const parentId = message.parent_header.msg_id;
+		if (channel !== "iopub") {
+			if (parentId) this.replyWaiters.get(parentId)?.(message);
+			return;
+		}
+		if (message.header.msg_type === "comm_open") {
+			this.onCommOpen?.(message);
+			return;
+		}
+		if (parentId) this.iopubListeners.get(parentId)?.(message);
+	}
+
+	private async waitReady(deadline: number, readyTimeoutMs: number): Promise<void> {
+		while (Date.now() < deadline) {
+			this.throwIfExited("during startup");
+			const header = this.codec?.header("kernel_info_request");
+			if (!header || !this.channels || !this.codec) break;
+			let sawIopub = false;
+			let onIopub = () => {};
+			const seenOnIopub = new Promise<void>((resolve) => {
+				onIopub = resolve;
+			});
+			const stopIopub = this.watchIopub(header.msg_id, () => {
+				sawIopub = true;
+				onIopub();
+			});
+			let stopReply = () => {};
+			const replied = new Promise<void>((resolve) => {
+				stopReply = this.watchReply(header.msg_id, () => resolve());
+			});
+			try {
+				await this.channels.send("shell", this.codec.encode(header, {}));
+				const exitedEarly = this.exited.then(() => "exited" as const);
+				const outcome = await Promise.race([
+					replied.then(() => "replied" as const),
+					exitedEarly,
+					sleep(Math.max(0, deadline - Date.now())),
+				]);
+				if (outcome !== "replied") continue;
+				if (!sawIopub) await Promise.race([seenOnIopub, sleep(IOPUB_JOIN_WAIT_MS)]);
+				if (sawIopub) return;
+			} finally {
+				stopIopub();
+				stopReply();
+			}
+		}
+		this.throwIfExited("during startup");
+		throw this.timeout(readyTimeoutMs, "to answer kernel_info");
+	}
+
+	private throwIfExited(when: string): void {
+		if (!this.exit) return;
+		const tail = this.stderrTail().trim();
+		throw new KernelStartError(
+			`The kernel process ${describeExit(this.exit)} ${when}.${tail ? `\nIts last output:\n${tail}` : ""}`,
+		);
+	}
+
+	private timeout(ms: number, what: string): KernelStartError {
+		const tail = this.stderrTail().trim();
+		return new KernelStartError(
+			`The kernel did not start within ${ms} ms (waiting for it ${what}). The machine may be overloaded: ` +
+				`try again or raise readyTimeoutMs.${tail ? `\nIts last output:\n${tail}` : ""}`,
+		);
+	}
+}

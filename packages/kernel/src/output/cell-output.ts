@@ -1,0 +1,193 @@
+import { closeSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { type CellError, type DisplayData, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../types.js";
+import { capText, errorText } from "./format.js";
+
+export interface CellOutputOptions {
+	/** Bytes of complete output held in memory (all streams together) before spilling to files. */
+	memoryLimit: number;
+	/** Directory for spill files and the complete-output file (private, already created). */
+	dir: string;
+	/** Base name of this cell's files, unique within `dir`. */
+	name: string;
+}
+
+export interface CollectedOutput {
+	stdout: string;
+	stderr: string;
+	result?: string;
+	displays: DisplayData[];
+	error?: CellError;
+	truncated: { stdout: boolean; stderr: boolean; result: boolean };
+	fullOutputPath?: string;
+	fullOutputBytes: number;
+}
+
+const COPY_BLOCK = 1 << 20;
+
+/** One output stream: a capped visible prefix plus every byte, in memory or in a spill file. */
+class StreamRecord {
+	visible = "";
+	truncated = false;
+	bytes = 0;
+	endsWithNewline = false;
+	chunks: string[] = [];
+	spillPath?: string;
+	spillFd?: number;
+
+	constructor(readonly name: string) {}
+
+	get empty(): boolean {
+		return this.bytes === 0;
+	}
+}
+
+/**
+ * Collects one cell's output. Each stream's visible text is capped at VISIBLE_OUTPUT_CAP characters
+ * and ends with TRUNCATION_MARKER when cut; the complete output is kept too, in memory up to
+ * `memoryLimit` bytes and in spill files beyond, so memory stays bounded however much is printed.
+ * `finish()` writes the complete output (in the `formatCellOutput` layout) to one file when any part
+ * was cut or spilled; that file is never written again.
+ */
+export class CellOutput {
+	private readonly stdout = new StreamRecord("stdout");
+	private readonly stderr = new StreamRecord("stderr");
+	private memoryBytes = 0;
+	private spilling = false;
+	private result?: string;
+	private error?: CellError;
+	private readonly displays: DisplayData[] = [];
+
+	constructor(private readonly options: CellOutputOptions) {}
+
+	append(name: "stdout" | "stderr", text: string): void {
+		if (text.length === 0) return;
+		const stream = name === "stdout" ? this.stdout : this.stderr;
+		if (!stream.truncated) {
+			const room = VISIBLE_OUTPUT_CAP + 1 - stream.visible.length;
+			stream.visible += text.length > room ? text.slice(0, room) : text;
+			if (stream.visible.length > VISIBLE_OUTPUT_CAP) stream.truncated = true;
+		}
+		const bytes = Buffer.byteLength(text, "utf8");
+		stream.bytes += bytes;
+		stream.endsWithNewline = text.endsWith("\n");
+		if (this.spilling) {
+			this.spill(stream, text);
+			return;
+		}
+		stream.chunks.push(text);
+		this.memoryBytes += bytes;
+		if (this.memoryBytes > this.options.memoryLimit) {
+			this.spilling = true;
+			for (const record of [this.stdout, this.stderr]) {
+				const held = record.chunks.join("");
+				record.chunks = [];
+				if (held.length > 0) this.spill(record, held);
+			}
+			this.memoryBytes = 0;
+		}
+	}
+
+	setResult(text: string): void {
+		this.result = text;
+	}
+
+	setError(error: CellError): void {
+		this.error = error;
+	}
+
+	/** Keeps an error already seen on iopub (it carries the full traceback) over the reply's copy. */
+	setErrorIfMissing(error: CellError): void {
+		this.error ??= error;
+	}
+
+	addDisplay(display: DisplayData): void {
+		this.displays.push(display);
+	}
+
+	/** Closes the spill files and writes the complete-output file if one is needed. */
+	finish(): CollectedOutput {
+		for (const record of [this.stdout, this.stderr]) {
+			if (record.spillFd !== undefined) closeSync(record.spillFd);
+			record.spillFd = undefined;
+		}
+		const stdout = capText(this.stdout.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
+		const stderr = capText(this.stderr.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
+		const result = this.result === undefined ? undefined : capText(this.result, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
+		const sections = this.sections();
+		const fullOutputBytes = sections.reduce((sum, section) => sum + section.bytes + (section.newlineAfter ? 1 : 0), 0);
+		const needsFile = this.spilling || stdout.truncated || stderr.truncated || (result?.truncated ?? false);
+		const fullOutputPath = needsFile ? this.writeFullOutput(sections) : undefined;
+		return {
+			stdout: stdout.text,
+			stderr: stderr.text,
+			result: result?.text,
+			displays: this.displays,
+			error: this.error,
+			truncated: { stdout: stdout.truncated, stderr: stderr.truncated, result: result?.truncated ?? false },
+			fullOutputPath,
+			fullOutputBytes,
+		};
+	}
+
+	/** Non-empty parts in layout order, as `formatCellOutput` joins them. */
+	private sections(): Array<{ record?: StreamRecord; text?: string; bytes: number; newlineAfter: boolean }> {
+		const parts: Array<{ record?: StreamRecord; text?: string; bytes: number; endsWithNewline: boolean }> = [];
+		for (const record of [this.stdout, this.stderr]) {
+			if (!record.empty) parts.push({ record, bytes: record.bytes, endsWithNewline: record.endsWithNewline });
+		}
+		for (const text of [this.result ?? "", errorText(this.error)]) {
+			if (text.length > 0)
+				parts.push({ text, bytes: Buffer.byteLength(text, "utf8"), endsWithNewline: text.endsWith("\n") });
+		}
+		return parts.map((part, i) => ({ ...part, newlineAfter: i < parts.length - 1 && !part.endsWithNewline }));
+	}
+
+	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string {
+		const finalPath = join(this.options.dir, `${this.options.name}.out.txt`);
+		const partialPath = `${finalPath}.partial`;
+		const fd = openSync(partialPath, "w", 0o600);
+		try {
+			for (const section of sections) {
+				if (section.record) this.copyStream(section.record, fd);
+				else if (section.text) writeSync(fd, section.text);
+				if (section.newlineAfter) writeSync(fd, "\n");
+			}
+		} finally {
+			closeSync(fd);
+		}
+		renameSync(partialPath, finalPath);
+		for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
+		return finalPath;
+	}
+
+	private copyStream(record: StreamRecord, fd: number): void {
+		if (!record.spillPath) {
+			for (const chunk of record.chunks) writeSync(fd, chunk);
+			return;
+		}
+		const source = openSync(record.spillPath, "r");
+		const block = Buffer.allocUnsafe(COPY_BLOCK);
+		try {
+			for (let n = readSync(source, block); n > 0; n = readSync(source, block)) writeSync(fd, block, 0, n);
+		} finally {
+			closeSync(source);
+		}
+	}
+
+	private spill(record: StreamRecord, text: string): void {
+		if (record.spillFd === undefined) {
+			record.spillPath = join(this.options.dir, `${this.options.name}.${record.name}.spill`);
+			record.spillFd = openSync(record.spillPath, "w", 0o600);
+		}
+		writeSync(record.spillFd, text);
+	}
+}
+
+function unlinkQuietly(path: string): void {
+	try {
+		unlinkSync(path);
+	} catch {
+		// Already gone.
+	}
+}

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { delimiter } from "node:path";
+import { PYTHON_PACKAGE_DIR } from "./python-package.js";
+
+export interface KernelProcessOptions {
+	python: string;
+	connectionFile: string;
+	cwd?: string;
+	env?: Record<string, string>;
+	pythonPath?: string[];
+}
+
+/** How many bytes of the kernel's own stderr are kept to explain a failed start or a crash. */
+const STDERR_TAIL_BYTES = 8192;
+
+export interface KernelProcess {
+	child: ChildProcess;
+	/** Last bytes the process wrote to its stderr outside any cell (import errors, crashes). */
+	stderrTail(): string;
+	/** Resolves when the process has exited. */
+	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `python -m prime_kernel -f <connection file>`: a stock ipykernel that exits when this
+ * host process is gone and accepts host replies on control. The kernel leads its own process
+ * group, so terminal signals meant for the host do not reach it and a kill takes its children too.
+ */
+export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
+	const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), env.PYTHONPATH].filter(Boolean);
+	env.PYTHONPATH = pythonPath.join(delimiter);
+	env.PRIME_KERNEL_HOST_PID = String(process.pid);
+	env.PYTHONUNBUFFERED = "1";
+	// ipykernel's own parent poller watches getppid(), which a subreaper defeats; ours watches the pid.
+	delete env.JPY_PARENT_PID;
+	const child = spawn(
+		options.python,
+		[
+			"-m",
+			"prime_kernel",
+			"-f",
+			options.connectionFile,
+			// Plain tracebacks: colour codes would only cost the reader tokens.
+			"--InteractiveShell.colors=nocolor",
+			"--HistoryManager.enabled=False",
+		],
+		{ cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+	);
+	let tail = "";
+	const keep = (chunk: Buffer) => {
+		tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+	};
+	child.stdout?.on("data", keep);
+	child.stderr?.on("data", keep);
+	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+		child.once("exit", (code, signal) => resolve({ code, signal }));
+		child.once("error", () => resolve({ code: null, signal: null }));
+	});
+	return { child, stderrTail: () => tail, exited };
+}
+
+/** Sends `signal` to the kernel's whole process group (falls back to the process alone). */
+export function signalKernel(child: ChildProcess, signal: NodeJS.Signals): void {
+	if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+	try {
+		process.kill(-child.pid, signal);
+	} catch {
+		try {
+			child.kill(signal);
+		} catch {
+			// Already gone.
+		}
+	}
+}

@@ -1,0 +1,4 @@
+export { KernelSetupError, SETUP_HINT } from "./errors.js";
+export { agentDir, kernelVenvDir, venvPython } from "./locations.js";
+export { resolveKernelPython } from "./resolve-python.js";
+export { pinnedRequirements, type SetupOptions, setupKernelEnvironment } from "./setup-environment.js";

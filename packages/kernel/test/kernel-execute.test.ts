@@ -1,0 +1,140 @@
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatCellOutput, Kernel, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../src/index.js";
+
+let kernel: Kernel;
+let outputDir: string;
+
+beforeAll(async () => {
+	outputDir = await mkdtemp(join(tmpdir(), "kernel-exec-test-"));
+	kernel = await Kernel.start({ outputDir });
+});
+
+afterAll(async () => {
+	await kernel?.shutdown();
+	await rm(outputDir, { recursive: true, force: true });
+});
+
+describe("executing cells", () => {
+	it("keeps variables from one cell to the next", async () => {
+		await kernel.execute("counter = 40");
+		const result = await kernel.execute("counter += 2\ncounter");
+		expect(result.status).toBe("ok");
+		expect(result.result).toBe("42");
+	});
+
+	it("keeps the output history, so _ and Out hold earlier results", async () => {
+		const first = await kernel.execute("6 * 7");
+		const again = await kernel.execute(`(_, Out[${first.executionCount}])`);
+		expect(again.result).toBe("(42, 42)");
+	});
+
+	it("keeps stdout, stderr and the execution result apart", async () => {
+		const result = await kernel.execute("import sys\nprint('to out')\nprint('to err', file=sys.stderr)\n'value'");
+		expect(result.stdout).toBe("to out\n");
+		expect(result.stderr).toBe("to err\n");
+		expect(result.result).toBe("'value'");
+		expect(formatCellOutput(result)).toBe("to out\nto err\n'value'");
+	});
+
+	it("reports an exception with its name, value and a plain traceback", async () => {
+		const result = await kernel.execute("def f():\n    raise ValueError('bad input 7')\nf()");
+		expect(result.status).toBe("error");
+		expect(result.error?.ename).toBe("ValueError");
+		expect(result.error?.evalue).toBe("bad input 7");
+		const traceback = result.error?.traceback.join("\n") ?? "";
+		expect(traceback).toContain("raise ValueError('bad input 7')");
+		expect(traceback).not.toContain("\u001b[");
+		expect(formatCellOutput(result)).toContain("ValueError: bad input 7");
+	});
+
+	it("runs top-level await", async () => {
+		const result = await kernel.execute("import asyncio\nawait asyncio.sleep(0.01)\n'awaited'");
+		expect(result.result).toBe("'awaited'");
+	});
+
+	it("runs queued cells one at a time, in order", async () => {
+		await kernel.execute("order = []");
+		const cells = [0, 1, 2, 3, 4].map((i) => kernel.execute(`import time\ntime.sleep(0.01)\norder.append(${i})`));
+		await Promise.all(cells);
+		expect((await kernel.execute("order")).result).toBe("[0, 1, 2, 3, 4]");
+	});
+
+	it("hands stream chunks to onStream as they arrive", async () => {
+		const chunks: string[] = [];
+		let sawChunkBeforeEnd = false;
+		const result = await kernel
+			.execute("import sys, time\nprint('early', flush=True)\ntime.sleep(0.5)\nprint('late')", {
+				onStream: (chunk) => {
+					chunks.push(`${chunk.name}:${chunk.text}`);
+				},
+			})
+			.then((r) => {
+				sawChunkBeforeEnd = chunks.length > 0;
+				return r;
+			});
+		expect(result.stdout).toBe("early\nlate\n");
+		expect(chunks.join("")).toBe("stdout:early\nstdout:late\n");
+		expect(sawChunkBeforeEnd).toBe(true);
+	});
+
+	it("caps a 5 MB print with the exact marker and keeps every byte in the full-output file", async () => {
+		const result = await kernel.execute(
+			"import sys\nline = 'x' * 99 + '\\n'\nfor i in range(50_000): sys.stdout.write(f'{i:06d}' + line[6:])\nprint('bye', file=sys.stderr)",
+		);
+		expect(result.status).toBe("ok");
+		expect(result.truncated.stdout).toBe(true);
+		expect(result.stdout.endsWith(`\n${TRUNCATION_MARKER}`)).toBe(true);
+		expect(result.stdout.length).toBe(VISIBLE_OUTPUT_CAP + 1 + TRUNCATION_MARKER.length);
+		expect(result.stderr).toBe("bye\n");
+		expect(result.fullOutputPath).toBeDefined();
+		const full = await readFile(result.fullOutputPath as string, "utf8");
+		let expected = "";
+		for (let i = 0; i < 50_000; i++) expected += `${String(i).padStart(6, "0")}${"x".repeat(93)}\n`;
+		expect(full).toBe(formatCellOutput({ stdout: expected, stderr: "bye\n" }));
+		expect(result.fullOutputBytes).toBe(Buffer.byteLength(full));
+		expect((await stat(result.fullOutputPath as string)).mode & 0o777).toBe(0o600);
+	});
+
+	it("keeps no full-output file for a small output", async () => {
+		const result = await kernel.execute("print('small')");
+		expect(result.fullOutputPath).toBeUndefined();
+		expect(result.fullOutputBytes).toBe(6);
+	});
+
+	it("interrupts an endless loop within 2 seconds and keeps the variables", async () => {
+		await kernel.execute("survivor = 'still here'");
+		const controller = new AbortController();
+		const cell = kernel.execute("while True: pass", { signal: controller.signal });
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		const abortedAt = Date.now();
+		controller.abort();
+		const result = await cell;
+		expect(Date.now() - abortedAt).toBeLessThan(2_000);
+		expect(result.status).toBe("aborted");
+		expect(result.error?.ename).toBe("KeyboardInterrupt");
+		expect((await kernel.execute("survivor")).result).toBe("'still here'");
+	});
+
+	it("drops a message with a forged signature and counts it", async () => {
+		const before = kernel.droppedMessages;
+		// Publish, from inside the kernel, a stream message for this very cell signed with a wrong key.
+		const result = await kernel.execute(
+			[
+				"import json, hmac, hashlib, uuid",
+				"k = get_ipython().kernel",
+				"parent = k.get_parent('shell')['header']",
+				"header = dict(parent, msg_id=uuid.uuid4().hex, msg_type='stream')",
+				"parts = [json.dumps(p, default=str).encode() for p in (header, parent, {}, {'name': 'stdout', 'text': 'FORGED'})]",
+				"sig = hmac.new(b'not-the-key', b''.join(parts), hashlib.sha256).hexdigest().encode()",
+				"k.iopub_socket.send_multipart([b'stream.stdout', b'<IDS|MSG>', sig, *parts])",
+				"import time; time.sleep(0.2)",
+				"print('genuine')",
+			].join("\n"),
+		);
+		expect(result.stdout).toBe("genuine\n");
+		expect(kernel.droppedMessages).toBe(before + 1);
+	});
+});
