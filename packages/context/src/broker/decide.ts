@@ -187,7 +187,9 @@ function capsuleKind(ctx: DecisionContext): CapsuleKind | "medium-candidate" | n
 	if (isTraceBurst(scan)) return "trace";
 	if (scan.bytes >= budgets.threshold) {
 		if (isClean(ctx)) return "clean";
-		return isRepetitive(scan) ? "repetitive" : "large";
+		// A failed run keeps the full budget for its evidence, however repetitive its passing lines.
+		const failed = runStatus(scan.outcome, ctx.input) === "fail";
+		return isRepetitive(scan) && !failed ? "repetitive" : "large";
 	}
 	if (scan.bytes >= MEDIUM_RESULT_BYTES) return isClean(ctx) ? "clean" : "medium-candidate";
 	return null;

@@ -1,7 +1,8 @@
 import { open } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
 import type { ObservationInput, ObservationSource } from "../types.js";
 
-/** Bytes of a line kept for classification and excerpts; the rest is only counted. */
+/** Characters of a line kept for classification and excerpts; the rest is only counted. */
 export const LINE_KEEP_BYTES = 4096;
 /** Observations up to this size are also held whole, for exact comparison and deltas. */
 export const BODY_MAX_BYTES = 1024 * 1024;
@@ -71,55 +72,80 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
 
 /**
  * Splits a byte stream into lines on `\n` (a final `\n` ends the last line), keeping at most
- * `LINE_KEEP_BYTES` of each line, so a single 10 MB line costs no more memory than a short one.
+ * `LINE_KEEP_BYTES` characters of each line, so a single 10 MB line costs no more memory than a
+ * short one. `bytes` is the whole line's UTF-8 size.
  */
 export class LineSplitter {
-	private parts: Buffer[] = [];
-	private kept = 0;
-	private lineBytes = 0;
-	private pending = false;
+	private readonly decoder = new StringDecoder("utf8");
+	private partial = "";
+	private partialBytes = 0;
+	private capped = false;
 	private lineNo = 0;
 
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
 
 	push(chunk: Buffer): void {
+		this.feed(this.decoder.write(chunk));
+	}
+
+	private feed(text: string): void {
 		let start = 0;
-		while (start < chunk.length) {
-			const nl = chunk.indexOf(0x0a, start);
-			const end = nl === -1 ? chunk.length : nl;
-			this.take(chunk, start, end);
-			if (nl === -1) break;
-			this.flush();
+		for (;;) {
+			const nl = text.indexOf("\n", start);
+			if (nl === -1) {
+				if (start < text.length) this.append(start === 0 ? text : text.slice(start));
+				return;
+			}
+			if (this.partial === "" && !this.capped) {
+				const line = text.slice(start, nl);
+				this.emit(line, ++this.lineNo, utf8Length(line));
+			} else {
+				this.append(text.slice(start, nl));
+				this.flush();
+			}
 			start = nl + 1;
 		}
 	}
 
-	private take(chunk: Buffer, start: number, end: number): void {
-		if (end > start) this.pending = true;
-		this.lineBytes += end - start;
-		const room = LINE_KEEP_BYTES - this.kept;
-		if (room > 0 && end > start) {
-			const piece = chunk.subarray(start, Math.min(end, start + room));
-			// Copy: the caller's chunk buffer may be reused.
-			this.parts.push(Buffer.from(piece));
-			this.kept += piece.length;
+	private append(piece: string): void {
+		if (this.capped) {
+			this.partialBytes += utf8Length(piece);
+			return;
 		}
+		const room = LINE_KEEP_BYTES - this.partial.length;
+		if (piece.length <= room) {
+			this.partial += piece;
+			return;
+		}
+		this.partial += piece.slice(0, room);
+		this.partialBytes = utf8Length(this.partial) + utf8Length(piece.slice(room));
+		this.capped = true;
 	}
 
 	private flush(): void {
-		const text = this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts).toString("utf8");
-		this.emit(text, ++this.lineNo, this.lineBytes);
-		this.parts = [];
-		this.kept = 0;
-		this.lineBytes = 0;
-		this.pending = false;
+		const bytes = this.capped ? this.partialBytes : utf8Length(this.partial);
+		this.emit(this.partial, ++this.lineNo, bytes);
+		this.partial = "";
+		this.partialBytes = 0;
+		this.capped = false;
 	}
 
 	/** Emits the last line when the text does not end with a newline; returns the line count. */
 	end(): number {
-		if (this.pending) this.flush();
+		const rest = this.decoder.end();
+		if (rest) this.feed(rest);
+		if (this.partial !== "" || this.capped) this.flush();
 		return this.lineNo;
 	}
+}
+
+/** UTF-8 size of a string; ASCII-only strings are counted without encoding. */
+function utf8Length(text: string): number {
+	// Fast path: a string of one-byte characters has as many bytes as characters.
+	for (let i = 0; i < text.length; i++) {
+		if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text, "utf8");
+	}
+	return text.length;
 }
 
 /** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */

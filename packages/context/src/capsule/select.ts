@@ -107,7 +107,10 @@ export class LineSelector {
 			line: lineNo,
 			text,
 			raw: capped,
-			bytes: bytes ?? Buffer.byteLength(raw),
+			// Bytes of the line as shown: ANSI escapes removed from the kept part are not shown either.
+			bytes:
+				(bytes ?? Buffer.byteLength(raw)) -
+				(text.length === capped.length ? 0 : Buffer.byteLength(capped) - Buffer.byteLength(text)),
 			kind,
 			repeats: 1,
 		};

@@ -1,0 +1,121 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { openSessionArchive } from "../archive/index.js";
+import { DEFAULT_CONFIG } from "../types.js";
+import { createBroker } from "./index.js";
+
+const FIXTURES = fileURLToPath(new URL("../../../../../shared/fixtures/outputs/", import.meta.url));
+const present = existsSync(FIXTURES);
+
+interface Meta {
+	tool: string;
+	command: string;
+	exit_code: number;
+	failing_ids: string[];
+	outcome: "pass" | "fail" | "error";
+}
+
+const cases = present
+	? readdirSync(FIXTURES)
+			.filter((name) => /^\d{3}-/.test(name))
+			.sort()
+			.map((name) => ({
+				name,
+				meta: JSON.parse(readFileSync(join(FIXTURES, name, "meta.json"), "utf8")) as Meta,
+				bytes: readFileSync(join(FIXTURES, name, "output.txt")),
+			}))
+	: [];
+const large = cases.filter((c) => c.bytes.length >= DEFAULT_CONFIG.minTextBytes);
+
+/** Capsule bodies are XML text: undo the two escapes before looking for literal ids. */
+const unescape = (text: string) => text.replace(/&lt;/g, "<").replace(/&amp;/g, "&");
+
+const roots: string[] = [];
+afterAll(async () => {
+	await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+});
+
+describe.skipIf(!present)(`real tool outputs (${FIXTURES})`, () => {
+	it("has outputs at or over the threshold to test", () => {
+		expect(large.length).toBeGreaterThanOrEqual(10);
+	});
+
+	it.each(large.map((c) => [c.name, c] as const))(
+		"%s: capsule keeps every failing id, never reads as passing when the run failed, and its hints are true",
+		async (_name, c) => {
+			const root = await mkdtemp(join(tmpdir(), "broker-fixture-"));
+			roots.push(root);
+			const archive = await openSessionArchive({ root, sessionId: "fixture" });
+			const broker = await createBroker({ archive, config: DEFAULT_CONFIG });
+			const text = c.bytes.toString("utf8");
+			const result = await broker.observe({
+				tool: c.meta.tool,
+				text,
+				isError: false,
+				exitCode: c.meta.exit_code,
+				command: c.meta.command,
+			});
+			expect(result.decision).toBe("structured-capsule");
+			expect(result.archived).toBe(true);
+			expect((await archive.readBytes(result.id)).equals(c.bytes)).toBe(true);
+
+			const shown = unescape(result.text);
+			const missing = c.meta.failing_ids.filter((id) => !shown.includes(id));
+			expect(missing).toEqual([]);
+
+			expect(result.text.startsWith(`<prime_context_output id="${result.id}" tool="${c.meta.tool}"`)).toBe(true);
+			expect(result.text.endsWith("</prime_context_output>")).toBe(true);
+			if (c.meta.outcome !== "pass") {
+				expect(result.text).not.toMatch(/\bPASS\b/);
+				expect(result.text).toMatch(/\bFAIL\b/);
+			}
+			// Over budget only when the failing ids alone do not fit (then they are all listed, and no excerpt).
+			const bytes = Buffer.byteLength(result.text);
+			if (bytes > DEFAULT_CONFIG.capsuleMaxBytes) {
+				expect(result.text).toContain("No excerpt fits this capsule");
+			}
+
+			const read = /action=read id=(obs_\d+) startLine=(\d+) endLine=(\d+)/.exec(result.text);
+			if (read) {
+				expect(read[1]).toBe(result.id);
+				const start = Number(read[2]);
+				const end = Number(read[3]);
+				expect(start).toBeGreaterThanOrEqual(1);
+				expect(end).toBeLessThanOrEqual(result.lines);
+				expect(end - start).toBeLessThanOrEqual(30);
+			}
+			const search = /action=search id=(obs_\d+) query="([^"]*)"/.exec(result.text);
+			if (search) expect(text.toLowerCase()).toContain(search[2].toLowerCase());
+			if (c.meta.outcome === "pass" && c.meta.tool !== "git") {
+				expect(result.text).not.toContain("action=read");
+				expect(result.text).not.toContain("action=search");
+			}
+		},
+	);
+
+	it("clean passing runs become capsules of at most 768 bytes without Read or Search hints", async () => {
+		const clean = large.filter((c) => c.meta.outcome === "pass" && c.meta.tool !== "git");
+		expect(clean.length).toBeGreaterThanOrEqual(3);
+		for (const c of clean) {
+			const root = await mkdtemp(join(tmpdir(), "broker-clean-"));
+			roots.push(root);
+			const broker = await createBroker({
+				archive: await openSessionArchive({ root, sessionId: "clean" }),
+				config: DEFAULT_CONFIG,
+			});
+			const result = await broker.observe({
+				tool: c.meta.tool,
+				text: c.bytes.toString("utf8"),
+				isError: false,
+				exitCode: 0,
+			});
+			expect(Buffer.byteLength(result.text), c.name).toBeLessThanOrEqual(768);
+			expect(result.text, c.name).toMatch(/PASS/);
+			expect(result.text, c.name).not.toMatch(/action=(read|search)/);
+		}
+	});
+});
