@@ -53,10 +53,22 @@ export interface CountedLine {
  * Prose that merely contains counts (`Return 0 succeeded, 1 failed/cancelled`) is not result-shaped.
  */
 export function parseCountedLine(text: string): CountedLine | null {
-	if (text.length > 300 || !/\d/.test(text)) return null;
+	if (text.length > 300 || !startsWithCount(text)) return null;
 	const core = text.replace(DECORATION, "");
 	if (!COUNTED_LINE.test(core)) return null;
 	return { counts: countsOf(core), timed: / (?:in|after) \d/.test(core) };
+}
+
+const DECORATION_CHARS = new Set(" \t=-_*#!~.:>|[]()");
+
+/** Cheap pre-check: the first character after the decorations is a digit. */
+function startsWithCount(text: string): boolean {
+	for (let i = 0; i < text.length; i++) {
+		const char = text[i];
+		if (char >= "0" && char <= "9") return true;
+		if (!DECORATION_CHARS.has(char)) return false;
+	}
+	return false;
 }
 
 /** Sums `N word` items of a summary into counts (`1 failed, 2 passed`, `failures=1, errors=2`). */

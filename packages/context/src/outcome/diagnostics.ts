@@ -43,6 +43,7 @@ const PAREN_POSITION = /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): /;
  * costs one pass over the token: linear on any line.
  */
 const PATH_POSITION = /(?:^|[\s(['"<@])((?:file:\/\/)?[^\s:'"()[\]<>,;]+):(\d+)(?::(\d+))?/g;
+const DIGIT_AFTER_COLON = /:\d/;
 const HAS_EXTENSION = /[^/\\]\.[A-Za-z][\w]{0,9}$/;
 
 /** Reports every source location a line names (Python frames, `file(3,7)`, `path:line[:col]`). */
@@ -52,20 +53,18 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 		const frame = PYTHON_FRAME.exec(text);
 		if (frame) state.addLocation(frame[1], Number(frame[2]), undefined, lineNo);
 	}
-	if (text.includes("(")) {
+	if (text.includes("): ")) {
 		const paren = PAREN_POSITION.exec(text);
 		if (paren && HAS_EXTENSION.test(paren[1])) {
 			state.addLocation(paren[1].trim(), Number(paren[2]), Number(paren[3]), lineNo);
 		}
 	}
-	if (!text.includes(":")) return;
+	if (!DIGIT_AFTER_COLON.test(text)) return;
 	let found = 0;
 	PATH_POSITION.lastIndex = 0;
 	for (let match = PATH_POSITION.exec(text); match !== null; match = PATH_POSITION.exec(text)) {
-		const file = match[1];
-		if (HAS_EXTENSION.test(file) && !/^[a-z]+:\/\//.test(file.replace(/^file:\/\//, ""))) {
-			state.addLocation(file, Number(match[2]), match[3] === undefined ? undefined : Number(match[3]), lineNo);
-			if (++found >= 8) break;
-		}
+		if (!HAS_EXTENSION.test(match[1])) continue;
+		state.addLocation(match[1], Number(match[2]), match[3] === undefined ? undefined : Number(match[3]), lineNo);
+		if (++found >= 8) break;
 	}
 }

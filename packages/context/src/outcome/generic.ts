@@ -1,6 +1,6 @@
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
-import type { ScanState } from "./state.js";
+import type { LineParser, ScanState } from "./state.js";
 
 /** `exit code 2`, `Process exited with code 1`, `Command failed with exit status 3`, `│ exit code: 1`. */
 const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code|status):? (-?\d+)\W{0,3}$/i;
@@ -13,15 +13,14 @@ const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm
  * What any output can say: counted summaries on result-shaped lines, typed exit statuses, exception
  * lines, Node error codes, and `error:` lines (evidence only when no clean summary follows).
  */
-export function createGenericParser(state: ScanState): (text: string, lineNo: number) => void {
+export function createGenericParser(state: ScanState): LineParser {
 	let previousException = false;
 	let nodeCode: { code: string; line: number } | null = null;
 
-	return (text, lineNo) => {
-		const trimmed = text.trim();
+	return (text, trimmed, lineNo) => {
 		const afterException = previousException;
 		previousException = false;
-		if (trimmed === "") return;
+		if (trimmed === "") return false;
 
 		const counted = parseCountedLine(trimmed);
 		if (counted) {
@@ -34,7 +33,7 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 				runner === "pytest" ? "pytest" : "generic",
 				failures > 0 ? false : passes > 0 ? true : null,
 			);
-			return;
+			return true;
 		}
 
 		if (/\d\W{0,3}$/.test(trimmed) && /exit/i.test(trimmed)) {
@@ -42,7 +41,7 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 			if (exit) {
 				state.statedExitCode = Number(exit[1]);
 				state.summary(lineNo, state.runner ?? "exit-status", state.statedExitCode === 0 ? null : false);
-				return;
+				return true;
 			}
 		}
 
@@ -52,7 +51,7 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 			// An uncaught error printed at the left margin ends the program (Node, Python, Java).
 			if (text === trimmed) state.softFailure(lineNo);
 			previousException = true;
-			return;
+			return true;
 		}
 		if (trimmed.startsWith("code: '")) {
 			const code = NODE_CODE.exec(trimmed);
@@ -60,7 +59,7 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 				state.addException(code[1], "", lineNo);
 				nodeCode = { code: code[1], line: lineNo };
 			}
-			return;
+			return true;
 		}
 		if (trimmed.startsWith("name: '")) {
 			const name = NODE_NAME.exec(trimmed);
@@ -69,9 +68,10 @@ export function createGenericParser(state: ScanState): (text: string, lineNo: nu
 				const near = nodeCode !== null && lineNo - nodeCode.line <= 4;
 				state.addException(near ? `${name[1]} [${nodeCode?.code}]` : name[1], "", lineNo);
 			}
-			return;
+			return true;
 		}
 		if (text === trimmed && ERROR_LINE.test(trimmed)) state.softFailure(lineNo);
 		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
+		return false;
 	};
 }

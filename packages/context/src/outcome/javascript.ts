@@ -1,6 +1,6 @@
 import type { OutcomeCounts } from "../types.js";
 import { add } from "./counted.js";
-import type { ScanState } from "./state.js";
+import type { LineParser, ScanState } from "./state.js";
 
 /** `FAIL  file > suite > test`, `FAIL src/x.test.ts`, `FAIL  file [ file ]`, uvu `FAIL  Suite  "test"`. */
 const FAIL_HEADER = /^FAIL\s+(\S.*)$/;
@@ -19,7 +19,7 @@ const TAP_NOT_OK = /^not ok \d+(?: - (.*?))?(?:\s+# (SKIP|TODO)\b.*)?$/i;
 const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 
 /** jest, vitest, mocha, node's test runner (spec and TAP) and uvu. */
-export function createJavascriptParser(state: ScanState): (text: string, lineNo: number) => boolean {
+export function createJavascriptParser(state: ScanState): LineParser {
 	/** Mocha prints failure details after `N failing`: numbered title paths whose leaf ends with `:`. */
 	let mochaDetails = false;
 	/** Last line of the title path being read after a numbered failure header (mocha details). */
@@ -31,8 +31,7 @@ export function createJavascriptParser(state: ScanState): (text: string, lineNo:
 	let jestSuiteErrors = 0;
 	let uvuCounts: OutcomeCounts | null = null;
 
-	return (text, lineNo) => {
-		const trimmed = text.trim();
+	return (text, trimmed, lineNo) => {
 		if (mochaTitle !== null) {
 			// Each level of the title path is indented deeper than the one before; the last level is the
 			// test's own title, ending with a colon. The error message that follows is indented less.

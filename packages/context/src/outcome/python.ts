@@ -1,6 +1,6 @@
 import { countsOfPairs } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
-import type { ScanState } from "./state.js";
+import type { LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
 const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*?)(?: - (.*))?$/;
@@ -26,15 +26,14 @@ const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
 
 /** pytest, unittest and bare Python tracebacks. */
-export function createPythonParser(state: ScanState): (text: string, lineNo: number) => boolean {
+export function createPythonParser(state: ScanState): LineParser {
 	/** Indentation of the open traceback, or -1 outside one. */
 	let tracebackIndent = -1;
 	let unittestHeaderLine = -1;
 	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
 	let pytestFailureSection = false;
 
-	return (text, lineNo) => {
-		const trimmed = text.trim();
+	return (text, trimmed, lineNo) => {
 		if (trimmed === "") return true;
 
 		if (tracebackIndent >= 0) {
@@ -48,7 +47,7 @@ export function createPythonParser(state: ScanState): (text: string, lineNo: num
 				return true;
 			}
 		}
-		const traceback = TRACEBACK.exec(text);
+		const traceback = trimmed.endsWith("):") ? TRACEBACK.exec(text) : null;
 		if (traceback) {
 			tracebackIndent = traceback[1].length;
 			return true;

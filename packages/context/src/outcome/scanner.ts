@@ -38,12 +38,13 @@ export function createOutcomeScanner(): OutcomeScanner {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
 			scanLocations(text, lineNo, state);
+			const trimmed = text.trim();
 			// Every family sees every line (each keeps its own multi-line context); the generic rules
 			// apply only to lines no family claimed.
-			const claimed = toolchain(text, lineNo);
-			const byPython = python(text, lineNo);
-			const byJavascript = javascript(text, lineNo);
-			if (!claimed && !byPython && !byJavascript) generic(text, lineNo);
+			const claimed = toolchain(text, trimmed, lineNo);
+			const byPython = python(text, trimmed, lineNo);
+			const byJavascript = javascript(text, trimmed, lineNo);
+			if (!claimed && !byPython && !byJavascript) generic(text, trimmed, lineNo);
 		},
 		finish(hints) {
 			return state.build(hints?.exitCode, hints?.isError);

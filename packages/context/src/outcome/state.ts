@@ -35,6 +35,12 @@ interface IdEntry {
 type Location = Outcome["locations"][number];
 
 /**
+ * One family of rules over a line: `text` is the visible line (ANSI stripped, bounded), `trimmed` the
+ * same without surrounding whitespace. Returns true when the line was recognised (claimed).
+ */
+export type LineParser = (text: string, trimmed: string, lineNo: number) => boolean;
+
+/**
  * Everything one scan has learned so far. Parsers report facts here; `build` turns them into an `Outcome`.
  * Every collection is capped (see `LIMITS`), so memory stays bounded however many lines arrive.
  */

@@ -1,5 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
-import type { ScanState } from "./state.js";
+import type { LineParser, ScanState } from "./state.js";
 
 const TSC_PAREN = /^(\S.*?)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
 const TSC_PRETTY = /^(\S.*?):(\d+):(\d+) - error (TS\d+): (.*)$/;
@@ -29,14 +29,13 @@ const RUFF_CODE = /^([A-Z]{1,4}\d{3,4}) (\S.*)$/;
 const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
 
 /** tsc, eslint, cargo and rustc, go test, maven, gradle, mypy, ruff and npm. */
-export function createToolchainParser(state: ScanState): (text: string, lineNo: number) => boolean {
+export function createToolchainParser(state: ScanState): LineParser {
 	let eslintFile: string | null = null;
 	let mavenIds = false;
 	let mypyOpen = false;
 	let ruffPending: { code: string; message: string; line: number } | null = null;
 
-	return (text, lineNo) => {
-		const trimmed = text.trim();
+	return (text, trimmed, lineNo) => {
 		const pendingRuff = ruffPending;
 		ruffPending = null;
 		if (trimmed === "") {
