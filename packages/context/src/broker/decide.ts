@@ -130,9 +130,9 @@ async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: st
 	const { scan, earlier } = ctx;
 	const checked = new Set<string>();
 	for (const r of earlier.recent) {
-		if (r.bytes !== scan.bytes || r.binary !== scan.binary) continue;
+		// Large observations are not held whole: the archive search below streams them instead.
+		if (r.bytes !== scan.bytes || r.binary !== scan.binary || scan.body === null) continue;
 		checked.add(r.id);
-		if (scan.body === null) continue;
 		const other = r.text !== null ? Buffer.from(r.text, "utf8") : await earlier.body(r.id, r.bytes);
 		if (other?.equals(scan.body)) return { id: r.id, tool: r.tool };
 	}
@@ -256,6 +256,8 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	}
 	if (kind === null) return pass("pass-through", ctx, memo);
 	if (kind === "medium-candidate" && ctx.graceUsed < RULES.graceResults) return pass("grace", ctx, memo);
+	// Usage listings are archived at once (the seed); the return-on-investment rule is for sampled failures.
+	const roiApplies = kind !== "usage" && !scan.binary;
 
 	const capsuleKindFinal: CapsuleKind = kind === "medium-candidate" ? "medium" : kind;
 	const capsule = buildStructuredCapsule({
@@ -268,7 +270,7 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	});
 	const capsuleBytes = utf8Bytes(capsule.text);
 	const failed = runStatus(scan.outcome, input) === "fail";
-	if (failed && !scan.binary && scan.bytes < RULES.roiBelowBytes && capsuleBytes > scan.bytes * RULES.roiMaxRatio) {
+	if (failed && roiApplies && scan.bytes < RULES.roiBelowBytes && capsuleBytes > scan.bytes * RULES.roiMaxRatio) {
 		return pass("failure-roi", ctx, memo);
 	}
 	if (!scan.binary && !smaller(capsule.text)) return pass("pass-through", ctx, memo);

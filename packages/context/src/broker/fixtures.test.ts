@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionArchive } from "../archive/index.js";
+import { unescapeXmlText } from "../capsule/index.js";
 import { DEFAULT_CONFIG } from "../types.js";
 import { createBroker } from "./index.js";
 
@@ -30,9 +31,6 @@ const cases = present
 			}))
 	: [];
 const large = cases.filter((c) => c.bytes.length >= DEFAULT_CONFIG.minTextBytes);
-
-/** Capsule bodies are XML text: undo the two escapes before looking for literal ids. */
-const unescape = (text: string) => text.replace(/&lt;/g, "<").replace(/&amp;/g, "&");
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -63,7 +61,8 @@ describe.skipIf(!present)(`real tool outputs (${FIXTURES})`, () => {
 			expect(result.archived).toBe(true);
 			expect((await archive.readBytes(result.id)).equals(c.bytes)).toBe(true);
 
-			const shown = unescape(result.text);
+			// Capsule bodies are XML text: undo the escapes before looking for literal ids.
+			const shown = unescapeXmlText(result.text);
 			const missing = c.meta.failing_ids.filter((id) => !shown.includes(id));
 			expect(missing).toEqual([]);
 

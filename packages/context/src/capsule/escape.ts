@@ -49,3 +49,12 @@ export function escapedPrefix(text: string, maxBytes: number): { escaped: string
 	}
 	return { escaped, rawBytes };
 }
+
+/** Reverses `escapeXmlText` (for readers of capsules, e.g. checks that an id is shown literally). */
+export function unescapeXmlText(text: string): string {
+	return text
+		.replace(/&lt;/g, "<")
+		.replace(/&quot;/g, '"')
+		.replace(/&gt;/g, ">")
+		.replace(/&amp;/g, "&");
+}

@@ -21,7 +21,7 @@ export {
 	type StructuredCapsule,
 	type StructuredCapsuleInput,
 } from "./build.js";
-export { escapedPrefix, escapeXmlAttribute, escapeXmlText, utf8Bytes } from "./escape.js";
+export { escapedPrefix, escapeXmlAttribute, escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
 export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";
 export {
 	type CapsuleHeader,

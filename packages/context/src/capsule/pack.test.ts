@@ -1,11 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeXmlText, utf8Bytes } from "./escape.js";
+import { escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
 import { type ExcerptLine, packExcerpt, renderExcerptLine } from "./pack.js";
-
-function unescape(text: string): string {
-	return text.replace(/&lt;/g, "<").replace(/&amp;/g, "&");
-}
 
 /** Parses a packed line back into its label and content (marker removed). */
 function parsePacked(line: string): { label: number; content: string; truncated: boolean } {
@@ -52,7 +48,7 @@ describe("packExcerpt", () => {
 						expect(original).toBeDefined();
 						// No broken entity: every & starts a whole entity.
 						expect(content.replace(/&(?:amp|lt);/g, "")).not.toContain("&");
-						const plain = unescape(content);
+						const plain = unescapeXmlText(content);
 						if (truncated) expect(original?.startsWith(plain)).toBe(true);
 						else expect(plain).toBe(original);
 					}

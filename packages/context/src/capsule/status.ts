@@ -59,9 +59,9 @@ export function outcomeHeadline(outcome: Outcome, facts: RunFacts): string | nul
 			const total = countsTotal(c);
 			const others = countsText({ ...c, passed: 0 });
 			const extra = others.endsWith(" total") ? "" : `, ${others}`;
-			return `TEST_RESULT PASS ${c.passed ?? 0}/${total}${extra}${runner}`;
+			return `TEST_RESULT PASS ${c.passed ?? 0}/${total}${extra}`;
 		}
-		return `TEST_RESULT ${status === "fail" ? "FAIL" : "UNKNOWN"} ${countsText(c)}${exit ? `,${exit}` : ""}${runner}`;
+		return `TEST_RESULT ${status === "fail" ? "FAIL" : "UNKNOWN"} ${countsText(c)}${exit ? `,${exit}` : ""}`;
 	}
 	if (status === "pass") return `COMMAND_RESULT PASS${exit}${runner}`;
 	if (status === "fail") return `COMMAND_RESULT FAIL${exit}${runner}`;

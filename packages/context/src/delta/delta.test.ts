@@ -115,7 +115,7 @@ describe("sectionDelta", () => {
 					let covered = 0;
 					for (const part of delta.parts) {
 						if (part.kind === "novel") {
-							part.lines.forEach((l, i) => expect(l).toBe(after[part.start - 1 + i]));
+							for (const [i, l] of part.lines.entries()) expect(l).toBe(after[part.start - 1 + i]);
 							covered += part.lines.length;
 						} else {
 							expect(part.bytes).toBeGreaterThanOrEqual(512);

@@ -1,0 +1,406 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { openSessionArchive } from "../archive/index.js";
+import { type ContextConfig, DEFAULT_CONFIG, type ObservationInput } from "../types.js";
+import { createBroker } from "./index.js";
+
+const roots: string[] = [];
+afterAll(async () => {
+	await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+});
+
+async function tempDir(prefix: string): Promise<string> {
+	const dir = await mkdtemp(join(tmpdir(), prefix));
+	roots.push(dir);
+	return dir;
+}
+
+/** A fresh session; `reopen` gives another broker on the same session, as a separate process would. */
+async function session(config: ContextConfig = DEFAULT_CONFIG) {
+	const root = await tempDir("broker-");
+	const open = async () => {
+		const archive = await openSessionArchive({ root, sessionId: "s" });
+		return { archive, broker: await createBroker({ archive, config }) };
+	};
+	const first = await open();
+	return { root, ...first, reopen: open };
+}
+
+const input = (text: string, extra: Partial<ObservationInput> = {}): ObservationInput => ({
+	tool: "ipython",
+	text,
+	isError: false,
+	...extra,
+});
+
+/** A Python source file of about `bytes` bytes with numbered, distinct functions. */
+function pythonSource(bytes: number, tag = "v1"): string {
+	const out: string[] = [];
+	let size = 0;
+	for (let i = 0; size < bytes; i++) {
+		const fn = `def handler_${i}(request, retries=${i % 7}):\n    """Handle request kind ${i} (${tag})."""\n    return route(request, "${i.toString(36)}-${tag}", retries)\n\n`;
+		out.push(fn);
+		size += fn.length;
+	}
+	return out.join("");
+}
+
+function pytestRun(passed: number, seconds: string, wrapper = "rootdir: /tmp/project"): string {
+	const lines = [
+		"============================= test session starts ==============================",
+		"platform linux -- Python 3.11.7, pytest-9.1.1, pluggy-1.6.0",
+		wrapper,
+		`collected ${passed} items`,
+		"",
+	];
+	for (let i = 1; i <= passed; i++) {
+		lines.push(`tests/test_api.py::test_case_${i} PASSED${" ".repeat(40)}[${Math.round((100 * i) / passed)}%]`);
+	}
+	lines.push("", `============================== ${passed} passed in ${seconds}s ===============================`);
+	return `${lines.join("\n")}\n`;
+}
+
+const hints = /prime_context action=(read|search)/;
+
+describe("pass-through and archiving", () => {
+	it("passes short novel output through unchanged, still archived with an id", async () => {
+		const { broker, archive } = await session();
+		const result = await broker.observe(input("hello\nworld\n"));
+		expect(result).toMatchObject({
+			decision: "pass-through",
+			text: "hello\nworld\n",
+			archived: true,
+			bytes: 12,
+			lines: 2,
+		});
+		expect(result.id).toMatch(/^obs_\d{6,}$/);
+		expect((await archive.readBytes(result.id)).toString()).toBe("hello\nworld\n");
+	});
+
+	it("passes empty output through as it is, and archives it", async () => {
+		const { broker, archive } = await session();
+		const result = await broker.observe(input(""));
+		expect(result).toMatchObject({ decision: "pass-through", text: "", bytes: 0, lines: 0, archived: true });
+		expect((await archive.get(result.id)).bytes).toBe(0);
+	});
+
+	it("archives the complete output file when there is one, and falls back to the visible text otherwise", async () => {
+		const { broker, archive } = await session();
+		const dir = await tempDir("full-output-");
+		const full = join(dir, "out.txt");
+		const body = pythonSource(40_000);
+		await writeFile(full, body);
+		const withFile = await broker.observe(input("(capped visible text)", { fullOutputPath: full }));
+		expect(withFile.source).toBe("public-complete-output");
+		expect(withFile.bytes).toBe(Buffer.byteLength(body));
+		expect(withFile.text).toContain('source="public-complete-output"');
+		expect((await archive.readBytes(withFile.id)).toString()).toBe(body);
+
+		const missing = await broker.observe(input("visible only", { fullOutputPath: join(dir, "absent.txt") }));
+		expect(missing.source).toBe("visible-tool-result");
+		expect((await archive.readBytes(missing.id)).toString()).toBe("visible only");
+	});
+
+	it("returns the original text with archived=false and the reason when the archive cannot be written", async () => {
+		const base = await tempDir("broker-unwritable-");
+		// The storage root is a regular file, so nothing can be created below it.
+		const root = join(base, "not-a-directory");
+		await writeFile(root, "");
+		const archive = await openSessionArchive({ root, sessionId: "s" });
+		const broker = await createBroker({ archive, config: DEFAULT_CONFIG });
+		const text = pythonSource(50_000);
+		const result = await broker.observe(input(text));
+		expect(result.decision).toBe("pass-through");
+		expect(result.text).toBe(text);
+		expect(result.archived).toBe(false);
+		expect(result.archiveError).toMatch(/not archived .*writable/);
+	});
+});
+
+describe("structured capsules", () => {
+	it("turns large output into a bounded capsule with true recovery hints", async () => {
+		const { broker, archive } = await session();
+		const lines = Array.from({ length: 3000 }, (_, i) => `processing record ${i}: value=${(i * 7919) % 1000}`);
+		lines[1500] = "Traceback (most recent call last):";
+		lines[1501] = '  File "/srv/app/jobs.py", line 88, in run';
+		lines[1502] = "ValueError: record 1500 has no owner";
+		const text = `${lines.join("\n")}\n`;
+		const result = await broker.observe(input(text, { exitCode: 1 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(DEFAULT_CONFIG.capsuleMaxBytes);
+		expect(result.text).toContain(
+			`<prime_context_output id="${result.id}" tool="ipython" bytes="${text.length}" lines="3000" source="visible-tool-result">`,
+		);
+		expect(result.text).toContain("Large output archived locally. The excerpt below is incomplete.");
+		expect(result.text).toContain("1503: ValueError: record 1500 has no owner");
+		expect(result.text).toContain("COMMAND_RESULT FAIL exit 1");
+		// Read window: 20 lines before to 10 after the leading exception line.
+		expect(result.text).toContain(
+			`Read exact visible text: prime_context action=read id=${result.id} startLine=1483 endLine=1513`,
+		);
+		const query = /query="([^"]+)"/.exec(result.text)?.[1] ?? "";
+		expect(query.length).toBeGreaterThan(0);
+		expect((await archive.readBytes(result.id)).toString()).toContain(query);
+	});
+
+	it("keeps a tool error an error", async () => {
+		const { broker } = await session();
+		const result = await broker.observe(input(pythonSource(40_000), { isError: true }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain("TOOL_ERROR");
+		expect(result.text).not.toMatch(/\bPASS\b/);
+	});
+
+	it("shrinks capsules as context usage rises", async () => {
+		const alpha = (n: number) => n.toString(26).replace(/\d/g, (d) => "qrstuvwxyz"[Number(d)]);
+		const lines = Array.from(
+			{ length: 400 },
+			(_, i) => `error: module ${alpha(i)} is missing symbol ${alpha(i * 7 + 3)}`,
+		);
+		const text = `${lines.join("\n")}\n${pythonSource(30_000)}`;
+		const low = await (await session()).broker.observe(input(text, { contextUsage: 0.1 }));
+		const high = await (await session()).broker.observe(input(text, { contextUsage: 0.95 }));
+		expect(Buffer.byteLength(high.text)).toBeLessThanOrEqual(DEFAULT_CONFIG.capsuleMaxBytes / 2);
+		expect(Buffer.byteLength(high.text)).toBeLessThan(Buffer.byteLength(low.text));
+	});
+
+	it("says binary output is binary, shows no excerpt of it, and archives it byte-exact", async () => {
+		const { broker, archive } = await session();
+		const dir = await tempDir("binary-");
+		const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 151 + 7) % 256));
+		await writeFile(join(dir, "blob.bin"), bytes);
+		const result = await broker.observe(input("binary", { fullOutputPath: join(dir, "blob.bin") }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain("Binary output archived locally");
+		expect(result.text).not.toMatch(/^\d+: /m);
+		expect((await archive.readBytes(result.id)).equals(bytes)).toBe(true);
+	});
+
+	it("keeps only a bounded prefix of a single 10 MB line and says how much was left out", async () => {
+		const { broker, archive } = await session();
+		const dir = await tempDir("long-line-");
+		const path = join(dir, "line.txt");
+		await writeFile(path, `${"x".repeat(10 * 1024 * 1024)}\nError: done\n`);
+		const result = await broker.observe(input("", { fullOutputPath: path }));
+		expect(result.lines).toBe(2);
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(DEFAULT_CONFIG.capsuleMaxBytes);
+		expect(result.text).toMatch(/1: x+ \.\.\.\[\+\d+ bytes\]/);
+		expect((await archive.get(result.id)).bytes).toBe(10 * 1024 * 1024 + 13);
+	});
+
+	it("archives a verbose usage listing at once, keeping the leading usage evidence", async () => {
+		const { broker } = await session();
+		const options = Array.from(
+			{ length: 60 },
+			(_, i) => `  --option-${i} <value>      Configure aspect ${i} of the build (default: ${i})`,
+		);
+		const text = `error: unrecognized argument '--colour'\nusage: build [options] <target>\n\nOptions:\n${options.join("\n")}\n`;
+		expect(text.length).toBeGreaterThanOrEqual(4096);
+		expect(text.length).toBeLessThan(8192);
+		const result = await broker.observe(input(text, { exitCode: 2 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(1536);
+		expect(result.text).toContain("1: error: unrecognized argument '--colour'");
+		expect(result.text).toContain("2: usage: build [options] &lt;target>");
+	});
+
+	it("samples a trace-only burst without recovery hints and suggests a filtered rerun", async () => {
+		const { broker } = await session();
+		const text = `${Array.from({ length: 80 }, (_, i) => `DEBUG worker.poll: queue depth ${i % 9}, lag ${i * 3}ms`).join("\n")}\n`;
+		expect(text.length).toBeGreaterThanOrEqual(2048);
+		const result = await broker.observe(input(text, { command: "python worker.py" }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).not.toMatch(hints);
+		expect(result.text).toContain("rerun the original command (python worker.py) with its output filtered");
+	});
+
+	it("passes a small failure through when its capsule would cost more than 30% of it", async () => {
+		const config = { ...DEFAULT_CONFIG, minTextBytes: 4096 };
+		const { broker } = await session(config);
+		const lines = ["=================================== FAILURES ===================================", ""];
+		for (let i = 0; i < 16; i++) {
+			lines.push(`___________________________ test_parse_case_${i} ____________________________`);
+			lines.push(
+				`    def test_parse_case_${i}():`,
+				`>       assert parse("${i}") == ${i + 1}`,
+				`E       AssertionError: assert ${i} == ${i + 1}`,
+				"",
+			);
+			lines.push(`tests/test_parse.py:${10 + i * 4}: AssertionError`);
+		}
+		lines.push("=========================== short test summary info ============================");
+		for (let i = 0; i < 16; i++)
+			lines.push(`FAILED tests/test_parse.py::test_parse_case_${i} - AssertionError: assert ${i} == ${i + 1}`);
+		lines.push("============================== 16 failed in 0.21s ==============================");
+		const text = `${lines.join("\n")}\n`;
+		expect(text.length).toBeGreaterThan(4096);
+		expect(text.length).toBeLessThan(8192);
+		const result = await broker.observe(input(text, { tool: "bash", exitCode: 1 }));
+		expect(result.decision).toBe("pass-through");
+		expect(result.text).toBe(text);
+	});
+});
+
+describe("medium results", () => {
+	it("passes two distinct medium results through, then uses capsules of at most 1.5 KiB, across processes", async () => {
+		const s = await session();
+		const first = await s.broker.observe(input(pythonSource(12_000, "a")));
+		const second = await s.broker.observe(input(pythonSource(12_000, "b")));
+		expect([first.decision, second.decision]).toEqual(["pass-through", "pass-through"]);
+		// A second process on the same session shares the grace count.
+		const other = await s.reopen();
+		const third = await other.broker.observe(input(pythonSource(12_000, "c")));
+		expect(third.decision).toBe("structured-capsule");
+		expect(Buffer.byteLength(third.text)).toBeLessThanOrEqual(1536);
+		expect(third.text).toMatch(hints);
+	});
+});
+
+describe("deltas", () => {
+	it("turns an exact repeat from any tool into an unchanged delta naming the earlier id", async () => {
+		const { broker } = await session();
+		const text = pythonSource(30_000);
+		const first = await broker.observe(input(text, { tool: "ipython" }));
+		const again = await broker.observe(input(text, { tool: "bash" }));
+		expect(again.decision).toBe("delta-capsule");
+		expect(again.text).toContain(`identical to ${first.id} (returned by ipython)`);
+		expect(again.text).toContain(`<prime_context_output id="${again.id}" tool="bash"`);
+	});
+
+	it("finds an exact repeat of a large complete-output file by size, then by streaming", async () => {
+		const { broker } = await session();
+		const dir = await tempDir("repeat-large-");
+		const body = pythonSource(1_300_000);
+		await writeFile(join(dir, "a.txt"), body);
+		await writeFile(join(dir, "b.txt"), body);
+		const first = await broker.observe(input("", { fullOutputPath: join(dir, "a.txt") }));
+		const second = await broker.observe(input("", { fullOutputPath: join(dir, "b.txt") }));
+		expect(second.decision).toBe("delta-capsule");
+		expect(second.text).toContain(`identical to ${first.id}`);
+		const changed = `${body.slice(0, -10)}XXXXXXXXX\n`;
+		await writeFile(join(dir, "c.txt"), changed);
+		const third = await broker.observe(input("", { fullOutputPath: join(dir, "c.txt") }));
+		expect(third.text).not.toContain("UNCHANGED");
+	});
+
+	it("reports a semantically identical test outcome as unchanged even when wrapper text differs", async () => {
+		const { broker } = await session();
+		const first = await broker.observe(input(pytestRun(9, "0.12"), { tool: "bash", exitCode: 0 }));
+		const second = await broker.observe(
+			input(pytestRun(9, "0.31", "rootdir: /tmp/project, configfile: pyproject.toml"), { tool: "bash", exitCode: 0 }),
+		);
+		expect(second.decision).toBe("delta-capsule");
+		expect(second.text).toContain(`TEST_RESULT PASS 9/9 unchanged since ${first.id}`);
+	});
+
+	it("never turns a changed test count into a delta", async () => {
+		const { broker } = await session();
+		await broker.observe(input(pytestRun(300, "1.0"), { tool: "bash", exitCode: 0 }));
+		const changed = await broker.observe(input(pytestRun(301, "1.0"), { tool: "bash", exitCode: 0 }));
+		expect(changed.decision).not.toBe("delta-capsule");
+		expect(changed.text).toContain("301");
+	});
+
+	it("shows only the changed section of a changed document, with every new line", async () => {
+		const { broker } = await session();
+		const before = pythonSource(10_000);
+		const first = await broker.observe(input(before));
+		const after = before.replace(
+			'"""Handle request kind 40 (v1)."""',
+			'"""Handle request kind 40, now with retries (v1)."""\n    log(request)',
+		);
+		const result = await broker.observe(input(after));
+		expect(result.decision).toBe("delta-capsule");
+		expect(result.text).toContain(`CHANGED SECTION: compared with ${first.id}`);
+		expect(result.text).toContain('+    """Handle request kind 40, now with retries (v1)."""');
+		expect(result.text).toContain("+    log(request)");
+		expect(Buffer.byteLength(result.text)).toBeLessThan(after.length * 0.3);
+	});
+
+	it("replaces exact earlier sections of composite output with markers and keeps the novel part", async () => {
+		const { broker } = await session();
+		const doc = pythonSource(30_000);
+		const earlier = await broker.observe(input(doc));
+		const novel = ["$ python -m build", "Successfully built package-1.0.tar.gz", "warning: no license file"];
+		const composite = `${novel.join("\n")}\n${doc}`;
+		const result = await broker.observe(input(composite));
+		expect(result.decision).toBe("delta-capsule");
+		expect(result.text).toMatch(new RegExp(`unchanged: identical to ${earlier.id} lines 1-\\d+`));
+		novel.forEach((line, i) => {
+			expect(result.text).toContain(`${i + 1}: ${line}`);
+		});
+	});
+
+	it("keeps a composite output whose novel part is more than 30% as a structured capsule", async () => {
+		const { broker } = await session();
+		const doc = pythonSource(20_000, "old");
+		await broker.observe(input(doc));
+		const result = await broker.observe(input(`${pythonSource(15_000, "new")}${doc}`));
+		expect(result.decision).toBe("structured-capsule");
+	});
+});
+
+describe("determinism, state and metrics", () => {
+	const sequence = (): ObservationInput[] => [
+		input(pythonSource(30_000)),
+		input("short"),
+		input(pythonSource(12_000, "m1")),
+		input(pythonSource(30_000), { tool: "bash" }),
+		input(pytestRun(9, "0.1"), { exitCode: 0 }),
+		input(pytestRun(9, "0.2"), { exitCode: 0 }),
+		input(pythonSource(12_000, "m2")),
+		input(pythonSource(12_000, "m3")),
+	];
+
+	it("gives the same results for the same inputs in the same order", async () => {
+		const a = await session();
+		const b = await session();
+		const ra = [];
+		const rb = [];
+		for (const i of sequence()) ra.push(await a.broker.observe(i));
+		for (const i of sequence()) rb.push(await b.broker.observe(i));
+		expect(rb).toEqual(ra);
+		expect(ra.map((r) => r.decision)).toEqual([
+			"structured-capsule",
+			"pass-through",
+			"pass-through",
+			"delta-capsule",
+			"pass-through",
+			"delta-capsule",
+			"pass-through",
+			"structured-capsule",
+		]);
+	});
+
+	it("counts decisions, visible bytes saved and recovery calls, shared across processes", async () => {
+		const s = await session();
+		const big = pythonSource(30_000);
+		const capsule = await s.broker.observe(input(big));
+		await s.broker.observe(input("tiny"));
+		await s.broker.recordRecovery("read", true);
+		const other = await s.reopen();
+		await other.broker.recordRecovery("search", false);
+		const metrics = await s.broker.metrics();
+		expect(metrics.decisions).toEqual({ "pass-through": 1, "structured-capsule": 1, "delta-capsule": 0 });
+		expect(metrics.visibleBytesSaved).toBe(Buffer.byteLength(big) - Buffer.byteLength(capsule.text));
+		expect(metrics.recovery).toEqual({ calls: { read: 1, search: 1 }, withEvidence: 1, empty: 1 });
+	});
+});
+
+const FIXTURES = fileURLToPath(new URL("../../../../../shared/fixtures/outputs/", import.meta.url));
+describe.skipIf(!existsSync(FIXTURES))(`clean repetitive success (fixture 016 in ${FIXTURES})`, () => {
+	it("keeps the terminal summary and a short head in at most 768 bytes, with no Read or Search hint", async () => {
+		const text = readFileSync(join(FIXTURES, "016-mi-unittest-pass-verbose", "output.txt"), "utf8");
+		const { broker } = await session();
+		const result = await broker.observe(input(text, { tool: "bash", exitCode: 0 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(768);
+		expect(result.text).toContain("TEST_RESULT PASS");
+		expect(result.text).toMatch(/\d+: (Ran \d+ tests|OK)/);
+		expect(result.text).not.toMatch(hints);
+	});
+});
