@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
 
 /** A private temp file holding captured output; `dispose` removes it. */
 export interface CaptureFile {
@@ -30,84 +30,52 @@ export interface CommandRun {
 const FORWARDED: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 /**
- * After the command exits, its own unread output is at most what the pipes buffer (a process cannot
- * exit while blocked writing), so a short idle wait drains it; anything later comes from processes
- * it left behind and is not part of this result. The file is frozen then.
+ * Runs `argv` without a shell, stdin inherited, stdout and stderr both writing to one private file,
+ * so they interleave in arrival order with no loss (a pipe would let programs that exit abruptly drop
+ * buffered output) and no memory cost. When the command exits, the first bytes up to the size at
+ * that moment are copied to `path`: processes it left behind may keep writing to the live file, but
+ * the result is frozen. Signals sent to this process are passed to the command while it runs.
  */
-const DRAIN_IDLE_MS = 100;
-const DRAIN_MAX_MS = 1000;
-
-/**
- * Runs `argv` without a shell, stdin inherited, stdout and stderr interleaved in arrival order into
- * `path`. Signals sent to this process are passed to the command while it runs.
- */
-export function runCommand(argv: string[], path: string): Promise<CommandRun> {
-	return new Promise((resolve) => {
-		const file = createWriteStream(path, { mode: 0o600 });
-		const child = spawn(argv[0], argv.slice(1), { stdio: ["inherit", "pipe", "pipe"] });
-		const streams = [child.stdout, child.stderr];
-		let frozen = false;
-		let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-		let idle: NodeJS.Timeout | undefined;
-		let cap: NodeJS.Timeout | undefined;
-
+export async function runCommand(argv: string[], path: string): Promise<CommandRun> {
+	const live = `${path}.live`;
+	const handle = await open(live, "w", 0o600);
+	const run = await new Promise<CommandRun & { size: number }>((resolve) => {
+		const child = spawn(argv[0], argv.slice(1), { stdio: ["inherit", handle.fd, handle.fd] });
 		const forward = (signal: NodeJS.Signals) => {
 			if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 		};
 		for (const signal of FORWARDED) process.on(signal, forward);
-
-		const finish = (result: CommandRun) => {
-			if (frozen) return;
-			frozen = true;
-			clearTimeout(idle);
-			clearTimeout(cap);
+		const done = (result: CommandRun) => {
 			for (const signal of FORWARDED) process.off(signal, forward);
-			for (const stream of streams) stream.destroy();
-			closeFile(file).then(() => resolve(result));
+			handle.stat().then(
+				(info) => resolve({ ...result, size: info.size }),
+				() => resolve({ ...result, size: 0 }),
+			);
 		};
-		const settle = () => {
-			if (!exited) return;
-			const { code, signal } = exited;
-			const signalNumber = signal ? (constants.signals[signal] ?? 0) : 0;
-			finish({ exitCode: code, signal, status: code ?? 128 + signalNumber });
-		};
-
-		for (const stream of streams) {
-			stream.on("data", (chunk: Buffer) => {
-				if (frozen) return;
-				if (exited) {
-					clearTimeout(idle);
-					idle = setTimeout(settle, DRAIN_IDLE_MS);
-				}
-				if (!file.write(chunk)) {
-					for (const s of streams) s.pause();
-					file.once("drain", () => {
-						for (const s of streams) s.resume();
-					});
-				}
-			});
-		}
 		child.on("error", (error: NodeJS.ErrnoException) => {
-			finish({ exitCode: null, signal: null, status: 127, startError: error });
+			done({ exitCode: null, signal: null, status: 127, startError: error });
 		});
 		child.on("exit", (code, signal) => {
-			exited = { code, signal };
-			idle = setTimeout(settle, DRAIN_IDLE_MS);
-			cap = setTimeout(settle, DRAIN_MAX_MS);
-		});
-		child.on("close", () => {
-			exited ??= { code: child.exitCode, signal: child.signalCode };
-			settle();
+			const signalNumber = signal ? (constants.signals[signal] ?? 0) : 0;
+			done({ exitCode: code, signal, status: code ?? 128 + signalNumber });
 		});
 	});
+	await handle.close();
+	const { size, ...result } = run;
+	await copyPrefix(live, path, size);
+	await rm(live, { force: true });
+	return result;
 }
 
-function closeFile(file: WriteStream): Promise<void> {
-	return new Promise((resolve) => {
-		if (file.closed) return resolve();
-		file.end(() => resolve());
-		file.once("error", () => resolve());
-	});
+/** Copies the first `bytes` bytes of `from` into a new private file `to`. */
+async function copyPrefix(from: string, to: string, bytes: number): Promise<void> {
+	const target = createWriteStream(to, { mode: 0o600 });
+	if (bytes === 0) {
+		target.end();
+		await finished(target);
+		return;
+	}
+	await pipeline(createReadStream(from, { start: 0, end: bytes - 1 }), target);
 }
 
 /** Copies a stream (stdin) into `path`. */

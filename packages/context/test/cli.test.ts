@@ -1,0 +1,288 @@
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openSessionArchive } from "../src/archive/index.js";
+import { type CliOptions, requireBuild, runCli } from "./cli-process.js";
+
+let base: string;
+let home: string;
+let work: string;
+let options: CliOptions;
+
+beforeAll(() => requireBuild());
+beforeEach(async () => {
+	base = await mkdtemp(join(tmpdir(), "pc-cli-"));
+	home = join(base, "home");
+	work = join(base, "work");
+	await import("node:fs/promises").then((fs) => fs.mkdir(work, { recursive: true }));
+	options = {
+		cwd: work,
+		env: { PATH: process.env.PATH, HOME: base, PRIME_CONTEXT_HOME: home, PRIME_AGENT_DIR: join(base, "agent") },
+	};
+});
+afterEach(async () => {
+	await rm(base, { recursive: true, force: true });
+});
+
+const cli = (...args: string[]) => runCli(args, options);
+const node = (code: string) => ["run", "--", process.execPath, "-e", code];
+
+/** The archive the CLI wrote for the `--session NAME` session. */
+const sessionArchive = (sessionId: string) => openSessionArchive({ root: home, sessionId });
+
+describe("prime-context run", () => {
+	it("prints short output unchanged and exits with the command's status", async () => {
+		const result = await cli(
+			"--session",
+			"t",
+			...node("process.stdout.write('out\\n'); process.stderr.write('err\\n'); process.exit(3)"),
+		);
+		expect(result.status).toBe(3);
+		expect(result.stdout.toString()).toMatch(/^(out\nerr\n|err\nout\n)$/);
+		const [record] = await (await sessionArchive("t")).list();
+		expect(record).toMatchObject({ tool: "run", exitCode: 3, isError: true, bytes: 8, lines: 2 });
+		expect(record.command).toContain("process.exit(3)");
+	});
+
+	it("archives large output exactly and prints a capsule with recovery hints", async () => {
+		const code =
+			"for (let i = 1; i <= 20000; i++) console.log('row ' + i); console.error('AssertionError: expected 1 to be 2'); process.exit(1)";
+		const result = await cli("--session", "t", ...node(code));
+		expect(result.status).toBe(1);
+		const text = result.stdout.toString();
+		expect(text).toMatch(/^<prime_context_output id="obs_000001" tool="run"/);
+		expect(text).toContain("AssertionError");
+		expect(Buffer.byteLength(text)).toBeLessThan(8192);
+		const archive = await sessionArchive("t");
+		const bytes = await archive.readBytes("obs_000001");
+		expect(bytes.toString()).toBe(
+			`${Array.from({ length: 20000 }, (_, i) => `row ${i + 1}`).join("\n")}\nAssertionError: expected 1 to be 2\n`,
+		);
+
+		const read = await cli("--session", "t", "read", "obs_000001", "19999:20001");
+		expect(read.stdout.toString()).toContain(
+			"19999: row 19999\n20000: row 20000\n20001: AssertionError: expected 1 to be 2",
+		);
+		const search = await cli("--session", "t", "search", "all", "assertionerror", "--context", "0");
+		expect(search.stdout.toString()).toContain("20001: AssertionError: expected 1 to be 2");
+		expect(search.status).toBe(0);
+	});
+
+	it("archives empty output and prints nothing", async () => {
+		const result = await cli("--session", "t", "run", "--", "true");
+		expect(result).toMatchObject({ status: 0, stderr: "" });
+		expect(result.stdout.length).toBe(0);
+		expect((await (await sessionArchive("t")).list())[0]).toMatchObject({ bytes: 0, lines: 0 });
+	});
+
+	it("keeps binary output byte-exact and says the capsule is binary", async () => {
+		const code =
+			"const b = Buffer.alloc(40000); for (let i = 0; i < b.length; i++) b[i] = (i * 7919) % 256; process.stdout.write(b)";
+		const result = await cli("--session", "t", ...node(code));
+		expect(result.stdout.toString()).toMatch(/binary/i);
+		const expected = Buffer.alloc(40000);
+		for (let i = 0; i < expected.length; i++) expected[i] = (i * 7919) % 256;
+		const archive = await sessionArchive("t");
+		expect((await archive.readBytes("obs_000001")).equals(expected)).toBe(true);
+		expect((await archive.get("obs_000001")).binary).toBe(true);
+	});
+
+	it("reports a command that cannot start and exits 127", async () => {
+		const result = await cli("run", "--", "no-such-command-xyz", "arg");
+		expect(result.status).toBe(127);
+		expect(result.stderr).toMatch(/cannot start "no-such-command-xyz".*check the name and your PATH/);
+	});
+
+	it("passes signals to the command and archives what it printed", async () => {
+		const ready = join(base, "ready");
+		const code = `process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(9) }); console.log('working'); require('fs').writeFileSync(${JSON.stringify(ready)}, ''); setInterval(() => {}, 1000)`;
+		let pid = 0;
+		const running = runCli(["--session", "t", ...node(code)], { ...options, onSpawn: (p) => (pid = p) });
+		for (let i = 0; i < 200 && !existsSync(ready); i++) await new Promise((r) => setTimeout(r, 50));
+		expect(existsSync(ready)).toBe(true);
+		process.kill(pid, "SIGTERM");
+		const result = await running;
+		expect(result.status).toBe(9);
+		expect(result.stdout.toString()).toBe("working\ngot SIGTERM\n");
+	});
+
+	it("freezes the output when the command exits, ignoring processes it left behind", async () => {
+		const result = await cli("--session", "t", "run", "--", "sh", "-c", "echo main; (sleep 0.5; echo late) & exit 0");
+		expect(result.stdout.toString()).toBe("main\n");
+		await new Promise((r) => setTimeout(r, 800));
+		expect((await (await sessionArchive("t")).readBytes("obs_000001")).toString()).toBe("main\n");
+	});
+
+	it("keeps every byte of a command that exits right after writing a lot", async () => {
+		const code = "process.stdout.write('a'.repeat(300000) + '\\n'); process.stderr.write('tail\\n'); process.exit(0)";
+		await cli("--session", "t", ...node(code));
+		const record = (await (await sessionArchive("t")).list())[0];
+		expect(record).toMatchObject({ bytes: 300006, lines: 2 });
+	});
+
+	it("still prints the original output when the archive cannot be written", async () => {
+		const blocker = join(base, "not-a-dir");
+		await writeFile(blocker, "a file where the archive root should be");
+		const code = "for (let i = 1; i <= 5000; i++) console.log('line ' + i + ' ' + 'x'.repeat(20)); process.exit(4)";
+		const result = await runCli(["--session", "t", ...node(code)], {
+			...options,
+			env: { ...options.env, PRIME_CONTEXT_HOME: blocker },
+		});
+		expect(result.status).toBe(4);
+		expect(result.stdout.toString()).toBe(
+			`${Array.from({ length: 5000 }, (_, i) => `line ${i + 1} ${"x".repeat(20)}`).join("\n")}\n`,
+		);
+		expect(result.stderr).toMatch(/not archived/);
+	});
+
+	it("still prints the original output when the session directory is read-only", async () => {
+		await cli("--session", "t", "run", "--", "true");
+		const archive = await sessionArchive("t");
+		await chmod(archive.dir, 0o500);
+		try {
+			const probe = join(archive.dir, "probe");
+			const writable = await writeFile(probe, "").then(
+				() => true,
+				() => false,
+			);
+			if (writable) await rm(probe); // running as root: permissions do not stop writes
+			const code = "console.log('y'.repeat(30000))";
+			const result = await cli("--session", "t", ...node(code));
+			expect(result.status).toBe(0);
+			if (!writable) expect(result.stdout.toString()).toBe(`${"y".repeat(30000)}\n`);
+			else expect(result.stdout.toString()).toMatch(/^<prime_context_output|^y+\n$/);
+		} finally {
+			await chmod(archive.dir, 0o700);
+		}
+	});
+});
+
+describe("prime-context capsule", () => {
+	it("observes stdin", async () => {
+		const result = await runCli(["--session", "t", "capsule"], { ...options, input: "piped text\n" });
+		expect(result.status).toBe(0);
+		expect(result.stdout.toString()).toBe("piped text\n");
+		expect((await (await sessionArchive("t")).list())[0]).toMatchObject({ tool: "capsule", bytes: 11 });
+	});
+
+	it("observes a file and archives it exactly, even with invalid UTF-8 and no final newline", async () => {
+		const file = join(base, "log.txt");
+		const content = Buffer.concat([Buffer.from("caf\xc3\xa9\r\nbad "), Buffer.from([0xc3, 0x28]), Buffer.from(" end")]);
+		await writeFile(file, content);
+		const result = await cli("--session", "t", "capsule", file);
+		expect(result.status).toBe(0);
+		const archive = await sessionArchive("t");
+		expect((await archive.readBytes("obs_000001")).equals(content)).toBe(true);
+		expect((await archive.get("obs_000001")).binary).toBe(true);
+	});
+
+	it("handles a single 10 MB line", async () => {
+		const file = join(base, "giant.txt");
+		await writeFile(file, `head\n${"L".repeat(10 * 1024 * 1024)}\ntail\n`);
+		const result = await cli("--session", "t", "capsule", file);
+		expect(result.status).toBe(0);
+		expect(result.stdout.length).toBeLessThan(16 * 1024);
+		const read = await cli("--session", "t", "read", "obs_000001", "3:3");
+		expect(read.stdout.toString()).toContain("3: tail");
+	});
+
+	it("rejects a missing file, saying what to give instead", async () => {
+		const result = await cli("capsule", join(base, "missing.log"));
+		expect(result.status).toBe(2);
+		expect(result.stderr).toMatch(/cannot read .*missing\.log.*give a readable file, or - for stdin/);
+	});
+});
+
+describe("reading the archive from the command line", () => {
+	it("lists newest first and honours a limit", async () => {
+		for (const word of ["one", "two", "three"]) await cli("--session", "t", "run", "--", "echo", word);
+		const result = await cli("--session", "t", "list", "2");
+		const ids = result.stdout.toString().match(/^obs_\d+/gm);
+		expect(ids).toEqual(["obs_000003", "obs_000002"]);
+	});
+
+	it("rejects path-like and unknown ids, naming them", async () => {
+		await cli("--session", "t", "run", "--", "echo", "x");
+		const traversal = await cli("--session", "t", "read", "../../x");
+		expect(traversal.status).toBe(1);
+		expect(traversal.stderr).toMatch(/invalid observation id "\.\.\/\.\.\/x".*prime-context list/);
+		const unknown = await cli("--session", "t", "read", "obs_000099");
+		expect(unknown.status).toBe(1);
+		expect(unknown.stderr).toMatch(/unknown observation id obs_000099/);
+	});
+
+	it("names the observation when its compressed output is corrupted or missing", async () => {
+		await cli("--session", "t", ...node("for (let i = 0; i < 9000; i++) console.log('data line ' + i)"));
+		const archive = await sessionArchive("t");
+		const path = join(archive.dir, "obs_000001", "output.gz");
+		const bytes = await readFile(path);
+		bytes[Math.floor(bytes.length / 2)] ^= 0x55;
+		await writeFile(path, bytes);
+		const corrupted = await cli("--session", "t", "read", "obs_000001", "8000:8001");
+		expect(corrupted.status).toBe(1);
+		expect(corrupted.stderr).toMatch(/obs_000001.*damaged/);
+		await rm(path);
+		const missing = await cli("--session", "t", "search", "obs_000001", "data");
+		expect(missing.stderr).toMatch(/obs_000001.*missing/);
+	});
+
+	it("keeps one session per working directory unless --session is given", async () => {
+		await cli("run", "--", "echo", "here");
+		const list = await cli("list");
+		expect(list.stdout.toString()).toMatch(/^Observations in session work-[0-9a-f]{12}/);
+		const other = await cli("--session", "elsewhere", "list");
+		expect(other.stdout.toString()).toMatch(/No archived observations in session elsewhere/);
+	});
+
+	it("reports status, doctor findings and cleans up only this session", async () => {
+		await cli("--session", "keep", "run", "--", "echo", "kept");
+		await cli("--session", "t", "run", "--", "echo", "dropped");
+		const status = await cli("--session", "t", "status");
+		expect(status.stdout.toString()).toMatch(/session: t .*\n.*mode: on\narchive: 1 observation/);
+		expect(status.stdout.toString()).toContain("broker decisions: pass-through 1");
+
+		await import("node:fs/promises").then((fs) => fs.mkdir(join(base, "agent"), { recursive: true }));
+		await writeFile(join(base, "agent", "prime-context.json"), JSON.stringify({ capsuleMaxBytes: 100 }));
+		const doctor = await cli("--session", "t", "doctor");
+		expect(doctor.status).toBe(1);
+		expect(doctor.stdout.toString()).toContain(
+			`${join(base, "agent", "prime-context.json")}: capsuleMaxBytes = 100: must be an integer of at least 512`,
+		);
+		expect(doctor.stdout.toString()).toMatch(/storage root: .* \(writable\)/);
+
+		const cleanup = await cli("--session", "t", "cleanup");
+		expect(cleanup.stdout.toString()).toMatch(/Removed session t: 1 observation, \d+ bytes/);
+		expect((await cli("--session", "t", "list")).stdout.toString()).toMatch(/No archived observations/);
+		expect((await cli("--session", "keep", "list")).stdout.toString()).toContain("obs_000001");
+	});
+});
+
+describe("command-line usage", () => {
+	it("explains unknown commands, options and bad session names", async () => {
+		const command = await cli("frobnicate");
+		expect(command.status).toBe(2);
+		expect(command.stderr).toMatch(
+			/unknown command "frobnicate"; commands: run, capsule, .* See `prime-context --help`/,
+		);
+		const flag = await cli("list", "--fast");
+		expect(flag.status).toBe(2);
+		expect(flag.stderr).toMatch(/unknown option --fast for list; see `prime-context list --help`/);
+		const session = await cli("--session", "../evil", "list");
+		expect(session.status).toBe(2);
+		expect(session.stderr).toMatch(/invalid session id/);
+		const run = await cli("run");
+		expect(run.stderr).toMatch(/run needs a command: prime-context run -- <command>/);
+	});
+
+	it("has --help for every command", async () => {
+		for (const command of ["run", "capsule", "list", "read", "search", "status", "doctor", "cleanup"]) {
+			const result = await cli(command, "--help");
+			expect(result.status).toBe(0);
+			expect(result.stdout.toString()).toContain(`Usage: prime-context ${command}`);
+		}
+		const general = await cli("--help");
+		expect(general.stdout.toString()).toContain("Commands:");
+	});
+});
