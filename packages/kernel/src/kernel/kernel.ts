@@ -259,7 +259,9 @@ export class Kernel {
 	/** Setup problems (no interpreter, no ipykernel) become KernelSetupError with the fix. */
 	private explainStartFailure(error: unknown): unknown {
 		if (!(error instanceof KernelStartError)) return error;
-		if (/No module named '?(ipykernel|IPython|prime_kernel|zmq)|ENOENT|not found|code 127/.test(error.message)) {
+		if (
+			/No module named '?(ipykernel|IPython|prime_kernel|zmq)|Cannot run the kernel interpreter/.test(error.message)
+		) {
 			return new KernelSetupError(`Cannot start the kernel with ${this.python}: ${error.message}\n${SETUP_HINT}`);
 		}
 		return error;

@@ -245,6 +245,10 @@ export class RunningKernel {
 
 	private throwIfExited(when: string): void {
 		if (!this.exit) return;
+		const spawnError = this.proc.spawnError;
+		if (spawnError) {
+			throw new KernelStartError(`Cannot run the kernel interpreter (${spawnError.code ?? spawnError.message}).`);
+		}
 		const tail = this.stderrTail().trim();
 		throw new KernelStartError(
 			`The kernel process ${describeExit(this.exit)} ${when}.${tail ? `\nIts last output:\n${tail}` : ""}`,

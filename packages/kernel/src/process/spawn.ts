@@ -17,6 +17,8 @@ export interface KernelProcess {
 	child: ChildProcess;
 	/** Last bytes the process wrote to its stderr outside any cell (import errors, crashes). */
 	stderrTail(): string;
+	/** Set when the interpreter could not be run at all (missing, not executable). */
+	spawnError?: NodeJS.ErrnoException;
 	/** Resolves when the process has exited. */
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -53,11 +55,18 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	};
 	child.stdout?.on("data", keep);
 	child.stderr?.on("data", keep);
-	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-		child.once("exit", (code, signal) => resolve({ code, signal }));
-		child.once("error", () => resolve({ code: null, signal: null }));
-	});
-	return { child, stderrTail: () => tail, exited };
+	const kernelProcess: KernelProcess = {
+		child,
+		stderrTail: () => tail,
+		exited: new Promise((resolve) => {
+			child.once("exit", (code, signal) => resolve({ code, signal }));
+			child.once("error", (error: NodeJS.ErrnoException) => {
+				kernelProcess.spawnError = error;
+				resolve({ code: null, signal: null });
+			});
+		}),
+	};
+	return kernelProcess;
 }
 
 /** Sends `signal` to the kernel's whole process group (falls back to the process alone). */

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Kernel } from "../src/index.js";
+
+let kernel: Kernel;
+
+beforeAll(async () => {
+	kernel = await Kernel.start({ startupCode: "from prime_kernel import host_request" });
+	kernel.onHostRequest("echo", (payload) => ({ echoed: payload }));
+	kernel.onHostRequest("double", async (payload) => {
+		await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+		return { value: (payload.n as number) * 2 };
+	});
+	kernel.onHostRequest("explode", () => {
+		throw new Error("handler blew up on purpose");
+	});
+});
+
+afterAll(async () => {
+	await kernel?.shutdown();
+});
+
+describe("host requests", () => {
+	it("answers a request awaited by a cell", async () => {
+		const result = await kernel.execute("reply = await host_request('echo', {'path': 'a.txt', 'n': 3})\nreply");
+		expect(result.status).toBe("ok");
+		expect(result.result).toBe("{'echoed': {'path': 'a.txt', 'n': 3}, 'status': 'ok'}");
+	});
+
+	it("routes by the type argument even when the payload carries its own type key", async () => {
+		const result = await kernel.execute("(await host_request('echo', {'type': 'explode', 'x': 1}))['echoed']");
+		expect(result.result).toBe("{'x': 1}");
+	});
+
+	it("answers 20 concurrent requests made from one cell", async () => {
+		const result = await kernel.execute(
+			"import asyncio\nreplies = await asyncio.gather(*(host_request('double', {'n': i}) for i in range(20)))\n[r['value'] for r in replies]",
+		);
+		expect(result.result).toBe(`[${Array.from({ length: 20 }, (_, i) => i * 2).join(", ")}]`);
+	});
+
+	it("answers a request from a task that outlived the cell that started it", async () => {
+		let requested!: () => void;
+		const seen = new Promise<void>((resolve) => {
+			requested = resolve;
+		});
+		const unregister = kernel.onHostRequest("late", (payload) => {
+			requested();
+			return { ok: payload.step };
+		});
+		try {
+			const first = await kernel.execute(
+				"import asyncio\nasync def later():\n    await asyncio.sleep(0.3)\n    return await host_request('late', {'step': 2})\ntask = asyncio.ensure_future(later())\n'started'",
+			);
+			expect(first.result).toBe("'started'");
+			await seen;
+			const second = await kernel.execute("await task");
+			expect(second.result).toBe("{'ok': 2, 'status': 'ok'}");
+		} finally {
+			unregister();
+		}
+	});
+
+	it("sends an error reply when the handler throws", async () => {
+		const result = await kernel.execute("await host_request('explode', {})");
+		expect(result.result).toBe("{'status': 'error', 'error': 'handler blew up on purpose'}");
+	});
+
+	it("sends an error reply naming the known types for an unknown type", async () => {
+		const result = await kernel.execute(
+			"r = await host_request('no.such.type', {})\nprint(r['status'])\nprint(r['error'])",
+		);
+		expect(result.stdout).toBe(
+			'error\nno host handler for request type "no.such.type" (known types: double, echo, explode)\n',
+		);
+	});
+
+	it("stops answering a type once its handler is unregistered", async () => {
+		const unregister = kernel.onHostRequest("temporary", () => ({ here: true }));
+		expect((await kernel.execute("(await host_request('temporary'))['status']")).result).toBe("'ok'");
+		unregister();
+		expect((await kernel.execute("(await host_request('temporary'))['status']")).result).toBe("'error'");
+	});
+});

@@ -1,0 +1,129 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { Kernel, KernelNotRunningError } from "../src/index.js";
+import { processGone, waitUntilGone } from "./process-gone.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const started: Kernel[] = [];
+
+async function startKernel(options: Parameters<typeof Kernel.start>[0] = {}): Promise<Kernel> {
+	const kernel = await Kernel.start(options);
+	started.push(kernel);
+	return kernel;
+}
+
+afterEach(async () => {
+	await Promise.all(started.splice(0).map((kernel) => kernel.shutdown()));
+});
+
+describe("kernel process", () => {
+	it("connects through a connection file only the user can read, on loopback", async () => {
+		const kernel = await startKernel();
+		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
+		const file = args[args.indexOf("-f") + 1];
+		expect(statSync(file).mode & 0o777).toBe(0o600);
+		expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+		const info = JSON.parse(readFileSync(file, "utf8"));
+		expect(info.ip).toBe("127.0.0.1");
+		expect(info.key).toMatch(/^[0-9a-f]{64}$/);
+		expect(info.shell_port).toBeGreaterThan(0);
+	});
+
+	it("fails a cell whose kernel exits mid-cell, refuses further cells, and works again after restart", async () => {
+		const kernel = await startKernel({ startupCode: "booted = 'yes'" });
+		const deaths: Array<{ code: number | null }> = [];
+		kernel.on("died", (info) => deaths.push(info));
+		await kernel.execute("doomed = 1");
+		const result = await kernel.execute("import os\nprint('before', flush=True)\nos._exit(1)");
+		expect(result.status).toBe("died");
+		expect(result.error?.evalue).toContain("exited with code 1");
+		expect(result.error?.evalue).toContain("variable");
+		expect(result.error?.evalue).toContain("restart()");
+		expect(kernel.alive).toBe(false);
+		expect(deaths).toEqual([{ code: 1, signal: null }]);
+		await expect(kernel.execute("1")).rejects.toThrow(KernelNotRunningError);
+		await expect(kernel.execute("1")).rejects.toThrow(/restart\(\)/);
+
+		await kernel.restart();
+		expect(kernel.alive).toBe(true);
+		expect((await kernel.execute("booted")).result).toBe("'yes'");
+		const gone = await kernel.execute("doomed");
+		expect(gone.error?.ename).toBe("NameError");
+	});
+
+	it("reports a segfault mid-cell with the signal that killed the kernel", async () => {
+		const kernel = await startKernel();
+		const result = await kernel.execute("import ctypes\nctypes.string_at(0)");
+		expect(result.status).toBe("died");
+		expect(result.error?.evalue).toContain("SIGSEGV");
+		await kernel.restart();
+		expect((await kernel.execute("1 + 1")).result).toBe("2");
+	});
+
+	it("reports a cell that stays busy after an interrupt, and recovers with kill and restart", async () => {
+		const kernel = await startKernel({ stillBusyAfterMs: 1_000 });
+		const cell = kernel.execute("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)");
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		const interrupted = await kernel.interrupt();
+		expect(interrupted.stillBusy).toBe(true);
+		const result = await cell;
+		expect(result.status).toBe("aborted");
+		expect(result.stillBusyAfterInterrupt).toBe(true);
+		const pid = kernel.pid as number;
+		kernel.kill();
+		await waitUntilGone(pid, 10_000);
+		await kernel.restart();
+		expect((await kernel.execute("'back'")).result).toBe("'back'");
+	});
+
+	it("shuts down politely and leaves no process behind", async () => {
+		const kernel = await Kernel.start();
+		const pid = kernel.pid as number;
+		await kernel.shutdown();
+		expect(kernel.alive).toBe(false);
+		expect(processGone(pid)).toBe(true);
+		await expect(kernel.execute("1")).rejects.toThrow(KernelNotRunningError);
+	});
+});
+
+describe("a kernel never outlives its host", () => {
+	const hostScript = join(here, "host-process.mjs");
+
+	function startHost(): Promise<{ hostPid: number; kernelPid: number; exited: Promise<NodeJS.Signals | null> }> {
+		if (!existsSync(join(here, "..", "dist", "index.js"))) {
+			throw new Error("the host script runs the built package: build first with `npx tsc -b packages/kernel`");
+		}
+		const child = spawn(process.execPath, [hostScript], { stdio: ["ignore", "pipe", "inherit"] });
+		const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+			child.once("exit", (_code, signal) => resolve(signal)),
+		);
+		return new Promise((resolve, reject) => {
+			let out = "";
+			child.stdout.on("data", (chunk: Buffer) => {
+				out += chunk.toString();
+				const line = out.split("\n")[0];
+				if (out.includes("\n"))
+					resolve({ hostPid: child.pid as number, kernelPid: JSON.parse(line).kernelPid, exited });
+			});
+			child.once("exit", (code) => reject(new Error(`host exited early with code ${code}`)));
+		});
+	}
+
+	it("exits within 10 s after its host is killed with SIGKILL", async () => {
+		const host = await startHost();
+		expect(processGone(host.kernelPid)).toBe(false);
+		process.kill(host.hostPid, "SIGKILL");
+		await host.exited;
+		await waitUntilGone(host.kernelPid, 10_000);
+	});
+
+	it("is killed when its host gets SIGTERM, and the host still dies of SIGTERM", async () => {
+		const host = await startHost();
+		process.kill(host.hostPid, "SIGTERM");
+		expect(await host.exited).toBe("SIGTERM");
+		await waitUntilGone(host.kernelPid, 2_000);
+	});
+});
