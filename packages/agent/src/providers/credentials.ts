@@ -1,6 +1,7 @@
-import { findEnvKeys, getEnvApiKey } from "@mariozechner/pi-ai";
+import { getEnvApiKey } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
 import { readJsonFile } from "../home/index.js";
+import { keyVariableFor, PROVIDER_KEY_VARIABLES } from "./env-keys.js";
 import type { CustomProviderConfig } from "./models-file.js";
 
 /**
@@ -74,8 +75,8 @@ export function requireCredential(
 			ExitCode.missingCredentials,
 		);
 	}
-	const vars = findEnvKeys(provider) ?? [];
-	const viaEnv = vars.length > 0 ? `export ${vars[vars.length - 1]}=<key>, or ` : "";
+	const variable = keyVariableFor(provider);
+	const viaEnv = variable ? `export ${variable}=<key>, or ` : "";
 	throw new UserError(
 		`No API key for provider "${provider}".`,
 		`${viaEnv}add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
@@ -84,7 +85,7 @@ export function requireCredential(
 }
 
 function envKey(provider: string, env: NodeJS.ProcessEnv): CredentialSource | undefined {
-	for (const name of findEnvKeys(provider) ?? []) {
+	for (const name of PROVIDER_KEY_VARIABLES[provider] ?? []) {
 		if (env[name]) return { key: env[name] as string, source: `$${name}` };
 	}
 	// Ambient credentials (AWS profiles, Google ADC) are only visible through pi-ai itself.

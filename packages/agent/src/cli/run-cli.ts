@@ -1,0 +1,152 @@
+import { readFileSync } from "node:fs";
+import { setupKernelEnvironment } from "prime-agent-kernel";
+import { formatChecks, runChecks } from "../doctor/index.js";
+import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
+import { runChatMode, runJsonMode, runPrintMode } from "../modes/index.js";
+import { listSessions } from "../session/index.js";
+import { type StartedSession, startSession } from "../startup/index.js";
+import { type CliArgs, parseArgs } from "./args.js";
+import { HELP } from "./help.js";
+
+export interface CliIo {
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	stdin: NodeJS.ReadableStream;
+	stdout: NodeJS.WritableStream;
+	stderr: NodeJS.WritableStream;
+}
+
+/** Run the command line; returns the exit code. User errors are printed as what happened + what to do. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+	try {
+		const args = parseArgs(argv);
+		switch (args.command) {
+			case "help":
+				io.stdout.write(HELP);
+				return ExitCode.ok;
+			case "version":
+				io.stdout.write(`${packageVersion()}\n`);
+				return ExitCode.ok;
+			case "setup":
+				return await runSetup(io);
+			case "doctor":
+				return await runDoctor(io);
+			case "sessions":
+				return runSessionsCommand(args, io);
+			case "run":
+				return await runAgent(args, io);
+		}
+	} catch (error) {
+		return reportError(error, io, argv.includes("json"));
+	}
+}
+
+async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
+	if (args.mode === "json" && args.print === undefined) {
+		throw new UserError("--mode json needs a prompt.", 'Pass it with -p: prime-agent --mode json -p "your request".');
+	}
+	const prompt = args.print === "-" ? await readAll(io.stdin) : args.print;
+	if (prompt !== undefined && prompt.trim() === "") {
+		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
+	}
+	const started: StartedSession = await startSession({
+		cwd: io.cwd,
+		env: io.env,
+		model: args.model,
+		continueLatest: args.continueLatest,
+		resume: args.resume,
+		tools: args.tools,
+		thinkingLevel: args.thinkingLevel,
+	});
+	try {
+		if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
+		if (args.mode === "json") return await runJsonMode(started, prompt, io.stdout);
+		return await runPrintMode(started, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
+	} finally {
+		await started.dispose();
+	}
+}
+
+async function runSetup(io: CliIo): Promise<ExitCodeValue> {
+	const root = agentDir(io.env);
+	ensurePrivateDir(root);
+	try {
+		const result = await setupKernelEnvironment({ agentDir: root, log: (line) => io.stderr.write(`${line}\n`) });
+		io.stdout.write(
+			`${result.created ? "Created" : "Checked"} the kernel environment: ${result.python}\nNext: \`prime-agent doctor\`.\n`,
+		);
+		return ExitCode.ok;
+	} catch (error) {
+		throw new UserError(
+			`Setting up the kernel environment failed: ${(error as Error).message}`,
+			"Make sure Python 3.10+ with the venv module is installed, then run `prime-agent setup` again.",
+			ExitCode.kernel,
+		);
+	}
+}
+
+async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
+	const results = await runChecks(agentPaths(agentDir(io.env)), io.env);
+	io.stdout.write(`${formatChecks(results)}\n`);
+	const failed = results.filter((result) => result.status === "fail").length;
+	io.stdout.write(failed === 0 ? "All checks passed.\n" : `${failed} problem${failed > 1 ? "s" : ""} to fix.\n`);
+	return failed === 0 ? ExitCode.ok : ExitCode.usage;
+}
+
+function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
+	const paths = agentPaths(agentDir(io.env));
+	const sessions = listSessions(paths.sessions).filter((info) => args.all || info.cwd === io.cwd);
+	if (args.json) {
+		io.stdout.write(`${JSON.stringify(sessions, null, 2)}\n`);
+		return ExitCode.ok;
+	}
+	if (sessions.length === 0) {
+		io.stdout.write(
+			args.all
+				? "No sessions yet.\n"
+				: "No sessions in this directory (`prime-agent sessions --all` lists every one).\n",
+		);
+		return ExitCode.ok;
+	}
+	for (const info of sessions) {
+		const when = info.modified.toISOString().replace("T", " ").slice(0, 16);
+		const where = args.all ? `  ${info.cwd}` : "";
+		io.stdout.write(
+			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}  ${info.firstMessage}\n`,
+		);
+	}
+	io.stdout.write("Resume one with `prime-agent --resume <id>` (a unique prefix is enough).\n");
+	return ExitCode.ok;
+}
+
+function reportError(error: unknown, io: CliIo, json: boolean): ExitCodeValue {
+	if (error instanceof UserError) {
+		if (json)
+			io.stdout.write(
+				`${JSON.stringify({ type: "error", message: error.message, hint: error.hint, exitCode: error.exitCode })}\n`,
+			);
+		io.stderr.write(`Error: ${error.message}\n${error.hint}\n`);
+		return error.exitCode;
+	}
+	const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+	io.stderr.write(`Unexpected error: ${message}\nPlease report this with the command you ran.\n`);
+	return ExitCode.modelError;
+}
+
+function packageVersion(): string {
+	const file = new URL("../../package.json", import.meta.url);
+	return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
+/** Stdin when it is a terminal (Ctrl-C is then read as a key), else nothing. */
+function terminalInput(stdin: NodeJS.ReadableStream): NodeJS.ReadStream | undefined {
+	const stream = stdin as NodeJS.ReadStream;
+	return stream.isTTY ? stream : undefined;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+	return Buffer.concat(chunks).toString("utf8");
+}

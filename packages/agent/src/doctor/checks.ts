@@ -1,0 +1,176 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveKernelPython } from "prime-agent-kernel";
+import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
+import {
+	chooseDefaultModel,
+	DEFAULT_MODELS,
+	findCredential,
+	loadAuthFile,
+	loadModelsFile,
+	ModelRegistry,
+} from "../providers/index.js";
+import { SessionKernel } from "../tools/index.js";
+
+export interface CheckResult {
+	name: string;
+	status: "ok" | "warn" | "fail";
+	detail: string;
+	/** What to do about a warning or failure. */
+	fix?: string;
+}
+
+const ok = (name: string, detail: string): CheckResult => ({ name, status: "ok", detail });
+const warn = (name: string, detail: string, fix: string): CheckResult => ({ name, status: "warn", detail, fix });
+const fail = (name: string, detail: string, fix: string): CheckResult => ({ name, status: "fail", detail, fix });
+
+/** Every check `prime-agent doctor` runs, in order. Checks never throw. */
+export async function runChecks(paths: AgentPaths, env: NodeJS.ProcessEnv = process.env): Promise<CheckResult[]> {
+	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
+	results.push(...checkProviders(paths, env));
+	const python = checkPython(env);
+	results.push(python);
+	if (python.status === "ok") results.push(await checkKernel(env));
+	return results;
+}
+
+function checkNode(): CheckResult {
+	const major = Number(process.versions.node.split(".")[0]);
+	return major >= 20
+		? ok("Node.js", process.versions.node)
+		: fail("Node.js", `${process.versions.node} is too old`, "Install Node.js 20 or newer.");
+}
+
+function checkHome(paths: AgentPaths): CheckResult {
+	if (!existsSync(paths.root)) {
+		return ok("Agent home", `${paths.root} (created on first use)`);
+	}
+	const mode = statSync(paths.root).mode & 0o777;
+	if (mode & 0o077) {
+		return warn(
+			"Agent home",
+			`${paths.root} is readable by other users (mode ${mode.toString(8)})`,
+			`chmod 700 ${paths.root}`,
+		);
+	}
+	return ok("Agent home", paths.root);
+}
+
+function checkConfigFiles(paths: AgentPaths): CheckResult[] {
+	const results: CheckResult[] = [];
+	try {
+		const settings = loadSettings(paths.settings);
+		const raw = (readJsonFile(paths.settings) ?? {}) as Record<string, unknown>;
+		const unknown = Object.keys(raw).filter((key) => !(SETTINGS_KEYS as readonly string[]).includes(key));
+		results.push(
+			unknown.length > 0
+				? warn("settings.json", `unknown keys: ${unknown.join(", ")}`, `Known keys: ${SETTINGS_KEYS.join(", ")}.`)
+				: ok("settings.json", existsSync(paths.settings) ? JSON.stringify(settings) : "not present (defaults)"),
+		);
+	} catch (error) {
+		results.push(fail("settings.json", (error as Error).message, (error as { hint?: string }).hint ?? "Fix the file."));
+	}
+	try {
+		const file = loadModelsFile(paths.models);
+		const names = Object.keys(file.providers);
+		results.push(ok("models.json", names.length > 0 ? `providers: ${names.join(", ")}` : "not present"));
+	} catch (error) {
+		results.push(fail("models.json", (error as Error).message, (error as { hint?: string }).hint ?? "Fix the file."));
+	}
+	try {
+		loadAuthFile(paths.auth);
+		if (existsSync(paths.auth) && statSync(paths.auth).mode & 0o077) {
+			results.push(warn("auth.json", "readable by other users", `chmod 600 ${paths.auth}`));
+		} else {
+			results.push(ok("auth.json", existsSync(paths.auth) ? "present" : "not present"));
+		}
+	} catch (error) {
+		results.push(fail("auth.json", (error as Error).message, (error as { hint?: string }).hint ?? "Fix the file."));
+	}
+	return results;
+}
+
+function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[] {
+	let registry: ModelRegistry;
+	let auth: ReturnType<typeof loadAuthFile>;
+	try {
+		registry = new ModelRegistry(loadModelsFile(paths.models));
+		auth = loadAuthFile(paths.auth);
+	} catch {
+		return []; // already reported by the config file checks
+	}
+	const configured = registry
+		.providers()
+		.map((provider) => ({ provider, found: findCredential(provider, auth, registry.customConfig(provider), env) }))
+		.filter((entry) => entry.found);
+	const results: CheckResult[] = [
+		configured.length > 0
+			? ok("Providers", configured.map((entry) => `${entry.provider} (${entry.found?.source})`).join(", "))
+			: fail(
+					"Providers",
+					"no provider has a key",
+					`Export a key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...), add it to ${paths.auth}, or configure a local server in ${paths.models}.`,
+				),
+	];
+	try {
+		const settings = loadSettings(paths.settings);
+		const model = chooseDefaultModel(registry, auth, settings.defaultModel, env);
+		const key = findCredential(model.provider, auth, registry.customConfig(model.provider), env);
+		results.push(
+			key
+				? ok("Default model", `${model.provider}/${model.id}`)
+				: fail(
+						"Default model",
+						`${model.provider}/${model.id} has no key`,
+						`Add a key for ${model.provider} or change "defaultModel" in ${paths.settings}.`,
+					),
+		);
+	} catch (error) {
+		results.push(
+			warn(
+				"Default model",
+				(error as Error).message,
+				`Pass --model, or set "defaultModel" in settings.json (tried: ${DEFAULT_MODELS.join(", ")}).`,
+			),
+		);
+	}
+	return results;
+}
+
+function checkPython(env: NodeJS.ProcessEnv): CheckResult {
+	try {
+		return ok("Kernel Python", resolveKernelPython(env));
+	} catch (error) {
+		return fail("Kernel Python", (error as Error).message, "Run `prime-agent setup`.");
+	}
+}
+
+async function checkKernel(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+	const scratch = mkdtempSync(join(tmpdir(), "prime-agent-doctor-"));
+	const kernel = new SessionKernel({
+		cwd: scratch,
+		outputDir: join(scratch, "outputs"),
+		python: resolveKernelPython(env),
+	});
+	const began = Date.now();
+	try {
+		const run = await kernel.run("import sys; print(sys.version.split()[0], callable(edit))");
+		if (run.cell.status !== "ok" || !run.cell.stdout.includes("True")) {
+			return fail(
+				"Kernel",
+				`started, but the agent runtime is missing: ${run.cell.error?.evalue ?? run.cell.stdout.trim()}`,
+				"Run `prime-agent setup` again; report the problem if it persists.",
+			);
+		}
+		return ok(
+			"Kernel",
+			`Python ${run.cell.stdout.split(" ")[0]}, ready in ${((Date.now() - began) / 1000).toFixed(1)}s`,
+		);
+	} catch (error) {
+		return fail("Kernel", `did not start: ${(error as Error).message}`, "Run `prime-agent setup`, then retry.");
+	} finally {
+		await kernel.dispose();
+		rmSync(scratch, { recursive: true, force: true });
+	}
+}

@@ -1,0 +1,83 @@
+import { createInterface } from "node:readline";
+import { ExitCode, type ExitCodeValue } from "../errors.js";
+import type { StartedSession } from "../startup/index.js";
+import { describeOutcome } from "./outcome.js";
+import { TextRenderer } from "./text-renderer.js";
+
+/**
+ * A plain line-by-line chat (until the full terminal UI exists): each line is a prompt, answers
+ * stream back. Ctrl-C during a run interrupts the running cell (or the run when no cell runs);
+ * Ctrl-C or Ctrl-D at the prompt, `/exit` or `/quit` leave.
+ */
+export async function runChatMode(
+	started: StartedSession,
+	input: NodeJS.ReadableStream,
+	out: NodeJS.WritableStream,
+	err: NodeJS.WritableStream,
+): Promise<ExitCodeValue> {
+	const renderer = new TextRenderer({ out, err });
+	started.agentSession.subscribe(renderer.onEvent);
+	started.onKernelStatus(renderer.onKernelStatus);
+	const model = `${started.model.provider}/${started.model.id}`;
+	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
+	for (const notice of started.notices) err.write(`${notice}\n`);
+	err.write("Type a message and press Enter. Ctrl-C interrupts a running cell; /exit leaves.\n");
+
+	const terminal = Boolean((input as { isTTY?: boolean }).isTTY);
+	const rl = createInterface({ input, output: out, terminal, prompt: "> " });
+	let running = false;
+	let presses = 0;
+	const done = new Promise<void>((resolve) => rl.on("close", resolve));
+	rl.on("SIGINT", () => {
+		if (!running) {
+			rl.close();
+			return;
+		}
+		presses++;
+		if (presses === 1 && started.kernel.interruptCell()) {
+			err.write("\nInterrupting the running cell (Ctrl-C again stops the turn)…\n");
+			return;
+		}
+		started.agentSession.abort();
+		err.write("\nStopping the turn…\n");
+	});
+
+	const queue: string[] = [];
+	const drain = async () => {
+		while (queue.length > 0) {
+			const text = queue.shift() as string;
+			running = true;
+			presses = 0;
+			const outcome = await started.agentSession.prompt(text);
+			running = false;
+			const report = describeOutcome(outcome, started);
+			if (report.message && outcome.status === "error") err.write(`${report.message}\n`);
+			if (outcome.status === "aborted") err.write("Turn stopped.\n");
+		}
+		rl.prompt();
+	};
+	let chain = Promise.resolve();
+	rl.on("line", (line) => {
+		const text = line.trim();
+		if (text === "/exit" || text === "/quit") {
+			rl.close();
+			return;
+		}
+		if (text === "") {
+			if (!running) rl.prompt();
+			return;
+		}
+		queue.push(text);
+		if (!running) chain = chain.then(drain);
+	});
+	rl.prompt();
+	await done;
+	await chain;
+	if (started.agentSession.running) {
+		started.agentSession.abort();
+		await started.agentSession.agent.waitForIdle();
+	}
+	if (started.session.persisted)
+		err.write(`Session saved: resume with \`prime-agent --resume ${started.session.id}\`.\n`);
+	return ExitCode.ok;
+}

@@ -1,0 +1,62 @@
+import type { AgentSession } from "../orchestrator/index.js";
+import type { SessionKernel } from "../tools/index.js";
+
+export type InterruptAction = "cell" | "run" | "exit";
+
+export interface InterruptHandle {
+	/** What one Ctrl-C does; returns the action taken. */
+	press(): InterruptAction;
+	/** Remove the signal and key handlers (and restore the terminal). */
+	dispose(): void;
+}
+
+/**
+ * Ctrl-C during a run: the first press interrupts the running cell (the model sees the
+ * interruption and carries on) or, when no cell runs, aborts the run; a second press during the
+ * same run aborts it and asks to exit.
+ *
+ * In a terminal, Ctrl-C is read as a key (raw mode), so no SIGINT is raised at all; SIGINT sent
+ * from elsewhere (`kill -INT`) is handled the same way.
+ */
+export function handleInterrupts(
+	agentSession: AgentSession,
+	kernel: SessionKernel,
+	onInterrupt: (action: InterruptAction) => void,
+	terminal?: NodeJS.ReadStream,
+): InterruptHandle {
+	let presses = 0;
+	const press = (): InterruptAction => {
+		presses++;
+		let action: InterruptAction;
+		if (presses === 1 && kernel.interruptCell()) action = "cell";
+		else {
+			agentSession.abort();
+			action = presses === 1 ? "run" : "exit";
+		}
+		onInterrupt(action);
+		return action;
+	};
+	const onSigint = () => void press();
+	process.on("SIGINT", onSigint);
+
+	const tty = terminal?.isTTY ? terminal : undefined;
+	const onData = (data: Buffer) => {
+		if (data.includes(0x03)) press();
+	};
+	if (tty) {
+		tty.setRawMode(true);
+		tty.on("data", onData);
+		tty.resume();
+	}
+	return {
+		press,
+		dispose() {
+			process.off("SIGINT", onSigint);
+			if (tty) {
+				tty.off("data", onData);
+				tty.setRawMode(false);
+				tty.pause();
+			}
+		},
+	};
+}

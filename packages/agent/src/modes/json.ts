@@ -1,0 +1,47 @@
+import type { ExitCodeValue } from "../errors.js";
+import type { StartedSession } from "../startup/index.js";
+import { handleInterrupts } from "./interrupts.js";
+import { describeOutcome } from "./outcome.js";
+
+/**
+ * `--mode json`: one JSON object per line on stdout, for scripts. The first line describes the
+ * session (`type: "session"`), then every loop event as emitted by pi-agent-core, kernel status
+ * lines (`type: "kernel_status"`), and a last line `type: "result"` with the exit code.
+ */
+export async function runJsonMode(
+	started: StartedSession,
+	prompt: string,
+	out: NodeJS.WritableStream,
+): Promise<ExitCodeValue> {
+	const line = (value: unknown) => out.write(`${JSON.stringify(value)}\n`);
+	line({
+		type: "session",
+		id: started.session.id,
+		path: started.session.path,
+		cwd: started.session.cwd,
+		model: `${started.model.provider}/${started.model.id}`,
+		resumed: started.resumed,
+		notices: started.notices,
+	});
+	const unsubscribe = started.agentSession.subscribe(line);
+	const unstatus = started.onKernelStatus((status) => line({ type: "kernel_status", ...status }));
+	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) =>
+		line({ type: "interrupt", action }),
+	);
+	try {
+		const outcome = await started.agentSession.prompt(prompt);
+		const report = describeOutcome(outcome, started);
+		line({
+			type: "result",
+			status: outcome.status,
+			exitCode: report.exitCode,
+			...(report.message ? { message: report.message } : {}),
+			sessionPersisted: started.session.persisted,
+		});
+		return report.exitCode;
+	} finally {
+		interrupts.dispose();
+		unsubscribe();
+		unstatus();
+	}
+}

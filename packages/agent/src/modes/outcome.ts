@@ -1,0 +1,27 @@
+import { ExitCode, type ExitCodeValue } from "../errors.js";
+import type { RunOutcome } from "../orchestrator/index.js";
+import type { StartedSession } from "../startup/index.js";
+
+export interface OutcomeReport {
+	exitCode: ExitCodeValue;
+	/** What happened and what to do, for the user; absent when the run succeeded. */
+	message?: string;
+}
+
+/** Turn how a run ended into an exit code and a message that says what to do next. */
+export function describeOutcome(outcome: RunOutcome, started: StartedSession): OutcomeReport {
+	const resume = started.session.persisted
+		? ` The session is saved: resume it with \`prime-agent --resume ${started.session.id}\`.`
+		: "";
+	if (outcome.status === "aborted") {
+		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };
+	}
+	if (outcome.status === "error") {
+		const model = `${started.model.provider}/${started.model.id}`;
+		return {
+			exitCode: ExitCode.modelError,
+			message: `The model ${model} failed: ${outcome.errorMessage ?? "unknown error"}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.${resume}`,
+		};
+	}
+	return { exitCode: ExitCode.ok };
+}

@@ -1,0 +1,40 @@
+import type { ExitCodeValue } from "../errors.js";
+import type { StartedSession } from "../startup/index.js";
+import { handleInterrupts } from "./interrupts.js";
+import { describeOutcome } from "./outcome.js";
+import { TextRenderer, type TextStreams } from "./text-renderer.js";
+
+/**
+ * `-p text`: run one prompt to the end, stream the answer to stdout and progress to stderr.
+ * Ctrl-C interrupts the running cell first; a second Ctrl-C ends the run.
+ */
+export async function runPrintMode(
+	started: StartedSession,
+	prompt: string,
+	streams: TextStreams,
+	terminal?: NodeJS.ReadStream,
+): Promise<ExitCodeValue> {
+	const renderer = new TextRenderer(streams);
+	for (const notice of started.notices) streams.err.write(`${notice}\n`);
+	const unsubscribe = started.agentSession.subscribe(renderer.onEvent);
+	const unstatus = started.onKernelStatus(renderer.onKernelStatus);
+	const interrupts = handleInterrupts(
+		started.agentSession,
+		started.kernel,
+		(action) => {
+			if (action === "cell") streams.err.write("\nInterrupting the running cell (press Ctrl-C again to stop)…\n");
+			else streams.err.write("\nStopping…\n");
+		},
+		terminal,
+	);
+	try {
+		const outcome = await started.agentSession.prompt(prompt);
+		const report = describeOutcome(outcome, started);
+		if (report.message) streams.err.write(`${report.message}\n`);
+		return report.exitCode;
+	} finally {
+		interrupts.dispose();
+		unsubscribe();
+		unstatus();
+	}
+}

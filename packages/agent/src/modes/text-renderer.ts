@@ -1,0 +1,71 @@
+import type { AgentEvent } from "@mariozechner/pi-agent-core";
+import type { KernelStatus } from "../tools/index.js";
+
+export interface TextStreams {
+	/** The answer: assistant text, streamed. */
+	out: NodeJS.WritableStream;
+	/** Progress: kernel status and one line per cell. */
+	err: NodeJS.WritableStream;
+}
+
+const PREVIEW_CHARS = 100;
+
+/**
+ * Renders loop events for a terminal or a pipe: assistant text goes to `out` as it streams, and a
+ * short line per cell (its first line, then its outcome) goes to `err`, so `out` stays the answer.
+ */
+export class TextRenderer {
+	private atLineStart = true;
+
+	constructor(private readonly streams: TextStreams) {}
+
+	onEvent = (event: AgentEvent): void => {
+		switch (event.type) {
+			case "message_update": {
+				const update = event.assistantMessageEvent;
+				if (update.type === "text_delta") this.write(update.delta);
+				break;
+			}
+			case "message_end":
+				if (event.message.role === "assistant" && !this.atLineStart) this.write("\n");
+				break;
+			case "tool_execution_start": {
+				const code = String((event.args as { code?: unknown })?.code ?? "");
+				const lines = code.trim().split("\n");
+				const first = (lines[0] ?? "").slice(0, PREVIEW_CHARS);
+				const more = lines.length > 1 ? ` (+${lines.length - 1} lines)` : "";
+				this.streams.err.write(`▸ ${event.toolName}: ${first}${more}\n`);
+				break;
+			}
+			case "tool_execution_end": {
+				const details = event.result?.details as
+					| { durationMs?: number; errorName?: string; status?: string }
+					| undefined;
+				const seconds = details?.durationMs !== undefined ? ` ${(details.durationMs / 1000).toFixed(1)}s` : "";
+				const what = event.isError
+					? `✗ ${details?.status === "aborted" ? "interrupted" : (details?.errorName ?? "failed")}`
+					: "✓";
+				this.streams.err.write(`  ${what}${seconds}\n`);
+				break;
+			}
+		}
+	};
+
+	onKernelStatus = (status: KernelStatus): void => {
+		const line =
+			status.phase === "starting"
+				? "Starting Python kernel…"
+				: status.phase === "ready"
+					? `Python kernel ready (${(status.durationMs / 1000).toFixed(1)}s)`
+					: status.phase === "restarting"
+						? `Restarting Python kernel: ${status.reason}`
+						: `Python kernel failed to start: ${status.message}`;
+		this.streams.err.write(`${line}\n`);
+	};
+
+	private write(text: string): void {
+		if (text === "") return;
+		this.streams.out.write(text);
+		this.atLineStart = text.endsWith("\n");
+	}
+}

@@ -1,0 +1,153 @@
+import { existsSync } from "node:fs";
+import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { resolveKernelPython } from "prime-agent-kernel";
+import { ExitCode, UserError } from "../errors.js";
+import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
+import { AgentSession } from "../orchestrator/index.js";
+import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
+import {
+	chooseDefaultModel,
+	loadAuthFile,
+	loadModelsFile,
+	ModelRegistry,
+	requireCredential,
+} from "../providers/index.js";
+import { latestSession, resolveSessionRef, Session } from "../session/index.js";
+import {
+	cellOutputDir,
+	createIpythonTool,
+	IPYTHON_TOOL_NAME,
+	type KernelStatus,
+	SessionKernel,
+	validateToolNames,
+} from "../tools/index.js";
+
+export interface StartOptions {
+	cwd: string;
+	env?: NodeJS.ProcessEnv;
+	/** `provider/id`; default: settings, then the first provider with a key. */
+	model?: string;
+	/** Continue the newest session of `cwd` (a new one if there is none). */
+	continueLatest?: boolean;
+	/** Resume a session by id, id prefix or file path. */
+	resume?: string;
+	/** Tool names from the command line; only `ipython` exists. */
+	tools?: string[];
+	thinkingLevel?: ThinkingLevel;
+	/** Use this registry instead of pi-ai's catalogue plus models.json (embedding hosts, tests). */
+	registry?: ModelRegistry;
+	/** Skip the check that a kernel interpreter exists (the kernel still starts lazily). */
+	skipKernelCheck?: boolean;
+}
+
+/** Everything a mode needs to drive one session. */
+export interface StartedSession {
+	paths: AgentPaths;
+	session: Session;
+	model: Model<Api>;
+	kernel: SessionKernel;
+	agentSession: AgentSession;
+	/** True when an existing session was picked up. */
+	resumed: boolean;
+	/** Notes for the user about what was decided (e.g. no session to continue). */
+	notices: string[];
+	onKernelStatus(listener: (status: KernelStatus) => void): () => void;
+	/** Shut the kernel down. The session file needs no closing. */
+	dispose(): Promise<void>;
+}
+
+const RESUMED_KERNEL_NOTE =
+	"[This session continues in a new IPython kernel: variables, imports and functions from earlier cells are gone. Define again what you need.]";
+
+/**
+ * Assemble a session from the agent home and the command line: configuration, model and key,
+ * kernel interpreter check, new or resumed session, system prompt, the ipython tool.
+ * Every problem a user can fix is a `UserError` raised before anything runs.
+ */
+export async function startSession(options: StartOptions): Promise<StartedSession> {
+	const env = options.env ?? process.env;
+	const paths = agentPaths(agentDir(env));
+	if (options.tools) validateToolNames(options.tools);
+	const settings = loadSettings(paths.settings);
+	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
+	const auth = loadAuthFile(paths.auth);
+	const model = options.model
+		? registry.resolve(options.model)
+		: chooseDefaultModel(registry, auth, settings.defaultModel, env);
+	const credential = requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env);
+	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
+
+	const notices: string[] = [];
+	let session: Session;
+	if (options.resume) {
+		session = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
+	} else if (options.continueLatest) {
+		const latest = latestSession(paths.sessions, options.cwd);
+		if (latest) session = Session.open(latest.path);
+		else {
+			notices.push("No earlier session in this directory; starting a new one.");
+			session = Session.create({ dir: paths.sessions, cwd: options.cwd });
+		}
+	} else {
+		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
+	}
+	const resumed = session.persisted;
+	const cwd = existsSync(session.cwd) ? session.cwd : options.cwd;
+	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
+
+	const statusListeners = new Set<(status: KernelStatus) => void>();
+	const kernel = new SessionKernel({
+		cwd,
+		python,
+		outputDir: cellOutputDir(session.artifactDir),
+		onStatus: (status) => {
+			for (const listener of statusListeners) listener(status);
+		},
+	});
+	const agentSession = new AgentSession(session, {
+		session,
+		model,
+		apiKey: credential.key,
+		systemPrompt: buildSystemPrompt({ cwd, contextFiles: findContextFiles(cwd, paths.root) }),
+		tools: [createIpythonTool(kernel)],
+		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
+	});
+	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", RESUMED_KERNEL_NOTE);
+
+	return {
+		paths,
+		session,
+		model,
+		kernel,
+		agentSession,
+		resumed,
+		notices,
+		onKernelStatus(listener) {
+			statusListeners.add(listener);
+			return () => statusListeners.delete(listener);
+		},
+		dispose: () => kernel.dispose(),
+	};
+}
+
+function checkKernelPython(env: NodeJS.ProcessEnv): string {
+	try {
+		return resolveKernelPython(env);
+	} catch (error) {
+		throw new UserError(
+			`The Python kernel environment is not ready: ${(error as Error).message}`,
+			"Run `prime-agent setup` (or set PRIME_AGENT_KERNEL_PYTHON to a Python with ipykernel), then `prime-agent doctor`.",
+			ExitCode.kernel,
+		);
+	}
+}
+
+function usedIpython(session: Session): boolean {
+	return session
+		.branch()
+		.some(
+			(entry) =>
+				entry.type === "message" && entry.message.role === "toolResult" && entry.message.toolName === IPYTHON_TOOL_NAME,
+		);
+}

@@ -1,0 +1,12 @@
+/** The `ipython` tool and the per-session kernel behind it. */
+export { normalizeCellCode } from "./cell-code.js";
+export { createIpythonTool, type IpythonDetails, type IpythonParameters, ipythonParameters } from "./ipython-tool.js";
+export {
+	type CellRun,
+	cellOutputDir,
+	type FileDiff,
+	type KernelStatus,
+	RUNTIME_PYTHON_DIR,
+	SessionKernel,
+	type SessionKernelOptions,
+} from "./session-kernel.js";

@@ -1,0 +1,98 @@
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { formatCellOutput } from "prime-agent-kernel";
+import { type Static, Type } from "typebox";
+import { IPYTHON_TOOL_NAME } from "../removed-tools.js";
+import { normalizeCellCode } from "./cell-code.js";
+import type { CellRun, FileDiff, SessionKernel } from "./session-kernel.js";
+
+export const ipythonParameters = Type.Object({
+	code: Type.String({
+		description:
+			"Python scratchpad code run in the persistent IPython kernel, or a shell script in a cell whose first line is `%%bash`.",
+	}),
+});
+
+export type IpythonParameters = Static<typeof ipythonParameters>;
+
+/** Kept with every ipython result (never sent to the model; the content is). */
+export interface IpythonDetails {
+	status: "ok" | "error" | "aborted" | "died";
+	/** True when the cell raised, was interrupted or lost its kernel. */
+	isError: boolean;
+	stdout: string;
+	stderr: string;
+	result?: string;
+	errorName?: string;
+	durationMs: number;
+	executionCount?: number;
+	/** Complete output when a stream was capped. */
+	fullOutputPath?: string;
+	/** Files changed by `edit()` in this cell. */
+	diffs: FileDiff[];
+	/** The kernel was restarted before this cell; earlier variables were lost. */
+	kernelReset?: boolean;
+}
+
+const UPDATE_INTERVAL_MS = 250;
+
+const DESCRIPTION = `Run a cell in your persistent IPython kernel (working directory: the project). State persists between calls. Bind file contents and search results to variables and print only what you need. A cell starting with \`%%bash\` runs as a one-shot shell script. \`await edit(path, old, new)\` replaces one exact occurrence of \`old\`. Each output stream is capped at 65,536 characters.`;
+
+/** The single tool of the agent. Cells run one at a time. */
+export function createIpythonTool(kernel: SessionKernel): AgentTool<typeof ipythonParameters, IpythonDetails> {
+	return {
+		name: IPYTHON_TOOL_NAME,
+		label: "IPython",
+		description: DESCRIPTION,
+		parameters: ipythonParameters,
+		executionMode: "sequential",
+		async execute(_toolCallId, params, signal, onUpdate) {
+			let streamed = "";
+			let lastUpdate = 0;
+			const run = await kernel.run(normalizeCellCode(params.code), signal, (chunk) => {
+				streamed += chunk.text;
+				const now = Date.now();
+				if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
+					lastUpdate = now;
+					onUpdate({ content: [{ type: "text", text: streamed }], details: partialDetails(streamed) });
+				}
+			});
+			return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
+		},
+	};
+}
+
+/** What the model reads: the notice, the formatted output, and where the complete output lives. */
+function modelText(run: CellRun): string {
+	const { cell } = run;
+	const parts: string[] = [];
+	if (run.resetNotice) parts.push(run.resetNotice);
+	const output = formatCellOutput({ stdout: cell.stdout, stderr: cell.stderr, result: cell.result, error: cell.error });
+	if (output.trim() !== "") parts.push(output.replace(/\s+$/, ""));
+	if (cell.fullOutputPath) parts.push(`[complete output (${cell.fullOutputBytes} bytes): ${cell.fullOutputPath}]`);
+	if (cell.status === "aborted") parts.push("[cell interrupted; the kernel kept its state]");
+	if (cell.status === "died")
+		parts.push("[the kernel process died; it restarts on the next call and earlier variables are gone]");
+	if (parts.length === 0) parts.push("(no output)");
+	return parts.join("\n");
+}
+
+function toDetails(run: CellRun): IpythonDetails {
+	const { cell } = run;
+	return {
+		status: cell.status,
+		isError: cell.status !== "ok",
+		stdout: cell.stdout,
+		stderr: cell.stderr,
+		result: cell.result,
+		errorName: cell.error?.ename,
+		durationMs: cell.durationMs,
+		executionCount: cell.executionCount,
+		fullOutputPath: cell.fullOutputPath,
+		diffs: run.diffs,
+		...(run.resetNotice ? { kernelReset: true } : {}),
+	};
+}
+
+function partialDetails(streamed: string): IpythonDetails {
+	return { status: "ok", isError: false, stdout: streamed, stderr: "", durationMs: 0, diffs: [] };
+}

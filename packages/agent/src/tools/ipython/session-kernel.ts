@@ -1,0 +1,168 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type CellResult, Kernel, type StreamChunk } from "prime-agent-kernel";
+
+/** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
+export const RUNTIME_PYTHON_DIR = fileURLToPath(new URL("../../../python", import.meta.url));
+
+const STARTUP_CODE = "import prime_agent_runtime as _prime_runtime\n_prime_runtime.install()\ndel _prime_runtime\n";
+
+/** A file changed by `await edit(...)` during a cell. */
+export interface FileDiff {
+	path: string;
+	diff: string;
+	added: number;
+	removed: number;
+}
+
+export type KernelStatus =
+	| { phase: "starting" }
+	| { phase: "ready"; durationMs: number; pid?: number }
+	| { phase: "restarting"; reason: string }
+	| { phase: "failed"; message: string };
+
+export interface SessionKernelOptions {
+	/** Working directory the kernel starts in. */
+	cwd: string;
+	/** Folder for complete cell outputs (inside the session's artifact folder). */
+	outputDir: string;
+	/** Python interpreter; default: the kernel package's resolution (env, then setup venv). */
+	python?: string;
+	env?: Record<string, string>;
+	/** Progress of start and restart, for the user interface. */
+	onStatus?: (status: KernelStatus) => void;
+}
+
+export interface CellRun {
+	cell: CellResult;
+	diffs: FileDiff[];
+	/** Set once after the kernel was restarted: the model must learn its variables are gone. */
+	resetNotice?: string;
+}
+
+/**
+ * The kernel of one session: started on first use, restarted after it died or stayed busy after
+ * an interrupt (and then the next cell carries a one-time notice), shut down with the session.
+ */
+export class SessionKernel {
+	private kernel: Kernel | undefined;
+	private starting: Promise<Kernel> | undefined;
+	private pendingNotice: string | undefined;
+	private diffs: FileDiff[] = [];
+	private cellController: AbortController | undefined;
+	private disposed = false;
+
+	constructor(private readonly options: SessionKernelOptions) {}
+
+	/** Whether a cell is running right now. */
+	get busy(): boolean {
+		return this.cellController !== undefined;
+	}
+
+	get started(): boolean {
+		return this.kernel !== undefined;
+	}
+
+	/** Run one cell. `signal` (the run's abort) and `interruptCell()` both interrupt it. */
+	async run(code: string, signal?: AbortSignal, onStream?: (chunk: StreamChunk) => void): Promise<CellRun> {
+		const kernel = await this.ensureKernel();
+		const controller = new AbortController();
+		const forward = () => controller.abort();
+		signal?.addEventListener("abort", forward, { once: true });
+		if (signal?.aborted) controller.abort();
+		this.cellController = controller;
+		this.diffs = [];
+		try {
+			const cell = await kernel.execute(code, { signal: controller.signal, onStream });
+			const run: CellRun = { cell, diffs: this.diffs };
+			if (this.pendingNotice) {
+				run.resetNotice = this.pendingNotice;
+				this.pendingNotice = undefined;
+			}
+			if (cell.status === "died") {
+				this.markReset(
+					`the kernel process exited during the previous cell (${cell.error?.evalue ?? "no reason given"})`,
+				);
+			} else if (cell.stillBusyAfterInterrupt) {
+				// A cell that ignores interrupts would block the session forever: start over.
+				this.options.onStatus?.({ phase: "restarting", reason: "the cell kept running after an interrupt" });
+				kernel.kill();
+				this.kernel = undefined;
+				this.markReset("the previous cell kept running after an interrupt, so the kernel was killed");
+			}
+			return run;
+		} finally {
+			signal?.removeEventListener("abort", forward);
+			this.cellController = undefined;
+		}
+	}
+
+	/** Interrupt the running cell only (the run goes on and the model sees the interruption). */
+	interruptCell(): boolean {
+		if (!this.cellController) return false;
+		this.cellController.abort();
+		return true;
+	}
+
+	async dispose(): Promise<void> {
+		this.disposed = true;
+		const kernel = this.kernel ?? (await this.starting?.catch(() => undefined));
+		this.kernel = undefined;
+		if (kernel) await kernel.shutdown().catch(() => kernel.kill());
+	}
+
+	private markReset(reason: string): void {
+		this.pendingNotice = `[Kernel restarted: ${reason}. Every variable, import and function defined before is gone; define again what you need.]`;
+	}
+
+	private async ensureKernel(): Promise<Kernel> {
+		if (this.disposed) throw new Error("The session is closed; its kernel cannot run more cells.");
+		if (this.kernel?.alive) return this.kernel;
+		if (this.kernel && !this.kernel.alive) {
+			this.options.onStatus?.({ phase: "restarting", reason: "the kernel process exited" });
+			const dead = this.kernel;
+			this.kernel = undefined;
+			dead.kill();
+		}
+		if (!this.starting) {
+			this.starting = this.start().finally(() => {
+				this.starting = undefined;
+			});
+		}
+		return this.starting;
+	}
+
+	private async start(): Promise<Kernel> {
+		this.options.onStatus?.({ phase: "starting" });
+		const began = Date.now();
+		try {
+			const kernel = await Kernel.start({
+				python: this.options.python,
+				cwd: this.options.cwd,
+				env: this.options.env,
+				pythonPath: [RUNTIME_PYTHON_DIR],
+				outputDir: this.options.outputDir,
+				startupCode: STARTUP_CODE,
+			});
+			kernel.onHostRequest("file.edit", (payload) => {
+				this.diffs.push({
+					path: String(payload.path ?? ""),
+					diff: String(payload.diff ?? ""),
+					added: Number(payload.added ?? 0),
+					removed: Number(payload.removed ?? 0),
+				});
+				return {};
+			});
+			this.kernel = kernel;
+			this.options.onStatus?.({ phase: "ready", durationMs: Date.now() - began, pid: kernel.pid });
+			return kernel;
+		} catch (error) {
+			this.options.onStatus?.({ phase: "failed", message: (error as Error).message });
+			throw error;
+		}
+	}
+}
+
+export function cellOutputDir(artifactDir: string): string {
+	return join(artifactDir, "outputs");
+}

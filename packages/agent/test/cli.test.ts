@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { parseArgs, runCli } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
+import { memoryIo } from "./cli-io.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let world: TempWorld;
+afterEach(() => world?.cleanup());
+
+describe("command line", () => {
+	it("parses the documented options", () => {
+		expect(
+			parseArgs(["-p", "fix it", "--model", "openai/gpt-5", "--mode", "json", "--resume", "abc", "--tools", "ipython"]),
+		).toMatchObject({
+			command: "run",
+			print: "fix it",
+			model: "openai/gpt-5",
+			mode: "json",
+			resume: "abc",
+			tools: ["ipython"],
+		});
+		expect(parseArgs(["sessions", "--all"])).toMatchObject({ command: "sessions", all: true });
+		expect(parseArgs(["--model=ollama/qwen:7b"]).model).toBe("ollama/qwen:7b");
+	});
+
+	it("rejects an unknown option and an unquoted prompt with a way forward", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["--frobnicate"], io)).toBe(ExitCode.usage);
+		expect(io.err()).toContain("Unknown option --frobnicate");
+		const io2 = memoryIo(world.project, world.env);
+		expect(await runCli(["fix", "the", "bug"], io2)).toBe(ExitCode.usage);
+		expect(io2.err()).toContain('prime-agent -p "fix the bug"');
+	});
+
+	it.each(["read", "bash", "edit"])("a removed built-in tool (%s) fails and points to ipython", async (tool) => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--tools", `ipython,${tool}`], io)).toBe(ExitCode.usage);
+		expect(io.err()).toContain(`"${tool}" no longer exists`);
+		expect(io.err()).toContain("Python");
+		expect(io.err()).toContain('"ipython"');
+	});
+
+	it("a missing API key names the environment variable and the auth file", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "anthropic/claude-sonnet-4-5"], io)).toBe(ExitCode.missingCredentials);
+		expect(io.err()).toContain('No API key for provider "anthropic"');
+		expect(io.err()).toContain("ANTHROPIC_API_KEY");
+		expect(io.err()).toContain(`${world.home}/auth.json`);
+	});
+
+	it("with no model and no key anywhere, says how to pick one", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi"], io)).toBe(ExitCode.missingCredentials);
+		expect(io.err()).toContain("--model provider/id");
+	});
+
+	it("an unknown model lists close candidates", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "anthropic/claude-sonet"], io)).toBe(ExitCode.usage);
+		expect(io.err()).toContain('Unknown model "claude-sonet"');
+		expect(io.err()).toContain("anthropic/claude-");
+	});
+
+	it("a key in auth.json is accepted, and a missing kernel says to run setup", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: "/nonexistent/python" });
+		world.writeHome("auth.json", { openai: { type: "api_key", key: "sk-test" } });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "openai/gpt-5"], io)).toBe(ExitCode.kernel);
+		expect(io.err()).toContain("prime-agent setup");
+	});
+
+	it("a broken models.json is reported by name and left alone", async () => {
+		world = makeTempWorld();
+		world.writeHome("models.json", { providers: { local: { models: [{ id: "m" }] } } });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "local/m"], io)).toBe(ExitCode.usage);
+		expect(io.err()).toContain('provider "local" lists models but has no "baseUrl"');
+	});
+
+	it("json mode reports a start-up error as a JSON line too", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["--mode", "json", "-p", "hi", "--model", "openai/gpt-5"], io)).toBe(
+			ExitCode.missingCredentials,
+		);
+		expect(JSON.parse(io.out().trim())).toMatchObject({ type: "error", exitCode: ExitCode.missingCredentials });
+	});
+
+	it("prints help and version", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["--help"], io)).toBe(0);
+		expect(io.out()).toContain("Not a sandbox");
+		const io2 = memoryIo(world.project, world.env);
+		expect(await runCli(["--version"], io2)).toBe(0);
+		expect(io2.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
+	});
+
+	it("doctor checks the kernel for real and says how to fix a missing provider", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["doctor"], io)).toBe(ExitCode.usage);
+		expect(io.out()).toMatch(/✓ Kernel: Python 3\.\d+/);
+		expect(io.out()).toContain("✗ Providers: no provider has a key");
+		expect(io.out()).toContain("fix: Export a key");
+	});
+});

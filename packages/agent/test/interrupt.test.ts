@@ -1,0 +1,111 @@
+import {
+	type Context,
+	type FauxProviderRegistration,
+	fauxAssistantMessage,
+	fauxToolCall,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ExitCode } from "../src/errors.js";
+import { handleInterrupts, type InterruptAction } from "../src/modes/index.js";
+import { ModelRegistry } from "../src/providers/index.js";
+import { type StartedSession, startSession } from "../src/startup/index.js";
+import { type CliProcess, spawnCli } from "./cli-process.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
+
+let world: TempWorld;
+afterEach(() => world?.cleanup());
+
+describe("Ctrl-C in a session", () => {
+	let faux: FauxProviderRegistration;
+	let started: StartedSession | undefined;
+	beforeAll(() => {
+		faux = registerFauxProvider({ provider: "faux" });
+	});
+	afterAll(() => faux.unregister());
+	afterEach(async () => {
+		await started?.dispose();
+	});
+
+	async function startWithCellRunning(): Promise<{ started: StartedSession; run: Promise<unknown> }> {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("auth.json", { faux: "key" });
+		const registry = new ModelRegistry();
+		registry.add(faux.getModel());
+		started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry });
+		const printed = new Promise<void>((resolve) =>
+			started?.agentSession.subscribe((event) => {
+				if (event.type === "tool_execution_update") resolve();
+			}),
+		);
+		const run = started.agentSession.prompt("run the long job");
+		await printed;
+		return { started, run };
+	}
+
+	it("the first press interrupts only the running cell; the kernel keeps its state and the model carries on", async () => {
+		const seen: Context[] = [];
+		faux.setResponses([
+			fauxAssistantMessage(fauxToolCall("ipython", { code: `kept = 'yes'\n${LONG_CELL}` })),
+			(context) => {
+				seen.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage(fauxToolCall("ipython", { code: "print(kept)" }));
+			},
+			fauxAssistantMessage("Stopped the long job."),
+		]);
+		const { started, run } = await startWithCellRunning();
+		const actions: InterruptAction[] = [];
+		const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) => actions.push(action));
+		expect(interrupts.press()).toBe("cell");
+		const outcome = await run;
+		interrupts.dispose();
+		expect(outcome).toMatchObject({ status: "ok" });
+		expect(actions).toEqual(["cell"]);
+		const results = started.session.context().messages.filter((message) => message.role === "toolResult");
+		expect(results[0]).toMatchObject({ isError: true, details: { status: "aborted" } });
+		expect(JSON.stringify(seen[0]?.messages.at(-1))).toContain("KeyboardInterrupt");
+		expect(results[1]).toMatchObject({ isError: false, content: [{ type: "text", text: "yes" }] });
+	});
+
+	it("a second press stops the run", async () => {
+		faux.setResponses([
+			fauxAssistantMessage(fauxToolCall("ipython", { code: LONG_CELL })),
+			fauxAssistantMessage(fauxToolCall("ipython", { code: LONG_CELL })),
+		]);
+		const { started, run } = await startWithCellRunning();
+		const interrupts = handleInterrupts(started.agentSession, started.kernel, () => {});
+		expect(interrupts.press()).toBe("cell");
+		expect(interrupts.press()).toBe("exit");
+		const outcome = await run;
+		interrupts.dispose();
+		expect(outcome).toMatchObject({ status: "aborted" });
+	});
+});
+
+describe("Ctrl-C sent to the command line", () => {
+	let server: LoopbackServer;
+	let cli: CliProcess | undefined;
+	afterEach(async () => {
+		cli?.child.kill("SIGKILL");
+		await server?.close();
+	});
+
+	it("stops the run on the second SIGINT and exits 130 saying how to resume", async () => {
+		server = await openAiCompletionsServer([{ code: LONG_CELL }, { code: LONG_CELL }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		cli.child.kill("SIGINT");
+		await cli.waitForEvent((event) => event.type === "tool_execution_end");
+		cli.child.kill("SIGINT");
+		expect(await cli.exitCode()).toBe(ExitCode.interrupted);
+		const result = cli.events.at(-1) as { type: string; status: string; message: string };
+		expect(result).toMatchObject({ type: "result", status: "aborted" });
+		expect(result.message).toContain("prime-agent --resume");
+	});
+});

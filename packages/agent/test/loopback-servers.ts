@@ -1,0 +1,125 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One scripted model reply: either a tool call of `ipython` with this code, or a final text. */
+export type ScriptedReply = { code: string } | { text: string } | never;
+
+export interface LoopbackServer {
+	baseUrl: string;
+	/** Parsed JSON bodies of every request, in order. */
+	requests: Record<string, unknown>[];
+	/** Request headers, in order. */
+	headers: IncomingMessage["headers"][];
+	close(): Promise<void>;
+}
+
+async function serve(
+	handler: (body: Record<string, unknown>, res: ServerResponse, index: number) => void,
+	pathSuffix: string,
+): Promise<LoopbackServer & { server: Server }> {
+	const requests: Record<string, unknown>[] = [];
+	const headers: IncomingMessage["headers"][] = [];
+	const server = createServer((req, res) => {
+		let raw = "";
+		req.on("data", (chunk) => {
+			raw += chunk;
+		});
+		req.on("end", () => {
+			if (req.method !== "POST" || !req.url?.endsWith(pathSuffix)) {
+				res.writeHead(404).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+				return;
+			}
+			const body = JSON.parse(raw) as Record<string, unknown>;
+			requests.push(body);
+			headers.push(req.headers);
+			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+			handler(body, res, requests.length - 1);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		server,
+		baseUrl: `http://127.0.0.1:${port}`,
+		requests,
+		headers,
+		close: () =>
+			new Promise<void>((resolve) => {
+				server.closeAllConnections();
+				server.close(() => resolve());
+			}),
+	};
+}
+
+/** A server speaking the OpenAI chat-completions streaming protocol (`POST /v1/chat/completions`). */
+export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<LoopbackServer> {
+	const served = await serve((_body, res, index) => {
+		const reply = script[index] ?? { text: "(script exhausted)" };
+		const chunk = (delta: unknown, finish: string | null = null) =>
+			res.write(
+				`data: ${JSON.stringify({ id: `c${index}`, object: "chat.completion.chunk", created: 0, model: "loopback", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+			);
+		if ("text" in reply) {
+			chunk({ role: "assistant", content: "" });
+			for (const piece of reply.text.match(/.{1,8}/gs) ?? []) chunk({ content: piece });
+			chunk({}, "stop");
+		} else {
+			const code = reply.code;
+			const args = JSON.stringify({ code });
+			chunk({
+				role: "assistant",
+				tool_calls: [{ index: 0, id: `call_${index}`, type: "function", function: { name: "ipython", arguments: "" } }],
+			});
+			chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, 10) } }] });
+			chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(10) } }] });
+			chunk({}, "tool_calls");
+		}
+		res.write(
+			`data: ${JSON.stringify({ id: `c${index}`, object: "chat.completion.chunk", created: 0, model: "loopback", choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })}\n\n`,
+		);
+		res.end("data: [DONE]\n\n");
+	}, "/chat/completions");
+	return { ...served, baseUrl: `${served.baseUrl}/v1` };
+}
+
+/** A server speaking the Anthropic messages streaming protocol (`POST /v1/messages`). */
+export async function anthropicMessagesServer(script: ScriptedReply[]): Promise<LoopbackServer> {
+	return serve((_body, res, index) => {
+		const reply = script[index] ?? { text: "(script exhausted)" };
+		const event = (type: string, data: Record<string, unknown>) =>
+			res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+		event("message_start", {
+			message: {
+				id: `msg_${index}`,
+				type: "message",
+				role: "assistant",
+				model: "loopback",
+				content: [],
+				stop_reason: null,
+				stop_sequence: null,
+				usage: { input_tokens: 100, output_tokens: 1 },
+			},
+		});
+		let stop = "end_turn";
+		if ("text" in reply) {
+			event("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+			for (const piece of reply.text.match(/.{1,8}/gs) ?? []) {
+				event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } });
+			}
+		} else {
+			const code = reply.code;
+			const args = JSON.stringify({ code });
+			event("content_block_start", {
+				index: 0,
+				content_block: { type: "tool_use", id: `toolu_${index}`, name: "ipython", input: {} },
+			});
+			event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: args.slice(0, 10) } });
+			event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: args.slice(10) } });
+			stop = "tool_use";
+		}
+		event("content_block_stop", { index: 0 });
+		event("message_delta", { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } });
+		event("message_stop", {});
+		res.end();
+	}, "/v1/messages");
+}

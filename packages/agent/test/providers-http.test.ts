@@ -1,0 +1,104 @@
+import { readFileSync } from "node:fs";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
+import { memoryIo } from "./cli-io.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { anthropicMessagesServer, type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let python: string;
+let world: TempWorld;
+let server: LoopbackServer;
+beforeAll(() => {
+	python = kernelPythonForTests();
+});
+afterEach(async () => {
+	await server?.close();
+	world?.cleanup();
+});
+
+const SCRIPT = [{ code: "answer = 6 * 7\nprint(answer)" }, { text: "The answer is 42." }];
+
+function jsonLines(text: string): Record<string, unknown>[] {
+	return text
+		.trim()
+		.split("\n")
+		.map((line) => JSON.parse(line));
+}
+
+describe("real provider path through pi-ai", () => {
+	it("an OpenAI-compatible local server in models.json drives a tool call and an answer", async () => {
+		server = await openAiCompletionsServer(SCRIPT);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
+		});
+		const io = memoryIo(world.project, world.env);
+		const code = await runCli(["--mode", "json", "-p", "what is 6 times 7?", "--model", "local/coder"], io);
+		expect(io.err()).toBe("");
+		expect(code).toBe(0);
+
+		const events = jsonLines(io.out());
+		expect(events[0]).toMatchObject({ type: "session", model: "local/coder" });
+		expect(events.at(-1)).toMatchObject({ type: "result", status: "ok", exitCode: 0 });
+		const toolEnd = events.find((event) => event.type === "tool_execution_end") as {
+			result: { content: { text: string }[] };
+		};
+		expect(toolEnd.result.content[0]?.text).toContain("42");
+		expect(events.some((event) => event.type === "kernel_status" && event.phase === "ready")).toBe(true);
+
+		// What went over the wire: one function tool, then the cell's output as a tool message.
+		expect(server.requests).toHaveLength(2);
+		const tools = server.requests[0]?.tools as { function: { name: string; parameters: { properties: object } } }[];
+		expect(tools.map((tool) => tool.function.name)).toEqual(["ipython"]);
+		expect(Object.keys(tools[0]?.function.parameters.properties ?? {})).toEqual(["code"]);
+		const messages = server.requests[1]?.messages as { role: string; content: unknown }[];
+		expect(messages.at(-1)).toMatchObject({ role: "tool" });
+		expect(JSON.stringify(messages.at(-1)?.content)).toContain("42");
+
+		const session = events[0] as { path: string };
+		const saved = readFileSync(session.path, "utf8").trim().split("\n");
+		expect(saved.map((line) => JSON.parse(line).type)).toContain("message");
+	});
+
+	it("an Anthropic-messages server as a custom base URL drives a tool call and an answer, with the key from the environment", async () => {
+		server = await anthropicMessagesServer(SCRIPT);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python, LOOPBACK_KEY: "sk-loopback" });
+		world.writeHome("models.json", {
+			providers: {
+				proxy: {
+					baseUrl: server.baseUrl,
+					api: "anthropic-messages",
+					apiKeyEnv: "LOOPBACK_KEY",
+					models: [{ id: "claude-loopback", contextWindow: 200000, maxTokens: 8192 }],
+				},
+			},
+		});
+		const io = memoryIo(world.project, world.env);
+		const code = await runCli(["-p", "what is 6 times 7?", "--model", "proxy/claude-loopback"], io);
+		expect(code).toBe(0);
+		expect(io.out()).toBe("The answer is 42.\n");
+		expect(io.err()).toContain("▸ ipython: answer = 6 * 7 (+1 lines)");
+		expect(server.headers[0]?.["x-api-key"]).toBe("sk-loopback");
+		const tools = server.requests[0]?.tools as { name: string }[];
+		expect(tools.map((tool) => tool.name)).toEqual(["ipython"]);
+		const last = (
+			server.requests[1]?.messages as { role: string; content: { type: string; content: unknown }[] }[] | undefined
+		)?.at(-1);
+		expect(last?.role).toBe("user");
+		expect(last?.content[0]?.type).toBe("tool_result");
+		expect(JSON.stringify(last?.content[0]?.content)).toContain("42");
+	});
+
+	it("a model error exits 1 with what happened and how to resume", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		// Nothing listens on this port: the connection is refused.
+		world.writeHome("models.json", {
+			providers: { dead: { baseUrl: "http://127.0.0.1:9/v1", models: [{ id: "m" }] } },
+		});
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hello", "--model", "dead/m"], io)).toBe(1);
+		expect(io.err()).toContain("The model dead/m failed:");
+		expect(io.err()).toContain("prime-agent doctor");
+	});
+});

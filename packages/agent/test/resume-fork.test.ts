@@ -1,0 +1,142 @@
+import {
+	type Context,
+	type FauxProviderRegistration,
+	fauxAssistantMessage,
+	fauxToolCall,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { ModelRegistry } from "../src/providers/index.js";
+import { Session } from "../src/session/index.js";
+import { type StartedSession, type StartOptions, startSession } from "../src/startup/index.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let faux: FauxProviderRegistration;
+let world: TempWorld;
+const open: StartedSession[] = [];
+
+beforeAll(() => {
+	faux = registerFauxProvider({ provider: "faux" });
+});
+afterAll(() => faux.unregister());
+afterEach(async () => {
+	for (const started of open.splice(0)) await started.dispose();
+	world?.cleanup();
+});
+
+async function start(options: Partial<StartOptions> = {}): Promise<StartedSession> {
+	const registry = new ModelRegistry();
+	registry.add(faux.getModel());
+	const started = await startSession({
+		cwd: world.project,
+		env: world.env,
+		model: "faux/faux-1",
+		registry,
+		...options,
+	});
+	open.push(started);
+	return started;
+}
+
+/** Reply with `text` and remember the conversation the model was sent. */
+function answer(text: string, seen: Context[]) {
+	return (context: Context) => {
+		seen.push(JSON.parse(JSON.stringify(context)));
+		return fauxAssistantMessage(text);
+	};
+}
+
+const sentTexts = (context: Context) =>
+	context.messages.map((message) => {
+		if (typeof message.content === "string") return `${message.role}:${message.content}`;
+		const first = message.content[0] as { type: string; text?: string; name?: string };
+		return `${message.role}:${first.text ?? first.name}`;
+	});
+
+it("--resume and --continue pick the session up with its conversation, and say the kernel is new", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	const seen: Context[] = [];
+	faux.setResponses([
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "x = 5" })),
+		answer("stored", seen),
+		answer("x was 5", seen),
+		answer("still here", seen),
+	]);
+	const first = await start();
+	await first.agentSession.prompt("store x");
+	await first.dispose();
+
+	const resumed = await start({ resume: first.session.id.slice(0, 8) });
+	expect(resumed.resumed).toBe(true);
+	expect(resumed.session.path).toBe(first.session.path);
+	await resumed.agentSession.prompt("what was x?");
+	expect(sentTexts(seen[1] as Context)).toEqual([
+		"user:store x",
+		"assistant:ipython",
+		"toolResult:(no output)",
+		"assistant:stored",
+		"user:[This session continues in a new IPython kernel: variables, imports and functions from earlier cells are gone. Define again what you need.]",
+		"user:what was x?",
+	]);
+	await resumed.dispose();
+
+	const continued = await start({ continueLatest: true });
+	expect(continued.session.id).toBe(first.session.id);
+	await continued.agentSession.prompt("and now?");
+	expect(sentTexts(seen[2] as Context).slice(-4)).toEqual([
+		"user:what was x?",
+		"assistant:x was 5",
+		expect.stringContaining("user:[This session continues"),
+		"user:and now?",
+	]);
+});
+
+it("a fork restores only the branch up to the chosen entry, and a branch point is honoured on resume", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	const seen: Context[] = [];
+	faux.setResponses([
+		answer("answer A", seen),
+		answer("answer B", seen),
+		answer("after fork", seen),
+		answer("after branch", seen),
+	]);
+	const original = await start();
+	await original.agentSession.prompt("question A");
+	await original.agentSession.prompt("question B");
+	await original.dispose();
+
+	const session = Session.open(original.session.path);
+	const answerA = session
+		.branch()
+		.find(
+			(entry) =>
+				entry.type === "message" &&
+				entry.message.role === "assistant" &&
+				JSON.stringify(entry.message).includes("answer A"),
+		);
+	const fork = session.fork(answerA?.id ?? null);
+	const forked = await start({ resume: fork.path });
+	await forked.agentSession.prompt("question C");
+	expect(sentTexts(seen[2] as Context)).toEqual(["user:question A", "assistant:answer A", "user:question C"]);
+	await forked.dispose();
+
+	// Branch inside the original file: the new entry hangs under answer A; resuming follows it.
+	session.branchFrom(answerA?.id ?? null);
+	session.appendMessage({ role: "user", content: "question D", timestamp: Date.now() });
+	const branched = await start({ resume: original.session.path });
+	expect(branched.session.context().messages).toHaveLength(3);
+	await branched.agentSession.prompt("question E");
+	expect(sentTexts(seen[3] as Context)).toEqual([
+		"user:question A",
+		"assistant:answer A",
+		"user:question D",
+		"user:question E",
+	]);
+	// The original branch is still in the file.
+	expect(Session.open(original.session.path).entries.some((entry) => JSON.stringify(entry).includes("answer B"))).toBe(
+		true,
+	);
+});

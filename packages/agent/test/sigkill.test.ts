@@ -1,0 +1,56 @@
+import { readFileSync } from "node:fs";
+import { afterEach, expect, it } from "vitest";
+import { type CliProcess, spawnCli } from "./cli-process.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let world: TempWorld;
+let server: LoopbackServer;
+let cli: CliProcess | undefined;
+afterEach(async () => {
+	cli?.child.kill("SIGKILL");
+	await server?.close();
+	world?.cleanup();
+});
+
+function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+it("a run killed with SIGKILL mid-turn leaves a transcript where every line parses, and no kernel behind", async () => {
+	server = await openAiCompletionsServer([{ code: "import time\nprint('working', flush=True)\ntime.sleep(120)" }]);
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+	cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+	// The cell has printed: the kernel is mid-cell, the turn is mid-flight.
+	await cli.waitForEvent((event) => event.type === "tool_execution_update");
+	cli.child.kill("SIGKILL");
+	await cli.exitCode();
+
+	const session = cli.events[0] as { type: string; path: string };
+	expect(session.type).toBe("session");
+	const lines = readFileSync(session.path, "utf8").split("\n");
+	expect(lines.at(-1)).toBe("");
+	const records = lines.slice(0, -1).map((line) => JSON.parse(line));
+	expect(records.map((record) => (record.type === "message" ? record.message.role : record.type))).toEqual([
+		"session",
+		"model_change",
+		"user",
+		"assistant",
+	]);
+	expect(records[3].message.content[0]).toMatchObject({ type: "toolCall", name: "ipython" });
+
+	// The kernel watches its host and exits with it.
+	const ready = cli.events.find((event) => event.type === "kernel_status" && event.phase === "ready") as {
+		pid: number;
+	};
+	const deadline = Date.now() + 10_000;
+	while (alive(ready.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(alive(ready.pid)).toBe(false);
+});
