@@ -17,13 +17,13 @@ export type LineKind =
 	| "blank"
 	| "plain";
 
-const SUMMARY: RegExp[] = [
+/** Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`). */
+const SUMMARY = [
 	/^=+ .*\b(?:passed|failed|errors?|skipped|no tests ran|xfailed|deselected)\b.* =+$/,
 	/^Ran \d+ tests? in /,
 	/^OK(?: \(.+\))?$/,
 	/^FAILED \(.+\)$/,
-	/^(?:Tests|Test Suites|Test Files):?\s{1,}\d+ /,
-	/^Tests\s+(?:\d+|no tests)/,
+	/^(?:Tests|Test Suites|Test Files):?\s+(?:\d+ |no tests)/,
 	/^test result: (?:ok|FAILED)\./,
 	/^\d+ (?:passing|failing|pending)(?: \(.+\))?$/,
 	/^(?:#|ℹ) (?:tests|pass|fail) \d+$/,
@@ -37,13 +37,14 @@ const SUMMARY: RegExp[] = [
 	/^\d+ tests? completed, \d+ failed/,
 	/^!{3,} .* !{3,}$/,
 	/^(?:Success: no issues found|All checks passed!)/,
+	/^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/,
 ];
 
-const FAILURE: RegExp[] = [
+/** Lines that name a failing test. */
+const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
 	/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
 	/^(?:FAIL|ERROR): \S/,
-	/ \.\.\. (?:FAIL|ERROR|FAILED)$/,
 	/^FAIL\s+\S/,
 	/^● \S/,
 	/^[×✕✗✖] \S/,
@@ -54,78 +55,110 @@ const FAILURE: RegExp[] = [
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
 ];
+/** unittest/cargo verbose result: `test_x (mod.Class) ... FAIL`. */
+const VERBOSE_FAILURE = / \.\.\. (?:FAIL|ERROR|FAILED)$/;
 
-const LOCATION: RegExp[] = [
+const LOCATION = [
 	/^File "[^"]+", line \d+/,
-	/^at (?:.+ \()?(?:file:\/\/)?[^\s()]+:\d+(?::\d+)?\)?$/,
-	/^(?:-->|❯|⎯+>) \S+:\d+/,
-	/^\S+\.\w{1,10}:\d+(?::\d+)?(?::|$| - | in )/,
-	/^\S+\.\w{1,10}\(\d+,\d+\)/,
+	/^at (?:\S+ (?:\[as \S+\] )?)?\(?(?:file:\/\/)?[^\s()]+:\d+(?::\d+)?\)?$/,
+	/^(?:-->|❯) \S+:\d+/,
+	/^[^\s:]+\.\w{1,10}:\d+(?::\d+)?(?::|$| - | in )/,
+	/^[^\s(]+\.\w{1,10}\(\d+,\d+\)/,
 ];
 
-const ERROR: RegExp[] = [
-	/^(?:error|fatal)(?:\[[\w-]+\])?[: ]/i,
+const ERROR = [
+	/^(?:[Ee]rror|ERROR|[Ff]atal|FATAL)(?:\[[\w-]+\])?[: ]/,
 	/^\[(?:ERROR|FATAL)\]/,
 	/^npm (?:ERR!|error) /,
 	/^E {2,}\S/,
 	/^\d+:\d+\s+error\s/,
-	/\berror (?:TS\d+|[A-Z]\d{4})\b/,
-	/: error: /,
-	/^(?:\S+ )?(?:ERROR|FATAL|CRITICAL)\b/,
+	/^(?:\S+ ){0,3}(?:ERROR|FATAL|CRITICAL)\b/,
 ];
+/** Diagnostics with a position before the severity: `x.ts:3:7 - error TS2322`, `x.py:3: error: `. */
+const INLINE_ERROR = /\berror (?:TS\d+|[A-Z]\d{4})\b|: error: /;
 
-const WARNING: RegExp[] = [
-	/^warn(?:ing)?(?:\[[\w-]+\])?[: ]/i,
+const WARNING = [
+	/^(?:[Ww]arn(?:ing)?|WARN(?:ING)?)(?:\[[\w-]+\])?[: ]/,
 	/^\[WARN(?:ING)?\]/,
 	/^npm (?:WARN|warn) /,
-	/\b\w*Warning: /,
 	/^\d+:\d+\s+warning\s/,
-	/: warning: /,
-	/^(?:\S+ )?WARN(?:ING)?\b/,
+	/^(?:\S+ ){0,3}WARN(?:ING)?\b/,
 ];
+const INLINE_WARNING = /\b\w*Warning: |: warning: /;
 
-/** Log levels that only trace what a program does. */
-const TRACE_LEVEL =
-	/^(?:\[?[\d\-T:.,/Z+ ]{8,}\]?\s+)?(?:\[\s*|<)?(?:TRACE|DEBUG|VERBOSE|SILLY|trace|debug|verbose|silly|DBG|TRC|dbg|trc)(?:\s*\]|>|:|\s)/;
-const TRACE_PREFIX = /^(?:\S+\s+){0,3}(?:TRACE|DEBUG)\b|^npm (?:verbose|timing|silly|http) /;
+/** Log levels that only trace what a program does, near the start of a line (after a timestamp). */
+const TRACE_LEVEL = new RegExp(
+	[
+		// An optional timestamp, then `[debug]`, `<trace>`, `DEBUG ` or `debug: `.
+		"^(?:\\[?\\d[\\d\\-T:.,/Z+ ]{7,}\\]?\\s+)?(?:(?:\\[\\s*|<)(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC|trace|debug|verbose|silly|dbg|trc)\\s*(?:\\]|>)|(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC)(?::|\\s)|(?:trace|debug|verbose|silly|dbg|trc):\\s)",
+		// A logger name or two before an upper-case level: `urllib3.connectionpool DEBUG ...`.
+		"^(?:\\S+\\s+){1,3}(?:TRACE|DEBUG)\\b",
+		"^npm (?:verbose|timing|silly|http) ",
+	].join("|"),
+);
 
-const PROGRESS: RegExp[] = [
+const PROGRESS = [
 	/^(?:Downloading|Downloaded|Collecting|Fetching|Resolving|Installing|Extracting|Unpacking|Compiling|Building|Preparing|Processing|Uploading|Pulling|Pushing|Receiving objects|Resolving deltas|Counting objects|Compressing objects|Writing objects|remote: (?:Counting|Compressing|Enumerating))\b/,
-	/^\S*\s*\d{1,3}(?:\.\d+)?\s?%/,
-	/\b\d{1,3}(?:\.\d+)?%\s*(?:\||\[|$|complete|done)/,
-	/[█▉▊▋▌▍▎▏━─=#]{6,}[ >░▒▓·-]*\s*\d{1,3}%/,
-	/\[[=#>\- ]{5,}\]/,
-	/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷|/\\-]\s/,
-	/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷]$/,
+	/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷](?:\s|$)/,
 	/^[.FEsxX]{8,}(?:\s+\[\s*\d+%\])?$/,
-	/^[․.,!]{8,}$/,
-	/\d+(?:\.\d+)?\s?(?:[kKMG]i?B|B)\s*\/\s*\d+(?:\.\d+)?\s?(?:[kKMG]i?B|B)/,
-	/\beta \d/i,
+	/^[․.,!*]{8,}$/,
 ];
+/** Percentages, bars, transferred sizes and ETAs anywhere in the line. */
+const PROGRESS_INLINE =
+	/\b\d{1,3}(?:\.\d+)?\s?%|\[[=#>\- ]{5,}\]|[█▉▊▋▌▍▎▏━]{4,}|\d(?:\.\d+)?\s?(?:[kKMG]i?B|B)\s*\/\s*\d|\beta \d/i;
 
 /** `  -h, --help  show help`, `  --out-dir <dir>   Where to write`. */
 const USAGE_OPTION = /^\s{1,12}(?:-[A-Za-z0-9?](?:[ ,=]|$)|--[A-Za-z0-9][\w-]*)(?:[\s,=|[<]|$)/;
-const BULLET = /^\s*(?:[-*+•] |\d{1,3}\. |- \[[ xX]\] )\S/;
+const BULLET = /^\s*(?:[-*•] |\d{1,3}\. |- \[[ xX]\] )\S/;
+const PANIC = /^thread '[^']*'(?: \(\d+\))? panicked at /;
 
 /**
- * Classifies one output line (ANSI stripped internally). Order matters: decisive kinds (summary,
- * failure, exception, location, error) win over noise kinds (warning, trace, progress) and prose.
+ * One anchored alternation per kind: a single match attempt at the line start instead of one per
+ * pattern (every pattern above starts with `^` and has no flags).
+ */
+const union = (patterns: RegExp[]): RegExp =>
+	new RegExp(`^(?:${patterns.map((p) => `(?:${p.source.slice(1)})`).join("|")})`);
+const SUMMARY_ANY = union(SUMMARY);
+const FAILURE_ANY = union(FAILURE);
+const LOCATION_ANY = union(LOCATION);
+const ERROR_ANY = union(ERROR);
+const WARNING_ANY = union(WARNING);
+const PROGRESS_ANY = union(PROGRESS);
+
+/**
+ * Classifies one output line (ANSI stripped internally). Decisive kinds (summary, failure, exception,
+ * error) win over noise kinds (trace, warning, progress) and prose; a warning that names its position
+ * is a warning, not a location. Patterns that may match
+ * anywhere in a line run only when a cheap substring check says they can.
  */
 export function classifyLine(text: string): LineKind {
 	const raw = visibleLine(text);
 	const line = raw.trim();
 	if (line === "") return text.includes("\r") && text.trim() !== "" ? "progress" : "blank";
-	if (parseCountedLine(line) || SUMMARY.some((p) => p.test(line))) return "summary";
-	if (FAILURE.some((p) => p.test(line))) return "failure";
-	if (/^thread '[^']*'(?: \(\d+\))? panicked at /.test(line) || exceptionOf(line.replace(/^E {2,}/, ""), false)) {
+	if (SUMMARY_ANY.test(line) || parseCountedLine(line)) return "summary";
+	if (
+		FAILURE_ANY.test(line) ||
+		(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED") ? VERBOSE_FAILURE.test(line) : false)
+	) {
+		return "failure";
+	}
+	if (PANIC.test(line) || exceptionOf(line.startsWith("E ") ? line.replace(/^E {2,}/, "") : line, false)) {
 		return "exception";
 	}
-	if (TRACE_LEVEL.test(line) || TRACE_PREFIX.test(line)) return "trace";
-	if (ERROR.some((p) => p.test(line))) return "error";
-	if (LOCATION.some((p) => p.test(line))) return "location";
-	if (WARNING.some((p) => p.test(line))) return "warning";
-	if (/\r./.test(text) || PROGRESS.some((p) => p.test(line))) return "progress";
+	if (TRACE_LEVEL.test(line.length > 80 ? line.slice(0, 80) : line)) return "trace";
+	if (ERROR_ANY.test(line) || (line.includes("error") && INLINE_ERROR.test(line))) return "error";
+	if (WARNING_ANY.test(line) || (line.includes("arning: ") && INLINE_WARNING.test(line))) return "warning";
+	if (LOCATION_ANY.test(line)) return "location";
+	if (PROGRESS_ANY.test(line) || (hasProgressMark(line) && PROGRESS_INLINE.test(line)) || /\r./.test(text)) {
+		return "progress";
+	}
 	if (USAGE_OPTION.test(raw)) return "usage-option";
 	if (BULLET.test(raw)) return "bullet";
 	return "plain";
+}
+
+const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;
+
+function hasProgressMark(line: string): boolean {
+	return PROGRESS_MARK.test(line);
 }
