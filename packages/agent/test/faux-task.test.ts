@@ -169,3 +169,60 @@ it("a cell that raises comes back as an error result with the traceback, and the
 	expect(results[1].isError).toBe(false);
 	expect(results[1].content[0].text).toContain("42");
 });
+
+it("%%bash: a failing command fails the cell with its output; shell state does not persist but %cd does", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+	world.writeHome("auth.json", { faux: "test-key" });
+	world.writeProject("sub/marker.txt", "here\n");
+	faux.setResponses([
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "%%bash\necho before; export GONE=1; cd sub; exit 3" })),
+		fauxAssistantMessage(fauxToolCall("ipython", { code: '%%bash\necho "gone=[$GONE]"; pwd' })),
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "%cd sub" })),
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "%%bash\ncat marker.txt" })),
+		fauxAssistantMessage("done"),
+	]);
+	started = await startSession({
+		cwd: world.project,
+		env: world.env,
+		model: "faux/faux-1",
+		registry: registryWithFaux(),
+	});
+	await started.agentSession.prompt("shell");
+	const results = started.session
+		.context()
+		.messages.filter((message) => message.role === "toolResult")
+		.map((message) => ({
+			isError: message.isError,
+			text: message.content.map((part) => ("text" in part ? part.text : "")).join(""),
+		}));
+	expect(results[0]?.isError).toBe(true);
+	expect(results[0]?.text).toContain("before");
+	expect(results[1]?.text).toContain("gone=[]");
+	expect(results[1]?.text).toContain(world.project);
+	expect(results[1]?.text).not.toContain(`${world.project}/sub`);
+	expect(results[3]).toEqual({ isError: false, text: "here" });
+});
+
+it("a huge output is capped for the model, which is told where the complete output is", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+	world.writeHome("auth.json", { faux: "test-key" });
+	faux.setResponses([
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "print('x' * 100_000 + 'END')" })),
+		fauxAssistantMessage("done"),
+	]);
+	started = await startSession({
+		cwd: world.project,
+		env: world.env,
+		model: "faux/faux-1",
+		registry: registryWithFaux(),
+	});
+	await started.agentSession.prompt("print a lot");
+	const result = started.session.context().messages.find((message) => message.role === "toolResult");
+	const text = result?.role === "toolResult" ? (result.content[0] as { text: string }).text : "";
+	expect(text).toContain("[... output truncated at 65536 chars ...]");
+	expect(text.length).toBeLessThan(70_000);
+	const details = (result as { details: IpythonDetails }).details;
+	expect(details.fullOutputPath?.startsWith(started.session.artifactDir)).toBe(true);
+	expect(text).toContain(`complete output (${100_004} bytes): ${details.fullOutputPath}`);
+	expect(readFileSync(details.fullOutputPath as string, "utf8")).toContain("END");
+});

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CellResult, Kernel, type StreamChunk } from "prime-agent-kernel";
+import { ensurePrivateDir } from "../../home/index.js";
 
 /** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
 export const RUNTIME_PYTHON_DIR = fileURLToPath(new URL("../../../python", import.meta.url));
@@ -136,6 +137,8 @@ export class SessionKernel {
 		this.options.onStatus?.({ phase: "starting" });
 		const began = Date.now();
 		try {
+			// Complete outputs may hold anything the code printed: keep them private.
+			ensurePrivateDir(this.options.outputDir);
 			const kernel = await Kernel.start({
 				python: this.options.python,
 				cwd: this.options.cwd,

@@ -1,0 +1,56 @@
+import { PassThrough } from "node:stream";
+import { type FauxProviderRegistration, fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { runChatMode } from "../src/modes/index.js";
+import { ModelRegistry } from "../src/providers/index.js";
+import { Session } from "../src/session/index.js";
+import { type StartedSession, startSession } from "../src/startup/index.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let faux: FauxProviderRegistration;
+let world: TempWorld;
+let started: StartedSession | undefined;
+beforeAll(() => {
+	faux = registerFauxProvider({ provider: "faux" });
+});
+afterAll(() => faux.unregister());
+afterEach(async () => {
+	await started?.dispose();
+	world?.cleanup();
+});
+
+it("the line-by-line chat streams each answer, keeps one session across lines, and leaves on /exit", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	faux.setResponses([fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);
+	const registry = new ModelRegistry();
+	registry.add(faux.getModel());
+	started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry });
+
+	const input = new PassThrough();
+	const out = new PassThrough();
+	const err = new PassThrough();
+	let shown = "";
+	let notes = "";
+	out.on("data", (chunk) => {
+		shown += chunk;
+	});
+	err.on("data", (chunk) => {
+		notes += chunk;
+	});
+	const finished = runChatMode(started, input, out, err);
+	input.write("hello\n");
+	input.write("again\n");
+	input.write("/exit\n");
+	expect(await finished).toBe(0);
+
+	expect(shown).toContain("First answer.\n");
+	expect(shown).toContain("Second answer.\n");
+	expect(notes).toContain("faux/faux-1");
+	expect(notes).toContain(`prime-agent --resume ${started.session.id}`);
+	const texts = Session.open(started.session.path)
+		.context()
+		.messages.map((message) => message.role);
+	expect(texts).toEqual(["user", "assistant", "user", "assistant"]);
+});
