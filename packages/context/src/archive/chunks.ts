@@ -10,6 +10,9 @@ export const CHUNK_BYTES = 64 * 1024;
 
 const NEWLINE = 0x0a;
 
+/** Level 3 compresses logs about 10% less tightly than the default 6 but about three times faster. */
+const GZIP_LEVEL = 3;
+
 /**
  * One gzip member of an observation's `output.gz`. Members are concatenated, so the whole file is
  * one valid gzip stream, yet any chunk can be inflated alone from its offset.
@@ -112,7 +115,7 @@ export class ChunkedGzipWriter {
 	async finish(): Promise<ChunkIndex> {
 		while (this.pendingBytes > 0) await this.flushChunk();
 		// An empty observation still gets one (empty) member so the file is a valid gzip stream.
-		if (this.chunks.length === 0) await this.handle.write(await gzipAsync(Buffer.alloc(0)));
+		if (this.chunks.length === 0) await this.handle.write(await gzipAsync(Buffer.alloc(0), { level: GZIP_LEVEL }));
 		this.text.end();
 		const endsWithNewline = this.lastByte === NEWLINE;
 		const lines = this.totalBytes === 0 ? 0 : this.nextLine - (endsWithNewline ? 1 : 0);
@@ -131,7 +134,7 @@ export class ChunkedGzipWriter {
 		this.pending = rest.length > 0 ? [rest] : [];
 		this.pendingBytes = rest.length;
 
-		const compressed = await gzipAsync(chunk);
+		const compressed = await gzipAsync(chunk, { level: GZIP_LEVEL });
 		await this.handle.write(compressed);
 		const newlines = countNewlines(chunk);
 		this.chunks.push({

@@ -1,0 +1,131 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DIST_INDEX, requireBuild } from "./cli-process.js";
+
+const MiB = 1024 * 1024;
+
+/**
+ * Observes one file through a real session in a fresh node process, then searches and reads it,
+ * and reports the peak resident memory above the baseline taken after loading the package.
+ */
+const PROBE = `
+import { readFileSync } from "node:fs";
+const { openContextSession } = await import(process.argv[2]);
+const peakRss = () => {
+	try {
+		const match = /VmHWM:\\s+(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+		if (match) return Number(match[1]) * 1024;
+	} catch {}
+	return process.memoryUsage().rss;
+};
+let sampled = process.memoryUsage().rss;
+const timer = setInterval(() => { sampled = Math.max(sampled, process.memoryUsage().rss); }, 5);
+const session = await openContextSession({ sessionId: "mem", cwd: process.argv[4], root: process.argv[5] });
+const baseline = process.memoryUsage().rss;
+const started = Date.now();
+const result = await session.observe({ tool: "run", text: "", fullOutputPath: process.argv[3], isError: true, exitCode: 1 });
+const observeMs = Date.now() - started;
+const search = await session.recover({ action: "search", id: result.id, query: "needle" });
+const read = await session.recover({ action: "read", id: result.id, startLine: 2, endLine: 3 });
+clearInterval(timer);
+console.log(JSON.stringify({
+	baseline, peak: Math.max(peakRss(), sampled), observeMs, id: result.id, archived: result.archived,
+	bytes: result.bytes, lines: result.lines, searchBytes: Buffer.byteLength(search.text), readBytes: Buffer.byteLength(read.text),
+	found: search.evidence,
+}));
+`;
+
+interface ProbeReport {
+	baseline: number;
+	peak: number;
+	observeMs: number;
+	archived: boolean;
+	bytes: number;
+	lines: number;
+	searchBytes: number;
+	readBytes: number;
+	found: boolean;
+}
+
+let dir: string;
+beforeAll(async () => {
+	requireBuild();
+	dir = await mkdtemp(join(tmpdir(), "pc-memory-"));
+	await writeFile(join(dir, "probe.mjs"), PROBE);
+});
+afterAll(async () => {
+	await rm(dir, { recursive: true, force: true });
+});
+
+function probe(file: string): Promise<ProbeReport> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(
+			process.execPath,
+			[join(dir, "probe.mjs"), pathToFileURL(DIST_INDEX).href, file, dir, join(dir, "home")],
+			{ stdio: ["ignore", "pipe", "pipe"] },
+		);
+		let out = "";
+		let err = "";
+		child.stdout.on("data", (chunk) => (out += chunk));
+		child.stderr.on("data", (chunk) => (err += chunk));
+		child.on("close", (status) => {
+			if (status !== 0) reject(new Error(`probe failed (${status}): ${err}`));
+			else resolve(JSON.parse(out));
+		});
+	});
+}
+
+/** Writes `total` bytes of varied log lines (so compression is realistic), with one needle near the end. */
+async function writeLog(path: string, total: number): Promise<void> {
+	const handle = await open(path, "w");
+	let written = 0;
+	let line = 0;
+	while (written < total) {
+		const rows: string[] = [];
+		for (let i = 0; i < 10_000; i++) {
+			line++;
+			rows.push(
+				`${line.toString(36)} INFO worker-${line % 17} processed item ${(line * 2654435761) % 1_000_003} in ${line % 997}ms`,
+			);
+		}
+		const chunk = Buffer.from(`${rows.join("\n")}\n`);
+		await handle.write(chunk);
+		written += chunk.length;
+	}
+	await handle.write("E   needle: AssertionError at the end\n");
+	await handle.close();
+}
+
+describe("bounded memory", () => {
+	it("observes, archives and searches 100 MB of output with memory far below its size", async () => {
+		const file = join(dir, "big.log");
+		await writeLog(file, 100 * MiB);
+		const report = await probe(file);
+		const growth = report.peak - report.baseline;
+		console.log(
+			`100 MB observation: ${report.lines} lines, observe ${report.observeMs} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB`,
+		);
+		expect(report.archived).toBe(true);
+		expect(report.bytes).toBeGreaterThan(100 * MiB);
+		expect(report.found).toBe(true);
+		expect(report.searchBytes).toBeLessThanOrEqual(12_288);
+		// Half the input size at most; measured about 36 MiB, mostly garbage the collector has not yet reclaimed.
+		expect(growth).toBeLessThan(50 * MiB);
+	}, 240_000);
+
+	it("handles a single 10 MB line without holding many copies of it", async () => {
+		const file = join(dir, "line.log");
+		await writeFile(file, `first\n${"needle ".repeat((10 * MiB) / 7)}\nlast\n`);
+		const report = await probe(file);
+		const growth = report.peak - report.baseline;
+		console.log(`10 MB line: observe ${report.observeMs} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB`);
+		expect(report.archived).toBe(true);
+		expect(report.lines).toBe(3);
+		expect(report.readBytes).toBeLessThanOrEqual(12_288);
+		expect(growth).toBeLessThan(80 * MiB);
+	}, 120_000);
+});
