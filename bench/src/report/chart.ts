@@ -22,7 +22,9 @@ export function retentionChart(points: ChartPoint[], title: string, yLabel: stri
 	const minRetention = Math.min(...points.map((point) => point.retention));
 	const yLo = Math.max(0, Math.floor((minRetention * 100 - 5) / 10) * 10);
 	const x = (tokens: number) => margin.left + ((Math.log10(Math.max(1, tokens)) - lo) / (hi - lo)) * plotW;
-	const y = (retention: number) => margin.top + (1 - (retention * 100 - yLo) / (100 - yLo)) * plotH;
+	// Headroom above 100% so points at the top stay clear of the frame and their labels fit.
+	const yHi = 100 + (100 - yLo) * 0.1;
+	const y = (retention: number) => margin.top + (1 - (retention * 100 - yLo) / (yHi - yLo)) * plotH;
 	const parts: string[] = [
 		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="13">`,
 		`<rect width="${width}" height="${height}" fill="#ffffff"/>`,
@@ -52,8 +54,12 @@ export function retentionChart(points: ChartPoint[], title: string, yLabel: stri
 	for (const point of [...points].sort((a, b) => a.tokens - b.tokens)) {
 		const px = x(point.tokens);
 		const py = y(point.retention);
-		let labelY = py - 12;
-		while (placed.some((other) => Math.abs(other.x - px) < 90 && Math.abs(other.y - labelY) < 15)) labelY += 16;
+		const free = (candidate: number) =>
+			candidate > margin.top + 10 &&
+			candidate < margin.top + plotH - 4 &&
+			!placed.some((other) => Math.abs(other.x - px) < 150 && Math.abs(other.y - candidate) < 15);
+		const candidates = [py - 12, py + 22, py - 28, py + 38, py - 44, py + 54];
+		const labelY = candidates.find(free) ?? py + 22;
 		placed.push({ x: px, y: labelY });
 		const color = point.highlight ? "#d62728" : "#1f77b4";
 		const anchor = px > margin.left + plotW - 80 ? "end" : px < margin.left + 60 ? "start" : "middle";

@@ -1,7 +1,9 @@
 /**
  * Broker time per observation by size bucket. Inputs are windows of real fixture text (the
  * labelled outputs concatenated, repeated when needed) cut at a line end to each bucket's size;
- * every sample starts at a different place so the broker sees distinct outputs.
+ * every sample starts at a different place so the broker sees distinct outputs. Each bucket is
+ * timed twice: every sample in a fresh session (the cost of one observation by its size), then all
+ * samples in one session (later observations are also compared with the earlier ones).
  */
 import { performance } from "node:perf_hooks";
 import type { ObservationBroker, SessionArchive } from "prime-agent-context";
@@ -16,6 +18,8 @@ export interface SpeedBucket {
 	maxMs: number;
 	/** p50 divided by the size in MiB: flat across buckets when time is linear in size. */
 	p50MsPerMiB: number;
+	/** The same samples observed one after another in a single session. */
+	sameSession: { p50Ms: number; p95Ms: number; maxMs: number };
 }
 
 export interface SpeedResult {
@@ -65,26 +69,42 @@ export async function runSpeed(
 	const maxRssKiBBefore = process.resourceUsage().maxRSS;
 	const results: SpeedBucket[] = [];
 	for (const bucket of buckets) {
-		const { broker } = await session(`speed-${bucket.bytes}`);
-		const times: number[] = [];
 		const stride = Math.floor(source.length / bucket.samples) + 7_919;
-		for (let sample = 0; sample < bucket.samples; sample++) {
-			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples}`);
-			const text = windowOf(source, sample * stride, bucket.bytes);
+		const texts = Array.from({ length: bucket.samples }, (_, sample) =>
+			windowOf(source, sample * stride, bucket.bytes),
+		);
+		const time = async (broker: ObservationBroker, text: string) => {
 			const started = performance.now();
 			await broker.observe({ tool: "bash", text, isError: false, exitCode: 0, command: "cat output.log" });
-			times.push(performance.now() - started);
+			return performance.now() - started;
+		};
+		const fresh: number[] = [];
+		for (const [sample, text] of texts.entries()) {
+			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (fresh sessions)`);
+			fresh.push(await time((await session(`speed-${bucket.bytes}-${sample}`)).broker, text));
 		}
-		times.sort((a, b) => a - b);
-		const p50 = percentile(times, 0.5);
+		const shared = (await session(`speed-${bucket.bytes}-shared`)).broker;
+		const same: number[] = [];
+		for (const [sample, text] of texts.entries()) {
+			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (one session)`);
+			same.push(await time(shared, text));
+		}
+		fresh.sort((a, b) => a - b);
+		same.sort((a, b) => a - b);
+		const p50 = percentile(fresh, 0.5);
 		results.push({
 			label: bucket.label,
 			bytes: bucket.bytes,
 			samples: bucket.samples,
 			p50Ms: round(p50),
-			p95Ms: round(percentile(times, 0.95)),
-			maxMs: round(times[times.length - 1]),
+			p95Ms: round(percentile(fresh, 0.95)),
+			maxMs: round(fresh[fresh.length - 1]),
 			p50MsPerMiB: round(p50 / (bucket.bytes / (1024 * 1024))),
+			sameSession: {
+				p50Ms: round(percentile(same, 0.5)),
+				p95Ms: round(percentile(same, 0.95)),
+				maxMs: round(same[same.length - 1]),
+			},
 		});
 	}
 	return { buckets: results, maxRssKiBBefore, maxRssKiBAfter: process.resourceUsage().maxRSS };

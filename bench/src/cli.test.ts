@@ -1,0 +1,37 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseArgs } from "./cli.js";
+
+const scratch = await mkdtemp(join(tmpdir(), "bench-cli-"));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+describe("bench command line", () => {
+	it("resolves the default fixtures and output folder from the script's location", () => {
+		const repo = join(scratch, "repo");
+		const options = (() => {
+			try {
+				return parseArgs([], join(repo, "bench", "dist"));
+			} catch (error) {
+				return error as Error;
+			}
+		})();
+		expect(options).toBeInstanceOf(Error);
+		expect((options as Error).message).toContain(resolve(scratch, "shared", "fixtures", "outputs"));
+		expect((options as Error).message).toMatch(/pass --cases <dir>/);
+	});
+
+	it("takes explicit folders and the smoke flag", () => {
+		const options = parseArgs(
+			["--cases", scratch, "--trajectories", scratch, "--out", join(scratch, "out"), "--smoke"],
+			join(scratch, "repo", "bench", "dist"),
+		);
+		expect(options).toEqual({ casesDir: scratch, trajectoriesDir: scratch, outDir: join(scratch, "out"), smoke: true });
+	});
+
+	it("rejects an unknown argument and a flag without its folder", () => {
+		expect(() => parseArgs(["--fast"], scratch)).toThrow(/Unknown argument --fast/);
+		expect(() => parseArgs(["--cases"], scratch)).toThrow(/--cases needs a directory/);
+	});
+});

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]`
+ * Defaults: the shared fixtures (`../shared/fixtures/` beside the repository) and `bench/results/`.
+ */
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { primeContextDeps } from "./arms/prime-context-binding.js";
+import { runBenchmark } from "./bench.js";
+import { writeReport } from "./report/index.js";
+import { losses, targets } from "./report/verdict.js";
+
+const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]
+  --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default ../shared/fixtures/outputs)
+  --trajectories <dir>   mini-swe-agent .traj.json(.gz) files (default ../shared/fixtures/trajectories)
+  --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
+  --smoke                a few small cases and one trajectory, small speed buckets`;
+
+export interface CliOptions {
+	casesDir: string;
+	trajectoriesDir: string;
+	outDir: string;
+	smoke: boolean;
+}
+
+/** Parses arguments; defaults are resolved from this script's location, never from the working directory. */
+export function parseArgs(argv: string[], scriptDir: string): CliOptions {
+	const repoRoot = resolve(scriptDir, "..", "..");
+	const fixtures = resolve(repoRoot, "..", "shared", "fixtures");
+	const values: Record<string, string> = {};
+	let smoke = false;
+	for (let index = 0; index < argv.length; index++) {
+		const flag = argv[index];
+		if (flag === "--smoke") smoke = true;
+		else if (flag === "--help" || flag === "-h") throw new UsageError("");
+		else if (["--cases", "--trajectories", "--out"].includes(flag)) {
+			const value = argv[++index];
+			if (!value || value.startsWith("--")) throw new UsageError(`${flag} needs a directory.`);
+			values[flag.slice(2)] = resolve(value);
+		} else throw new UsageError(`Unknown argument ${flag}.`);
+	}
+	const casesDir = values.cases ?? resolve(fixtures, "outputs");
+	const trajectoriesDir = values.trajectories ?? resolve(fixtures, "trajectories");
+	for (const [flag, dir] of [
+		["--cases", casesDir],
+		["--trajectories", trajectoriesDir],
+	]) {
+		if (!existsSync(dir)) {
+			throw new UsageError(
+				`${dir} does not exist. ${values[flag.slice(2)] ? "" : "The default fixtures folder is ../shared/fixtures beside the repository; "}pass ${flag} <dir> to point at a corpus.`,
+			);
+		}
+	}
+	return { casesDir, trajectoriesDir, outDir: values.out ?? resolve(repoRoot, "bench", "results"), smoke };
+}
+
+class UsageError extends Error {}
+
+/** A single progress line on stderr, rewritten in place on a terminal and throttled otherwise. */
+function progressLine(): { update: (message: string) => void; done: () => void } {
+	const tty = process.stderr.isTTY;
+	let last = 0;
+	const started = Date.now();
+	return {
+		update(message) {
+			const now = Date.now();
+			if (now - last < (tty ? 100 : 2_000)) return;
+			last = now;
+			const line = `[bench ${((now - started) / 1000).toFixed(0)}s] ${message}`;
+			process.stderr.write(tty ? `\r\u001b[K${line.slice(0, (process.stderr.columns ?? 120) - 1)}` : `${line}\n`);
+		},
+		done() {
+			if (tty) process.stderr.write("\r\u001b[K");
+		},
+	};
+}
+
+async function main(): Promise<void> {
+	let options: CliOptions;
+	try {
+		options = parseArgs(process.argv.slice(2), dirname(fileURLToPath(import.meta.url)));
+	} catch (error) {
+		if (!(error instanceof UsageError)) throw error;
+		process.stderr.write(`${error.message ? `${error.message}\n` : ""}${USAGE}\n`);
+		process.exitCode = error.message ? 2 : 0;
+		return;
+	}
+	const progress = progressLine();
+	const results = await runBenchmark({
+		casesDir: options.casesDir,
+		trajectoriesDir: options.trajectoriesDir,
+		smoke: options.smoke,
+		primeContext: primeContextDeps,
+		progress: progress.update,
+	});
+	progress.done();
+	const files = await writeReport(results, options.outDir);
+	for (const target of targets(results)) {
+		process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);
+	}
+	const lost = losses(results);
+	if (lost.length > 0)
+		process.stdout.write(`\nWhere prime-context loses:\n${lost.map((line) => `- ${line}`).join("\n")}\n`);
+	process.stdout.write(`\nWrote ${files.join(", ")}\n`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+	main().catch((error) => {
+		process.stderr.write(`\nThe benchmark failed: ${(error as Error).stack ?? error}\n`);
+		process.exitCode = 1;
+	});
+}
