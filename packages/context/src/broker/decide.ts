@@ -3,6 +3,7 @@ import {
 	type CapsuleBudgets,
 	type CapsuleHeader,
 	type CapsuleKind,
+	compactFailingIds,
 	MEDIUM_RESULT_BYTES,
 	outcomeHeadline,
 	runStatus,
@@ -40,6 +41,10 @@ export const RULES = {
 	/** Output is repetitive when it has at most this many distinct line shapes per non-blank line. */
 	repetitiveMaxShapeRatio: 0.5,
 	repetitiveMinLines: 20,
+	/** A clean exit without a test summary counts as a clean success only when this repetitive. */
+	cleanMaxShapeRatio: 0.1,
+	/** A terminal summary sits within this many lines of the end. */
+	terminalSummaryLines: 15,
 	/** Deltas: the novel remainder may be at most this share of the source. */
 	deltaMaxNovelShare: 0.3,
 	/** A line delta must also cut the visible size to at most this share of the source. */
@@ -116,14 +121,27 @@ function isTraceBurst(scan: Scan): boolean {
 	);
 }
 
-/** A clean success: a passing terminal summary, or a clean exit of repetitive output. */
+/**
+ * A clean success: a passing terminal summary, or a clean exit of highly repetitive output (few
+ * line shapes, no error lines). Ordinary documents and diffs that exit 0 are not "clean": they
+ * keep their recovery hints.
+ */
 function isClean(ctx: DecisionContext): boolean {
-	const { outcome } = ctx.scan;
-	if (runStatus(outcome, ctx.input) !== "pass" && !(ctx.input.exitCode === 0 && outcome.status !== "fail"))
-		return false;
-	if (outcome.failingIds.length > 0 || outcome.exceptions.length > 0 || ctx.input.isError) return false;
-	const summary = outcome.status === "pass" && outcome.summaryLines.length > 0;
-	return summary || (ctx.input.exitCode === 0 && isRepetitive(ctx.scan));
+	const { outcome, selection } = ctx.scan;
+	if (ctx.input.isError || outcome.failingIds.length > 0 || outcome.exceptions.length > 0) return false;
+	const status = runStatus(outcome, ctx.input);
+	// The passing summary must be terminal: near the end, not a quoted line inside a document or diff.
+	const lastSummary = outcome.summaryLines.length > 0 ? Math.max(...outcome.summaryLines) : 0;
+	if (status === "pass" && outcome.status === "pass" && lastSummary > ctx.scan.lines - RULES.terminalSummaryLines) {
+		return true;
+	}
+	return (
+		status !== "fail" &&
+		ctx.input.exitCode === 0 &&
+		selection.kinds.error === 0 &&
+		selection.nonBlank >= RULES.repetitiveMinLines &&
+		selection.distinctShapes <= selection.nonBlank * RULES.cleanMaxShapeRatio
+	);
 }
 
 async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: string } | null> {
@@ -183,15 +201,16 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 function capsuleKind(ctx: DecisionContext): CapsuleKind | "medium-candidate" | null {
 	const { scan, budgets } = ctx;
 	if (scan.binary) return "binary";
+	// A clean test run often looks like a progress burst; its terminal summary is what matters.
+	if (scan.bytes >= MEDIUM_RESULT_BYTES && isClean(ctx)) return "clean";
 	if (isUsage(scan)) return "usage";
 	if (isTraceBurst(scan)) return "trace";
 	if (scan.bytes >= budgets.threshold) {
-		if (isClean(ctx)) return "clean";
 		// A failed run keeps the full budget for its evidence, however repetitive its passing lines.
 		const failed = runStatus(scan.outcome, ctx.input) === "fail";
 		return isRepetitive(scan) && !failed ? "repetitive" : "large";
 	}
-	if (scan.bytes >= MEDIUM_RESULT_BYTES) return isClean(ctx) ? "clean" : "medium-candidate";
+	if (scan.bytes >= MEDIUM_RESULT_BYTES) return "medium-candidate";
 	return null;
 }
 
@@ -239,7 +258,8 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 		const last = ctx.earlier.recent.find((r) => r.tool === input.tool && r.signature !== null);
 		if (last && last.signature === memo.signature && last.headline === memo.headline) {
 			const details = status.slice(1);
-			const text = renderOutcomeDelta(header, last.id, memo.headline, details, scan.outcome.failingIds);
+			const ids = compactFailingIds(scan.outcome.failingIds);
+			const text = renderOutcomeDelta(header, last.id, memo.headline, details, ids);
 			if (smaller(text)) return { decision: "delta-capsule", text, reason: "outcome", consumedGrace: false, ...memo };
 		}
 	}

@@ -1,5 +1,6 @@
 import type { LineKind } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
+import { compactFailingIds } from "./failing-ids.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
 import type { KeptLine, Selection } from "./select.js";
@@ -195,7 +196,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			notice: kind === "binary" ? BINARY_NOTICE : NOTICE,
 			recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
 			status,
-			failingIds: outcome.failingIds,
+			failingIds: compactFailingIds(outcome.failingIds),
 			excerpt: excerptFor(input),
 			maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
 			footer,

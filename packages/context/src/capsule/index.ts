@@ -22,6 +22,7 @@ export {
 	type StructuredCapsuleInput,
 } from "./build.js";
 export { escapedPrefix, escapeXmlAttribute, escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
+export { compactFailingIds } from "./failing-ids.js";
 export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";
 export {
 	type CapsuleHeader,

@@ -65,7 +65,8 @@ export function outcomeHeadline(outcome: Outcome, facts: RunFacts): string | nul
 	}
 	if (status === "pass") return `COMMAND_RESULT PASS${exit}${runner}`;
 	if (status === "fail") return `COMMAND_RESULT FAIL${exit}${runner}`;
-	if (exit || runner) return `COMMAND_RESULT UNKNOWN${exit}${runner}`;
+	// Neither passing nor failing evidence: state the exit status as it is, without a verdict.
+	if (exit || runner) return `COMMAND_RESULT${exit}${runner}`;
 	return null;
 }
 
