@@ -23,13 +23,17 @@ export interface ExceptionLine {
  * an exception (`...Error`, `...Exception`, `...Interrupt`, `...Exit`, `...Failure`).
  */
 export function exceptionOf(trimmed: string, anyName: boolean): ExceptionLine | null {
-	const typed = TYPED_MESSAGE.exec(trimmed);
+	const first = trimmed.charCodeAt(0);
+	// A type starts with a letter or `_`; most lines are rejected here.
+	if (!((first >= 65 && first <= 90) || (first >= 97 && first <= 122) || first === 95)) return null;
+	const spaced = trimmed.includes(" ");
+	const typed = spaced && trimmed.includes(": ") ? TYPED_MESSAGE.exec(trimmed) : null;
 	if (typed) {
 		const name = typed[1];
 		if (!anyName && !EXCEPTION_SUFFIX.test(name)) return null;
 		return { type: typed[2] ? `${name}${typed[2]}` : name, message: typed[3] };
 	}
-	const bare = BARE_TYPE.exec(trimmed);
+	const bare = spaced ? null : BARE_TYPE.exec(trimmed);
 	if (bare && (anyName || EXCEPTION_SUFFIX.test(bare[1])) && !/Warning$/.test(bare[1])) {
 		return { type: bare[1], message: "" };
 	}

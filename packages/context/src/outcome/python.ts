@@ -64,7 +64,7 @@ export function createPythonParser(state: ScanState): LineParser {
 			}
 		}
 
-		const raise = PYTEST_RAISE.exec(trimmed);
+		const raise = trimmed.includes(".py:") ? PYTEST_RAISE.exec(trimmed) : null;
 		if (raise) {
 			state.addException(raise[3], "", lineNo);
 			return true;
@@ -98,7 +98,10 @@ export function createPythonParser(state: ScanState): LineParser {
 			return true;
 		}
 
-		if (trimmed.endsWith("FAILED") || trimmed.endsWith("ERROR") || trimmed.endsWith("%]")) {
+		if (
+			(trimmed.endsWith("FAILED") || trimmed.endsWith("ERROR") || trimmed.endsWith("%]")) &&
+			/\b(?:FAILED|ERROR)\b/.test(trimmed)
+		) {
 			const verbose = PYTEST_VERBOSE.exec(trimmed);
 			if (verbose) {
 				state.addId(verbose[1]);
