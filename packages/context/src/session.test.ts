@@ -1,0 +1,129 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openContextSession } from "./session.js";
+
+let base: string;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+	base = await mkdtemp(join(tmpdir(), "pc-session-"));
+	await mkdir(join(base, "repo", ".git"), { recursive: true });
+	env = { PRIME_AGENT_DIR: join(base, "agent"), PRIME_CONTEXT_HOME: join(base, "home") };
+});
+afterEach(async () => {
+	await rm(base, { recursive: true, force: true });
+});
+
+const open = (sessionId = "s") => openContextSession({ sessionId, cwd: join(base, "repo"), env });
+const bigLog = () =>
+	`${Array.from({ length: 3000 }, (_, i) => `step ${i} ok`).join("\n")}\nE   ValueError: bad input\n`;
+
+describe("context session", () => {
+	it("stores under PRIME_CONTEXT_HOME and derives the session from the working directory", async () => {
+		const session = await openContextSession({ cwd: join(base, "repo"), env });
+		expect(session.root).toBe(join(base, "home"));
+		expect(session.sessionId).toMatch(/^repo-[0-9a-f]{12}$/);
+		expect(session.archive.dir).toBe(join(base, "home", "sessions", session.sessionId));
+	});
+
+	it("observes through the broker and recovers the archived text", async () => {
+		const session = await open();
+		const result = await session.observe({ tool: "ipython", text: bigLog(), isError: true });
+		expect(result).toMatchObject({ id: "obs_000001", decision: "structured-capsule", archived: true });
+		const read = await session.recover({ action: "read", id: result.id, startLine: 3001, endLine: 3001 });
+		expect(read.text).toContain("3001: E   ValueError: bad input");
+	});
+
+	it("reports every recovery call to the broker, with whether it found evidence", async () => {
+		const session = await open();
+		const { id } = await session.observe({ tool: "ipython", text: bigLog(), isError: false });
+		await session.recover({ action: "search", id, query: "ValueError" });
+		await session.recover({ action: "search", id, query: "not there" });
+		await session.recover({ action: "read", id: "obs_000404" });
+		const metrics = await session.broker.metrics();
+		expect(metrics.recovery.calls.search).toBe(2);
+		expect(metrics.recovery.calls.read).toBe(1);
+		expect(metrics.recovery.withEvidence).toBe(1);
+		expect(metrics.recovery.empty).toBe(2);
+	});
+
+	it("does not archive recovery responses again", async () => {
+		const session = await open();
+		const { id } = await session.observe({ tool: "ipython", text: bigLog(), isError: false });
+		await session.recover({ action: "read", id, startLine: 1, endLine: 80 });
+		await session.recover({ action: "list" });
+		expect((await session.archive.list()).map((r) => r.id)).toEqual([id]);
+	});
+
+	it("keeps the task snapshot across sessions opened on the same id", async () => {
+		const first = await open();
+		const { id } = await first.observe({ tool: "run", text: bigLog(), isError: false });
+		await first.recover({ action: "update", focus: "Fix the parser", add: ["Add a test"], pin: [id] });
+		const again = await open();
+		expect(await again.renderTask({ rootRequest: "Make the parser strict." })).toBe(
+			[
+				"<prime_context_task>",
+				"ROOT_REQUEST",
+				'"Make the parser strict."',
+				"",
+				"FOCUS",
+				'"Fix the parser"',
+				"",
+				"OPEN_ITEMS",
+				"- [item_1] Add a test",
+				"",
+				"PINNED_OUTPUTS",
+				`- ${id}`,
+				"</prime_context_task>",
+			].join("\n"),
+		);
+	});
+
+	it("cleans up its own archive, clears pins, keeps focus and items, and leaves other sessions alone", async () => {
+		const other = await open("other");
+		await other.observe({ tool: "run", text: "kept\n", isError: false });
+		const session = await open();
+		const { id } = await session.observe({ tool: "run", text: bigLog(), isError: false });
+		await session.recover({ action: "update", focus: "Keep going", pin: [id] });
+		const removed = await session.cleanup();
+		expect(removed.observations).toBe(1);
+		expect(removed.bytes).toBeGreaterThan(0);
+		expect(await session.archive.list()).toEqual([]);
+		expect(await session.tasks.load()).toMatchObject({ focus: "Keep going", pins: [] });
+		expect(await other.archive.list()).toHaveLength(1);
+	});
+
+	it("uses project config over global config, and the doctor reports bad values", async () => {
+		await mkdir(join(base, "agent"), { recursive: true });
+		await writeFile(
+			join(base, "agent", "prime-context.json"),
+			JSON.stringify({ minTextBytes: 100, readMaxBytes: "big" }),
+		);
+		await mkdir(join(base, "repo", ".prime", "agent"), { recursive: true });
+		await writeFile(join(base, "repo", ".prime", "agent", "prime-context.json"), JSON.stringify({ minTextBytes: 200 }));
+		const session = await open();
+		expect(session.config.minTextBytes).toBe(200);
+		expect(session.config.readMaxBytes).toBe(65_536);
+		const report = await session.doctor();
+		expect(report.ok).toBe(false);
+		expect(report.lines.join("\n")).toContain('readMaxBytes = "big": must be an integer of at least 1024');
+	});
+
+	it("the doctor says when the storage root cannot be written, and observing still returns the original", async () => {
+		await writeFile(join(base, "blocker"), "");
+		const session = await openContextSession({
+			sessionId: "s",
+			cwd: join(base, "repo"),
+			env: { ...env, PRIME_CONTEXT_HOME: join(base, "blocker", "home") },
+		});
+		const report = await session.doctor();
+		expect(report.ok).toBe(false);
+		expect(report.lines.join("\n")).toMatch(/storage root: .*blocker.* is not writable .*set PRIME_CONTEXT_HOME/);
+		const text = bigLog();
+		const result = await session.observe({ tool: "run", text, isError: false });
+		expect(result.archived).toBe(false);
+		expect(result.text).toBe(text);
+	});
+});
