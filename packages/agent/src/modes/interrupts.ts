@@ -1,3 +1,4 @@
+import { ExitCode } from "../errors.js";
 import type { AgentSession } from "../orchestrator/index.js";
 import type { SessionKernel } from "../tools/index.js";
 
@@ -13,7 +14,7 @@ export interface InterruptHandle {
 /**
  * Ctrl-C during a run: the first press interrupts the running cell (the model sees the
  * interruption and carries on) or, when no cell runs, aborts the run; a second press during the
- * same run aborts it and asks to exit.
+ * same run aborts it and asks to exit; a third exits at once, in case stopping hangs.
  *
  * In a terminal, Ctrl-C is read as a key (raw mode), so no SIGINT is raised at all; SIGINT sent
  * from elsewhere (`kill -INT`) is handled the same way.
@@ -27,6 +28,10 @@ export function handleInterrupts(
 	let presses = 0;
 	const press = (): InterruptAction => {
 		presses++;
+		if (presses >= 3) {
+			dispose();
+			process.exit(ExitCode.interrupted);
+		}
 		let action: InterruptAction;
 		if (presses === 1 && kernel.interruptCell()) action = "cell";
 		else {
@@ -48,15 +53,13 @@ export function handleInterrupts(
 		tty.on("data", onData);
 		tty.resume();
 	}
-	return {
-		press,
-		dispose() {
-			process.off("SIGINT", onSigint);
-			if (tty) {
-				tty.off("data", onData);
-				tty.setRawMode(false);
-				tty.pause();
-			}
-		},
-	};
+	function dispose(): void {
+		process.off("SIGINT", onSigint);
+		if (tty) {
+			tty.off("data", onData);
+			tty.setRawMode(false);
+			tty.pause();
+		}
+	}
+	return { press, dispose };
 }

@@ -1,0 +1,61 @@
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { type KernelStatus, SessionKernel } from "../src/tools/index.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let world: TempWorld;
+let kernel: SessionKernel;
+afterEach(async () => {
+	await kernel?.dispose();
+	world?.cleanup();
+});
+
+function startKernel(statuses: KernelStatus[]): SessionKernel {
+	world = makeTempWorld();
+	return new SessionKernel({
+		cwd: world.project,
+		outputDir: join(world.home, "outputs"),
+		python: kernelPythonForTests(),
+		onStatus: (status) => statuses.push(status),
+	});
+}
+
+it("starts on first use and reports its progress", async () => {
+	const statuses: KernelStatus[] = [];
+	kernel = startKernel(statuses);
+	expect(kernel.started).toBe(false);
+	await kernel.run("1 + 1");
+	expect(statuses.map((status) => status.phase)).toEqual(["starting", "ready"]);
+	await kernel.run("2 + 2");
+	expect(statuses).toHaveLength(2);
+});
+
+it("a cell that ignores interrupts gets its kernel restarted, and the next cell says the variables are gone", async () => {
+	const statuses: KernelStatus[] = [];
+	kernel = startKernel(statuses);
+	await kernel.run("kept = 1");
+	const controller = new AbortController();
+	const stubborn =
+		"import time\nprint('go', flush=True)\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        pass";
+	const run = await kernel.run(stubborn, controller.signal, () => controller.abort());
+	expect(run.cell.status).toBe("aborted");
+	expect(run.cell.stillBusyAfterInterrupt).toBe(true);
+	expect(statuses.map((status) => status.phase)).toContain("restarting");
+
+	const next = await kernel.run("print('kept' in globals())");
+	expect(next.cell.stdout).toBe("False\n");
+	expect(next.resetNotice).toContain("Kernel restarted");
+	const after = await kernel.run("1");
+	expect(after.resetNotice).toBeUndefined();
+}, 60_000);
+
+it("a kernel that died is restarted on the next cell, which carries the notice once", async () => {
+	kernel = startKernel([]);
+	await kernel.run("kept = 1");
+	const died = await kernel.run("import os\nos._exit(1)");
+	expect(died.cell.status).toBe("died");
+	const next = await kernel.run("print('kept' in globals())");
+	expect(next.cell.stdout).toBe("False\n");
+	expect(next.resetNotice).toContain("Kernel restarted");
+});
