@@ -356,3 +356,13 @@ describe("stripAnsi", () => {
 		);
 	});
 });
+
+describe("hints", () => {
+	it("the command confirms a runner whose summary was cut off", () => {
+		const cut = lines("FAILED tests/test_a.py::test_one - ValueError: bad", "[... output truncated ...]");
+		expect(parseOutcome(cut).failingIds).toEqual([]);
+		expect(parseOutcome(cut, { command: "python -m pytest -x tests" }).failingIds).toEqual([
+			"tests/test_a.py::test_one",
+		]);
+	});
+});

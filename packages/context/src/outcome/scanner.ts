@@ -47,7 +47,7 @@ export function createOutcomeScanner(): OutcomeScanner {
 			if (!claimed && !byPython && !byJavascript) generic(text, trimmed, lineNo);
 		},
 		finish(hints) {
-			return state.build(hints?.exitCode, hints?.isError);
+			return state.build(hints?.exitCode, hints?.isError, hints?.command);
 		},
 	};
 }

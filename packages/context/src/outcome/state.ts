@@ -22,6 +22,17 @@ export function isLibraryPath(file: string): boolean {
 /** Runners whose bare `×`/`✕`/`✖` result lines name failing tests (confirmed together as `js-test`). */
 const JAVASCRIPT_RUNNERS = new Set(["jest", "vitest", "mocha", "node-test", "tap", "uvu"]);
 
+/** Commands that reveal which runner printed the output. */
+const COMMAND_RUNNERS: [RegExp, string][] = [
+	[/\bpy\.?test\b/, "pytest"],
+	[/\bunittest\b|\bmanage\.py test\b|\bruntests\.py\b/, "unittest"],
+	[/\bmocha\b/, "mocha"],
+	[/\bjest\b/, "jest"],
+	[/\bvitest\b/, "vitest"],
+	[/\bnode\b.*\s--test\b/, "node-test"],
+	[/\bcargo\s+(?:test|nextest)\b/, "cargo"],
+];
+
 interface IdEntry {
 	id: string;
 	/** Kept only if this runner was confirmed by its own summary or header (guards look-alike prose). */
@@ -145,7 +156,9 @@ export class ScanState {
 		this.softFailureLine = lineNo;
 	}
 
-	build(exitHint: number | null | undefined, isError: boolean | undefined): Outcome {
+	build(exitHint: number | null | undefined, isError: boolean | undefined, command?: string): Outcome {
+		// The command names its runner even when the output was cut before the runner's summary.
+		for (const [pattern, runner] of COMMAND_RUNNERS) if (command && pattern.test(command)) this.confirmRunner(runner);
 		const exitCode = exitHint ?? this.statedExitCode;
 		const failingIds = this.finalIds();
 		const counts = this.finalCounts();
