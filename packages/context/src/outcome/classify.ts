@@ -72,8 +72,9 @@ const ERROR = [
 	/^npm (?:ERR!|error) /,
 	/^E {2,}\S/,
 	/^\d+:\d+\s+error\s/,
-	/^(?:\S+ ){0,3}(?:ERROR|FATAL|CRITICAL)\b/,
 ];
+/** A level after a timestamp or logger name: `2024-05-01 12:00:00 ERROR ...`. */
+const LOGGED_ERROR = /^(?:\S+ ){0,3}(?:ERROR|FATAL|CRITICAL)\b/;
 /** Diagnostics with a position before the severity: `x.ts:3:7 - error TS2322`, `x.py:3: error: `. */
 const INLINE_ERROR = /\berror (?:TS\d+|[A-Z]\d{4})\b|: error: /;
 
@@ -82,20 +83,22 @@ const WARNING = [
 	/^\[WARN(?:ING)?\]/,
 	/^npm (?:WARN|warn) /,
 	/^\d+:\d+\s+warning\s/,
-	/^(?:\S+ ){0,3}WARN(?:ING)?\b/,
 ];
+const LOGGED_WARNING = /^(?:\S+ ){0,3}WARN(?:ING)?\b/;
 const INLINE_WARNING = /\b\w*Warning: |: warning: /;
 
 /** Log levels that only trace what a program does, near the start of a line (after a timestamp). */
 const TRACE_LEVEL = new RegExp(
-	[
+	`^(?:${[
 		// An optional timestamp, then `[debug]`, `<trace>`, `DEBUG ` or `debug: `.
-		"^(?:\\[?\\d[\\d\\-T:.,/Z+ ]{7,}\\]?\\s+)?(?:(?:\\[\\s*|<)(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC|trace|debug|verbose|silly|dbg|trc)\\s*(?:\\]|>)|(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC)(?::|\\s)|(?:trace|debug|verbose|silly|dbg|trc):\\s)",
+		"(?:\\[?\\d[\\d\\-T:.,/Z+ ]{7,}\\]?\\s+)?(?:(?:\\[\\s*|<)(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC|trace|debug|verbose|silly|dbg|trc)\\s*(?:\\]|>)|(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC)(?::|\\s)|(?:trace|debug|verbose|silly|dbg|trc):\\s)",
 		// A logger name or two before an upper-case level: `urllib3.connectionpool DEBUG ...`.
-		"^(?:\\S+\\s+){1,3}(?:TRACE|DEBUG)\\b",
-		"^npm (?:verbose|timing|silly|http) ",
-	].join("|"),
+		"(?:\\S+\\s+){1,3}(?:TRACE|DEBUG)\\b",
+		"npm (?:verbose|timing|silly|http) ",
+	].join("|")})`,
 );
+/** Cheap test that a line's head may hold a trace level at all. */
+const TRACE_WORD = /DEBUG|TRACE|VERBOSE|SILLY|DBG|TRC|debug|trace|verbose|silly|dbg|trc/;
 
 const PROGRESS = [
 	/^(?:Downloading|Downloaded|Collecting|Fetching|Resolving|Installing|Extracting|Unpacking|Compiling|Building|Preparing|Processing|Uploading|Pulling|Pushing|Receiving objects|Resolving deltas|Counting objects|Compressing objects|Writing objects|remote: (?:Counting|Compressing|Enumerating))\b/,
@@ -145,11 +148,28 @@ export function classifyLine(text: string): LineKind {
 	if (PANIC.test(line) || exceptionOf(line.startsWith("E ") ? line.replace(/^E {2,}/, "") : line, false)) {
 		return "exception";
 	}
-	if (TRACE_LEVEL.test(line.length > 80 ? line.slice(0, 80) : line)) return "trace";
-	if (ERROR_ANY.test(line) || (line.includes("error") && INLINE_ERROR.test(line))) return "error";
-	if (WARNING_ANY.test(line) || (line.includes("arning: ") && INLINE_WARNING.test(line))) return "warning";
+	const head = line.length > 80 ? line.slice(0, 80) : line;
+	if (TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
+	if (
+		ERROR_ANY.test(line) ||
+		(line.includes("error") && INLINE_ERROR.test(line)) ||
+		((head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) && LOGGED_ERROR.test(head))
+	) {
+		return "error";
+	}
+	if (
+		WARNING_ANY.test(line) ||
+		(line.includes("arning: ") && INLINE_WARNING.test(line)) ||
+		(head.includes("WARN") && LOGGED_WARNING.test(head))
+	) {
+		return "warning";
+	}
 	if (LOCATION_ANY.test(line)) return "location";
-	if (PROGRESS_ANY.test(line) || (hasProgressMark(line) && PROGRESS_INLINE.test(line)) || /\r./.test(text)) {
+	if (
+		PROGRESS_ANY.test(line) ||
+		(hasProgressMark(line) && PROGRESS_INLINE.test(line)) ||
+		(text.includes("\r") && /\r./.test(text))
+	) {
 		return "progress";
 	}
 	if (USAGE_OPTION.test(raw)) return "usage-option";
