@@ -1,18 +1,89 @@
-const VARYING = /0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b|(?:[A-Za-z]:)?(?:[\w.@~+-]*[/\\])+[\w.@~+-]*|\d+|\s+/gi;
+/** Lines longer than this are shaped by their first characters only. */
+const SHAPE_CHARS = 240;
 
-function normalise(part: string): string {
-	const first = part.charCodeAt(0);
-	if (first === 32 || first === 9 || first === 10 || first === 13 || first === 12 || first === 11) return " ";
-	if (part.includes("/") || part.includes("\\")) return "/P";
-	if (/^\d+$/.test(part)) return "0";
-	return "#";
+const isSpace = (c: number) => c === 32 || c === 9 || c === 13 || c === 12 || c === 11;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isWordChar = (c: number) => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isHex = (c: number) => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+
+/** One word (letters, digits, `_`): hex literals and long hex ids become `#`, digit runs `0`. */
+function shapeWord(text: string, start: number, end: number): string {
+	let hasDigit = false;
+	let allHex = true;
+	for (let i = start; i < end; i++) {
+		const c = text.charCodeAt(i);
+		if (isDigit(c)) hasDigit = true;
+		else if (!isHex(c)) allHex = false;
+	}
+	if (!hasDigit) return text.slice(start, end);
+	if (end - start > 2 && text.charCodeAt(start) === 48 && (text.charCodeAt(start + 1) | 32) === 120) return "#";
+	if (allHex && end - start >= 7) return "#";
+	let out = "";
+	let i = start;
+	while (i < end) {
+		if (isDigit(text.charCodeAt(i))) {
+			while (i < end && isDigit(text.charCodeAt(i))) i++;
+			out += "0";
+		} else out += text[i++];
+	}
+	return out;
+}
+
+function nextSeparator(text: string, from: number, n: number): number {
+	for (let i = from; i < n; i++) {
+		const c = text.charCodeAt(i);
+		if (c === 47 || c === 92) return i;
+	}
+	return n;
 }
 
 /**
  * The shape of a line: what stays when the parts that vary between otherwise repeated lines are
- * normalised (hex ids and addresses, file paths, numbers, surrounding space). Lines of one shape
- * are shown once in an excerpt, with a count.
+ * normalised: runs of space become one space, tokens holding a path separator become `/P`, hex
+ * literals and long hex ids `#`, numbers `0`. Lines of one shape are shown once in an excerpt, with
+ * a count. A single pass over at most 240 characters (this runs on every line of every output).
  */
 export function lineShape(text: string): string {
-	return text.trim().slice(0, 240).replace(VARYING, normalise);
+	const t = text.trim();
+	const n = Math.min(t.length, SHAPE_CHARS);
+	let out = "";
+	let i = 0;
+	// Next path separator at or after i (n when none): found once per separator, not once per token.
+	let separator = -1;
+	while (i < n) {
+		if (isSpace(t.charCodeAt(i))) {
+			while (i < n && isSpace(t.charCodeAt(i))) i++;
+			out += " ";
+			continue;
+		}
+		let end = i;
+		while (end < n && !isSpace(t.charCodeAt(end))) end++;
+		if (separator < i) separator = nextSeparator(t, i, n);
+		if (separator < end) {
+			out += "/P";
+			i = end;
+			continue;
+		}
+		// Copy the token verbatim except for words holding digits, which are shaped.
+		let verbatim = i;
+		while (i < end) {
+			if (!isWordChar(t.charCodeAt(i))) {
+				i++;
+				continue;
+			}
+			let w = i;
+			let digit = false;
+			while (w < end && isWordChar(t.charCodeAt(w))) {
+				if (isDigit(t.charCodeAt(w))) digit = true;
+				w++;
+			}
+			if (digit) {
+				out += t.slice(verbatim, i) + shapeWord(t, i, w);
+				verbatim = w;
+			}
+			i = w;
+		}
+		out += t.slice(verbatim, end);
+	}
+	return out;
 }
