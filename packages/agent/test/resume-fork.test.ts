@@ -6,9 +6,11 @@ import {
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
 import { ModelRegistry } from "../src/providers/index.js";
 import { Session } from "../src/session/index.js";
 import { type StartedSession, type StartOptions, startSession } from "../src/startup/index.js";
+import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
@@ -139,4 +141,43 @@ it("a fork restores only the branch up to the chosen entry, and a branch point i
 	expect(Session.open(original.session.path).entries.some((entry) => JSON.stringify(entry).includes("answer B"))).toBe(
 		true,
 	);
+});
+
+it("--fork and --at continue from a chosen entry, and `sessions <id>` lists the entry ids", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	const seen: Context[] = [];
+	faux.setResponses([
+		answer("answer A", seen),
+		answer("answer B", seen),
+		answer("forked", seen),
+		answer("rewound", seen),
+	]);
+	const original = await start();
+	await original.agentSession.prompt("question A");
+	await original.agentSession.prompt("question B");
+	await original.dispose();
+	const answerA = original.session
+		.branch()
+		.find((entry) => entry.type === "message" && JSON.stringify(entry.message).includes("answer A"));
+	if (!answerA) throw new Error("answer A was not recorded");
+
+	const io = memoryIo(world.project, world.env);
+	expect(await runCli(["sessions", original.session.id.slice(0, 6)], io)).toBe(0);
+	expect(io.out()).toContain(`${answerA.id}  assistant  answer A`);
+
+	const forked = await start({ fork: original.session.id, at: answerA.id });
+	expect(forked.session.id).not.toBe(original.session.id);
+	expect(forked.notices[0]).toContain("Forked session");
+	await forked.agentSession.prompt("question C");
+	expect(sentTexts(seen[2] as Context)).toEqual(["user:question A", "assistant:answer A", "user:question C"]);
+	await forked.dispose();
+
+	const rewound = await start({ resume: original.session.path, at: answerA.id });
+	await rewound.agentSession.prompt("question D");
+	expect(sentTexts(seen[3] as Context)).toEqual(["user:question A", "assistant:answer A", "user:question D"]);
+	// Both branches stay in the original file.
+	const reopened = Session.open(original.session.path);
+	expect(reopened.entries.filter((entry) => entry.type === "message")).toHaveLength(6);
+	expect(reopened.branch().at(-1)).toMatchObject({ type: "message", message: { role: "assistant" } });
 });

@@ -11,6 +11,12 @@ export interface CliArgs {
 	mode: "text" | "json";
 	continueLatest: boolean;
 	resume?: string;
+	/** Start a new session file holding the path of this session to its leaf (or to `at`). */
+	fork?: string;
+	/** Entry id to continue from (with --resume, --continue or --fork). */
+	at?: string;
+	/** `sessions <ref>`: show one session's active branch. */
+	sessionRef?: string;
 	tools?: string[];
 	thinkingLevel?: ThinkingLevel;
 	/** `sessions --all`: every directory, not just the current one. */
@@ -73,6 +79,12 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--resume":
 				args.resume = value(flag);
 				break;
+			case "--fork":
+				args.fork = value(flag);
+				break;
+			case "--at":
+				args.at = value(flag);
+				break;
 			case "--tools":
 				args.tools = value(flag).split(",");
 				break;
@@ -97,6 +109,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 				positional.push(raw);
 		}
 	}
+	if (args.command === "sessions" && positional.length === 1) {
+		args.sessionRef = positional.pop();
+	}
 	if (positional.length > 0) {
 		if (args.command !== "run" || args.print !== undefined) {
 			throw new UserError(
@@ -111,8 +126,15 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			ExitCode.usage,
 		);
 	}
-	if (args.continueLatest && args.resume) {
-		throw new UserError("--continue and --resume cannot be combined.", "Pick one of them.", ExitCode.usage);
+	if ([args.continueLatest, args.resume !== undefined, args.fork !== undefined].filter(Boolean).length > 1) {
+		throw new UserError("--continue, --resume and --fork cannot be combined.", "Pick one of them.", ExitCode.usage);
+	}
+	if (args.at !== undefined && !args.continueLatest && args.resume === undefined && args.fork === undefined) {
+		throw new UserError(
+			"--at needs a session to pick the entry from.",
+			"Combine it with --resume <id>, --continue or --fork <id>; `prime-agent sessions <id>` lists entry ids.",
+			ExitCode.usage,
+		);
 	}
 	return args;
 }

@@ -6,6 +6,7 @@ Usage:
   prime-agent setup                     create the kernel's Python environment
   prime-agent doctor                    check Python, the kernel, providers and settings
   prime-agent sessions [--all] [--json] list sessions of this directory (--all: every directory)
+  prime-agent sessions <id|path>        show a session's active branch with entry ids
 
 Options:
   -p, --print <text>       run this request in the current directory, print the answer, exit
@@ -13,6 +14,8 @@ Options:
       --mode text|json     json: print every event as one JSON line (for scripts)
   -c, --continue           continue the newest session of this directory
   -r, --resume <id|path>   resume a session by id, id prefix or file path
+      --fork <id|path>     continue in a new session file holding that session's branch
+      --at <entry-id>      with --resume, --continue or --fork: continue from this entry (a new branch)
       --tools <list>       tools to enable; the only tool is "ipython"
       --thinking <level>   off, minimal, low, medium, high, xhigh
   -h, --help               show this help

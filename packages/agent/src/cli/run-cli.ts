@@ -4,7 +4,7 @@ import { formatChecks, runChecks } from "../doctor/index.js";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
 import { runChatMode, runJsonMode, runPrintMode } from "../modes/index.js";
-import { listSessions } from "../session/index.js";
+import { describeBranch, listSessions, resolveSessionRef, Session } from "../session/index.js";
 import { type StartedSession, startSession } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
@@ -56,6 +56,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		model: args.model,
 		continueLatest: args.continueLatest,
 		resume: args.resume,
+		fork: args.fork,
+		at: args.at,
 		tools: args.tools,
 		thinkingLevel: args.thinkingLevel,
 	});
@@ -96,6 +98,10 @@ async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
 
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
+	if (args.sessionRef) {
+		io.stdout.write(describeBranch(Session.open(resolveSessionRef(args.sessionRef, paths.sessions, io.cwd))));
+		return ExitCode.ok;
+	}
 	const sessions = listSessions(paths.sessions).filter((info) => args.all || info.cwd === io.cwd);
 	if (args.json) {
 		io.stdout.write(`${JSON.stringify(sessions, null, 2)}\n`);

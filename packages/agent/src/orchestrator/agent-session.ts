@@ -35,11 +35,12 @@ export class AgentSession {
 		options: AgentSessionOptions,
 	) {
 		const context = session.context();
+		const thinkingLevel = options.thinkingLevel ?? context.thinkingLevel ?? "off";
 		this.agent = new Agent({
 			initialState: {
 				systemPrompt: options.systemPrompt,
 				model: options.model,
-				thinkingLevel: options.thinkingLevel ?? context.thinkingLevel ?? "off",
+				thinkingLevel,
 				tools: options.tools,
 				messages: context.messages,
 			},
@@ -55,6 +56,7 @@ export class AgentSession {
 		if (!recorded || recorded.provider !== options.model.provider || recorded.modelId !== options.model.id) {
 			session.appendModelChange(options.model.provider, options.model.id);
 		}
+		if (thinkingLevel !== (context.thinkingLevel ?? "off")) session.appendThinkingLevelChange(thinkingLevel);
 		this.agent.subscribe((event) => {
 			if (event.type === "message_end") session.appendMessage(event.message);
 			for (const listener of this.listeners) listener(event);

@@ -75,6 +75,14 @@ export function requireCredential(
 			ExitCode.missingCredentials,
 		);
 	}
+	const stored = auth[provider];
+	if (typeof stored === "object" && stored && stored.type !== "api_key") {
+		throw new UserError(
+			`${authPath} holds "${stored.type}" credentials for "${provider}", which prime-agent cannot use yet.`,
+			`Replace them with {"type": "api_key", "key": "<key>"}${keyVariableFor(provider) ? ` or export ${keyVariableFor(provider)}` : ""}.`,
+			ExitCode.missingCredentials,
+		);
+	}
 	const variable = keyVariableFor(provider);
 	const viaEnv = variable ? `export ${variable}=<key>, or ` : "";
 	throw new UserError(

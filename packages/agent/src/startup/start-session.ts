@@ -32,6 +32,10 @@ export interface StartOptions {
 	continueLatest?: boolean;
 	/** Resume a session by id, id prefix or file path. */
 	resume?: string;
+	/** Fork a session (id, prefix or path): continue in a new file holding its branch. */
+	fork?: string;
+	/** Entry to continue from in the picked session; the next message starts a new branch there. */
+	at?: string;
 	/** Tool names from the command line; only `ipython` exists. */
 	tools?: string[];
 	thinkingLevel?: ThinkingLevel;
@@ -80,7 +84,11 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 
 	const notices: string[] = [];
 	let session: Session;
-	if (options.resume) {
+	if (options.fork) {
+		const source = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd));
+		session = source.fork(options.at ?? source.leafId);
+		notices.push(`Forked session ${source.id} into ${session.id}.`);
+	} else if (options.resume) {
 		session = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
 	} else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
@@ -92,6 +100,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	} else {
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
+	if (options.at && !options.fork) session.branchFrom(options.at);
 	const resumed = session.persisted;
 	const cwd = existsSync(session.cwd) ? session.cwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
