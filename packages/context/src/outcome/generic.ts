@@ -24,15 +24,12 @@ export function createGenericParser(state: ScanState): LineParser {
 
 		const counted = parseCountedLine(trimmed);
 		if (counted) {
-			const runner = counted.timed && !state.isConfirmed("jest") ? "pytest" : (state.runner ?? "generic");
-			state.setCounts(runner === "pytest" ? "pytest" : "generic", counted.counts, true);
+			// pytest is the runner that prints a bare counted line with its duration (`5 failed, 2 passed in 0.3s`).
+			const runner = counted.timed ? "pytest" : "generic";
+			state.setCounts(runner, counted.counts, true);
 			const failures = (counted.counts.failed ?? 0) + (counted.counts.errors ?? 0);
 			const passes = (counted.counts.passed ?? 0) + (counted.counts.skipped ?? 0) + (counted.counts.xfailed ?? 0);
-			state.summary(
-				lineNo,
-				runner === "pytest" ? "pytest" : "generic",
-				failures > 0 ? false : passes > 0 ? true : null,
-			);
+			state.summary(lineNo, runner, failures > 0 ? false : passes > 0 ? true : null);
 			return true;
 		}
 

@@ -366,3 +366,40 @@ describe("hints", () => {
 		]);
 	});
 });
+
+describe("failing ids", () => {
+	it("lists each test once, in first-seen order, across verbose lines, xdist lines and the short summary", () => {
+		const outcome = parseOutcome(
+			lines(
+				"============================= test session starts ==============================",
+				"tests/test_b.py::test_two FAILED                                        [ 50%]",
+				"[gw1] [ 75%] FAILED tests/test_a.py::test_one",
+				"=========================== short test summary info ============================",
+				"FAILED tests/test_a.py::test_one - AssertionError: x",
+				"FAILED tests/test_b.py::test_two - AssertionError: y",
+				"========================= 2 failed, 2 passed in 0.05s ==========================",
+			),
+		);
+		expect(outcome.failingIds).toEqual(["tests/test_b.py::test_two", "tests/test_a.py::test_one"]);
+	});
+
+	it("drops a bare jest title once its full `suite › test` id is known", () => {
+		const outcome = parseOutcome(
+			lines(
+				"FAIL src/sum.test.ts",
+				"  math",
+				"    ✕ adds (3 ms)",
+				"    ✓ subtracts (1 ms)",
+				"  ● math › adds",
+				"Tests:       1 failed, 1 passed, 2 total",
+			),
+		);
+		expect(outcome.failingIds).toEqual(["math › adds"]);
+	});
+
+	it("keeps a bare title when no full id names the test", () => {
+		const outcome = parseOutcome(lines("✖ parses dates (1.2ms)", "ℹ tests 3", "ℹ pass 2", "ℹ fail 1"));
+		expect(outcome.failingIds).toEqual(["parses dates"]);
+		expect(outcome.runner).toBe("node-test");
+	});
+});

@@ -34,7 +34,7 @@ export function createPythonParser(state: ScanState): LineParser {
 	let pytestFailureSection = false;
 
 	return (text, trimmed, lineNo) => {
-		if (trimmed === "") return true;
+		if (trimmed === "") return false;
 
 		if (tracebackIndent >= 0) {
 			const indent = text.length - text.trimStart().length;
