@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openSessionArchive } from "../src/archive/index.js";
-import { type CliOptions, requireBuild, runCli } from "./cli-process.js";
+import { CLI, type CliOptions, requireBuild, runCli } from "./cli-process.js";
 
 let base: string;
 let home: string;
@@ -135,6 +136,22 @@ describe("prime-context run", () => {
 			`${Array.from({ length: 5000 }, (_, i) => `line ${i + 1} ${"x".repeat(20)}`).join("\n")}\n`,
 		);
 		expect(result.stderr).toMatch(/not archived/);
+	});
+
+	it("stops printing quietly when the reader goes away and keeps the command's status", async () => {
+		const blocker = join(base, "not-a-dir");
+		await writeFile(blocker, "");
+		const child = spawn(process.execPath, [CLI, "run", "--", "sh", "-c", "seq 1 2000000; exit 5"], {
+			cwd: work,
+			env: { ...options.env, PRIME_CONTEXT_HOME: blocker },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		let stderr = "";
+		child.stderr.on("data", (chunk) => (stderr += chunk));
+		child.stdout.once("data", () => child.stdout.destroy());
+		const status = await new Promise((resolve) => child.on("close", resolve));
+		expect(status).toBe(5);
+		expect(stderr).not.toMatch(/EPIPE/);
 	});
 
 	it("still prints the original output when the session directory is read-only", async () => {

@@ -45,13 +45,16 @@ export async function deliverOutput(
 			command: facts.command ?? undefined,
 		});
 	} catch (error) {
-		streams.stderr.write(`prime-context: output not archived (${(error as Error).message}); printing it in full\n`);
+		await write(
+			streams.stderr,
+			`prime-context: output not archived (${(error as Error).message}); printing it in full\n`,
+		);
 		await printFile(path, streams.stdout);
 		return;
 	}
 	if (!result.archived) {
-		const why = result.archiveError ?? "unknown reason";
-		streams.stderr.write(`prime-context: output not archived (${why}); printing it in full\n`);
+		const why = result.archiveError ?? "output not archived; the original output is shown instead";
+		await write(streams.stderr, `prime-context: ${why}\n`);
 		await printFile(path, streams.stdout);
 	} else if (result.decision === "pass-through") {
 		await printFile(path, streams.stdout);
@@ -71,12 +74,17 @@ async function readHead(path: string, maxBytes: number): Promise<string> {
 	}
 }
 
+/** A reader that went away (`prime-context run ... | head`) is not an error: printing just stops. */
+function ignoreClosedReader(error: NodeJS.ErrnoException): void {
+	if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
+}
+
 export async function printFile(path: string, out: Writable): Promise<void> {
-	await pipeline(createReadStream(path), out, { end: false });
+	await pipeline(createReadStream(path), out, { end: false }).catch(ignoreClosedReader);
 }
 
 export function write(out: Writable, text: string): Promise<void> {
-	return new Promise((resolve, reject) => {
+	return new Promise<void>((resolve, reject) => {
 		out.write(text, (error) => (error ? reject(error) : resolve()));
-	});
+	}).catch(ignoreClosedReader);
 }

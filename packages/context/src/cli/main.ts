@@ -77,6 +77,8 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+	// A closed reader surfaces as an asynchronous EPIPE on the stream; the write paths handle it.
+	for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
 	main(process.argv.slice(2), {
 		stdin: process.stdin,
 		stdout: process.stdout,

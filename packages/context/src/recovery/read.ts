@@ -1,4 +1,4 @@
-import { BoundedText, displayLine } from "./output.js";
+import { BoundedText, displayLine, escapeControls } from "./output.js";
 import type { RecoveryContext, RecoveryHints, RecoveryLimits, RecoveryResponse } from "./types.js";
 
 /** Exact lines of one observation, numbered, within the line and byte caps; says how to page on. */
@@ -23,13 +23,16 @@ export async function readObservation(
 	}
 	const { lines } = await context.archive.readLines(id, start, Math.max(start, end));
 	const out = new BoundedText(limits.responseMaxBytes);
-	const binary = record.binary ? "; binary: not valid UTF-8, invalid bytes shown as U+FFFD" : "";
+	const binary = record.binary
+		? "; binary: not valid UTF-8, invalid bytes shown as U+FFFD, control bytes as \\xNN"
+		: "";
 	out.add(
 		`${id} (tool=${record.tool}, ${record.bytes} bytes, ${record.lines} lines${binary}) lines ${start}-${start + lines.length - 1}:`,
 	);
 	let last = start - 1;
 	let cutLine = false;
-	for (const [index, text] of lines.entries()) {
+	for (const [index, raw] of lines.entries()) {
+		const text = record.binary ? escapeControls(raw) : raw;
 		const number = start + index;
 		const prefix = `${number}: `;
 		// A line longer than the room left is shown cut (with its size) if it is the first line;

@@ -114,6 +114,14 @@ describe("read", () => {
 		expect(text).toMatch(/2: z+… \[line cut: 10485760 bytes\]/);
 	});
 
+	it("shows binary content with control bytes escaped and says it is binary", async () => {
+		const id = await archiveText(Buffer.from([0x41, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0x0a, 0xff, 0x42, 0x0a]));
+		const { text } = await runRecovery(context, { action: "read", id });
+		expect(text).toContain("binary: not valid UTF-8");
+		expect(text).toContain("1: A\\x00\\x1b[2J\n2: \uFFFDB");
+		expect(text).not.toContain("\u001b");
+	});
+
 	it("explains a range past the end", async () => {
 		const id = await archiveText(numbered(10));
 		const { text, evidence } = await runRecovery(context, { action: "read", id, startLine: 50 });

@@ -1,5 +1,5 @@
 import type { ObservationRecord } from "../types.js";
-import { BoundedText, displayLine } from "./output.js";
+import { BoundedText, displayLine, escapeControls } from "./output.js";
 import type { RecoveryContext, RecoveryHints, RecoveryLimits, RecoveryResponse } from "./types.js";
 
 interface ShownLine {
@@ -53,7 +53,8 @@ async function scanObservation(context: RecoveryContext, record: ObservationReco
 		}
 		const filling = open !== null || scan.selected < scan.max || selectedIndex !== null;
 		if (!filling) continue; // only counting from here on
-		const shown: ShownLine = { line, text: displayLine(text, scan.lineMaxBytes, scan.needle), match: selectedIndex };
+		const visible = displayLine(text, scan.lineMaxBytes, scan.needle);
+		const shown: ShownLine = { line, text: record.binary ? escapeControls(visible) : visible, match: selectedIndex };
 		if (selectedIndex !== null) {
 			if (!open) {
 				const lead = before.filter((entry) => entry.line > lastShown);
