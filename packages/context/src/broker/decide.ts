@@ -17,6 +17,7 @@ import {
 	renderSectionDelta,
 	renderUnchangedDelta,
 	sectionDelta,
+	sharedLineBytes,
 	splitLines,
 } from "../delta/index.js";
 import { outcomeSignature } from "../outcome/index.js";
@@ -56,9 +57,13 @@ export const RULES = {
 export interface EarlierBodies {
 	/** Newest first; never includes the observation being decided. */
 	recent: readonly RecentObservation[];
+	/** Every earlier observation of the session is in `recent` (nothing older to search in the archive). */
+	complete: boolean;
 	/** An earlier observation's exact bytes, or null when unavailable or too large to hold. */
 	body(id: string, bytes: number): Promise<Buffer | null>;
-	/** Earlier archived observations of exactly `bytes` bytes whose content equals the current source. */
+	/** The earlier observation (already known to have the same size) has exactly the current content. */
+	equals(earlier: { id: string; bytes: number; binary: boolean; text: string | null }): Promise<boolean>;
+	/** Archived observations beyond `recent` of exactly `bytes` bytes whose content equals the current source. */
 	findEqual(bytes: number, binary: boolean, checked: ReadonlySet<string>): Promise<{ id: string; tool: string } | null>;
 }
 
@@ -148,13 +153,11 @@ async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: st
 	const { scan, earlier } = ctx;
 	const checked = new Set<string>();
 	for (const r of earlier.recent) {
-		// Large observations are not held whole: the archive search below streams them instead.
-		if (r.bytes !== scan.bytes || r.binary !== scan.binary || scan.body === null) continue;
+		if (r.bytes !== scan.bytes || r.binary !== scan.binary) continue;
 		checked.add(r.id);
-		const other = r.text !== null ? Buffer.from(r.text, "utf8") : await earlier.body(r.id, r.bytes);
-		if (other?.equals(scan.body)) return { id: r.id, tool: r.tool };
+		if (await earlier.equals(r)) return { id: r.id, tool: r.tool };
 	}
-	return earlier.findEqual(scan.bytes, scan.binary, checked);
+	return earlier.complete ? null : earlier.findEqual(scan.bytes, scan.binary, checked);
 }
 
 function bodyText(scan: Scan): string | null {
@@ -165,8 +168,11 @@ async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status:
 	const text = bodyText(ctx.scan);
 	if (text === null || ctx.scan.outcome.counts !== null) return null;
 	let best: string | null = null;
+	const lines = splitLines(text);
 	for (const r of ctx.earlier.recent.slice(0, 8)) {
 		if (r.text === null || r.binary) continue;
+		const before = [{ id: r.id, lines: splitLines(r.text) }];
+		if (sharedLineBytes(lines, before) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) continue;
 		const delta = lineDelta(r.text, text, { maxEdit: Math.max(40, Math.ceil(ctx.scan.lines * 0.6)) });
 		if (!delta || delta.addedBytes > ctx.scan.bytes * RULES.deltaMaxNovelShare) continue;
 		const rendered = renderLineDelta(header, r.id, delta, status);
@@ -191,7 +197,10 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 		if (earlierText !== null) sources.push({ id: r.id, lines: splitLines(earlierText) });
 	}
 	if (sources.length === 0) return null;
-	const delta = sectionDelta(splitLines(text), sources, { minSectionBytes: RULES.minSectionBytes });
+	const lines = splitLines(text);
+	// Linear pre-check: if too few lines occur earlier at all, no alignment can admit a delta.
+	if (sharedLineBytes(lines, sources) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) return null;
+	const delta = sectionDelta(lines, sources, { minSectionBytes: RULES.minSectionBytes });
 	if (!delta || delta.novelBytes > delta.totalBytes * RULES.deltaMaxNovelShare) return null;
 	const rendered = renderSectionDelta(header, delta, status);
 	return utf8Bytes(rendered) <= ctx.budgets.threshold ? rendered : null;

@@ -11,6 +11,7 @@ import { BODY_MAX_BYTES, openObservationSource, streamsEqual, visibleTextSource 
 import {
 	type BrokerState,
 	loadState,
+	RECENT_MAX,
 	RECENT_TEXT_MAX_BYTES,
 	type RecentObservation,
 	saveState,
@@ -55,9 +56,27 @@ function earlierBodies(
 			return null;
 		}
 	};
+	/** Exact comparison with one earlier observation of the same size: in memory when small, streamed when large. */
+	const equals: EarlierBodies["equals"] = async (earlier) => {
+		try {
+			if (scan.body !== null) {
+				const other = earlier.text !== null ? Buffer.from(earlier.text, "utf8") : await body(earlier.id, earlier.bytes);
+				return other !== null && other.equals(scan.body);
+			}
+			// Lines are text: a large binary observation is not compared.
+			if (earlier.binary) return false;
+			const source = await openObservationSource(input);
+			return await streamsEqual(source.chunks(), archivedBytes(archive, earlier.id), scan.bytes);
+		} catch {
+			// An unreadable earlier observation simply is not a match.
+			return false;
+		}
+	};
 	return {
 		recent: [...state.recent].reverse(),
+		complete: state.recent.length < RECENT_MAX,
 		body,
+		equals,
 		async findEqual(bytes, binary, checked) {
 			let records: Awaited<ReturnType<SessionArchive["list"]>>;
 			try {
@@ -67,21 +86,7 @@ function earlierBodies(
 			}
 			for (const record of records) {
 				if (record.id === id || checked.has(record.id) || record.bytes !== bytes || record.binary !== binary) continue;
-				try {
-					if (scan.body !== null) {
-						const other = await body(record.id, record.bytes);
-						if (other?.equals(scan.body)) return { id: record.id, tool: record.tool };
-						continue;
-					}
-					if (binary) continue;
-					// Large: sizes already match, so stream both and compare byte by byte.
-					const source = await openObservationSource(input);
-					if (await streamsEqual(source.chunks(), archivedBytes(archive, record.id), bytes)) {
-						return { id: record.id, tool: record.tool };
-					}
-				} catch {
-					// An unreadable earlier observation simply is not a match.
-				}
+				if (await equals({ ...record, text: null })) return { id: record.id, tool: record.tool };
 			}
 			return null;
 		},

@@ -20,4 +20,5 @@ export {
 	type SectionPart,
 	sectionDelta,
 	sectionDeltaText,
+	sharedLineBytes,
 } from "./sections.js";

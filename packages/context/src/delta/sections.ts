@@ -85,6 +85,18 @@ export function sectionDelta(
 	return { parts, novelBytes, totalBytes };
 }
 
+/**
+ * Bytes of `after` whose lines occur anywhere in the earlier texts: an upper bound, found in linear
+ * time, on what any section delta could mark unchanged. Lets callers skip hopeless alignments.
+ */
+export function sharedLineBytes(after: readonly string[], earlier: readonly EarlierText[]): number {
+	const known = new Set<string>();
+	for (const source of earlier) for (const line of source.lines) known.add(line);
+	let shared = 0;
+	for (const line of after) if (known.has(line)) shared += lineBytes(line);
+	return shared;
+}
+
 /** The delta as text lines: novel lines labelled `N: text`, unchanged runs as one marker line each. */
 export function sectionDeltaText(delta: SectionDelta): string[] {
 	const out: string[] = [];
