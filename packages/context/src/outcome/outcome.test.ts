@@ -403,3 +403,21 @@ describe("failing ids", () => {
 		expect(outcome.runner).toBe("node-test");
 	});
 });
+
+describe("outcomeSignature keeps what names a test", () => {
+	it("tells apart ids that differ only by a number in the test's name", () => {
+		const a = parseOutcome(lines("FAILED tests/t.py::test_ms[1s] - AssertionError", "==== 1 failed in 0.1s ===="));
+		const b = parseOutcome(lines("FAILED tests/t.py::test_ms[2s] - AssertionError", "==== 1 failed in 0.1s ===="));
+		expect(outcomeSignature(a)).not.toBe(outcomeSignature(b));
+	});
+
+	it("masks object addresses inside parameter ids", () => {
+		const a = parseOutcome(
+			lines("FAILED tests/t.py::test_obj[<Foo at 0x7f00aa11>] - AssertionError", "==== 1 failed in 0.1s ===="),
+		);
+		const b = parseOutcome(
+			lines("FAILED tests/t.py::test_obj[<Foo at 0x7f00bb22>] - AssertionError", "==== 1 failed in 0.3s ===="),
+		);
+		expect(outcomeSignature(a)).toBe(outcomeSignature(b));
+	});
+});
