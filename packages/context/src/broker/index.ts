@@ -61,7 +61,7 @@ function earlierBodies(
 		try {
 			if (scan.body !== null) {
 				const other = earlier.text !== null ? Buffer.from(earlier.text, "utf8") : await body(earlier.id, earlier.bytes);
-				return other !== null && other.equals(scan.body);
+				return other?.equals(scan.body) === true;
 			}
 			// Lines are text: a large binary observation is not compared.
 			if (earlier.binary) return false;
