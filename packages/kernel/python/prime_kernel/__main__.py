@@ -8,6 +8,7 @@ import os
 import sys
 
 from .control import install_control_handler
+from .output_chunks import bound_standard_streams
 from .parent_watch import watch_host
 
 
@@ -22,6 +23,7 @@ def main() -> None:
     app = IPKernelApp.instance()
     app.initialize(sys.argv[1:])
     install_control_handler(app.kernel)
+    bound_standard_streams()
     app.start()
 
 

@@ -92,6 +92,7 @@ export class CellRun {
 	}
 
 	private onIopub(message: JupyterMessage): void {
+		if (this.reply && !this.done) this.armIdleGrace();
 		const content = message.content as Record<string, unknown>;
 		const type = message.header.msg_type;
 		if (type === "status") {
@@ -124,8 +125,17 @@ export class CellRun {
 		if (message.header.msg_type !== "execute_reply") return;
 		this.reply = message.content as Record<string, unknown>;
 		this.maybeComplete();
-		// iopub can drop messages under extreme load; never wait forever for an idle that was lost.
-		if (!this.done) this.idleTimer = setTimeout(() => this.complete(), this.options.idleGraceMs);
+		if (!this.done) this.armIdleGrace();
+	}
+
+	/**
+	 * iopub can drop messages under extreme load: never wait forever for an idle that was lost.
+	 * The clock restarts with every iopub message, so a host still reading a backlog of output
+	 * does not complete the cell early.
+	 */
+	private armIdleGrace(): void {
+		clearTimeout(this.idleTimer);
+		this.idleTimer = setTimeout(() => this.complete(), this.options.idleGraceMs);
 	}
 
 	private maybeComplete(): void {
