@@ -7,6 +7,12 @@ const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code
 const NODE_CODE = /^code: '([A-Z][A-Z0-9_]{2,})',?$/;
 /** An error object's class in Node's inspected output or TAP YAML: `name: 'AssertionError'`. */
 const NODE_NAME = /^name: '([A-Z]\w*(?:Error|Exception))',?$/;
+/** Java's uncaught exception and its causes: `Exception in thread "main" java.lang.X: msg`, `Caused by: ...`. */
+const JAVA_UNCAUGHT = /^(?:Exception in thread "[^"]*"|Caused by:) ((?:[a-z_$][\w$]*\.)*[A-Z][\w$]*)(?:: (.*))?$/;
+/** make reports the failing recipe's status: `make: *** [Makefile:12: all] Error 2`. */
+const MAKE_ERROR = /^make(?:\[\d+\])?: \*\*\* .*\bError \d+/;
+/** Clean verdicts of checkers that print no counts. */
+const CLEAN_CHECK = /^(?:Success: no issues found in \d+ source files?|All checks passed!)$/;
 const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm (?:ERR!|error) \S)/;
 
 /**
@@ -42,6 +48,23 @@ export function createGenericParser(state: ScanState): LineParser {
 			}
 		}
 
+		if (CLEAN_CHECK.test(trimmed)) {
+			state.summary(lineNo, state.runner ?? "generic", true);
+			return true;
+		}
+		if (MAKE_ERROR.test(trimmed)) {
+			state.summary(lineNo, state.runner ?? "generic", false);
+			return true;
+		}
+		const java =
+			trimmed.startsWith("Exception in thread") || trimmed.startsWith("Caused by:")
+				? JAVA_UNCAUGHT.exec(trimmed)
+				: null;
+		if (java) {
+			state.addException(java[1], java[2] ?? "", lineNo);
+			if (trimmed.startsWith("Exception")) state.softFailure(lineNo);
+			return true;
+		}
 		const thrown = exceptionOf(trimmed, false);
 		if (thrown) {
 			state.addException(thrown.type, thrown.message, lineNo);

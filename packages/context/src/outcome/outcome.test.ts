@@ -421,3 +421,40 @@ describe("outcomeSignature keeps what names a test", () => {
 		expect(outcomeSignature(a)).toBe(outcomeSignature(b));
 	});
 });
+
+describe("verdicts of builds and checkers without counts", () => {
+	it("reads clean mypy, ruff and cargo builds as a pass", () => {
+		expect(parseOutcome("Success: no issues found in 8 source files").status).toBe("pass");
+		expect(parseOutcome("All checks passed!").status).toBe("pass");
+		const cargo = parseOutcome(
+			lines("   Compiling semver v1.0.0", "    Finished `dev` profile [unoptimized + debuginfo] target(s) in 0.52s"),
+		);
+		expect(cargo).toMatchObject({ runner: "cargo", status: "pass" });
+	});
+
+	it("reads a failed make recipe and an uncaught Java exception as failures", () => {
+		expect(parseOutcome("make: *** [Makefile:12: all] Error 2").status).toBe("fail");
+		const java = parseOutcome(
+			lines(
+				'Exception in thread "main" java.lang.IllegalStateException: not ready',
+				"\tat com.example.App.run(App.java:12)",
+				"Caused by: java.io.IOException: disk full",
+			),
+		);
+		expect(java.exceptions.map((e) => e.type)).toEqual(["java.lang.IllegalStateException", "java.io.IOException"]);
+		expect(java.locations[0]).toMatchObject({ file: "App.java", line: 12 });
+		expect(java.status).toBe("fail");
+	});
+
+	it("a compile error after cargo's test build still fails", () => {
+		const outcome = parseOutcome(
+			lines(
+				"error[E0308]: mismatched types",
+				"  --> src/eval.rs:85:18",
+				"error: could not compile `semver` (lib) due to 1 previous error",
+			),
+		);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.exceptions[0]).toMatchObject({ type: "E0308", message: "mismatched types" });
+	});
+});

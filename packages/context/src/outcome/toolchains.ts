@@ -7,6 +7,8 @@ const FOUND_ERRORS = /^Found (\d+) errors?\b/;
 const ESLINT_FILE = /^(?:[A-Za-z]:)?[\w./\\@~+-]*[\w-]\.[A-Za-z]\w{0,9}$/;
 const ESLINT_ROW = /^\s+(\d+):(\d+)\s+(error|warning)\s+(.*?)(?:\s{2,}(@?[\w/-]+))?$/;
 const ESLINT_SUMMARY = /^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)$/;
+/** cargo's build verdict: `Finished \`dev\` profile [unoptimized + debuginfo] target(s) in 0.52s`. */
+const CARGO_FINISHED = /^Finished (?:`\w+` profile |\w+ )?\[?[\w +-]*\]? target\(s\) in [\d.]+/;
 const RUST_ERROR = /^error\[(E\d{4})\]: (.*)$/;
 const CARGO_TEST_FAILED = /^test (\S.*?) \.\.\. FAILED$/;
 const CARGO_QUIET_FAILED = /^(\S+) --- FAILED$/;
@@ -99,6 +101,10 @@ export function createToolchainParser(state: ScanState): LineParser {
 			}
 		}
 
+		if (first === 70 /* F */ && trimmed.startsWith("Finished ") && CARGO_FINISHED.test(trimmed)) {
+			state.summary(lineNo, "cargo", true);
+			return true;
+		}
 		if (first === 101 /* e */ && trimmed.startsWith("error[")) {
 			const rust = RUST_ERROR.exec(trimmed);
 			if (rust) {
