@@ -92,6 +92,14 @@ describe("command line", () => {
 		expect(JSON.parse(io.out().trim())).toMatchObject({ type: "error", exitCode: ExitCode.missingCredentials });
 	});
 
+	it("setup that cannot create the environment says what failed and what to do", async () => {
+		world = makeTempWorld({ PRIME_AGENT_SETUP_PYTHON: "/nonexistent/python3" });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["setup"], io)).toBe(ExitCode.kernel);
+		expect(io.err()).toContain("Cannot run /nonexistent/python3");
+		expect(io.err()).toContain("prime-agent setup");
+	});
+
 	it("prints help and version", async () => {
 		world = makeTempWorld();
 		const io = memoryIo(world.project, world.env);

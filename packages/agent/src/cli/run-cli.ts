@@ -74,7 +74,11 @@ async function runSetup(io: CliIo): Promise<ExitCodeValue> {
 	const root = agentDir(io.env);
 	ensurePrivateDir(root);
 	try {
-		const result = await setupKernelEnvironment({ agentDir: root, log: (line) => io.stderr.write(`${line}\n`) });
+		const result = await setupKernelEnvironment({
+			agentDir: root,
+			env: io.env,
+			log: (line) => io.stderr.write(`${line}\n`),
+		});
 		io.stdout.write(
 			`${result.created ? "Created" : "Checked"} the kernel environment: ${result.python}\nNext: \`prime-agent doctor\`.\n`,
 		);

@@ -54,7 +54,7 @@ export function findCredential(
 	}
 	const fromEnv = envKey(provider, env);
 	if (fromEnv) return fromEnv;
-	if (custom?.models) return { key: LOCAL_SERVER_KEY, source: "none needed (models.json provider without a key)" };
+	if (custom?.models) return { key: LOCAL_SERVER_KEY, source: "no key needed" };
 	return undefined;
 }
 
