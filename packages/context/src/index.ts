@@ -7,6 +7,7 @@ export {
 	ArchiveError,
 	type ArchiveWriter,
 	CHUNK_BYTES,
+	copyObservations,
 	defaultSessionId,
 	formatObservationId,
 	type ObservationFacts,

@@ -56,6 +56,7 @@ describe("prime-context run", () => {
 		expect(text).toMatch(/^<prime_context_output id="obs_000001" tool="run"/);
 		expect(text).toContain("AssertionError");
 		expect(Buffer.byteLength(text)).toBeLessThan(8192);
+		expect(result.stderr).toContain("prime-context read obs_000001 1:80");
 		const archive = await sessionArchive("t");
 		const bytes = await archive.readBytes("obs_000001");
 		expect(bytes.toString()).toBe(

@@ -5,7 +5,14 @@ import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ObservationFacts, SessionArchive } from "./index.js";
-import { ArchiveError, CHUNK_BYTES, defaultSessionId, openSessionArchive, resolveContextRoot } from "./index.js";
+import {
+	ArchiveError,
+	CHUNK_BYTES,
+	copyObservations,
+	defaultSessionId,
+	openSessionArchive,
+	resolveContextRoot,
+} from "./index.js";
 
 const facts: ObservationFacts = {
 	tool: "run",
@@ -60,7 +67,8 @@ describe("storage root and session ids", () => {
 		expect(a).toBe(defaultSessionId("/tmp/my project!"));
 		expect(a).toMatch(/^[A-Za-z0-9_][A-Za-z0-9._-]*$/);
 		expect(a).not.toBe(defaultSessionId("/other/my project!"));
-		expect(defaultSessionId("/")).toMatch(/^root-/);
+		expect(defaultSessionId("/")).toMatch(/^session-[0-9a-f]{12}$/);
+		expect(defaultSessionId("/home/проект")).toMatch(/^session-[0-9a-f]{12}$/);
 	});
 
 	it("rejects session names that could escape the sessions directory", async () => {
@@ -189,6 +197,21 @@ describe("writing and reading observations", () => {
 		expect(await archive.list()).toEqual([]);
 		expect(await archive.diskBytes()).toBe(0);
 		expect((await other.readLines(keep.id, 1, 1)).lines).toEqual(["keep me"]);
+	});
+});
+
+describe("copying into a forked session", () => {
+	it("keeps the same ids readable in the fork and continues numbering after them", async () => {
+		await store(Buffer.from("first\n"));
+		const pinned = await store(Buffer.from("pinned output\n"));
+		const fork = await openSessionArchive({ root, sessionId: "fork" });
+		expect(await copyObservations(archive, fork, [pinned])).toEqual([pinned]);
+		expect((await fork.readLines(pinned, 1, 1)).lines).toEqual(["pinned output"]);
+		expect(await copyObservations(archive, fork, [pinned])).toEqual([]);
+		const next = await fork.create();
+		expect(next.id).toBe("obs_000003");
+		await next.abort();
+		await expect(copyObservations(archive, fork, ["obs_000099"])).rejects.toThrow(/unknown observation id obs_000099/);
 	});
 });
 

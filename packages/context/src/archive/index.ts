@@ -1,5 +1,6 @@
 /** The exact, compressed, line-addressable archive of observations, one directory per session. */
 export { CHUNK_BYTES } from "./chunks.js";
+export { copyObservations } from "./copy.js";
 export { defaultSessionId, formatObservationId, resolveAgentDir, resolveContextRoot } from "./paths.js";
 export { type OpenArchiveOptions, openSessionArchive, writeAtomically } from "./session-archive.js";
 export { ArchiveError, type ArchiveWriter, type ObservationFacts, type SessionArchive } from "./types.js";

@@ -30,7 +30,7 @@ export function defaultSessionId(cwd: string = process.cwd()): string {
 		basename(absolute)
 			.replace(/[^A-Za-z0-9._-]+/g, "-")
 			.replace(/^[.-]+/, "")
-			.slice(0, 40) || "root";
+			.slice(0, 40) || "session";
 	const digest = createHash("sha256").update(absolute).digest("hex").slice(0, 12);
 	return `${name}-${digest}`;
 }

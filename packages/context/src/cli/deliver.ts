@@ -60,6 +60,11 @@ export async function deliverOutput(
 		await printFile(path, streams.stdout);
 	} else {
 		await write(streams.stdout, result.text.endsWith("\n") ? result.text : `${result.text}\n`);
+		// The capsule speaks to a model; a person at the terminal gets the command-line spelling.
+		await write(
+			streams.stderr,
+			`prime-context: archived as ${result.id} (${result.lines} lines); prime-context read ${result.id} 1:80 | prime-context search ${result.id} <text>\n`,
+		);
 	}
 }
 
