@@ -260,6 +260,51 @@ describe("medium results", () => {
 	});
 });
 
+describe("excerpt selection", () => {
+	it("deduplicates repetitive decisive lines by shape and says how many there were", async () => {
+		const { broker } = await session();
+		const lines = Array.from(
+			{ length: 600 },
+			(_, i) =>
+				`ERROR: connection to 10.0.${i % 250}.${i % 7} refused (attempt ${i}) at /srv/net/pool${i}.py:${40 + i}`,
+		);
+		const text = `${lines.join("\n")}\nFATAL: giving up after 600 attempts\n`;
+		const result = await broker.observe(input(text, { exitCode: 1 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain(
+			"1: ERROR: connection to 10.0.0.0 refused (attempt 0) at /srv/net/pool0.py:40 [x600 lines of this shape]",
+		);
+		expect(result.text.match(/ERROR: connection/g)).toHaveLength(1);
+		expect(result.text).toContain("601: FATAL: giving up after 600 attempts");
+	});
+
+	it("never promotes Markdown bullet prose over failure evidence in a compact failure capsule", async () => {
+		const s = await session();
+		await s.broker.observe(input(pythonSource(12_000, "a")));
+		await s.broker.observe(input(pythonSource(12_000, "b")));
+		const requirements = Array.from(
+			{ length: 120 },
+			(_, i) => `- Requirement ${i}: the exporter must fail fast with a clear error when field ${i} is missing`,
+		);
+		const failure = [
+			"Traceback (most recent call last):",
+			'  File "/srv/app/export.py", line 214, in export_rows',
+			"    raise KeyError(field)",
+			"KeyError: 'customer_id'",
+		];
+		const text = `${requirements.join("\n")}\n${failure.join("\n")}\n`;
+		expect(text.length).toBeGreaterThan(8192);
+		expect(text.length).toBeLessThan(DEFAULT_CONFIG.minTextBytes);
+		const result = await s.broker.observe(input(text, { exitCode: 1 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(1536);
+		expect(result.text).toContain("124: KeyError: 'customer_id'");
+		expect(result.text).toContain(`122: ${failure[1]}`);
+		expect(result.text).not.toMatch(/^\d+: - Requirement/m);
+		expect(result.text).toContain("startLine=104 endLine=124");
+	});
+});
+
 describe("deltas", () => {
 	it("turns an exact repeat from any tool into an unchanged delta naming the earlier id", async () => {
 		const { broker } = await session();

@@ -4,6 +4,7 @@ import { compactFailingIds } from "./failing-ids.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
 import type { KeptLine, Selection } from "./select.js";
+import { lineShape } from "./shape.js";
 import { exceptionsLine, locationsLine, type RunFacts, runStatus, statusLines } from "./status.js";
 
 /**
@@ -74,7 +75,35 @@ function headTail(selection: Selection, priority: number, headCount: number, tai
 	return [...head, ...tail].map((k) => toExcerpt(k, rank(k)));
 }
 
-function excerptFor(input: StructuredCapsuleInput): ExcerptLine[] {
+/**
+ * One candidate per line shape (the most important one), so a line repeated hundreds of times
+ * appears once with its count instead of again in the head or tail. Summary lines are exempt.
+ */
+function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>): ExcerptLine[] {
+	const seen = new Set<string>();
+	const ordered = [...candidates].sort((a, b) => a.priority - b.priority || a.line - b.line);
+	return ordered.filter((c) => {
+		if (kinds.get(c.line) === "summary") return true;
+		const shape = lineShape(c.text);
+		if (seen.has(shape)) return false;
+		seen.add(shape);
+		return true;
+	});
+}
+
+function excerptFor(input: StructuredCapsuleInput, failed: boolean): ExcerptLine[] {
+	const { selection } = input;
+	const kinds = new Map<number, LineKind>();
+	for (const k of [...selection.head, ...selection.tail, ...selection.context, ...selection.decisive]) {
+		kinds.set(k.line, k.kind);
+	}
+	let candidates = onePerShape(rawExcerpt(input), kinds);
+	// In a compact failure capsule, bullet prose (staged requirements, notes) must not take room from evidence.
+	if (failed && input.budget <= 2048) candidates = candidates.filter((c) => kinds.get(c.line) !== "bullet");
+	return candidates;
+}
+
+function rawExcerpt(input: StructuredCapsuleInput): ExcerptLine[] {
 	const { selection, kind } = input;
 	const terminal = new Set(terminalSummaries(selection).map((k) => k.line));
 	if (kind === "binary") return [];
@@ -197,7 +226,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
 			status,
 			failingIds: compactFailingIds(outcome.failingIds),
-			excerpt: excerptFor(input),
+			excerpt: excerptFor(input, failed),
 			maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
 			footer,
 		},
