@@ -6,6 +6,8 @@ export const LIMITS = {
 	idLength: 500,
 	exceptions: 500,
 	messageLength: 300,
+	typeLength: 200,
+	pathLength: 512,
 	projectLocations: 4096,
 	libraryLocations: 256,
 	summaryLines: 128,
@@ -102,6 +104,7 @@ export class ScanState {
 
 	addException(type: string, message: string, line: number): void {
 		const msg = message.trim().slice(0, LIMITS.messageLength);
+		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
 		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
 		this.exceptionSeen.add(key);
@@ -111,6 +114,7 @@ export class ScanState {
 	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
 		if (!Number.isSafeInteger(line) || line < 0) return;
 		const file = rawFile.startsWith("file://") ? rawFile.slice(7) : rawFile;
+		if (file.length > LIMITS.pathLength) return;
 		const key = `${file}:${line}`;
 		if (this.locationSeen.has(key)) return;
 		const library = isLibraryPath(file);
