@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import {
 	type Context,
 	type FauxProviderRegistration,
@@ -180,4 +181,17 @@ it("--fork and --at continue from a chosen entry, and `sessions <id>` lists the 
 	const reopened = Session.open(original.session.path);
 	expect(reopened.entries.filter((entry) => entry.type === "message")).toHaveLength(6);
 	expect(reopened.branch().at(-1)).toMatchObject({ type: "message", message: { role: "assistant" } });
+});
+
+it("resuming a session and leaving without a prompt leaves its file unchanged", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	faux.setResponses([fauxAssistantMessage(fauxToolCall("ipython", { code: "1" })), fauxAssistantMessage("done")]);
+	const first = await start();
+	await first.agentSession.prompt("go");
+	await first.dispose();
+	const before = readFileSync(first.session.path, "utf8");
+	const resumed = await start({ resume: first.session.id, thinkingLevel: "high" });
+	await resumed.dispose();
+	expect(readFileSync(first.session.path, "utf8")).toBe(before);
 });

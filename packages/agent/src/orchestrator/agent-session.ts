@@ -1,6 +1,6 @@
 import { Agent, type AgentEvent, type AgentTool, type ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
-import { type Session, toLlmMessages } from "../session/index.js";
+import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 
 export interface AgentSessionOptions {
 	session: Session;
@@ -29,6 +29,8 @@ export interface RunOutcome {
 export class AgentSession {
 	readonly agent: Agent;
 	private readonly listeners = new Set<(event: AgentEvent) => void>();
+	/** Entries recorded only once a prompt is sent, so opening a session and leaving changes nothing. */
+	private pending: NewEntry[] = [];
 
 	constructor(
 		readonly session: Session,
@@ -54,9 +56,11 @@ export class AgentSession {
 		});
 		const recorded = context.model;
 		if (!recorded || recorded.provider !== options.model.provider || recorded.modelId !== options.model.id) {
-			session.appendModelChange(options.model.provider, options.model.id);
+			this.pending.push({ type: "model_change", provider: options.model.provider, modelId: options.model.id });
 		}
-		if (thinkingLevel !== (context.thinkingLevel ?? "off")) session.appendThinkingLevelChange(thinkingLevel);
+		if (thinkingLevel !== (context.thinkingLevel ?? "off")) {
+			this.pending.push({ type: "thinking_level_change", thinkingLevel });
+		}
 		this.agent.subscribe((event) => {
 			if (event.type === "message_end") session.appendMessage(event.message);
 			for (const listener of this.listeners) listener(event);
@@ -73,17 +77,16 @@ export class AgentSession {
 		return () => this.listeners.delete(listener);
 	}
 
-	/** Add a message the model sees before the next prompt (recorded as a custom message). */
+	/**
+	 * Add a message the model sees just before the next prompt (recorded then, as a custom message).
+	 */
 	addHostNote(customType: string, text: string): void {
-		this.session.append({ type: "custom_message", customType, content: text, display: false });
-		this.agent.state.messages = [
-			...this.agent.state.messages,
-			{ role: "host", customType, content: text, display: false, timestamp: Date.now() },
-		];
+		this.pending.push({ type: "custom_message", customType, content: text, display: false });
 	}
 
 	/** Run one user prompt to the end of the agent's turn. Never throws for model failures. */
 	async prompt(text: string): Promise<RunOutcome> {
+		this.flushPending();
 		const before = this.agent.state.messages.length;
 		await this.agent.prompt(text);
 		const added = this.agent.state.messages.slice(before);
@@ -99,6 +102,18 @@ export class AgentSession {
 			};
 		}
 		return { status: "ok", lastAssistant };
+	}
+
+	private flushPending(): void {
+		for (const entry of this.pending) {
+			this.session.append(entry);
+			if (entry.type === "custom_message") {
+				const { customType, content, display } = entry;
+				const note = { role: "host" as const, customType, content, display, timestamp: Date.now() };
+				this.agent.state.messages = [...this.agent.state.messages, note];
+			}
+		}
+		this.pending = [];
 	}
 
 	/** Abort the whole run (the running cell is interrupted too). */
