@@ -168,6 +168,16 @@ describe("structured capsules", () => {
 		expect(Buffer.byteLength(high.text)).toBeLessThan(Buffer.byteLength(low.text));
 	});
 
+	it("lowers the archive threshold as context usage rises, never below 8 KiB", async () => {
+		const text = pythonSource(16_000);
+		const calm = await (await session()).broker.observe(input(text, { contextUsage: 0.2 }));
+		const busy = await (await session()).broker.observe(input(text, { contextUsage: 0.95 }));
+		expect(calm.decision).toBe("pass-through");
+		expect(busy.decision).toBe("structured-capsule");
+		const small = await (await session()).broker.observe(input(pythonSource(7_000), { contextUsage: 0.99 }));
+		expect(small.decision).toBe("pass-through");
+	});
+
 	it("says binary output is binary, shows no excerpt of it, and archives it byte-exact", async () => {
 		const { broker, archive } = await session();
 		const dir = await tempDir("binary-");
