@@ -63,8 +63,8 @@ export interface DisplayData {
 /**
  * The outcome of one cell.
  * - `ok`: ran to completion. `error`: raised (see `error`). `aborted`: interrupted by the signal.
- * - `died`: the kernel process exited mid-cell; `error` explains it and the next `execute` may
- *   `restart()` first.
+ * - `died`: the kernel process exited mid-cell; `error` explains it. Nothing restarts the kernel
+ *   by itself: later `execute` calls reject until the caller runs `restart()`.
  */
 export interface CellResult {
 	status: "ok" | "error" | "aborted" | "died";

@@ -120,13 +120,13 @@ export class Kernel {
 	/** Replaces the kernel process with a fresh one (same options, `startupCode` rerun); all state is lost. */
 	async restart(): Promise<void> {
 		if (this.closed) throw new KernelNotRunningError("this kernel was shut down; start a new one with Kernel.start()");
-		await this.stopProcess(false);
-		await this.boot();
+		await this.boot(() => this.stopProcess(false));
 	}
 
 	/** Asks the kernel to shut down, kills it if it has not exited in time, and releases its resources. */
 	async shutdown(): Promise<void> {
 		this.closed = true;
+		await this.booting?.catch(() => undefined);
 		await this.stopProcess(true);
 		if (this.ownsOutputDir && this.outputDir) await rm(this.outputDir, { recursive: true, force: true });
 	}
@@ -152,6 +152,7 @@ export class Kernel {
 
 	private async runCell(code: string, options: ExecuteOptions): Promise<{ result: CellResult; run?: CellRun }> {
 		const kernel = (await this.booting?.catch(() => undefined)) ?? this.current;
+		if (this.closed) throw new KernelNotRunningError("This kernel was shut down; start a new one with Kernel.start().");
 		if (!kernel?.alive) {
 			const why = kernel?.exit ? `its process ${describeExit(kernel.exit)}` : "it was shut down";
 			throw new KernelNotRunningError(
@@ -197,7 +198,8 @@ export class Kernel {
 		return this.outputDir as string;
 	}
 
-	private async boot(): Promise<void> {
+	/** Starts a process, after `before` (stopping the old one); cells wait for the whole of it. */
+	private async boot(before?: () => Promise<void>): Promise<void> {
 		if (!this.outputDir) {
 			if (this.options.outputDir) {
 				await mkdir(this.options.outputDir, { recursive: true, mode: 0o700 });
@@ -207,9 +209,10 @@ export class Kernel {
 				this.ownsOutputDir = true;
 			}
 		}
-		this.booting = this.bootProcess();
+		this.booting = (before ? before() : Promise.resolve()).then(() => this.bootProcess());
 		try {
 			const kernel = await this.booting;
+			this.droppedBefore += this.current?.droppedMessages ?? 0;
 			this.current = kernel;
 			this.stopping = false;
 		} finally {
@@ -232,9 +235,7 @@ export class Kernel {
 		}
 		kernel.onCommOpen = (message) => this.answerHostRequest(kernel, message);
 		void kernel.exited.then((exit) => {
-			if (this.current !== kernel) return;
-			this.droppedBefore += kernel.droppedMessages;
-			if (this.stopping) return;
+			if (this.current !== kernel || this.stopping) return;
 			for (const listener of this.diedListeners) listener(exit);
 		});
 		if (this.options.startupCode) {
@@ -293,8 +294,6 @@ export class Kernel {
 	}
 
 	private async stopProcess(polite: boolean): Promise<void> {
-		const booting = this.booting;
-		if (booting) await booting.catch(() => undefined);
 		const current = this.current;
 		if (!current?.alive) return;
 		this.stopping = true;

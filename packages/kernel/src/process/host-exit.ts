@@ -1,5 +1,6 @@
 /**
- * Kills every live kernel when the host exits or receives SIGINT/SIGTERM/SIGHUP, so no kernel
+ * Kills every live kernel when the host exits, or receives SIGINT/SIGTERM/SIGHUP that nothing else
+ * in the app handles (the signal is then re-raised so the host dies as it would have), so no kernel
  * outlives its host. (A host killed with SIGKILL runs no handler: the kernel's own host-pid watch
  * covers that.) Handlers are installed once per process, on the first kernel started.
  */
@@ -31,13 +32,14 @@ function install(): void {
 	process.on("exit", killAll);
 	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 		const onSignal = () => {
+			// The app handles this signal itself and may well keep running (a TUI's Ctrl-C): leave the
+			// kernels alone; if it does exit, the exit handler kills them.
+			if (process.listenerCount(signal) > 1) return;
 			killAll();
-			// Listening to a signal disables Node's default action (exit). If nobody else listens,
-			// restore that default and re-raise, so the app still dies as it would have.
-			if (process.listenerCount(signal) === 1) {
-				process.removeListener(signal, onSignal);
-				process.kill(process.pid, signal);
-			}
+			// Listening to a signal disables Node's default action (exit): restore it and re-raise, so
+			// the app dies exactly as it would have without this handler.
+			process.removeListener(signal, onSignal);
+			process.kill(process.pid, signal);
 		};
 		process.on(signal, onSignal);
 	}

@@ -125,7 +125,11 @@ export async function setupKernelEnvironment(
 	const extra = (env.PRIME_AGENT_PIP_ARGS ?? "").split(/\s+/).filter(Boolean);
 	const pipArgs = ["-m", "pip", "install", "--retries", "0", "--timeout", "3", "-r", REQUIREMENTS_FILE, ...extra];
 	log(`Installing ${pinText} (pip install --retries 0 --timeout 3${extra.length ? ` ${extra.join(" ")}` : ""})`);
-	const installed = await run(python, pipArgs, (line) => log(`  ${line}`));
+	// pip is chatty; pass on the lines that show progress and anything that went wrong.
+	const progress = /^\s*(Collecting|Installing|Successfully|ERROR|error:)/;
+	const installed = await run(python, pipArgs, (line) => {
+		if (progress.test(line)) log(`  ${line.trim()}`);
+	});
 	if (installed.code !== 0 || installed.spawnError) {
 		throw new KernelSetupError(
 			`Installing the kernel requirements into ${venv} failed (pip exited with code ${installed.code}).\n` +
