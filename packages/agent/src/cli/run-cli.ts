@@ -1,11 +1,7 @@
 import { readFileSync } from "node:fs";
-import { setupKernelEnvironment } from "prime-agent-kernel";
-import { formatChecks, runChecks } from "../doctor/index.js";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
-import { runChatMode, runJsonMode, runPrintMode } from "../modes/index.js";
 import { describeBranch, listSessions, resolveSessionRef, Session } from "../session/index.js";
-import { type StartedSession, startSession } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
 
@@ -42,6 +38,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 	}
 }
 
+// The model libraries and the kernel client take a while to load: only commands that need them do.
+
 async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	if (args.mode === "json" && args.print === undefined) {
 		throw new UserError("--mode json needs a prompt.", 'Pass it with -p: prime-agent --mode json -p "your request".');
@@ -50,7 +48,9 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	if (prompt !== undefined && prompt.trim() === "") {
 		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
 	}
-	const started: StartedSession = await startSession({
+	const { startSession } = await import("../startup/index.js");
+	const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+	const started = await startSession({
 		cwd: io.cwd,
 		env: io.env,
 		model: args.model,
@@ -73,6 +73,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 async function runSetup(io: CliIo): Promise<ExitCodeValue> {
 	const root = agentDir(io.env);
 	ensurePrivateDir(root);
+	const { setupKernelEnvironment } = await import("prime-agent-kernel");
 	try {
 		const result = await setupKernelEnvironment({
 			agentDir: root,
@@ -93,6 +94,7 @@ async function runSetup(io: CliIo): Promise<ExitCodeValue> {
 }
 
 async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
+	const { formatChecks, runChecks } = await import("../doctor/index.js");
 	const results = await runChecks(agentPaths(agentDir(io.env)), io.env);
 	io.stdout.write(`${formatChecks(results)}\n`);
 	const failed = results.filter((result) => result.status === "fail").length;
