@@ -16,6 +16,10 @@ const MOCHA_TALLY = /^(\d+) (passing|failing|pending)(?: \([\d.]+\s?m?s\))?$/;
 const MOCHA_NUMBERED = /(?:^|\s)(\d+)\) (\S.*)$/;
 const NODE_TALLY = /^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/;
 const TAP_NOT_OK = /^not ok \d+(?: - (.*?))?(?:\s+# (SKIP|TODO)\b.*)?$/i;
+/** TAP YAML of a group that failed only because its children did; the children carry the ids. */
+const TAP_GROUP_FAILURE = /^(?:type: 'suite'|failureType: 'subtestsFailed')$/;
+const SUITE_START = /^▶ (\S.*)$/;
+const SUITE_NAMES_MAX = 1000;
 const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 
 /** jest, vitest, mocha, node's test runner (spec and TAP) and uvu. */
@@ -30,6 +34,10 @@ export function createJavascriptParser(state: ScanState): LineParser {
 	let nodeCounts: OutcomeCounts | null = null;
 	let jestSuiteErrors = 0;
 	let uvuCounts: OutcomeCounts | null = null;
+	/** The last `not ok` id, until its YAML block ends; withdrawn if the block says it is a group. */
+	let tapFailure: string | null = null;
+	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
+	const suiteNames = new Set<string>();
 
 	return (text, trimmed, lineNo) => {
 		if (mochaTitle !== null) {
@@ -48,6 +56,19 @@ export function createJavascriptParser(state: ScanState): LineParser {
 		if (trimmed === "") return false;
 
 		const first = trimmed.codePointAt(0) ?? 0;
+		if (tapFailure !== null) {
+			if (TAP_GROUP_FAILURE.test(trimmed)) {
+				state.removeId(tapFailure);
+				tapFailure = null;
+				return true;
+			}
+			if (trimmed === "..." || /^(?:not )?ok \d/.test(trimmed)) tapFailure = null;
+		}
+		if (first === 0x25b6 /* ▶ */) {
+			const suite = SUITE_START.exec(trimmed);
+			if (suite && suiteNames.size < SUITE_NAMES_MAX) suiteNames.add(suite[1]);
+			return suite !== null;
+		}
 		if (first === 70 /* F */) {
 			const fail = FAIL_HEADER.exec(trimmed);
 			if (fail) return failHeader(fail[1], text);
@@ -68,7 +89,7 @@ export function createJavascriptParser(state: ScanState): LineParser {
 		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716) {
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
 			const cross = CROSS.exec(trimmed);
-			if (cross && !cross[1].endsWith(":")) {
+			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
 				state.addId(cross[1], { leaf: true, needs: "js-test" });
 				return true;
 			}
@@ -101,7 +122,10 @@ export function createJavascriptParser(state: ScanState): LineParser {
 		if (first === 110 /* n */) {
 			const notOk = TAP_NOT_OK.exec(trimmed);
 			if (notOk) {
-				if (!notOk[2]) state.addId(notOk[1] ?? trimmed, { needs: "tap" });
+				if (!notOk[2]) {
+					tapFailure = (notOk[1] ?? trimmed).trim();
+					state.addId(tapFailure, { needs: "tap" });
+				}
 				return true;
 			}
 		}

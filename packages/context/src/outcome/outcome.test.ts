@@ -458,3 +458,32 @@ describe("verdicts of builds and checkers without counts", () => {
 		expect(outcome.exceptions[0]).toMatchObject({ type: "E0308", message: "mismatched types" });
 	});
 });
+
+describe("node's test runner groups", () => {
+	it("does not list a TAP suite that failed only through its tests", () => {
+		const outcome = parseOutcome(
+			lines(
+				"TAP version 13",
+				"    not ok 1 - parses",
+				"      ---",
+				"      type: 'test'",
+				"      ...",
+				"not ok 1 - parser",
+				"  ---",
+				"  type: 'suite'",
+				"  failureType: 'subtestsFailed'",
+				"  ...",
+				"# pass 0",
+				"# fail 1",
+			),
+		);
+		expect(outcome.failingIds).toEqual(["parses"]);
+	});
+
+	it("does not list a spec suite's own cross line", () => {
+		const outcome = parseOutcome(
+			lines("▶ parser", "  ✖ parses (0.5ms)", "✖ parser (1.1ms)", "ℹ tests 1", "ℹ pass 0", "ℹ fail 1"),
+		);
+		expect(outcome.failingIds).toEqual(["parses"]);
+	});
+});

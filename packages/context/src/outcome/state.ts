@@ -102,6 +102,13 @@ export class ScanState {
 		this.ids.push({ id, ...options });
 	}
 
+	/** Withdraws an id that turned out to name a group (a suite failing only through its tests). */
+	removeId(id: string): void {
+		if (!this.idSeen.delete(id)) return;
+		const index = this.ids.findIndex((entry) => entry.id === id);
+		if (index >= 0) this.ids.splice(index, 1);
+	}
+
 	addException(type: string, message: string, line: number): void {
 		const msg = message.trim().slice(0, LIMITS.messageLength);
 		if (type.length > LIMITS.typeLength) return;
