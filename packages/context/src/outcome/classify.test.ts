@@ -115,6 +115,12 @@ const cases: [LineKind, string[]][] = [
 			"Collecting attrs>=22.2.0",
 			"....................................................F... [ 42%]",
 			"Receiving objects:  57% (1234/2165)",
+			"Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]",
+			"Reading package lists... Done",
+			"3f4ca61aafcd: Pull complete",
+			"[INFO] Downloading from central: https://repo.maven.apache.org/maven2/x.pom",
+			"> Task :compileJava",
+			"    Updating crates.io index",
 		],
 	],
 	[

@@ -102,6 +102,12 @@ const TRACE_WORD = /DEBUG|TRACE|VERBOSE|SILLY|DBG|TRC|debug|trace|verbose|silly|
 
 const PROGRESS = [
 	/^(?:Downloading|Downloaded|Collecting|Fetching|Resolving|Installing|Extracting|Unpacking|Compiling|Building|Preparing|Processing|Uploading|Pulling|Pushing|Receiving objects|Resolving deltas|Counting objects|Compressing objects|Writing objects|remote: (?:Counting|Compressing|Enumerating))\b/,
+	/^(?:Get|Hit|Ign):\d+ /,
+	/^Reading (?:package lists|state information)|^Building dependency tree/,
+	/^[0-9a-f]{12}: (?:Pulling fs layer|Waiting|Downloading|Verifying Checksum|Download complete|Extracting|Pull complete)/,
+	/^\[INFO\] Download(?:ing|ed) from /,
+	/^> Task :/,
+	/^(?:Updating|Locking|Downloaded|Blocking waiting for file lock)\b/,
 	/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷](?:\s|$)/,
 	/^[.FEsxX]{8,}(?:\s+\[\s*\d+%\])?$/,
 	/^[․.,!*]{8,}$/,
