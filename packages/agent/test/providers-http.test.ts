@@ -100,5 +100,6 @@ describe("real provider path through pi-ai", () => {
 		expect(await runCli(["-p", "hello", "--model", "dead/m"], io)).toBe(1);
 		expect(io.err()).toContain("The model dead/m failed:");
 		expect(io.err()).toContain("prime-agent doctor");
+		expect(io.err()).toContain("Nothing was saved");
 	});
 });

@@ -12,7 +12,7 @@ export interface OutcomeReport {
 export function describeOutcome(outcome: RunOutcome, started: StartedSession): OutcomeReport {
 	const resume = started.session.persisted
 		? ` The session is saved: resume it with \`prime-agent --resume ${started.session.id}\`.`
-		: "";
+		: " Nothing was saved (no answer had arrived yet): run the request again.";
 	if (outcome.status === "aborted") {
 		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };
 	}
