@@ -48,8 +48,8 @@ export const RULES = {
 	terminalSummaryLines: 15,
 	/** Deltas: the novel remainder may be at most this share of the source. */
 	deltaMaxNovelShare: 0.3,
-	/** A line delta must also cut the visible size to at most this share of the source. */
-	lineDeltaMaxShare: 0.7,
+	/** A line delta must also cut the visible size to at most half of the source: a delta the reader must mentally apply is worth it only when it saves much. */
+	lineDeltaMaxShare: 0.5,
 	minSectionBytes: 512,
 } as const;
 

@@ -5,7 +5,7 @@ import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
 import type { KeptLine, Selection } from "./select.js";
 import { lineShape } from "./shape.js";
-import { exceptionsLine, locationsLine, type RunFacts, runStatus, statusLines } from "./status.js";
+import { exceptionsLine, locationLines, type RunFacts, runStatus, statusLines } from "./status.js";
 
 /**
  * Why a result became a structured capsule; each kind has its own budget and excerpt policy.
@@ -208,8 +208,8 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	if (kind !== "clean") {
 		const exceptions = exceptionsLine(outcome);
 		if (exceptions) status.push(exceptions);
-		const locations = locationsLine(outcome, kind === "large" ? 16 : 8);
-		if (locations) status.push(locations);
+		// Locations get at most a third of the budget; the excerpt shows the lines around them.
+		status.push(...locationLines(outcome, Math.floor(input.budget / 3)));
 	}
 	const decisive = hasDecisiveDiagnostic(selection, outcome) || failed;
 	const withHints = kind !== "binary" && kind !== "clean" && !(kind === "trace" && !decisive);

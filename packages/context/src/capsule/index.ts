@@ -34,4 +34,4 @@ export {
 } from "./render.js";
 export { DEFAULT_SELECTOR_LIMITS, type KeptLine, LineSelector, type Selection, type SelectorLimits } from "./select.js";
 export { lineShape } from "./shape.js";
-export { exceptionsLine, locationsLine, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";
+export { exceptionsLine, locationLines, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";

@@ -79,8 +79,12 @@ export function statusLines(outcome: Outcome, facts: RunFacts): string[] {
 	return lines;
 }
 
-/** `EXCEPTIONS: TypeError x3 (first at line 40), KeyError (line 88)`, bounded; null when none. */
-export function exceptionsLine(outcome: Outcome, maxTypes = 6): string | null {
+/**
+ * `EXCEPTIONS: TypeError x3 (first at line 40), KeyError (line 88), ...`: every distinct type (they
+ * are few and short, and each is a fact a reader needs), with line numbers for the first few.
+ * Null when none.
+ */
+export function exceptionsLine(outcome: Outcome, maxTypes = 64, withLines = 6): string | null {
 	if (outcome.exceptions.length === 0) return null;
 	const byType = new Map<string, { count: number; line: number }>();
 	for (const e of outcome.exceptions) {
@@ -88,25 +92,70 @@ export function exceptionsLine(outcome: Outcome, maxTypes = 6): string | null {
 		if (known) known.count++;
 		else byType.set(e.type, { count: 1, line: e.line });
 	}
-	const parts = [...byType.entries()]
-		.slice(0, maxTypes)
-		.map(([type, { count, line }]) =>
-			count > 1 ? `${type} x${count} (first at line ${line})` : `${type} (line ${line})`,
-		);
+	const parts = [...byType.entries()].slice(0, maxTypes).map(([type, { count, line }], i) => {
+		const times = count > 1 ? ` x${count}` : "";
+		if (i >= withLines) return `${type}${times}`;
+		return count > 1 ? `${type}${times} (first at line ${line})` : `${type} (line ${line})`;
+	});
 	const more = byType.size > maxTypes ? `, and ${byType.size - maxTypes} more types` : "";
 	return `EXCEPTIONS: ${parts.join(", ")}${more}`;
 }
 
-/** `LOCATIONS: src/a.py:104, ...`, distinct file:line pairs in first-seen order, bounded; null when none. */
-export function locationsLine(outcome: Outcome, maxLocations = 8): string | null {
-	if (outcome.locations.length === 0) return null;
-	const seen: string[] = [];
-	for (const loc of outcome.locations) {
-		const name = `${loc.file}:${loc.line}`;
-		if (!seen.includes(name)) seen.push(name);
-		if (seen.length > maxLocations) break;
+/**
+ * The deepest directory (ending in `/`, at least two levels deep) holding at least 3/4 of the
+ * distinct absolute files, e.g. the project root when a few frames come from the standard
+ * library; "" when there is none.
+ */
+function commonDirectory(files: readonly string[]): string {
+	const absolute = [...new Set(files.filter((f) => f.startsWith("/")))];
+	if (absolute.length < 2) return "";
+	const first = absolute[0];
+	for (let end = first.lastIndexOf("/"); end > 0; end = first.lastIndexOf("/", end - 1)) {
+		const prefix = first.slice(0, end + 1);
+		if (prefix.split("/").length < 4) break;
+		const covered = absolute.filter((f) => f.startsWith(prefix)).length;
+		if (covered * 4 >= absolute.length * 3) return prefix;
 	}
-	const shown = seen.slice(0, maxLocations);
-	const more = seen.length > maxLocations ? ", ..." : "";
-	return `LOCATIONS: ${shown.join(", ")}${more}`;
+	return "";
+}
+
+/**
+ * Source locations as literal `file:line` entries in first-seen order, within `maxBytes`: absolute
+ * paths under one directory are shown relative to it (stated once), entries are wrapped on lines
+ * of about 160 characters, and what does not fit is counted. Empty when there are none.
+ */
+export function locationLines(outcome: Outcome, maxBytes: number): string[] {
+	const seen = new Set<string>();
+	const entries: { file: string; line: number }[] = [];
+	for (const loc of outcome.locations) {
+		const key = `${loc.file}:${loc.line}`;
+		if (seen.has(key)) continue;
+		seen.add(key);
+		entries.push({ file: loc.file, line: loc.line });
+	}
+	if (entries.length === 0) return [];
+	const base = commonDirectory(entries.map((e) => e.file));
+	const head = `LOCATIONS (${entries.length}${base ? `, under ${base}` : ""}):`;
+	const lines: string[] = [head];
+	let used = Buffer.byteLength(head) + 1;
+	let current = "";
+	let shown = 0;
+	const reserve = 64; // room for the "more" note
+	for (const e of entries) {
+		const file = base && e.file.startsWith(base) ? e.file.slice(base.length) : e.file;
+		const item = `${file}:${e.line}`;
+		const cost = Buffer.byteLength(item) + 1;
+		if (used + cost + reserve > maxBytes) break;
+		if (current && current.length + item.length + 1 > 160) {
+			lines.push(current);
+			current = item;
+		} else current = current ? `${current} ${item}` : item;
+		used += cost;
+		shown++;
+	}
+	if (current) lines.push(current);
+	if (shown === 0) return [];
+	if (shown < entries.length)
+		lines.push(`(+${entries.length - shown} more locations: search the archive for a file name)`);
+	return lines;
 }
