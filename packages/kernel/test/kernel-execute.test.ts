@@ -98,6 +98,26 @@ describe("executing cells", () => {
 		expect((await stat(result.fullOutputPath as string)).mode & 0o777).toBe(0o600);
 	});
 
+	it("receives a huge single print in messages of at most 64 Ki characters", async () => {
+		let largest = 0;
+		let total = 0;
+		const result = await kernel.execute("print('y' * 3_000_000, end='')", {
+			onStream: (chunk) => {
+				largest = Math.max(largest, chunk.text.length);
+				total += chunk.text.length;
+			},
+		});
+		expect(total).toBe(3_000_000);
+		expect(largest).toBeLessThanOrEqual(64 * 1024);
+		expect(result.fullOutputBytes).toBe(3_000_000);
+	});
+
+	it("collects display_data apart from the execution result", async () => {
+		const result = await kernel.execute("from IPython.display import display\ndisplay('shown')\n'returned'");
+		expect(result.displays.map((display) => display.data["text/plain"])).toEqual(["'shown'"]);
+		expect(result.result).toBe("'returned'");
+	});
+
 	it("keeps no full-output file for a small output", async () => {
 		const result = await kernel.execute("print('small')");
 		expect(result.fullOutputPath).toBeUndefined();

@@ -4,11 +4,14 @@ A cell that awaits ``host_request`` keeps the shell channel busy, so the host an
 ``comm_msg`` on the control channel instead. Stock ipykernel only routes comm messages on shell;
 this installs a control handler that resolves the awaiting future. ipykernel 7 runs control in its
 own thread, so the future is resolved on its own event loop with ``call_soon_threadsafe``.
+The same handler takes the host's output acknowledgements (see ``output_chunks``).
 """
 
 import asyncio
 import threading
 from typing import Any
+
+from . import output_chunks
 
 _pending: dict[str, tuple[asyncio.AbstractEventLoop, "asyncio.Future[dict[str, Any]]"]] = {}
 _pending_lock = threading.Lock()
@@ -38,6 +41,9 @@ def _on_control_comm_msg(_stream: Any, _ident: Any, msg: dict[str, Any]) -> None
     content = msg.get("content") or {}
     comm_id = content.get("comm_id")
     data = content.get("data")
+    if comm_id == output_chunks.OUTPUT_CREDIT_COMM_ID:
+        output_chunks.credit.on_ack((data or {}).get("consumed") if isinstance(data, dict) else None)
+        return
     if not isinstance(data, dict):
         data = {"status": "error", "error": "host reply carried no data object"}
     with _pending_lock:

@@ -5,7 +5,14 @@ import {
 	KernelChannels,
 	readBoundPorts,
 } from "../connection/index.js";
-import { type KernelProcess, killOnHostExit, signalKernel, spawnKernelProcess } from "../process/index.js";
+import {
+	type KernelProcess,
+	killOnHostExit,
+	OUTPUT_ACK_EVERY_CHARS,
+	OUTPUT_CREDIT_COMM_ID,
+	signalKernel,
+	spawnKernelProcess,
+} from "../process/index.js";
 import { type JupyterMessage, type MessageHeader, WireCodec } from "../wire/index.js";
 import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
 
@@ -43,6 +50,8 @@ export class RunningKernel {
 	private channels?: KernelChannels;
 	private codec?: WireCodec;
 	private readonly unregisterExitKill: () => void;
+	private streamCharsRead = 0;
+	private streamCharsAcknowledged = 0;
 
 	private constructor(
 		private readonly proc: KernelProcess,
@@ -198,11 +207,24 @@ export class RunningKernel {
 			if (parentId) this.replyWaiters.get(parentId)?.(message);
 			return;
 		}
+		if (message.header.msg_type === "stream") this.countStreamRead(message);
 		if (message.header.msg_type === "comm_open") {
 			this.onCommOpen?.(message);
 			return;
 		}
 		if (parentId) this.iopubListeners.get(parentId)?.(message);
+	}
+
+	/** Tells the kernel how much stream output has been read, so it may send more (flow control). */
+	private countStreamRead(message: JupyterMessage): void {
+		const text = (message.content as { text?: unknown }).text;
+		if (typeof text === "string") this.streamCharsRead += text.length;
+		if (this.streamCharsRead - this.streamCharsAcknowledged < OUTPUT_ACK_EVERY_CHARS || !this.codec) return;
+		this.streamCharsAcknowledged = this.streamCharsRead;
+		const header = this.codec.header("comm_msg");
+		this.send("control", header, { comm_id: OUTPUT_CREDIT_COMM_ID, data: { consumed: this.streamCharsRead } }).catch(
+			() => {},
+		);
 	}
 
 	private async waitReady(deadline: number, readyTimeoutMs: number): Promise<void> {

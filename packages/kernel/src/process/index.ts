@@ -1,3 +1,10 @@
 export { killOnHostExit } from "./host-exit.js";
 export { PYTHON_PACKAGE_DIR, REQUIREMENTS_FILE } from "./python-package.js";
-export { type KernelProcess, type KernelProcessOptions, signalKernel, spawnKernelProcess } from "./spawn.js";
+export {
+	type KernelProcess,
+	type KernelProcessOptions,
+	OUTPUT_ACK_EVERY_CHARS,
+	OUTPUT_CREDIT_COMM_ID,
+	signalKernel,
+	spawnKernelProcess,
+} from "./spawn.js";

@@ -10,6 +10,16 @@ export interface KernelProcessOptions {
 	pythonPath?: string[];
 }
 
+/**
+ * Characters of stream output the kernel may send ahead of what the host has read (flow control,
+ * see `python/prime_kernel/output_chunks.py`); this bounds the host's receive queue.
+ */
+export const OUTPUT_WINDOW_CHARS = 4 * 1024 * 1024;
+/** The host acknowledges what it has read at least this often. */
+export const OUTPUT_ACK_EVERY_CHARS = 1024 * 1024;
+/** Comm id of those acknowledgements on the control channel. */
+export const OUTPUT_CREDIT_COMM_ID = "prime.output.credit";
+
 /** How many bytes of the kernel's own stderr are kept to explain a failed start or a crash. */
 const STDERR_TAIL_BYTES = 8192;
 
@@ -34,6 +44,7 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	env.PYTHONPATH = pythonPath.join(delimiter);
 	env.PRIME_KERNEL_HOST_PID = String(process.pid);
 	env.PYTHONUNBUFFERED = "1";
+	env.PRIME_KERNEL_OUTPUT_WINDOW = String(OUTPUT_WINDOW_CHARS);
 	// ipykernel's own parent poller watches getppid(), which a subreaper defeats; ours watches the pid.
 	delete env.JPY_PARENT_PID;
 	const child = spawn(
