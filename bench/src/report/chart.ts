@@ -26,7 +26,8 @@ export function retentionChart(points: ChartPoint[], title: string, yLabel: stri
 	const yHi = 100 + (100 - yLo) * 0.1;
 	const y = (retention: number) => margin.top + (1 - (retention * 100 - yLo) / (yHi - yLo)) * plotH;
 	const parts: string[] = [
-		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="13">`,
+		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="13" role="img" aria-label="${xmlText(title)}">`,
+		`<title>${xmlText(title)}</title>`,
 		`<rect width="${width}" height="${height}" fill="#ffffff"/>`,
 		`<text x="${width / 2}" y="28" text-anchor="middle" font-size="17" font-weight="bold">${xmlText(title)}</text>`,
 		`<text x="${width / 2}" y="46" text-anchor="middle" fill="#555">up and to the left is better</text>`,
