@@ -178,3 +178,14 @@ describe("session catalogue", () => {
 		expect(() => resolveSessionRef("zzzz", dir, "/")).toThrow(/No session matches/);
 	});
 });
+
+describe("lazy creation", () => {
+	it("an assistant message that failed before any output does not create the file", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendMessage(user("hello"));
+		session.appendMessage({ ...assistant(""), stopReason: "error", errorMessage: "connection refused" });
+		expect(existsSync(session.path)).toBe(false);
+		session.appendMessage({ ...assistant("partial"), stopReason: "aborted" });
+		expect(lines(session.path)).toHaveLength(4);
+	});
+});

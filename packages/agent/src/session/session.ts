@@ -25,7 +25,8 @@ export interface CreateSessionOptions {
  * One session: an append-only JSONL file (header line, then entries forming a tree).
  *
  * Contract:
- * - Nothing is written before the first assistant message; a session opened and closed leaves no file.
+ * - Nothing is written before the first assistant message (one that failed before producing any
+ *   output does not count); a session opened and closed leaves no file.
  * - After that, every entry is appended synchronously, so the file is always a valid JSONL prefix.
  * - The active branch is the path from the root to `leafId`; new entries hang under the leaf.
  *   Reopening a file makes its last entry the leaf.
@@ -209,7 +210,7 @@ export class Session {
 		const path = this.branch(entryId);
 		for (const entry of path) forked.remember(entry);
 		forked.leaf = entryId;
-		if (path.some(isAssistantEntry)) forked.writeAll();
+		if (path.some(isAnswerEntry)) forked.writeAll();
 		return forked;
 	}
 
@@ -221,7 +222,7 @@ export class Session {
 	private persist(entry: SessionEntry): void {
 		if (this.written) {
 			appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
-		} else if (isAssistantEntry(entry)) {
+		} else if (isAnswerEntry(entry)) {
 			this.writeAll();
 		}
 	}
@@ -241,6 +242,13 @@ export class Session {
 	}
 }
 
-function isAssistantEntry(entry: SessionEntry): boolean {
-	return entry.type === "message" && entry.message.role === "assistant";
+/**
+ * An assistant message that carries something: a request that failed or was stopped before any
+ * output (connection refused, bad key) is not an answer, so it does not create the file.
+ */
+function isAnswerEntry(entry: SessionEntry): boolean {
+	if (entry.type !== "message" || entry.message.role !== "assistant") return false;
+	const { stopReason, content } = entry.message;
+	if (stopReason !== "error" && stopReason !== "aborted") return true;
+	return content.some((part) => (part.type === "text" ? part.text !== "" : true));
 }
