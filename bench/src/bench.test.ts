@@ -57,8 +57,9 @@ describe("smoke benchmark on the shared fixtures", () => {
 		expect(raw?.falseGreens.count).toBe(0);
 	});
 
-	it("keeps every failing id in the prime-context views", () => {
+	it("keeps every failing id in the prime-context views, including a capsule's", () => {
 		const ours = results.labelled.find((arm) => arm.arm === "prime-context");
+		expect(results.recovery.labelled.decisions["structured-capsule"]).toBeGreaterThan(0);
 		expect(ours?.failingIds.total).toBeGreaterThan(0);
 		expect(ours?.failingIds.kept).toBe(ours?.failingIds.total);
 		expect(ours?.falseGreens.count).toBe(0);

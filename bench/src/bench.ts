@@ -21,7 +21,7 @@ import { runTrajectories, type TrajectoryArmResult } from "./run/trajectories.js
 export interface BenchmarkOptions {
 	casesDir: string;
 	trajectoriesDir: string;
-	/** A few small cases, one trajectory, small speed buckets. */
+	/** Four cases (one large enough for a capsule), one trajectory, small speed buckets. */
 	smoke?: boolean;
 	primeContext: PrimeContextDeps;
 	progress?: (message: string) => void;
@@ -44,8 +44,17 @@ export interface BenchmarkResults {
 	speed: SpeedResult;
 }
 
-/** Smoke mode: the first cases under 64 KB and the first trajectory. */
-export const SMOKE = { cases: 4, caseMaxBytes: 64 * 1024, trajectories: 1 };
+/**
+ * Smoke mode: the first three cases below the capsule threshold (24 KiB), the first case between
+ * 24 and 64 KiB (so one capsule is exercised), and the first trajectory.
+ */
+export const SMOKE = { cases: 4, small: 3, smallMaxBytes: 24 * 1024, largeMaxBytes: 64 * 1024, trajectories: 1 };
+
+export function smokeCases(cases: LabelledCase[]): LabelledCase[] {
+	const small = cases.filter((item) => item.bytes < SMOKE.smallMaxBytes).slice(0, SMOKE.small);
+	const large = cases.filter((item) => item.bytes >= SMOKE.smallMaxBytes && item.bytes <= SMOKE.largeMaxBytes);
+	return [...small, ...large.slice(0, SMOKE.cases - small.length)].sort((a, b) => a.name.localeCompare(b.name));
+}
 
 export async function runBenchmark(options: BenchmarkOptions): Promise<BenchmarkResults> {
 	const progress = options.progress ?? (() => {});
@@ -53,7 +62,7 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 	let cases = await readLabelledCorpus(options.casesDir);
 	let trajectoryFiles = await listTrajectoryFiles(options.trajectoriesDir);
 	if (smoke) {
-		cases = cases.filter((item) => item.bytes <= SMOKE.caseMaxBytes).slice(0, SMOKE.cases);
+		cases = smokeCases(cases);
 		trajectoryFiles = trajectoryFiles.slice(0, SMOKE.trajectories);
 	}
 	const trajectories: Trajectory[] = [];

@@ -15,7 +15,7 @@ const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [-
   --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default ../shared/fixtures/outputs)
   --trajectories <dir>   mini-swe-agent .traj.json(.gz) files (default ../shared/fixtures/trajectories)
   --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
-  --smoke                a few small cases and one trajectory, small speed buckets`;
+  --smoke                four cases (one capsule-sized), one trajectory, small speed buckets`;
 
 export interface CliOptions {
 	casesDir: string;

@@ -1,6 +1,6 @@
 /** The offline benchmark of Prime Context against the output handling of other agents. */
 export * from "./arms/index.js";
-export { type BenchmarkOptions, type BenchmarkResults, runBenchmark, SMOKE } from "./bench.js";
+export { type BenchmarkOptions, type BenchmarkResults, runBenchmark, SMOKE, smokeCases } from "./bench.js";
 export * from "./corpus/index.js";
 export * from "./measure/retention.js";
 export * from "./measure/size.js";
