@@ -13,6 +13,7 @@ export {
 	type ObservationFacts,
 	type OpenArchiveOptions,
 	openSessionArchive,
+	type ReadLinesOptions,
 	resolveAgentDir,
 	resolveContextRoot,
 	type SessionArchive,

@@ -97,7 +97,7 @@ describe("writing and reading observations", () => {
 		const id = await store(Buffer.alloc(0));
 		expect(await archive.get(id)).toMatchObject({ bytes: 0, lines: 0, binary: false });
 		expect(await archive.readBytes(id)).toEqual(Buffer.alloc(0));
-		expect(await archive.readLines(id, 1, 80)).toEqual({ lines: [], totalLines: 0 });
+		expect(await archive.readLines(id, 1, 80)).toMatchObject({ lines: [], totalLines: 0 });
 		expect(gunzipSync(await readFile(join(archive.dir, id, "output.gz")))).toEqual(Buffer.alloc(0));
 	});
 
@@ -154,6 +154,16 @@ describe("writing and reading observations", () => {
 		expect(lines[1]).toBe("after");
 		expect((await archive.readLines(id, 3, 3)).lines).toEqual(["after"]);
 		expect((await archive.readBytes(id)).equals(text)).toBe(true);
+	});
+
+	it("clips giant lines and stops at a byte budget when asked, reporting full line sizes", async () => {
+		const giant = "g".repeat(3 * CHUNK_BYTES);
+		const id = await store(Buffer.from(`${giant}\nshort\n${giant}\n${giant}\n`), 9);
+		const clipped = await archive.readLines(id, 1, 4, { maxLineBytes: 100 });
+		expect(clipped.lines.map((l) => l.length)).toEqual([100, 5, 100, 100]);
+		expect(clipped.lineBytes).toEqual([giant.length, 5, giant.length, giant.length]);
+		const budgeted = await archive.readLines(id, 1, 4, { maxLineBytes: 1000, maxBytes: 1004 });
+		expect(budgeted.lines.map((l) => l.length)).toEqual([1000, 5]);
 	});
 
 	it("streams every line in order", async () => {

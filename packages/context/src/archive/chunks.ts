@@ -176,6 +176,7 @@ export async function readChunk(handle: FileHandle, entry: ChunkEntry): Promise<
 /**
  * Yields whole lines (without their `\n`) from `chunks[from]` on, inflating one chunk at a time.
  * Lines numbered below `skipBefore` are counted but not assembled, so skipping costs no memory.
+ * A line longer than `maxLineBytes` is yielded clipped to that many bytes; `length` is its full size.
  */
 export async function* chunkLines(
 	handle: FileHandle,
@@ -183,27 +184,38 @@ export async function* chunkLines(
 	from: number,
 	totalLines: number,
 	skipBefore = 1,
-): AsyncGenerator<{ line: number; bytes: Buffer }> {
+	maxLineBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<{ line: number; bytes: Buffer; length: number }> {
 	if (from >= chunks.length) return;
 	let line = chunks[from].firstLine;
 	let partial: Buffer[] = [];
+	let kept = 0;
+	let length = 0;
+	const keep = (piece: Buffer) => {
+		length += piece.length;
+		if (kept >= maxLineBytes) return;
+		const part = piece.length > maxLineBytes - kept ? piece.subarray(0, maxLineBytes - kept) : piece;
+		partial.push(part);
+		kept += part.length;
+	};
+	const assembled = () => (partial.length === 1 ? partial[0] : Buffer.concat(partial));
 	for (let index = from; index < chunks.length; index++) {
 		const data = await readChunk(handle, chunks[index]);
 		let start = 0;
 		let at = data.indexOf(NEWLINE);
 		while (at !== -1) {
 			if (line >= skipBefore) {
-				partial.push(data.subarray(start, at));
-				yield { line, bytes: partial.length === 1 ? partial[0] : Buffer.concat(partial) };
+				keep(data.subarray(start, at));
+				yield { line, bytes: assembled(), length };
 			}
 			partial = [];
+			kept = 0;
+			length = 0;
 			line++;
 			start = at + 1;
 			at = data.indexOf(NEWLINE, start);
 		}
-		if (start < data.length && line >= skipBefore) partial.push(data.subarray(start));
+		if (start < data.length && line >= skipBefore) keep(data.subarray(start));
 	}
-	if (line <= totalLines && line >= skipBefore) {
-		yield { line, bytes: partial.length === 1 ? partial[0] : Buffer.concat(partial) };
-	}
+	if (line <= totalLines && line >= skipBefore) yield { line, bytes: assembled(), length };
 }

@@ -3,4 +3,10 @@ export { CHUNK_BYTES } from "./chunks.js";
 export { copyObservations } from "./copy.js";
 export { defaultSessionId, formatObservationId, resolveAgentDir, resolveContextRoot } from "./paths.js";
 export { type OpenArchiveOptions, openSessionArchive, writeAtomically } from "./session-archive.js";
-export { ArchiveError, type ArchiveWriter, type ObservationFacts, type SessionArchive } from "./types.js";
+export {
+	ArchiveError,
+	type ArchiveWriter,
+	type ObservationFacts,
+	type ReadLinesOptions,
+	type SessionArchive,
+} from "./types.js";

@@ -10,7 +10,13 @@ import {
 	observationSequence,
 	resolveContextRoot,
 } from "./paths.js";
-import { ArchiveError, type ArchiveWriter, type ObservationFacts, type SessionArchive } from "./types.js";
+import {
+	ArchiveError,
+	type ArchiveWriter,
+	type ObservationFacts,
+	type ReadLinesOptions,
+	type SessionArchive,
+} from "./types.js";
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -121,7 +127,12 @@ class DiskArchive implements SessionArchive {
 		return records;
 	}
 
-	async readLines(id: string, startLine: number, endLine: number): Promise<{ lines: string[]; totalLines: number }> {
+	async readLines(
+		id: string,
+		startLine: number,
+		endLine: number,
+		options: ReadLinesOptions = {},
+	): Promise<{ lines: string[]; totalLines: number; lineBytes: number[] }> {
 		if (!Number.isInteger(startLine) || !Number.isInteger(endLine) || startLine < 1 || endLine < startLine) {
 			throw new ArchiveError(
 				`invalid line range ${startLine}-${endLine} for ${id}: lines are 1-based and startLine <= endLine`,
@@ -131,18 +142,24 @@ class DiskArchive implements SessionArchive {
 		const meta = await this.meta(id);
 		const totalLines = meta.record.lines;
 		const lines: string[] = [];
-		if (startLine > totalLines) return { lines, totalLines };
+		const lineBytes: number[] = [];
+		if (startLine > totalLines) return { lines, totalLines, lineBytes };
 		const last = Math.min(endLine, totalLines);
+		const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
 		// First chunk holding startLine, then back to where that line began.
 		let from = meta.chunks.findIndex((chunk) => lastLineOf(chunk, meta.endsWithNewline) >= startLine);
 		while (from > 0 && meta.chunks[from].startsMidLine) from--;
 		await this.withOutput(id, async (handle) => {
-			for await (const { line, bytes } of chunkLines(handle, meta.chunks, from, totalLines, startLine)) {
-				if (line > last) break;
+			let collected = 0;
+			const source = chunkLines(handle, meta.chunks, from, totalLines, startLine, options.maxLineBytes);
+			for await (const { line, bytes, length } of source) {
+				if (line > last || collected >= maxBytes) break;
 				lines.push(bytes.toString("utf8"));
+				lineBytes.push(length);
+				collected += bytes.length;
 			}
 		});
-		return { lines, totalLines };
+		return { lines, totalLines, lineBytes };
 	}
 
 	async readBytes(id: string): Promise<Buffer> {

@@ -34,6 +34,13 @@ export interface ArchiveWriter {
 	abort(): Promise<void>;
 }
 
+export interface ReadLinesOptions {
+	/** Longest part of a line returned; a clipped line may end inside a UTF-8 character. */
+	maxLineBytes?: number;
+	/** Stop after the line that brings the returned bytes to this total. */
+	maxBytes?: number;
+}
+
 /**
  * The exact archive of one session, under `<root>/sessions/<session-id>/`, user-only permissions,
  * never deleted automatically. Line numbers are 1-based; lines are split on `\n`.
@@ -46,8 +53,17 @@ export interface SessionArchive {
 	get(id: string): Promise<ObservationRecord>;
 	/** Newest first. */
 	list(limit?: number): Promise<ObservationRecord[]>;
-	/** Lines `startLine..endLine` inclusive, decompressing only the chunks that hold them. */
-	readLines(id: string, startLine: number, endLine: number): Promise<{ lines: string[]; totalLines: number }>;
+	/**
+	 * Lines `startLine..endLine` inclusive, decompressing only the chunks that hold them. With
+	 * `options`, memory stays bounded whatever the lines: a line is clipped to `maxLineBytes` (its
+	 * full size is in `lineBytes`) and reading stops once `maxBytes` have been collected.
+	 */
+	readLines(
+		id: string,
+		startLine: number,
+		endLine: number,
+		options?: ReadLinesOptions,
+	): Promise<{ lines: string[]; totalLines: number; lineBytes?: number[] }>;
 	/** The exact bytes (use for byte-exact checks and small observations). */
 	readBytes(id: string): Promise<Buffer>;
 	/** Streams the lines of an observation in order, with bounded memory. */

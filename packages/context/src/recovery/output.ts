@@ -16,9 +16,10 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 /**
  * A line for display within `maxBytes`. A longer line keeps its start, or with a `needle` the part
  * around the first match, and says how much was left out; lines are never split across outputs.
+ * `fullBytes` is the line's real size when `text` is already a clipped prefix of it.
  */
-export function displayLine(text: string, maxBytes: number, needle?: string): string {
-	const total = byteLength(text);
+export function displayLine(text: string, maxBytes: number, needle?: string, fullBytes?: number): string {
+	const total = fullBytes ?? byteLength(text);
 	if (total <= maxBytes) return text;
 	const room = Math.max(16, maxBytes - 64);
 	let start = 0;

@@ -21,14 +21,16 @@ export async function readObservation(
 				: `${id} has ${record.lines} lines; startLine ${start} is past the end. Try: ${hints.read(id, Math.max(1, record.lines - firstPage + 1), record.lines)}`;
 		return { action: "read", text, isError: false, evidence: false, truncated: false };
 	}
-	const { lines } = await context.archive.readLines(id, start, Math.max(start, end));
+	// Clipped and bounded at the source, so even pages of giant lines cost little memory.
+	const { lines, lineBytes } = await context.archive.readLines(id, start, Math.max(start, end), {
+		maxLineBytes: limits.readLineMaxBytes + 4,
+		maxBytes: limits.responseMaxBytes + limits.readLineMaxBytes,
+	});
 	const out = new BoundedText(limits.responseMaxBytes);
 	const binary = record.binary
 		? "; binary: not valid UTF-8, invalid bytes shown as U+FFFD, control bytes as \\xNN"
 		: "";
-	out.add(
-		`${id} (tool=${record.tool}, ${record.bytes} bytes, ${record.lines} lines${binary}) lines ${start}-${start + lines.length - 1}:`,
-	);
+	out.add(`${id} (tool=${record.tool}, ${record.bytes} bytes, ${record.lines} lines${binary}) from line ${start}:`);
 	let last = start - 1;
 	let cutLine = false;
 	for (const [index, raw] of lines.entries()) {
@@ -38,9 +40,10 @@ export async function readObservation(
 		// A line longer than the room left is shown cut (with its size) if it is the first line;
 		// otherwise it starts the next page.
 		const room = Math.min(limits.readLineMaxBytes, out.room() - prefix.length);
-		const shown = displayLine(text, index === 0 ? Math.max(room, 64) : limits.readLineMaxBytes);
+		const full = record.binary ? undefined : lineBytes?.[index];
+		const shown = displayLine(text, index === 0 ? Math.max(room, 64) : limits.readLineMaxBytes, undefined, full);
 		if (!out.add(`${prefix}${shown}`)) break;
-		if (shown !== text) cutLine = true;
+		if (shown !== text || (full !== undefined && full > Buffer.byteLength(text))) cutLine = true;
 		last = number;
 	}
 	// The next page is as long as this one was, so a page cut by bytes suggests a page that fits.

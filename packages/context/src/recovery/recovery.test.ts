@@ -122,6 +122,15 @@ describe("read", () => {
 		expect(text).not.toContain("\u001b");
 	});
 
+	it("pages through many giant lines within 12 KiB, each cut with its size", async () => {
+		const giant = "G".repeat(2 * 1024 * 1024);
+		const id = await archiveText(`${giant}\n`.repeat(8));
+		const { text } = await runRecovery(context, { action: "read", id, startLine: 1, endLine: 8 });
+		expect(bytes(text)).toBeLessThanOrEqual(RECOVERY_LIMITS.responseMaxBytes);
+		expect(text.match(/\[line cut: 2097152 bytes\]/g)?.length).toBeGreaterThanOrEqual(2);
+		expect(text).toMatch(/Next: prime_context action=read id=obs_000001 startLine=\d+ endLine=\d+/);
+	});
+
 	it("explains a range past the end", async () => {
 		const id = await archiveText(numbered(10));
 		const { text, evidence } = await runRecovery(context, { action: "read", id, startLine: 50 });
