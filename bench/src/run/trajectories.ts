@@ -22,6 +22,8 @@ export interface TrajectoryArmResult {
 	cumulativeObservationTokens: number;
 	/** Per run cumulative prompt tokens. */
 	perRunPromptTokens: Distribution;
+	/** Every run's figures, in corpus order. */
+	perRun: { id: string; calls: number; promptTokens: number; observationTokens: number }[];
 	viewsLargerThanInput: number;
 }
 
@@ -38,7 +40,7 @@ export async function runTrajectories(
 	for (const arm of arms) {
 		const viewBytes: number[] = [];
 		const viewTokens: number[] = [];
-		const perRun: number[] = [];
+		const perRun: TrajectoryArmResult["perRun"] = [];
 		let prompt = 0;
 		let observationPart = 0;
 		let larger = 0;
@@ -61,6 +63,7 @@ export async function runTrajectories(
 			}
 			// Call k produces assistant message k and sees observations 0..k-1.
 			let runPrompt = 0;
+			let runObservations = 0;
 			for (let call = 0; call < assistants.length; call++) {
 				let visible = 0;
 				let history = fixed;
@@ -71,10 +74,16 @@ export async function runTrajectories(
 					visible += masked ? stubs[i] : seen[i];
 				}
 				runPrompt += history + visible;
-				observationPart += visible;
+				runObservations += visible;
 			}
 			prompt += runPrompt;
-			perRun.push(runPrompt);
+			observationPart += runObservations;
+			perRun.push({
+				id: trajectory.id,
+				calls: assistants.length,
+				promptTokens: runPrompt,
+				observationTokens: runObservations,
+			});
 		}
 		results.push({
 			arm: arm.name,
@@ -85,7 +94,8 @@ export async function runTrajectories(
 			tokens: distribution(viewTokens),
 			cumulativePromptTokens: prompt,
 			cumulativeObservationTokens: observationPart,
-			perRunPromptTokens: distribution(perRun),
+			perRunPromptTokens: distribution(perRun.map((run) => run.promptTokens)),
+			perRun,
 			viewsLargerThanInput: larger,
 		});
 	}
