@@ -40,6 +40,21 @@ then print only the slice you need. Later you can filter, slice or search that v
 instead of reading the file again. Print sparingly: everything printed enters the conversation,
 while data kept in variables costs nothing.
 
+For example:
+
+\`\`\`python
+src = open("app/parser.py").read()
+print(len(src.splitlines()), "lines")
+print(src[:3000])
+\`\`\`
+
+\`\`\`python
+import pathlib, re
+hits = [(str(p), n, line) for p in pathlib.Path("src").rglob("*.py")
+        for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if re.search(r"parse_date", line)]
+print(len(hits), "matches"); print(*hits[:20], sep="\\n")
+\`\`\`
+
 Each output stream is cut at 65,536 characters; the result then names the file holding the
 complete output, which you can read from Python.
 

@@ -1,0 +1,45 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { findContextFiles } from "./context-files.js";
+import { buildSystemPrompt } from "./system-prompt.js";
+
+let root: string | undefined;
+afterEach(() => {
+	if (root) rmSync(root, { recursive: true, force: true });
+});
+
+it("names one tool, %%bash, edit, the working directory and the permission warning", () => {
+	const prompt = buildSystemPrompt({ cwd: "/work/project", date: "2026-01-02" });
+	expect(prompt).toContain("exactly one tool, `ipython`");
+	expect(prompt).toContain("`%%bash`");
+	expect(prompt).toContain("await edit(path, old, new)");
+	expect(prompt).toContain("Working directory: /work/project");
+	expect(prompt).toContain("Today's date: 2026-01-02");
+	expect(prompt).toContain("with the user's permissions");
+	expect(prompt).toContain("bind what you read or find to a named");
+});
+
+it("does not promise kernel names that do not exist yet", () => {
+	const prompt = buildSystemPrompt({ cwd: "/p" });
+	for (const name of ["rlm(", "goal.", "compact.", "refine.", "agent_message"]) expect(prompt).not.toContain(name);
+});
+
+it("appends context files from the agent home and every directory down to the working directory, nearest last", () => {
+	root = mkdtempSync(join(tmpdir(), "prime-prompt-"));
+	const home = join(root, "home");
+	const repo = join(root, "repo");
+	const sub = join(repo, "pkg");
+	mkdirSync(home);
+	mkdirSync(sub, { recursive: true });
+	writeFileSync(join(home, "AGENTS.md"), "global rule");
+	writeFileSync(join(repo, "AGENTS.md"), "repo rule");
+	writeFileSync(join(repo, "CLAUDE.md"), "ignored when AGENTS.md exists");
+	writeFileSync(join(sub, "CLAUDE.md"), "package rule");
+	const files = findContextFiles(sub, home);
+	expect(files.map((file) => file.content)).toEqual(["global rule", "repo rule", "package rule"]);
+	const prompt = buildSystemPrompt({ cwd: sub, contextFiles: files });
+	expect(prompt.indexOf("repo rule")).toBeLessThan(prompt.indexOf("package rule"));
+	expect(prompt).toContain(`## ${join(sub, "CLAUDE.md")}`);
+});
