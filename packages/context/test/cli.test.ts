@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -124,7 +124,7 @@ describe("prime-context run", () => {
 		expect(record).toMatchObject({ bytes: 300006, lines: 2 });
 	});
 
-	it("still prints the original output when the archive cannot be written", async () => {
+	it("still prints the original output when the archive cannot be written (a file blocks the storage root, which stops even root)", async () => {
 		const blocker = join(base, "not-a-dir");
 		await writeFile(blocker, "a file where the archive root should be");
 		const code = "for (let i = 1; i <= 5000; i++) console.log('line ' + i + ' ' + 'x'.repeat(20)); process.exit(4)";
@@ -153,27 +153,6 @@ describe("prime-context run", () => {
 		const status = await new Promise((resolve) => child.on("close", resolve));
 		expect(status).toBe(5);
 		expect(stderr).not.toMatch(/EPIPE/);
-	});
-
-	it("still prints the original output when the session directory is read-only", async () => {
-		await cli("--session", "t", "run", "--", "true");
-		const archive = await sessionArchive("t");
-		await chmod(archive.dir, 0o500);
-		try {
-			const probe = join(archive.dir, "probe");
-			const writable = await writeFile(probe, "").then(
-				() => true,
-				() => false,
-			);
-			if (writable) await rm(probe); // running as root: permissions do not stop writes
-			const code = "console.log('y'.repeat(30000))";
-			const result = await cli("--session", "t", ...node(code));
-			expect(result.status).toBe(0);
-			if (!writable) expect(result.stdout.toString()).toBe(`${"y".repeat(30000)}\n`);
-			else expect(result.stdout.toString()).toMatch(/^<prime_context_output|^y+\n$/);
-		} finally {
-			await chmod(archive.dir, 0o700);
-		}
 	});
 });
 
