@@ -94,6 +94,29 @@ describe("Ctrl-C sent to the command line", () => {
 		await server?.close();
 	});
 
+	it("the first SIGINT interrupts only the running cell: the kernel keeps its state and the run finishes", async () => {
+		server = await openAiCompletionsServer([
+			{ code: `kept = 'yes'\n${LONG_CELL}` },
+			{ code: "print(kept)" },
+			{ text: "The job was interrupted." },
+		]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		cli.child.kill("SIGINT");
+		expect(await cli.exitCode()).toBe(ExitCode.ok);
+		const ends = cli.events.filter((event) => event.type === "tool_execution_end") as {
+			isError: boolean;
+			result: { content: { text: string }[]; details: { status: string } };
+		}[];
+		expect(ends[0]?.result.details.status).toBe("aborted");
+		expect(ends[0]?.result.content[0]?.text).toContain("KeyboardInterrupt");
+		expect(ends[1]).toMatchObject({ isError: false, result: { content: [{ text: "yes" }] } });
+		expect(cli.events).toContainEqual({ type: "interrupt", action: "cell" });
+		expect(cli.events.at(-1)).toMatchObject({ type: "result", status: "ok" });
+	});
+
 	it("stops the run on the second SIGINT and exits 130 saying how to resume", async () => {
 		server = await openAiCompletionsServer([{ code: LONG_CELL }, { code: LONG_CELL }]);
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
