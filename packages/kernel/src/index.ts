@@ -1,5 +1,4 @@
-export { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./kernel/errors.js";
-export { Kernel } from "./kernel/kernel.js";
+export { describeExit, Kernel, type KernelExit, KernelNotRunningError, KernelStartError } from "./kernel/index.js";
 export { type CellOutputParts, formatCellOutput } from "./output/index.js";
 export { KernelSetupError, resolveKernelPython, type SetupOptions, setupKernelEnvironment } from "./setup/index.js";
 export * from "./types.js";

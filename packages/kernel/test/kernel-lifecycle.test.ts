@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -79,6 +81,30 @@ describe("kernel process", () => {
 		expect((await kernel.execute("'back'")).result).toBe("'back'");
 	});
 
+	it("refuses to start when the startup code raises, naming the error", async () => {
+		await expect(Kernel.start({ startupCode: "raise RuntimeError('bad startup')" })).rejects.toThrow(
+			/startupCode failed \(RuntimeError: bad startup\)/,
+		);
+	});
+
+	it("puts pythonPath directories on the kernel's import path", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "kernel-pythonpath-"));
+		try {
+			await writeFile(join(dir, "extra_module.py"), "ANSWER = 'from extra'\n");
+			const kernel = await startKernel({ pythonPath: [dir] });
+			expect((await kernel.execute("import extra_module\nextra_module.ANSWER")).result).toBe("'from extra'");
+		} finally {
+			await rm(dir, { recursive: true, force: true });
+		}
+	});
+
+	it("does not run a cell whose signal was aborted before its turn", async () => {
+		const kernel = await startKernel();
+		const result = await kernel.execute("never_set = 1", { signal: AbortSignal.abort() });
+		expect(result.status).toBe("aborted");
+		expect((await kernel.execute("'never_set' in globals()")).result).toBe("False");
+	});
+
 	it("shuts down politely and leaves no process behind", async () => {
 		const kernel = await Kernel.start();
 		const pid = kernel.pid as number;
@@ -92,24 +118,43 @@ describe("kernel process", () => {
 describe("a kernel never outlives its host", () => {
 	const hostScript = join(here, "host-process.mjs");
 
-	function startHost(): Promise<{ hostPid: number; kernelPid: number; exited: Promise<NodeJS.Signals | null> }> {
+	interface Host {
+		hostPid: number;
+		kernelPid: number;
+		exited: Promise<NodeJS.Signals | null>;
+		nextLine: () => Promise<string>;
+	}
+
+	async function startHost(args: string[] = []): Promise<Host> {
 		if (!existsSync(join(here, "..", "dist", "index.js"))) {
 			throw new Error("the host script runs the built package: build first with `npx tsc -b packages/kernel`");
 		}
-		const child = spawn(process.execPath, [hostScript], { stdio: ["ignore", "pipe", "inherit"] });
+		const child = spawn(process.execPath, [hostScript, ...args], { stdio: ["ignore", "pipe", "inherit"] });
 		const exited = new Promise<NodeJS.Signals | null>((resolve) =>
 			child.once("exit", (_code, signal) => resolve(signal)),
 		);
-		return new Promise((resolve, reject) => {
-			let out = "";
-			child.stdout.on("data", (chunk: Buffer) => {
-				out += chunk.toString();
-				const line = out.split("\n")[0];
-				if (out.includes("\n"))
-					resolve({ hostPid: child.pid as number, kernelPid: JSON.parse(line).kernelPid, exited });
-			});
-			child.once("exit", (code) => reject(new Error(`host exited early with code ${code}`)));
+		const lines: string[] = [];
+		let wake = () => {};
+		let out = "";
+		child.stdout.on("data", (chunk: Buffer) => {
+			out += chunk.toString();
+			const parts = out.split("\n");
+			out = parts.pop() ?? "";
+			lines.push(...parts);
+			wake();
 		});
+		const nextLine = async (): Promise<string> => {
+			while (lines.length === 0) {
+				if (child.exitCode !== null || child.signalCode !== null) throw new Error("the host exited early");
+				await new Promise<void>((resolve) => {
+					wake = resolve;
+					setTimeout(resolve, 100);
+				});
+			}
+			return lines.shift() as string;
+		};
+		const first = await nextLine();
+		return { hostPid: child.pid as number, kernelPid: JSON.parse(first).kernelPid, exited, nextLine };
 	}
 
 	it("exits within 10 s after its host is killed with SIGKILL", async () => {
@@ -117,6 +162,15 @@ describe("a kernel never outlives its host", () => {
 		expect(processGone(host.kernelPid)).toBe(false);
 		process.kill(host.hostPid, "SIGKILL");
 		await host.exited;
+		await waitUntilGone(host.kernelPid, 10_000);
+	});
+
+	it("survives a SIGINT the host app handles itself, and still dies with the host afterwards", async () => {
+		const host = await startHost(["--own-sigint"]);
+		process.kill(host.hostPid, "SIGINT");
+		expect(await host.nextLine()).toBe("sigint handled");
+		expect(processGone(host.kernelPid)).toBe(false);
+		process.kill(host.hostPid, "SIGKILL");
 		await waitUntilGone(host.kernelPid, 10_000);
 	});
 
