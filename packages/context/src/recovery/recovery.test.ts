@@ -202,6 +202,10 @@ describe("search", () => {
 		expect(first.text.match(/^\d+: /gm)).toHaveLength(10);
 		expect(first.text).toContain("Showed matches 1-10 of 30");
 		expect(first.text).toContain("matchOffset=10");
+		const small = await runRecovery(context, { action: "search", id, query: "trace", contextLines: 0, maxMatches: 3 });
+		expect(small.text).toContain(
+			`Next: prime_context action=search id=${id} query="trace" contextLines=0 matchOffset=3 maxMatches=3`,
+		);
 		const later = await runRecovery(context, {
 			action: "search",
 			id,

@@ -156,6 +156,8 @@ export async function searchObservations(
 		query: request.query,
 		matchOffset: nextOffset,
 		contextLines: request.contextLines,
+		maxMatches: request.maxMatches,
+		limit: request.id ? undefined : request.limit,
 	});
 	if (out.cut) {
 		note = `[Cut to fit ${limits.responseMaxBytes} bytes after match ${nextOffset} of ${scan.seen}. Next: ${next}]`;

@@ -58,7 +58,15 @@ export interface RecoveryContext {
  */
 export interface RecoveryHints {
 	read(id: string, startLine: number, endLine: number): string;
-	search(args: { id?: string; query: string; matchOffset?: number; contextLines?: number }): string;
+	search(args: {
+		id?: string;
+		query: string;
+		matchOffset?: number;
+		contextLines?: number;
+		maxMatches?: number;
+		/** Observations searched when there is no id. */
+		limit?: number;
+	}): string;
 	list(limit: number): string;
 }
 
