@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -26,6 +26,14 @@ describe("context session", () => {
 		expect(session.root).toBe(join(base, "home"));
 		expect(session.sessionId).toMatch(/^repo-[0-9a-f]{12}$/);
 		expect(session.archive.dir).toBe(join(base, "home", "sessions", session.sessionId));
+	});
+
+	it("keeps the storage directories user-only", async () => {
+		const session = await open();
+		await session.observe({ tool: "run", text: bigLog(), isError: false });
+		for (const dir of [session.root, join(session.root, "sessions"), session.archive.dir]) {
+			expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
+		}
 	});
 
 	it("observes through the broker and recovers the archived text", async () => {

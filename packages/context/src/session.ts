@@ -58,6 +58,9 @@ export async function openContextSession(options: ContextSessionOptions = {}): P
 	const sessionId = options.sessionId ?? defaultSessionId(cwd);
 	const loaded = await loadConfig({ cwd, env, overrides: options.config });
 	const archive = await openSessionArchive({ root, sessionId });
+	// Created here, user-only, before anything else writes into it. Failure is not fatal: reads still
+	// work and writes report their own error (run and capsule then print the original output).
+	await mkdir(archive.dir, { recursive: true, mode: 0o700 }).catch(() => {});
 	const broker = await createBroker({ archive, config: loaded.config });
 	const tasks = options.tasks ?? fileTaskStore(archive.dir);
 	const recoveryContext = {
