@@ -104,7 +104,7 @@ function pass(reason: string, ctx: DecisionContext, memo: Pick<Verdict, "signatu
 
 function isRepetitive(scan: Scan): boolean {
 	const s = scan.selection;
-	return s.nonBlank >= RULES.repetitiveMinLines && s.distinctShapes <= s.nonBlank * RULES.repetitiveMaxShapeRatio;
+	return s.nonBlank >= RULES.repetitiveMinLines && s.distinctShapes <= s.sampledLines * RULES.repetitiveMaxShapeRatio;
 }
 
 function isUsage(scan: Scan): boolean {
@@ -145,7 +145,7 @@ function isClean(ctx: DecisionContext): boolean {
 		ctx.input.exitCode === 0 &&
 		selection.kinds.error === 0 &&
 		selection.nonBlank >= RULES.repetitiveMinLines &&
-		selection.distinctShapes <= selection.nonBlank * RULES.cleanMaxShapeRatio
+		selection.distinctShapes <= selection.sampledLines * RULES.cleanMaxShapeRatio
 	);
 }
 

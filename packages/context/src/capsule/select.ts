@@ -26,7 +26,9 @@ export interface Selection {
 	lines: number;
 	nonBlank: number;
 	kinds: Record<LineKind, number>;
-	/** Distinct line shapes among non-blank lines (saturates at the tracking bound). */
+	/** Non-blank lines whose shape was tracked: all of the first `shapeAllLines`, then one in 8. */
+	sampledLines: number;
+	/** Distinct line shapes among the sampled lines (saturates at the tracking bound). */
 	distinctShapes: number;
 }
 
@@ -46,6 +48,8 @@ export interface SelectorLimits {
 	lineChars: number;
 	/** Distinct shapes tracked for repetition and deduplication. */
 	shapes: number;
+	/** Non-blank lines shaped one by one before sampling starts. */
+	shapeAllLines: number;
 }
 
 export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
@@ -56,7 +60,29 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	contextLines: 200,
 	lineChars: 1024,
 	shapes: 20_000,
+	shapeAllLines: 2_000,
 };
+
+/** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
+const SHAPE_SAMPLE_EVERY = 8;
+
+/** A line as it streamed past, before (or instead of) becoming a `KeptLine`. */
+interface RawLine {
+	raw: string;
+	line: number;
+	/** UTF-8 bytes of the whole line; -1 when not yet measured. */
+	bytes: number;
+	kind: LineKind;
+	kept?: KeptLine;
+}
+
+/** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
+function keptLine(raw: string, line: number, bytes: number, kind: LineKind): KeptLine {
+	const text = stripAnsi(raw).replace(/\r$/, "");
+	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
+	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
+	return { line, text, raw, bytes: whole - hidden, kind, repeats: 1 };
+}
 
 /**
  * Keeps, in bounded memory whatever the output's size, what a capsule can be built from: the head,
@@ -65,7 +91,7 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
  */
 export class LineSelector {
 	private readonly head: KeptLine[] = [];
-	private tail: KeptLine[] = [];
+	private tailRaw: RawLine[] = [];
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
@@ -73,7 +99,8 @@ export class LineSelector {
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
 	private shapesOverflow = 0;
-	private previous: KeptLine | null = null;
+	private previous: RawLine | null = null;
+	private sampledLines = 0;
 	private wantAfter = false;
 	private count = 0;
 	private nonBlank = 0;
@@ -99,35 +126,36 @@ export class LineSelector {
 	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. */
 	line(raw: string, lineNo: number, bytes?: number): void {
 		const capped = raw.length > this.limits.lineChars ? raw.slice(0, this.limits.lineChars) : raw;
-		const text = stripAnsi(capped).replace(/\r$/, "");
-		const kind = classifyLine(text);
+		const kind = classifyLine(capped);
 		this.count = lineNo;
 		this.kinds[kind]++;
-		const kept: KeptLine = {
-			line: lineNo,
-			text,
-			raw: capped,
-			// Bytes of the line as shown: ANSI escapes removed from the kept part are not shown either.
-			bytes:
-				(bytes ?? Buffer.byteLength(raw)) -
-				(text.length === capped.length ? 0 : Buffer.byteLength(capped) - Buffer.byteLength(text)),
-			kind,
-			repeats: 1,
-		};
-		if (kind !== "blank") this.nonBlank++;
-		const shape = kind === "blank" ? "" : lineShape(text);
-		if (kind !== "blank") this.trackShape(shape);
-
+		const blank = kind === "blank";
+		if (!blank) this.nonBlank++;
+		const decisive = DECISIVE.has(kind);
+		// Repetition is estimated from every line up to a bound, then from a regular sample.
+		const sampled = !blank && (this.nonBlank <= this.limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
+		const wantAfter = this.wantAfter && !blank && this.context.length < this.limits.contextLines;
+		const needed = decisive || sampled || wantAfter || this.head.length < this.limits.headLines;
+		// Lines nobody keeps are only counted; the tail keeps the raw text and builds the rest at the end.
+		this.tailRaw.push({ raw: capped, line: lineNo, bytes: bytes ?? Buffer.byteLength(raw), kind });
+		if (this.tailRaw.length > this.limits.tailLines * 2) this.tailRaw = this.tailRaw.slice(-this.limits.tailLines);
+		if (!needed) {
+			if (!blank) this.previous = { raw: capped, line: lineNo, bytes: bytes ?? -1, kind };
+			return;
+		}
+		const kept = keptLine(capped, lineNo, bytes ?? Buffer.byteLength(raw), kind);
+		const shape = blank || !(sampled || decisive) ? "" : lineShape(kept.text);
+		if (sampled) {
+			this.sampledLines++;
+			this.trackShape(shape);
+		}
 		if (this.head.length < this.limits.headLines) this.head.push(kept);
-		this.tail.push(kept);
-		if (this.tail.length > this.limits.tailLines * 2) this.tail = this.tail.slice(-this.limits.tailLines);
-
-		if (this.wantAfter && kind !== "blank" && this.context.length < this.limits.contextLines) {
-			if (!DECISIVE.has(kind)) this.context.push(kept);
+		if (wantAfter) {
+			if (!decisive) this.context.push(kept);
 			this.wantAfter = false;
 		}
-		if (DECISIVE.has(kind)) this.keepDecisive(kept, shape);
-		if (kind !== "blank") this.previous = kept;
+		if (decisive) this.keepDecisive(kept, shape);
+		if (!blank) this.previous = { raw: capped, line: lineNo, bytes: kept.bytes, kind, kept };
 	}
 
 	private trackShape(shape: string): void {
@@ -155,7 +183,9 @@ export class LineSelector {
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kept.kind) && this.context.length < this.limits.contextLines) {
 			const before = this.previous;
-			if (before && before.line === kept.line - 1 && !DECISIVE.has(before.kind)) this.context.push(before);
+			if (before && before.line === kept.line - 1 && !DECISIVE.has(before.kind)) {
+				this.context.push(before.kept ?? keptLine(before.raw, before.line, before.bytes, before.kind));
+			}
 			this.wantAfter = true;
 		}
 	}
@@ -164,12 +194,13 @@ export class LineSelector {
 		const decisive = [...this.decisive, ...this.lastSummary].sort((a, b) => a.line - b.line);
 		return {
 			head: this.head,
-			tail: this.tail.slice(-this.limits.tailLines),
+			tail: this.tailRaw.slice(-this.limits.tailLines).map((t) => keptLine(t.raw, t.line, t.bytes, t.kind)),
 			decisive,
 			context: this.context,
 			lines: this.count,
 			nonBlank: this.nonBlank,
 			kinds: { ...this.kinds },
+			sampledLines: this.sampledLines,
 			distinctShapes: this.shapes.size + this.shapesOverflow,
 		};
 	}

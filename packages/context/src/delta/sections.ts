@@ -1,5 +1,3 @@
-import { alignLines } from "./align.js";
-
 /** An earlier observation's lines, as candidates for unchanged sections. */
 export interface EarlierText {
 	id: string;
@@ -22,8 +20,6 @@ export interface SectionDelta {
 export interface SectionDeltaOptions {
 	/** An unchanged run must hold at least this many bytes to be replaced. Default 512. */
 	minSectionBytes?: number;
-	/** Edits tolerated per comparison before giving up on that earlier text. Default 2,000. */
-	maxEdit?: number;
 }
 
 const lineBytes = (text: string) => Buffer.byteLength(text) + 1;
@@ -32,7 +28,8 @@ const lineBytes = (text: string) => Buffer.byteLength(text) + 1;
  * Composite output against earlier observations: runs of lines identical to a run of an earlier
  * observation, of at least `minSectionBytes`, become unchanged-section references; everything
  * else stays as novel lines. Earlier texts are tried in the order given. Exact line comparison
- * only. Null when nothing qualifies.
+ * only, in linear time: a line that occurs exactly once in an earlier text anchors a match, which
+ * is then extended line by line in both directions. Null when nothing qualifies.
  */
 export function sectionDelta(
 	after: string[],
@@ -42,23 +39,39 @@ export function sectionDelta(
 	const minBytes = options.minSectionBytes ?? 512;
 	const covered: ({ from: string; fromLine: number } | null)[] = after.map(() => null);
 	for (const source of earlier) {
-		const segments = alignLines(source.lines, after, options.maxEdit ?? 2_000);
-		if (!segments) continue;
-		for (const s of segments) {
-			if (s.kind !== "same") continue;
-			// Within an equal segment, take each maximal run of lines not yet covered.
-			let i = 0;
-			while (i < s.count) {
-				while (i < s.count && covered[s.afterStart + i] !== null) i++;
-				const runStart = i;
-				let bytes = 0;
-				while (i < s.count && covered[s.afterStart + i] === null) bytes += lineBytes(after[s.afterStart + i++]);
-				if (i > runStart && bytes >= minBytes) {
-					for (let j = runStart; j < i; j++) {
-						covered[s.afterStart + j] = { from: source.id, fromLine: s.beforeStart + j };
-					}
-				}
+		// Where each line occurs in the earlier text: its index when exactly once, -1 when repeated.
+		const position = new Map<string, number>();
+		source.lines.forEach((line, index) => {
+			position.set(line, position.has(line) ? -1 : index);
+		});
+		let i = 0;
+		while (i < after.length) {
+			const anchor = covered[i] === null ? position.get(after[i]) : undefined;
+			if (anchor === undefined || anchor < 0) {
+				i++;
+				continue;
 			}
+			let start = i;
+			let from = anchor;
+			while (start > 0 && from > 0 && covered[start - 1] === null && after[start - 1] === source.lines[from - 1]) {
+				start--;
+				from--;
+			}
+			let end = i + 1;
+			while (
+				end < after.length &&
+				from + (end - start) < source.lines.length &&
+				covered[end] === null &&
+				after[end] === source.lines[from + (end - start)]
+			) {
+				end++;
+			}
+			let bytes = 0;
+			for (let k = start; k < end; k++) bytes += lineBytes(after[k]);
+			if (bytes >= minBytes) {
+				for (let k = start; k < end; k++) covered[k] = { from: source.id, fromLine: from + (k - start) };
+			}
+			i = end;
 		}
 	}
 	if (covered.every((c) => c === null)) return null;
