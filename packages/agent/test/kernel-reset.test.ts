@@ -60,3 +60,17 @@ it("a kernel that died is restarted on the next cell, which carries the notice o
 	expect(next.cell.stdout).toBe("False\n");
 	expect(next.resetNotice).toContain("Kernel restarted");
 });
+
+it("when the user chooses to wait, the kernel and its variables stay and the next cell runs after the stubborn one", async () => {
+	kernel = startKernel([]);
+	kernel.onStillBusy = async () => "wait";
+	await kernel.run("kept = 1");
+	const controller = new AbortController();
+	const stubborn =
+		"import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('go', flush=True)\ntime.sleep(7)\nfinished = True";
+	const run = await kernel.run(stubborn, controller.signal, () => controller.abort());
+	expect(run.stillRunning).toBe(true);
+	const next = await kernel.run("print(kept, finished)");
+	expect(next.resetNotice).toBeUndefined();
+	expect(next.cell.stdout).toBe("1 True\n");
+}, 60_000);

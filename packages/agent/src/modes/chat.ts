@@ -42,6 +42,19 @@ export async function runChatMode(
 		err.write("\nStopping the turn…\n");
 	});
 
+	// A cell that ignores an interrupt: ask whether to wait for it or restart the kernel.
+	let answerQuestion: ((line: string) => void) | undefined;
+	started.kernel.onStillBusy = () =>
+		new Promise((resolve) => {
+			err.write(
+				"\nThe cell ignored the interrupt and is still running. Type w to wait for it, or r to restart the kernel (its variables are lost): ",
+			);
+			answerQuestion = (line) => {
+				answerQuestion = undefined;
+				resolve(line.trim().toLowerCase().startsWith("w") ? "wait" : "restart");
+			};
+		});
+
 	const queue: string[] = [];
 	const drain = async () => {
 		while (queue.length > 0) {
@@ -58,6 +71,10 @@ export async function runChatMode(
 	};
 	let chain = Promise.resolve();
 	rl.on("line", (line) => {
+		if (answerQuestion) {
+			answerQuestion(line);
+			return;
+		}
 		const text = line.trim();
 		if (text === "/exit" || text === "/quit") {
 			rl.close();
@@ -72,6 +89,7 @@ export async function runChatMode(
 	});
 	rl.prompt();
 	await done;
+	answerQuestion?.("restart");
 	await chain;
 	if (started.agentSession.running) {
 		started.agentSession.abort();

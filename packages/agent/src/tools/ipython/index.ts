@@ -9,4 +9,5 @@ export {
 	RUNTIME_PYTHON_DIR,
 	SessionKernel,
 	type SessionKernelOptions,
+	type StillBusyChoice,
 } from "./session-kernel.js";

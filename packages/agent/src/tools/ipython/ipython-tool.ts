@@ -69,7 +69,9 @@ function modelText(run: CellRun): string {
 	const output = formatCellOutput({ stdout: cell.stdout, stderr: cell.stderr, result: cell.result, error: cell.error });
 	if (output.trim() !== "") parts.push(output.replace(/\s+$/, ""));
 	if (cell.fullOutputPath) parts.push(`[complete output (${cell.fullOutputBytes} bytes): ${cell.fullOutputPath}]`);
-	if (cell.status === "aborted") parts.push("[cell interrupted; the kernel kept its state]");
+	if (run.stillRunning) {
+		parts.push("[the cell ignored the interrupt and is still running; the next cell starts when it ends]");
+	} else if (cell.status === "aborted") parts.push("[cell interrupted; the kernel kept its state]");
 	if (cell.status === "died")
 		parts.push("[the kernel process died; it restarts on the next call and earlier variables are gone]");
 	if (parts.length === 0) parts.push("(no output)");

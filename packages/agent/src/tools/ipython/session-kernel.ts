@@ -34,11 +34,19 @@ export interface SessionKernelOptions {
 	onStatus?: (status: KernelStatus) => void;
 }
 
+/**
+ * What to do when a cell keeps running after an interrupt: `wait` keeps the kernel and its state
+ * (the next cell runs once this one ends), `restart` kills it and starts a fresh one.
+ */
+export type StillBusyChoice = "wait" | "restart";
+
 export interface CellRun {
 	cell: CellResult;
 	diffs: FileDiff[];
 	/** Set once after the kernel was restarted: the model must learn its variables are gone. */
 	resetNotice?: string;
+	/** The cell ignored the interrupt and the user chose to let it run on. */
+	stillRunning?: boolean;
 }
 
 /**
@@ -52,6 +60,11 @@ export class SessionKernel {
 	private diffs: FileDiff[] = [];
 	private cellController: AbortController | undefined;
 	private disposed = false;
+	/**
+	 * Asked when a cell keeps running after an interrupt; an interactive mode sets it to ask the
+	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
+	 */
+	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
 
 	constructor(private readonly options: SessionKernelOptions) {}
 
@@ -85,11 +98,15 @@ export class SessionKernel {
 					`the kernel process exited during the previous cell (${cell.error?.evalue ?? "no reason given"})`,
 				);
 			} else if (cell.stillBusyAfterInterrupt) {
-				// A cell that ignores interrupts would block the session forever: start over.
-				this.options.onStatus?.({ phase: "restarting", reason: "the cell kept running after an interrupt" });
-				kernel.kill();
-				this.kernel = undefined;
-				this.markReset("the previous cell kept running after an interrupt, so the kernel was killed");
+				const choice = (await this.onStillBusy?.().catch(() => "restart" as const)) ?? "restart";
+				if (choice === "wait") {
+					run.stillRunning = true;
+				} else {
+					this.options.onStatus?.({ phase: "restarting", reason: "the cell kept running after an interrupt" });
+					kernel.kill();
+					this.kernel = undefined;
+					this.markReset("the previous cell kept running after an interrupt, so the kernel was killed");
+				}
 			}
 			return run;
 		} finally {
