@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import type { CliIo } from "../src/cli/index.js";
 
 /** In-memory streams for running the CLI in-process. */
-export function memoryIo(cwd: string, env: NodeJS.ProcessEnv): CliIo & { out(): string; err(): string } {
+export function memoryIo(cwd: string, env: NodeJS.ProcessEnv, input = ""): CliIo & { out(): string; err(): string } {
 	const stdout = new PassThrough();
 	const stderr = new PassThrough();
 	let out = "";
@@ -14,6 +14,6 @@ export function memoryIo(cwd: string, env: NodeJS.ProcessEnv): CliIo & { out(): 
 		err += String(chunk);
 	});
 	const stdin = new PassThrough();
-	stdin.end();
+	stdin.end(input);
 	return { cwd, env, stdin, stdout, stderr, out: () => out, err: () => err };
 }

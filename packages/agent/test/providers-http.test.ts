@@ -90,6 +90,16 @@ describe("real provider path through pi-ai", () => {
 		expect(JSON.stringify(last?.content[0]?.content)).toContain("42");
 	});
 
+	it("-p - reads the request from stdin", async () => {
+		server = await openAiCompletionsServer([{ text: "Read it." }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		const io = memoryIo(world.project, world.env, "summarise the piped request\n");
+		expect(await runCli(["-p", "-", "--model", "local/coder"], io)).toBe(0);
+		expect(io.out()).toBe("Read it.\n");
+		expect(JSON.stringify(server.requests[0]?.messages)).toContain("summarise the piped request");
+	});
+
 	it("a model error exits 1 with what happened and how to resume", async () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 		// Nothing listens on this port: the connection is refused.
