@@ -256,6 +256,37 @@ describe("reading the archive from the command line", () => {
 	});
 });
 
+describe("task snapshot from the command line", () => {
+	it("sets focus, adds and completes items, pins and unpins, and shows them in status", async () => {
+		await cli("--session", "t", "run", "--", "echo", "evidence");
+		expect((await cli("--session", "t", "focus", "Fix", "the", "parser")).stdout.toString()).toContain("set focus");
+		await cli("--session", "t", "add", "Write a failing test");
+		await cli("--session", "t", "add", "Make it pass");
+		await cli("--session", "t", "done", "item_1");
+		await cli("--session", "t", "pin", "obs_000001");
+		const status = (await cli("--session", "t", "status")).stdout.toString();
+		expect(status).toContain(
+			'FOCUS\n"Fix the parser"\n\nOPEN_ITEMS\n- [item_2] Make it pass\n\nPINNED_OUTPUTS\n- obs_000001',
+		);
+		await cli("--session", "t", "unpin", "obs_000001");
+		await cli("--session", "t", "focus", "clear");
+		const after = (await cli("--session", "t", "status")).stdout.toString();
+		expect(after).not.toContain("FOCUS");
+		expect(after).not.toContain("PINNED_OUTPUTS");
+	});
+
+	it("explains a bad update and exits 1", async () => {
+		const done = await cli("--session", "t", "done", "item_7");
+		expect(done.status).toBe(1);
+		expect(done.stderr).toMatch(/no open item "item_7"; open items: none/);
+		const pin = await cli("--session", "t", "pin", "../../x");
+		expect(pin.stderr).toMatch(/invalid observation id/);
+		const empty = await cli("--session", "t", "add");
+		expect(empty.status).toBe(2);
+		expect(empty.stderr).toMatch(/add needs item text/);
+	});
+});
+
 describe("command-line usage", () => {
 	it("explains unknown commands, options and bad session names", async () => {
 		const command = await cli("frobnicate");
@@ -274,7 +305,21 @@ describe("command-line usage", () => {
 	});
 
 	it("has --help for every command", async () => {
-		for (const command of ["run", "capsule", "list", "read", "search", "status", "doctor", "cleanup"]) {
+		for (const command of [
+			"run",
+			"capsule",
+			"list",
+			"read",
+			"search",
+			"status",
+			"focus",
+			"add",
+			"done",
+			"pin",
+			"unpin",
+			"doctor",
+			"cleanup",
+		]) {
 			const result = await cli(command, "--help");
 			expect(result.status).toBe(0);
 			expect(result.stdout.toString()).toContain(`Usage: prime-context ${command}`);

@@ -6,7 +6,22 @@ export class UsageError extends Error {
 	}
 }
 
-export const COMMANDS = ["run", "capsule", "list", "read", "search", "status", "doctor", "cleanup", "help"] as const;
+export const COMMANDS = [
+	"run",
+	"capsule",
+	"list",
+	"read",
+	"search",
+	"status",
+	"focus",
+	"add",
+	"done",
+	"pin",
+	"unpin",
+	"doctor",
+	"cleanup",
+	"help",
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Options (beyond --session and --help) each command accepts; each takes one value. */
@@ -17,6 +32,11 @@ const VALUE_OPTIONS: Record<CommandName, string[]> = {
 	read: [],
 	search: ["context", "offset", "max", "limit"],
 	status: [],
+	focus: [],
+	add: [],
+	done: [],
+	pin: [],
+	unpin: [],
 	doctor: [],
 	cleanup: [],
 	help: [],

@@ -144,6 +144,27 @@ export async function runStatus(args: ParsedArgs, openSession: SessionOpener, io
 	return printRecovery(await session.recover({ action: "status" }, human), io);
 }
 
+/** focus, add, done, pin, unpin: the task snapshot, as the `/pc` commands change it. */
+export async function runTaskUpdate(args: ParsedArgs, openSession: SessionOpener, io: CommandIo): Promise<number> {
+	const text = args.positional.join(" ").trim();
+	const command = args.command as "focus" | "add" | "done" | "pin" | "unpin";
+	if (text === "") {
+		const what = command === "focus" ? "text (or clear)" : command === "add" ? "item text" : "an id";
+		throw new UsageError(`${command} needs ${what}; see \`prime-context ${command} --help\``);
+	}
+	if (command !== "focus" && command !== "add") noExtraArguments(args, 1);
+	const update =
+		command === "focus"
+			? { focus: text === "clear" ? null : text }
+			: command === "add"
+				? { add: [text] }
+				: command === "done"
+					? { complete: [text] }
+					: { [command]: [text] };
+	const session = await openSession();
+	return printRecovery(await session.recover({ action: "update", ...update }, human), io);
+}
+
 export async function runDoctor(args: ParsedArgs, openSession: SessionOpener, io: CommandIo): Promise<number> {
 	noExtraArguments(args, 0);
 	const report = await (await openSession()).doctor();

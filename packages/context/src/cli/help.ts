@@ -11,6 +11,10 @@ Commands:
   read <id> [start:end]        exact lines of an observation
   search <id|all> <text>       case-insensitive fixed-text search
   status                       broker metrics, config, archive size and task snapshot
+  focus <text>|clear           set or clear the task focus
+  add <text>                   add an open item (item_N)
+  done <item-id>               complete an open item
+  pin <id> / unpin <id>        keep an observation id in the task snapshot, or drop it
   doctor                       config problems, storage checks and session facts
   cleanup                      remove this session's archive (nothing else)
 
@@ -55,6 +59,23 @@ Example: prime-context search obs_000003 AssertionError --context 4`,
 	status: `Usage: prime-context status [--session NAME]
 
 Shows broker metrics, configuration, archive size and the task snapshot of the session.`,
+	focus: `Usage: prime-context focus [--session NAME] <text>|clear
+
+Sets the focus of the session's task snapshot, or clears it.
+
+Example: prime-context focus "Make the parser tests pass"`,
+	add: `Usage: prime-context add [--session NAME] <text>
+
+Adds an open item to the task snapshot; it gets the next id item_N.`,
+	done: `Usage: prime-context done [--session NAME] <item-id>
+
+Completes an open item, e.g. prime-context done item_2.`,
+	pin: `Usage: prime-context pin [--session NAME] <observation-id>
+
+Pins an archived observation so its id stays in the task snapshot.`,
+	unpin: `Usage: prime-context unpin [--session NAME] <observation-id>
+
+Removes an observation id from the pinned outputs.`,
 	doctor: `Usage: prime-context doctor [--session NAME]
 
 Reports configuration problems (file, key, value, rule), whether the storage root is writable,

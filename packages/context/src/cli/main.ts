@@ -19,6 +19,7 @@ import {
 	runRun,
 	runSearch,
 	runStatus,
+	runTaskUpdate,
 	type SessionOpener,
 } from "./commands.js";
 import { write } from "./deliver.js";
@@ -34,6 +35,11 @@ const HANDLERS: Record<
 	read: runRead,
 	search: runSearch,
 	status: runStatus,
+	focus: runTaskUpdate,
+	add: runTaskUpdate,
+	done: runTaskUpdate,
+	pin: runTaskUpdate,
+	unpin: runTaskUpdate,
 	doctor: runDoctor,
 	cleanup: runCleanup,
 };
