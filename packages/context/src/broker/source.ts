@@ -73,7 +73,8 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
 /**
  * Splits a byte stream into lines on `\n` (a final `\n` ends the last line), keeping at most
  * `LINE_KEEP_BYTES` characters of each line, so a single 10 MB line costs no more memory than a
- * short one. `bytes` is the whole line's UTF-8 size.
+ * short one. `bytes` is the whole line's UTF-8 size, taken from newline positions in the bytes
+ * (a newline byte is never part of a multi-byte character, so text and bytes split alike).
  */
 export class LineSplitter {
 	private readonly decoder = new StringDecoder("utf8");
@@ -85,67 +86,50 @@ export class LineSplitter {
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
 
 	push(chunk: Buffer): void {
-		this.feed(this.decoder.write(chunk));
-	}
-
-	private feed(text: string): void {
+		const text = this.decoder.write(chunk);
 		let start = 0;
+		let byteStart = 0;
 		for (;;) {
 			const nl = text.indexOf("\n", start);
-			if (nl === -1) {
-				if (start < text.length) this.append(start === 0 ? text : text.slice(start));
-				return;
-			}
-			if (this.partial === "" && !this.capped) {
-				const line = text.slice(start, nl);
-				this.emit(line, ++this.lineNo, utf8Length(line));
+			if (nl === -1) break;
+			const byteNl = chunk.indexOf(0x0a, byteStart);
+			const bytes = this.partialBytes + (byteNl - byteStart);
+			if (this.partial === "" && this.partialBytes === 0) {
+				const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
+				this.emit(text.slice(start, end), ++this.lineNo, bytes);
 			} else {
 				this.append(text.slice(start, nl));
-				this.flush();
+				this.emit(this.partial, ++this.lineNo, bytes);
+				this.partial = "";
+				this.capped = false;
 			}
+			this.partialBytes = 0;
 			start = nl + 1;
+			byteStart = byteNl + 1;
 		}
+		if (start < text.length) this.append(start === 0 ? text : text.slice(start));
+		this.partialBytes += chunk.length - byteStart;
 	}
 
 	private append(piece: string): void {
-		if (this.capped) {
-			this.partialBytes += utf8Length(piece);
-			return;
-		}
+		if (this.capped) return;
 		const room = LINE_KEEP_BYTES - this.partial.length;
-		if (piece.length <= room) {
-			this.partial += piece;
-			return;
+		if (piece.length <= room) this.partial += piece;
+		else {
+			this.partial += piece.slice(0, room);
+			this.capped = true;
 		}
-		this.partial += piece.slice(0, room);
-		this.partialBytes = utf8Length(this.partial) + utf8Length(piece.slice(room));
-		this.capped = true;
-	}
-
-	private flush(): void {
-		const bytes = this.capped ? this.partialBytes : utf8Length(this.partial);
-		this.emit(this.partial, ++this.lineNo, bytes);
-		this.partial = "";
-		this.partialBytes = 0;
-		this.capped = false;
 	}
 
 	/** Emits the last line when the text does not end with a newline; returns the line count. */
 	end(): number {
 		const rest = this.decoder.end();
-		if (rest) this.feed(rest);
-		if (this.partial !== "" || this.capped) this.flush();
+		if (rest) this.append(rest);
+		if (this.partial !== "" || this.partialBytes > 0) this.emit(this.partial, ++this.lineNo, this.partialBytes);
+		this.partial = "";
+		this.partialBytes = 0;
 		return this.lineNo;
 	}
-}
-
-/** UTF-8 size of a string; ASCII-only strings are counted without encoding. */
-function utf8Length(text: string): number {
-	// Fast path: a string of one-byte characters has as many bytes as characters.
-	for (let i = 0; i < text.length; i++) {
-		if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text, "utf8");
-	}
-	return text.length;
 }
 
 /** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */

@@ -60,7 +60,7 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	contextLines: 200,
 	lineChars: 1024,
 	shapes: 20_000,
-	shapeAllLines: 2_000,
+	shapeAllLines: 1_000,
 };
 
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */

@@ -1,0 +1,62 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { LineSplitter, streamsEqual } from "./source.js";
+
+function split(chunks: Buffer[]): { text: string; line: number; bytes: number }[] {
+	const out: { text: string; line: number; bytes: number }[] = [];
+	const splitter = new LineSplitter((text, line, bytes) => out.push({ text, line, bytes }));
+	for (const chunk of chunks) splitter.push(chunk);
+	splitter.end();
+	return out;
+}
+
+/** Cuts a buffer at the given offsets, including inside multi-byte characters. */
+function cut(buffer: Buffer, offsets: number[]): Buffer[] {
+	const points = [...new Set(offsets.map((o) => o % (buffer.length + 1)))].sort((a, b) => a - b);
+	const chunks: Buffer[] = [];
+	let at = 0;
+	for (const p of [...points, buffer.length]) {
+		if (p > at) chunks.push(buffer.subarray(at, p));
+		at = Math.max(at, p);
+	}
+	return chunks;
+}
+
+describe("LineSplitter", () => {
+	it("gives each line, its number and its exact byte size, however the bytes are chunked", () => {
+		const unit = fc.constantFrom("a", "é", "😀", "\n", " ", "\r");
+		fc.assert(
+			fc.property(fc.string({ unit, maxLength: 200 }), fc.array(fc.nat(), { maxLength: 12 }), (text, offsets) => {
+				const bytes = Buffer.from(text, "utf8");
+				const expected = text === "" ? [] : text.split("\n");
+				if (text.endsWith("\n")) expected.pop();
+				const got = split(cut(bytes, offsets));
+				expect(got.map((l) => l.text)).toEqual(expected);
+				expect(got.map((l) => l.line)).toEqual(expected.map((_, i) => i + 1));
+				expect(got.map((l) => l.bytes)).toEqual(expected.map((l) => Buffer.byteLength(l)));
+			}),
+			{ numRuns: 500 },
+		);
+	});
+
+	it("keeps only the first 4096 characters of a huge line but counts all its bytes", () => {
+		const line = "y".repeat(3 * 1024 * 1024);
+		const got = split(cut(Buffer.from(`${line}\nend\n`), [1000, 70_000, 2_000_000]));
+		expect(got).toHaveLength(2);
+		expect(got[0].text).toHaveLength(4096);
+		expect(got[0].bytes).toBe(line.length);
+		expect(got[1]).toEqual({ text: "end", line: 2, bytes: 3 });
+	});
+});
+
+describe("streamsEqual", () => {
+	async function* chunks(parts: string[]) {
+		for (const p of parts) yield Buffer.from(p);
+	}
+
+	it("compares byte streams whatever their chunking", async () => {
+		expect(await streamsEqual(chunks(["abc", "def"]), chunks(["ab", "cdef"]), 6)).toBe(true);
+		expect(await streamsEqual(chunks(["abc", "deg"]), chunks(["ab", "cdef"]), 6)).toBe(false);
+		expect(await streamsEqual(chunks(["abc"]), chunks(["abcdef"]), 6)).toBe(false);
+	});
+});
