@@ -139,6 +139,18 @@ describe("prime-context run", () => {
 		expect(result.stderr).toMatch(/not archived/);
 	});
 
+	it("still runs the command, unarchived, when there is nowhere to capture its output", async () => {
+		const blocker = join(base, "tmp-blocker");
+		await writeFile(blocker, "");
+		const result = await runCli(["--session", "t", "run", "--", "sh", "-c", "echo direct; exit 6"], {
+			...options,
+			env: { ...options.env, TMPDIR: blocker },
+		});
+		expect(result.status).toBe(6);
+		expect(result.stdout.toString()).toBe("direct\n");
+		expect(result.stderr).toMatch(/cannot capture output .*running the command without archiving/);
+	});
+
 	it("stops printing quietly when the reader goes away and keeps the command's status", async () => {
 		const blocker = join(base, "not-a-dir");
 		await writeFile(blocker, "");

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -35,19 +35,40 @@ const FORWARDED: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
  * buffered output) and no memory cost. When the command exits, the first bytes up to the size at
  * that moment are copied to `path`: processes it left behind may keep writing to the live file, but
  * the result is frozen. Signals sent to this process are passed to the command while it runs.
+ * With `path` null the command writes straight to this process's own stdout and stderr.
  */
-export async function runCommand(argv: string[], path: string): Promise<CommandRun> {
+export async function runCommand(argv: string[], path: string | null): Promise<CommandRun> {
+	if (path === null) {
+		const { size: _, ...result } = await spawnForwarding(argv, "inherit");
+		return result;
+	}
 	const live = `${path}.live`;
 	const handle = await open(live, "w", 0o600);
-	const run = await new Promise<CommandRun & { size: number }>((resolve) => {
-		const child = spawn(argv[0], argv.slice(1), { stdio: ["inherit", handle.fd, handle.fd] });
+	let run: CommandRun & { size: number };
+	try {
+		run = await spawnForwarding(argv, handle);
+	} finally {
+		await handle.close();
+	}
+	const { size, ...result } = run;
+	await copyPrefix(live, path, size);
+	await rm(live, { force: true });
+	return result;
+}
+
+/** Spawns with both output streams on `output`; reports the output file's size at exit. */
+function spawnForwarding(argv: string[], output: FileHandle | "inherit"): Promise<CommandRun & { size: number }> {
+	return new Promise((resolve) => {
+		const stdio: StdioOptions = output === "inherit" ? "inherit" : ["inherit", output.fd, output.fd];
+		const child = spawn(argv[0], argv.slice(1), { stdio });
 		const forward = (signal: NodeJS.Signals) => {
 			if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 		};
 		for (const signal of FORWARDED) process.on(signal, forward);
 		const done = (result: CommandRun) => {
 			for (const signal of FORWARDED) process.off(signal, forward);
-			handle.stat().then(
+			if (output === "inherit") return resolve({ ...result, size: 0 });
+			output.stat().then(
 				(info) => resolve({ ...result, size: info.size }),
 				() => resolve({ ...result, size: 0 }),
 			);
@@ -60,11 +81,6 @@ export async function runCommand(argv: string[], path: string): Promise<CommandR
 			done({ exitCode: code, signal, status: code ?? 128 + signalNumber });
 		});
 	});
-	await handle.close();
-	const { size, ...result } = run;
-	await copyPrefix(live, path, size);
-	await rm(live, { force: true });
-	return result;
 }
 
 /** Copies the first `bytes` bytes of `from` into a new private file `to`. */

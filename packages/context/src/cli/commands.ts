@@ -5,7 +5,7 @@ import { ArchiveError } from "../archive/types.js";
 import { CLI_HINTS, type RecoveryResponse } from "../recovery/index.js";
 import type { ContextSession } from "../session.js";
 import { displayCommand, integerArg, type ParsedArgs, parseRange, UsageError } from "./args.js";
-import { captureStream, createCaptureFile, runCommand } from "./capture.js";
+import { type CaptureFile, captureStream, createCaptureFile, runCommand } from "./capture.js";
 import { deliverOutput, type Streams, write } from "./deliver.js";
 
 export interface CommandIo extends Streams {
@@ -40,15 +40,21 @@ export async function runRun(args: ParsedArgs, openSession: SessionOpener, io: C
 	const argv = args.commandArgv;
 	if (argv.length === 0) throw new UsageError("run needs a command: prime-context run -- <command> [args...]");
 	const session = await openOrWarn(openSession, io);
-	const capture = await createCaptureFile();
+	let capture: CaptureFile;
+	try {
+		capture = await createCaptureFile();
+	} catch (error) {
+		// Nowhere to capture: the command still runs, its output goes straight to the terminal.
+		await write(
+			io.stderr,
+			`prime-context: cannot capture output (${(error as Error).message}); running the command without archiving. Set TMPDIR to a writable directory.\n`,
+		);
+		const run = await runCommand(argv, null);
+		return run.startError ? reportStartError(argv, run.startError, io) : run.status;
+	}
 	try {
 		const run = await runCommand(argv, capture.path);
-		if (run.startError) {
-			const { code, message } = run.startError;
-			const hint = code === "ENOENT" ? "check the name and your PATH" : "check that it is an executable file";
-			await write(io.stderr, `prime-context: cannot start ${JSON.stringify(argv[0])}: ${message}; ${hint}\n`);
-			return 127;
-		}
+		if (run.startError) return reportStartError(argv, run.startError, io);
 		await deliverOutput(
 			session,
 			capture.path,
@@ -59,6 +65,12 @@ export async function runRun(args: ParsedArgs, openSession: SessionOpener, io: C
 	} finally {
 		await capture.dispose();
 	}
+}
+
+async function reportStartError(argv: string[], error: NodeJS.ErrnoException, io: CommandIo): Promise<number> {
+	const hint = error.code === "ENOENT" ? "check the name and your PATH" : "check that it is an executable file";
+	await write(io.stderr, `prime-context: cannot start ${JSON.stringify(argv[0])}: ${error.message}; ${hint}\n`);
+	return 127;
 }
 
 export async function runCapsule(args: ParsedArgs, openSession: SessionOpener, io: CommandIo): Promise<number> {
