@@ -147,6 +147,35 @@ describe("structured capsules", () => {
 		expect((await archive.readBytes(result.id)).toString()).toContain(query);
 	});
 
+	it("lists every failing id even when they exceed the budget, in the compact recovery-only form", async () => {
+		const { broker } = await session();
+		const ids = Array.from(
+			{ length: 400 },
+			(_, i) => `tests/test_matrix.py::TestGrid::test_cell_${i}_${(i * 37) % 101}`,
+		);
+		const lines = [
+			"============================= test session starts ==============================",
+			...ids.map((id) => `${id} FAILED${" ".repeat(20)}[ 50%]`),
+			"=========================== short test summary info ============================",
+			...ids.map((id) => `FAILED ${id} - AssertionError: grid mismatch`),
+			"============================== 400 failed in 3.02s ==============================",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		expect(result.decision).toBe("structured-capsule");
+		for (const id of ids) expect(result.text).toContain(id);
+		expect(result.text).toContain("No excerpt fits this capsule");
+		expect(result.text).toContain("TEST_RESULT FAIL 400 failed");
+		expect(result.text).toMatch(/action=read id=obs_\d+ startLine=\d+ endLine=\d+/);
+	});
+
+	it("passes everything through, still archived, when the broker is disabled", async () => {
+		const { broker, archive } = await session({ ...DEFAULT_CONFIG, enabled: false });
+		const text = pythonSource(40_000);
+		const result = await broker.observe(input(text));
+		expect(result).toMatchObject({ decision: "pass-through", text, archived: true });
+		expect((await archive.readBytes(result.id)).toString()).toBe(text);
+	});
+
 	it("keeps a tool error an error", async () => {
 		const { broker } = await session();
 		const result = await broker.observe(input(pythonSource(40_000), { isError: true }));
