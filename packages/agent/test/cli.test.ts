@@ -3,6 +3,7 @@ import { parseArgs, runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
+import { closedPort, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
@@ -98,6 +99,27 @@ describe("command line", () => {
 		expect(await runCli(["setup"], io)).toBe(ExitCode.kernel);
 		expect(io.err()).toContain("Cannot run /nonexistent/python3");
 		expect(io.err()).toContain("prime-agent setup");
+	});
+
+	it("doctor says whether each local server in models.json answers", async () => {
+		const server = await openAiCompletionsServer([]);
+		const down = `http://127.0.0.1:${await closedPort()}/v1`;
+		try {
+			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+			world.writeHome("models.json", {
+				providers: {
+					up: { baseUrl: server.baseUrl, models: [{ id: "a" }] },
+					down: { baseUrl: down, models: [{ id: "b" }] },
+				},
+			});
+			const io = memoryIo(world.project, world.env);
+			expect(await runCli(["doctor"], io)).toBe(ExitCode.ok);
+			expect(io.out()).toContain(`✓ Server "up": ${server.baseUrl} answers`);
+			expect(io.out()).toContain(`! Server "down": ${down} does not answer (ECONNREFUSED)`);
+			expect(io.out()).toContain('fix: Start the server, or fix "baseUrl" of "down"');
+		} finally {
+			await server.close();
+		}
 	});
 
 	it("prints help and version", async () => {

@@ -123,3 +123,12 @@ export async function anthropicMessagesServer(script: ScriptedReply[]): Promise<
 		res.end();
 	}, "/v1/messages");
 }
+
+/** A loopback port nothing listens on (bound once, then released). */
+export async function closedPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const { port } = server.address() as AddressInfo;
+	await new Promise<void>((resolve) => server.close(() => resolve()));
+	return port;
+}

@@ -3,7 +3,12 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
-import { anthropicMessagesServer, type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import {
+	anthropicMessagesServer,
+	closedPort,
+	type LoopbackServer,
+	openAiCompletionsServer,
+} from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let python: string;
@@ -104,7 +109,7 @@ describe("real provider path through pi-ai", () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 		// Nothing listens on this port: the connection is refused.
 		world.writeHome("models.json", {
-			providers: { dead: { baseUrl: "http://127.0.0.1:9/v1", models: [{ id: "m" }] } },
+			providers: { dead: { baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, models: [{ id: "m" }] } },
 		});
 		const io = memoryIo(world.project, world.env);
 		expect(await runCli(["-p", "hello", "--model", "dead/m"], io)).toBe(1);

@@ -29,6 +29,7 @@ const fail = (name: string, detail: string, fix: string): CheckResult => ({ name
 export async function runChecks(paths: AgentPaths, env: NodeJS.ProcessEnv = process.env): Promise<CheckResult[]> {
 	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
+	results.push(...(await checkLocalServers(paths)));
 	const python = checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env));
@@ -136,6 +137,44 @@ function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[
 		);
 	}
 	return results;
+}
+
+const REACH_TIMEOUT_MS = 3000;
+
+/** Servers configured in models.json answer at all (any HTTP status counts: the server is up). */
+async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
+	let file: ReturnType<typeof loadModelsFile>;
+	try {
+		file = loadModelsFile(paths.models);
+	} catch {
+		return [];
+	}
+	const servers = Object.entries(file.providers).filter(([, config]) => config.models && config.baseUrl);
+	return Promise.all(
+		servers.map(async ([name, config]) => {
+			const url = String(config.baseUrl);
+			try {
+				const response = await fetch(`${url.replace(/\/+$/, "")}/models`, {
+					signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
+				});
+				await response.body?.cancel();
+				return ok(`Server "${name}"`, `${url} answers (HTTP ${response.status})`);
+			} catch (error) {
+				const reason = networkReason(error);
+				return warn(
+					`Server "${name}"`,
+					`${url} does not answer (${reason})`,
+					`Start the server, or fix "baseUrl" of "${name}" in ${paths.models}.`,
+				);
+			}
+		}),
+	);
+}
+
+/** The most specific reason a fetch failed (`ECONNREFUSED` rather than "fetch failed"). */
+function networkReason(error: unknown): string {
+	const cause = (error as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+	return cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
 }
 
 function checkPython(env: NodeJS.ProcessEnv): CheckResult {

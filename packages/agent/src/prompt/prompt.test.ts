@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { findContextFiles } from "./context-files.js";
+import { CONTEXT_FILE_MAX_CHARS, findContextFiles } from "./context-files.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 
 let root: string | undefined;
@@ -42,4 +42,12 @@ it("appends context files from the agent home and every directory down to the wo
 	const prompt = buildSystemPrompt({ cwd: sub, contextFiles: files });
 	expect(prompt.indexOf("repo rule")).toBeLessThan(prompt.indexOf("package rule"));
 	expect(prompt).toContain(`## ${join(sub, "CLAUDE.md")}`);
+});
+
+it("cuts an oversized context file and says where the rest is", () => {
+	root = mkdtempSync(join(tmpdir(), "prime-prompt-"));
+	writeFileSync(join(root, "AGENTS.md"), "x".repeat(CONTEXT_FILE_MAX_CHARS + 10));
+	const [file] = findContextFiles(root).filter((found) => found.path.startsWith(root as string));
+	expect(file?.content.length).toBeLessThan(CONTEXT_FILE_MAX_CHARS + 200);
+	expect(file?.content).toContain(`read ${join(root, "AGENTS.md")} for the rest`);
 });
