@@ -338,5 +338,13 @@ describe("command-line usage", () => {
 		}
 		const general = await cli("--help");
 		expect(general.stdout.toString()).toContain("Commands:");
+		const bare = await cli();
+		expect(bare.status).toBe(2);
+		expect(bare.stderr).toContain("Commands:");
+		const topic = await cli("help", "read");
+		expect(topic.stdout.toString()).toContain("Usage: prime-context read");
+		const unknown = await cli("help", "bogus");
+		expect(unknown.status).toBe(2);
+		expect(unknown.stderr).toMatch(/no help for "bogus"; commands: run, capsule/);
 	});
 });

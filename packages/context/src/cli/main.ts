@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { checkSessionId } from "../archive/paths.js";
 import { ArchiveError } from "../archive/types.js";
 import { openContextSession } from "../session.js";
-import { type CommandName, type ParsedArgs, parseArgs, UsageError } from "./args.js";
+import { COMMANDS, type CommandName, type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import {
 	type CommandIo,
 	runCapsule,
@@ -53,9 +53,15 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
 		return reportUsage(error as Error, io);
 	}
 	if (args.help || args.command === null || args.command === "help") {
-		const topic = args.command === "help" ? ((args.positional[0] as CommandName | undefined) ?? null) : args.command;
-		await write(io.stdout, `${helpText(topic)}\n`);
-		return args.command === null && !args.help ? 2 : 0;
+		const asked = args.command === "help" ? args.positional[0] : undefined;
+		if (asked !== undefined && !(COMMANDS as readonly string[]).includes(asked)) {
+			return reportUsage(new UsageError(`no help for ${JSON.stringify(asked)}; commands: ${COMMANDS.join(", ")}`), io);
+		}
+		const topic = args.command === "help" ? ((asked as CommandName | undefined) ?? null) : args.command;
+		// Asked for help: stdout, success. Gave no command: the same text as a usage error.
+		const failed = args.command === null && !args.help;
+		await write(failed ? io.stderr : io.stdout, `${helpText(topic)}\n`);
+		return failed ? 2 : 0;
 	}
 	const openSession: SessionOpener = () => openContextSession({ sessionId: args.session, cwd: io.cwd });
 	try {
