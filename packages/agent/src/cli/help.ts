@@ -1,3 +1,5 @@
+import { ExitCode } from "../errors.js";
+
 export const HELP = `prime-agent: a coding agent whose one tool is a persistent IPython kernel.
 
 Usage:
@@ -25,7 +27,7 @@ Keys come from the usual environment variables (ANTHROPIC_API_KEY, OPENAI_API_KE
 or from auth.json in the agent home. The agent home is $PRIME_AGENT_DIR (default ~/.prime/agent):
 settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/.
 
-Exit codes: 0 done, 1 model error, 2 bad usage or config, 3 no API key, 4 kernel not ready, 130 interrupted.
+Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.interrupted} interrupted.
 
 Not a sandbox: code written by the model runs with your permissions.
 `;

@@ -11,5 +11,12 @@ export {
 } from "./credentials.js";
 export { chooseDefaultModel, DEFAULT_MODELS } from "./default-model.js";
 export { keyVariableFor, PROVIDER_KEY_VARIABLES } from "./env-keys.js";
-export { type CustomModelConfig, type CustomProviderConfig, loadModelsFile, type ModelsFile } from "./models-file.js";
+export {
+	type CustomModelConfig,
+	type CustomProviderConfig,
+	DEFAULT_CONTEXT_WINDOW,
+	DEFAULT_MAX_TOKENS,
+	loadModelsFile,
+	type ModelsFile,
+} from "./models-file.js";
 export { ModelRegistry, parseModelRef } from "./registry.js";

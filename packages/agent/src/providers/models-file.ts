@@ -41,8 +41,9 @@ export interface CustomModelConfig {
 	compat?: Record<string, unknown>;
 }
 
-const DEFAULT_CONTEXT_WINDOW = 128_000;
-const DEFAULT_MAX_TOKENS = 16_384;
+/** Defaults for a configured model that does not say. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+export const DEFAULT_MAX_TOKENS = 16_384;
 
 export function loadModelsFile(path: string): ModelsFile {
 	const raw = readJsonFile(path);

@@ -1,0 +1,23 @@
+import { readFileSync } from "node:fs";
+import { TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "prime-agent-kernel";
+import { expect, it } from "vitest";
+import { HELP } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
+import { CONTEXT_FILE_MAX_CHARS } from "../src/prompt/index.js";
+import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS } from "../src/providers/index.js";
+
+// Compared with line breaks folded, so rewrapping a paragraph does not matter.
+const README = readFileSync(new URL("../README.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+const grouped = (n: number) => n.toLocaleString("en-US");
+
+it("the numbers the README states are the ones the code uses", () => {
+	expect(README).toContain(grouped(VISIBLE_OUTPUT_CAP));
+	expect(README).toContain(TRUNCATION_MARKER);
+	expect(README).toContain(`\`contextWindow\` default ${DEFAULT_CONTEXT_WINDOW}`);
+	expect(README).toContain(`\`maxTokens\` default ${DEFAULT_MAX_TOKENS}`);
+	expect(README).toContain(grouped(CONTEXT_FILE_MAX_CHARS));
+	for (const [name, code] of Object.entries(ExitCode)) {
+		expect(README, `exit code ${name}`).toContain(`\`${code}\``);
+		expect(HELP, `exit code ${name}`).toContain(`${code} `);
+	}
+});
