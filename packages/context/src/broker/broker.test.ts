@@ -381,6 +381,28 @@ describe("deltas", () => {
 		expect(second.text).toContain(`TEST_RESULT PASS 9/9 unchanged since ${first.id}`);
 	});
 
+	it("reports an identical failing outcome as unchanged, still listing the failing ids and exception types", async () => {
+		const { broker } = await session();
+		const run = (seconds: string) =>
+			[
+				"=================================== FAILURES ===================================",
+				"_________________________________ test_total __________________________________",
+				"E       ZeroDivisionError: division by zero",
+				"tests/test_calc.py:12: ZeroDivisionError",
+				"=========================== short test summary info ============================",
+				"FAILED tests/test_calc.py::test_total - ZeroDivisionError: division by zero",
+				`========================= 1 failed, 8 passed in ${seconds}s ==========================`,
+				"",
+			].join("\n");
+		const first = await broker.observe(input(run("0.12"), { tool: "bash", exitCode: 1 }));
+		const second = await broker.observe(input(run("0.47"), { tool: "bash", exitCode: 1 }));
+		expect(second.decision).toBe("delta-capsule");
+		expect(second.text).toContain(`TEST_RESULT FAIL 1 failed, 8 passed, exit 1 unchanged since ${first.id}`);
+		expect(second.text).toContain("tests/test_calc.py::test_total");
+		expect(second.text).toContain("ZeroDivisionError");
+		expect(second.text).not.toMatch(/\bPASS\b/);
+	});
+
 	it("never turns a changed test count into a delta", async () => {
 		const { broker } = await session();
 		await broker.observe(input(pytestRun(300, "1.0"), { tool: "bash", exitCode: 0 }));

@@ -4,6 +4,7 @@ import {
 	type CapsuleHeader,
 	type CapsuleKind,
 	compactFailingIds,
+	exceptionsLine,
 	MEDIUM_RESULT_BYTES,
 	outcomeHeadline,
 	runStatus,
@@ -266,7 +267,8 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	if (memo.signature !== null && memo.headline !== null) {
 		const last = ctx.earlier.recent.find((r) => r.tool === input.tool && r.signature !== null);
 		if (last && last.signature === memo.signature && last.headline === memo.headline) {
-			const details = status.slice(1);
+			const exceptions = exceptionsLine(scan.outcome);
+			const details = exceptions ? [...status.slice(1), exceptions] : status.slice(1);
 			const ids = compactFailingIds(scan.outcome.failingIds);
 			const text = renderOutcomeDelta(header, last.id, memo.headline, details, ids);
 			if (smaller(text)) return { decision: "delta-capsule", text, reason: "outcome", consumedGrace: false, ...memo };
