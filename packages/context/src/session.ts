@@ -93,7 +93,7 @@ export async function openContextSession(options: ContextSessionOptions = {}): P
 			await archive.cleanup();
 			// Pins name removed observations; focus and open items are the task, not the archive.
 			const kept = { ...snapshot, pins: [] };
-			if (snapshot.pins.length > 0 || !isEmptyTask(kept)) await tasks.save(kept);
+			if (snapshot.pins.length > 0 || !isEmptyTask(kept)) await tasks.update(() => kept);
 			return { dir: archive.dir, observations, bytes };
 		},
 		async doctor() {

@@ -9,9 +9,12 @@ export async function updateTask(
 	limits: RecoveryLimits,
 ): Promise<RecoveryResponse> {
 	for (const id of update.pin ?? []) await context.archive.get(id);
-	const current = await context.tasks.load();
-	const { snapshot, changes } = applyTaskUpdate(current, update);
-	if (changes.length > 0) await context.tasks.save(snapshot);
+	let changes: string[] = [];
+	const snapshot = await context.tasks.update((current) => {
+		const applied = applyTaskUpdate(current, update);
+		changes = applied.changes;
+		return applied.snapshot;
+	});
 	const out = new BoundedText(limits.responseMaxBytes);
 	out.add(changes.length > 0 ? `Task updated: ${changes.join(", ")}.` : "Task unchanged.");
 	const rendered = renderTask(snapshot);

@@ -1,5 +1,6 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, open, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { writeAtomically } from "../archive/session-archive.js";
 import { EMPTY_TASK, type TaskSnapshot } from "./snapshot.js";
 
@@ -9,8 +10,16 @@ import { EMPTY_TASK, type TaskSnapshot } from "./snapshot.js";
  */
 export interface TaskStore {
 	load(): Promise<TaskSnapshot>;
-	save(snapshot: TaskSnapshot): Promise<void>;
+	/**
+	 * Applies `change` to the newest stored snapshot and stores the result. Updates from separate
+	 * processes never lose each other's changes. If `change` throws, nothing is stored.
+	 */
+	update(change: (current: TaskSnapshot) => TaskSnapshot): Promise<TaskSnapshot>;
 }
+
+/** A lock older than this is left over from a process that died while holding it. */
+const LOCK_STALE_MS = 10_000;
+const LOCK_WAIT_MS = 5_000;
 
 export class TaskStoreError extends Error {
 	constructor(message: string) {
@@ -39,11 +48,49 @@ export function fileTaskStore(sessionDir: string): TaskStore {
 				);
 			}
 		},
-		async save(snapshot) {
+		async update(change) {
 			await mkdir(sessionDir, { recursive: true, mode: 0o700 });
-			await writeAtomically(path, JSON.stringify(snapshot, null, "\t"));
+			return withLock(`${path}.lock`, async () => {
+				const next = change(await this.load());
+				await writeAtomically(path, JSON.stringify(next, null, "\t"));
+				return next;
+			});
 		},
 	};
+}
+
+/** Runs `work` while holding an exclusively created lock file. */
+async function withLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
+	const deadline = Date.now() + LOCK_WAIT_MS;
+	for (;;) {
+		try {
+			await (await open(lockPath, "wx", 0o600)).close();
+			break;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+				throw new TaskStoreError(`cannot lock the task snapshot (${lockPath}): ${(error as Error).message}`);
+			}
+			const age = await stat(lockPath).then(
+				(info) => Date.now() - info.mtimeMs,
+				() => 0,
+			);
+			if (age > LOCK_STALE_MS) {
+				await rm(lockPath, { force: true });
+				continue;
+			}
+			if (Date.now() > deadline) {
+				throw new TaskStoreError(
+					`the task snapshot is locked by another process (${lockPath}); if no other prime-context process is running, delete that file`,
+				);
+			}
+			await sleep(5 + Math.random() * 20);
+		}
+	}
+	try {
+		return await work();
+	} finally {
+		await rm(lockPath, { force: true });
+	}
 }
 
 /** A store held in memory only (for hosts that persist snapshots themselves, and for one-off runs). */
@@ -53,8 +100,9 @@ export function memoryTaskStore(initial: TaskSnapshot = EMPTY_TASK): TaskStore {
 		async load() {
 			return current;
 		},
-		async save(snapshot) {
-			current = snapshot;
+		async update(change) {
+			current = change(current);
+			return current;
 		},
 	};
 }

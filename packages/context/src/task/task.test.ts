@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -93,14 +93,45 @@ describe("file task store", () => {
 		await rm(dir, { recursive: true, force: true });
 	});
 
-	it("starts empty and persists saved snapshots with user-only permissions", async () => {
+	it("starts empty and persists updated snapshots with user-only permissions", async () => {
 		const store = fileTaskStore(join(dir, "session"));
 		expect(await store.load()).toEqual(EMPTY_TASK);
 		const { snapshot } = applyTaskUpdate(EMPTY_TASK, { focus: "f", add: ["i"] });
-		await store.save(snapshot);
+		expect(await store.update(() => snapshot)).toEqual(snapshot);
 		expect(await fileTaskStore(join(dir, "session")).load()).toEqual(snapshot);
 		expect((await stat(join(dir, "session", "task.json"))).mode & 0o777).toBe(0o600);
 		expect(JSON.parse(await readFile(join(dir, "session", "task.json"), "utf8")).focus).toBe("f");
+	});
+
+	it("stores nothing when the change throws", async () => {
+		const store = fileTaskStore(dir);
+		await store.update((current) => applyTaskUpdate(current, { add: ["keep"] }).snapshot);
+		await expect(
+			store.update((current) => applyTaskUpdate(current, { complete: ["item_9"] }).snapshot),
+		).rejects.toThrow(TaskUpdateError);
+		expect((await store.load()).openItems).toEqual([{ id: "item_1", text: "keep" }]);
+		expect(await readdir(dir)).toEqual(["task.json"]);
+	});
+
+	it("loses no update when many are made at once", async () => {
+		const stores = Array.from({ length: 4 }, () => fileTaskStore(dir));
+		await Promise.all(
+			Array.from({ length: 24 }, (_, i) =>
+				stores[i % 4].update((current) => applyTaskUpdate(current, { add: [`item ${i}`] }).snapshot),
+			),
+		);
+		const { openItems, nextItem } = await fileTaskStore(dir).load();
+		expect(openItems).toHaveLength(24);
+		expect(new Set(openItems.map((item) => item.id)).size).toBe(24);
+		expect(nextItem).toBe(25);
+	});
+
+	it("takes over a lock left behind by a process that died", async () => {
+		await writeFile(join(dir, "task.json.lock"), "");
+		const old = new Date(Date.now() - 60_000);
+		await utimes(join(dir, "task.json.lock"), old, old);
+		await fileTaskStore(dir).update((current) => applyTaskUpdate(current, { focus: "after a crash" }).snapshot);
+		expect((await fileTaskStore(dir).load()).focus).toBe("after a crash");
 	});
 
 	it("reports a corrupted snapshot file with its path and what to do", async () => {
