@@ -58,7 +58,13 @@ export class KernelChannels {
 		try {
 			for await (const frames of socket) {
 				const message = this.codec.decode(frames);
-				if (message) this.listener(channel, message);
+				if (!message) continue;
+				try {
+					this.listener(channel, message);
+				} catch (error) {
+					// One message that could not be handled must not silence the channel.
+					process.emitWarning(`prime-agent-kernel: a ${channel} message could not be handled: ${String(error)}`);
+				}
 			}
 		} catch {
 			// The socket closed or failed; a dead kernel is noticed through its process exit.

@@ -24,6 +24,9 @@ const DEFAULTS = {
  * `died`, later `execute` calls reject with KernelNotRunningError, and `restart()` brings a fresh
  * kernel (same options, `startupCode` run again).
  *
+ * Like a server socket, a live kernel keeps the host's event loop alive: call `shutdown()` (or
+ * `kill()`) when done. Whenever the host exits, its kernels are killed.
+ *
  * Events: `"died"` when the process exits without being asked to (crash, external kill; not
  * after `shutdown()`, `restart()` or `kill()`).
  */
@@ -180,12 +183,9 @@ export class Kernel {
 			idleGraceMs: DEFAULTS.idleGraceMs,
 		});
 		this.running = run;
-		// An idle kernel does not keep the host process alive; a running cell does.
-		const keepAlive = setInterval(() => {}, 1 << 30);
 		const onAbort = () => void this.interrupt();
 		options.signal?.addEventListener("abort", onAbort, { once: true });
 		void run.settled.then(() => {
-			clearInterval(keepAlive);
 			options.signal?.removeEventListener("abort", onAbort);
 			if (this.running === run) this.running = undefined;
 		});

@@ -32,6 +32,15 @@ const IOPUB_JOIN_WAIT_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `promise`'s value, or `undefined` after `ms`; the timer never outlives the race. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+	let timer: NodeJS.Timeout | undefined;
+	const expired = new Promise<undefined>((resolve) => {
+		timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+	});
+	return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
 /**
  * One kernel process and the host's connection to it. Replies on shell/control are matched to
  * requests by parent msg_id; iopub messages go to the listener registered for their parent.
@@ -230,35 +239,22 @@ export class RunningKernel {
 	private async waitReady(deadline: number, readyTimeoutMs: number): Promise<void> {
 		while (Date.now() < deadline) {
 			this.throwIfExited("during startup");
-			const header = this.codec?.header("kernel_info_request");
-			if (!header || !this.channels || !this.codec) break;
-			let sawIopub = false;
-			let onIopub = () => {};
-			const seenOnIopub = new Promise<void>((resolve) => {
-				onIopub = resolve;
+			const header = this.header("kernel_info_request");
+			let seen = () => {};
+			const seenOnIopub = new Promise<boolean>((resolve) => {
+				seen = () => resolve(true);
 			});
-			const stopIopub = this.watchIopub(header.msg_id, () => {
-				sawIopub = true;
-				onIopub();
+			let replied = () => {};
+			const reply = new Promise<boolean>((resolve) => {
+				replied = () => resolve(true);
 			});
-			let stopReply = () => {};
-			const replied = new Promise<void>((resolve) => {
-				stopReply = this.watchReply(header.msg_id, () => resolve());
-			});
+			const stops = [this.watchIopub(header.msg_id, () => seen()), this.watchReply(header.msg_id, () => replied())];
 			try {
-				await this.channels.send("shell", this.codec.encode(header, {}));
-				const exitedEarly = this.exited.then(() => "exited" as const);
-				const outcome = await Promise.race([
-					replied.then(() => "replied" as const),
-					exitedEarly,
-					sleep(Math.max(0, deadline - Date.now())),
-				]);
-				if (outcome !== "replied") continue;
-				if (!sawIopub) await Promise.race([seenOnIopub, sleep(IOPUB_JOIN_WAIT_MS)]);
-				if (sawIopub) return;
+				await this.send("shell", header, {});
+				const answered = await within(Promise.race([reply, this.exited.then(() => false)]), deadline - Date.now());
+				if (answered && (await within(seenOnIopub, IOPUB_JOIN_WAIT_MS))) return;
 			} finally {
-				stopIopub();
-				stopReply();
+				for (const stop of stops) stop();
 			}
 		}
 		this.throwIfExited("during startup");
