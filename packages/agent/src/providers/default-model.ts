@@ -21,7 +21,7 @@ export function chooseDefaultModel(
 	settingsModel: string | undefined,
 	env: NodeJS.ProcessEnv = process.env,
 ): Model<Api> {
-	if (settingsModel) return registry.resolve(settingsModel);
+	if (settingsModel) return resolveModelRef(registry, auth, settingsModel, env);
 	for (const ref of DEFAULT_MODELS) {
 		const model = registry.resolve(ref);
 		if (findCredential(model.provider, auth, registry.customConfig(model.provider), env)) return model;
@@ -35,5 +35,28 @@ export function chooseDefaultModel(
 		"No model selected and no provider key found.",
 		'Pass --model provider/id (e.g. --model anthropic/claude-sonnet-4-5), export a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, or set "defaultModel" in settings.json.',
 		ExitCode.missingCredentials,
+	);
+}
+
+/**
+ * Resolve `--model`: `provider/id`, or a bare id when exactly one provider offering it has a key
+ * (or only one provider offers it at all); otherwise a user error naming the candidates.
+ */
+export function resolveModelRef(
+	registry: ModelRegistry,
+	auth: AuthFile,
+	ref: string,
+	env: NodeJS.ProcessEnv = process.env,
+): Model<Api> {
+	const owners = ref.includes("/") ? [] : registry.providersOf(ref);
+	if (owners.length === 0) return registry.resolve(ref);
+	const withKey = owners.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env));
+	const pick = withKey.length === 1 ? withKey : owners.length === 1 ? owners : [];
+	if (pick.length === 1) return registry.resolve(`${pick[0]}/${ref}`);
+	const candidates = withKey.length > 1 ? withKey : owners;
+	throw new UserError(
+		`Several providers offer "${ref}"${withKey.length > 1 ? " and have a key" : ""}.`,
+		`Name one: ${candidates.map((provider) => `--model ${provider}/${ref}`).join(", ")}.`,
+		ExitCode.usage,
 	);
 }

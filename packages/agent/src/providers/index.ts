@@ -9,7 +9,7 @@ export {
 	loadAuthFile,
 	requireCredential,
 } from "./credentials.js";
-export { chooseDefaultModel, DEFAULT_MODELS } from "./default-model.js";
+export { chooseDefaultModel, DEFAULT_MODELS, resolveModelRef } from "./default-model.js";
 export { keyVariableFor, PROVIDER_KEY_VARIABLES } from "./env-keys.js";
 export {
 	type CustomModelConfig,

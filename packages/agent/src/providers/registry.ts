@@ -69,6 +69,11 @@ export class ModelRegistry {
 		}
 		return model;
 	}
+
+	/** Providers offering a model with exactly this id. */
+	providersOf(id: string): string[] {
+		return this.providers().filter((provider) => this.models.get(provider)?.has(id));
+	}
 }
 
 /** Split `provider/id` at the first slash: model ids may themselves contain slashes. */

@@ -12,6 +12,7 @@ import {
 	loadModelsFile,
 	ModelRegistry,
 	requireCredential,
+	resolveModelRef,
 } from "../providers/index.js";
 import { latestSession, resolveSessionRef, Session } from "../session/index.js";
 import {
@@ -77,7 +78,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
 	const model = options.model
-		? registry.resolve(options.model)
+		? resolveModelRef(registry, auth, options.model, env)
 		: chooseDefaultModel(registry, auth, settings.defaultModel, env);
 	const credential = requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env);
 	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
