@@ -31,6 +31,8 @@ export interface StructuredCapsule extends RenderedCapsule {
 }
 
 const NOTICE = "Large output archived locally. The excerpt below is incomplete.";
+/** Kinds that are at or above the threshold; the others (medium, usage, trace) may be smaller. */
+const LARGE_KINDS: ReadonlySet<CapsuleKind> = new Set(["large", "repetitive", "clean"]);
 const RECOVERY_ONLY_NOTICE =
 	"Large output archived locally. No excerpt fits this capsule; recover exact text as below.";
 const BINARY_NOTICE =
@@ -222,7 +224,8 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	const rendered = renderCapsule(
 		{
 			header,
-			notice: kind === "binary" ? BINARY_NOTICE : NOTICE,
+			notice:
+				kind === "binary" ? BINARY_NOTICE : LARGE_KINDS.has(kind) ? NOTICE : NOTICE.replace("Large output", "Output"),
 			recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
 			status,
 			failingIds: compactFailingIds(outcome.failingIds),
