@@ -56,7 +56,9 @@ describe("prime-context run", () => {
 		expect(text).toMatch(/^<prime_context_output id="obs_000001" tool="run"/);
 		expect(text).toContain("AssertionError");
 		expect(Buffer.byteLength(text)).toBeLessThan(8192);
-		expect(result.stderr).toContain("prime-context read obs_000001 1:80");
+		expect(result.stderr).toMatch(
+			/see more with: prime-context read obs_000001 \d+:20001 {2}or {2}prime-context search obs_000001 "AssertionError"/,
+		);
 		const archive = await sessionArchive("t");
 		const bytes = await archive.readBytes("obs_000001");
 		expect(bytes.toString()).toBe(

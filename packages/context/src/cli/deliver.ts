@@ -63,9 +63,23 @@ export async function deliverOutput(
 		// The capsule speaks to a model; a person at the terminal gets the command-line spelling.
 		await write(
 			streams.stderr,
-			`prime-context: archived as ${result.id} (${result.lines} lines); prime-context read ${result.id} 1:80 | prime-context search ${result.id} <text>\n`,
+			`prime-context: archived as ${result.id}; ${commandLineHints(result.id, result.text)}\n`,
 		);
 	}
+}
+
+/**
+ * The capsule's own read and search suggestions (tool spelling) respelled for the command line,
+ * so the person sees the same window and query the model would; generic ones when there are none.
+ */
+export function commandLineHints(id: string, capsule: string): string {
+	const read = /prime_context action=read id=(obs_\d+) startLine=(\d+) endLine=(\d+)/.exec(capsule);
+	const search = /prime_context action=search id=(obs_\d+) query=("(?:[^"\\]|\\.)*")/.exec(capsule);
+	const hints = [
+		read ? `prime-context read ${read[1]} ${read[2]}:${read[3]}` : `prime-context read ${id} 1:80`,
+		search ? `prime-context search ${search[1]} ${search[2]}` : `prime-context search ${id} <text>`,
+	];
+	return `see more with: ${hints.join("  or  ")}`;
 }
 
 async function readHead(path: string, maxBytes: number): Promise<string> {
