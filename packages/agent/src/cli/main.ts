@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { runCli } from "./run-cli.js";
 
+// A reader that went away (`prime-agent -p ... | head -1`) is not an error worth a stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+	if (error.code === "EPIPE") process.exit(0);
+	throw error;
+});
+
 const code = await runCli(process.argv.slice(2), {
 	cwd: process.cwd(),
 	env: process.env,
