@@ -74,6 +74,27 @@ describe("host requests", () => {
 		);
 	});
 
+	it("sends a plain value as the reply's value field", async () => {
+		const unregister = kernel.onHostRequest("plain", () => "just text");
+		try {
+			expect((await kernel.execute("await host_request('plain')")).result).toBe(
+				"{'status': 'ok', 'value': 'just text'}",
+			);
+		} finally {
+			unregister();
+		}
+	});
+
+	it("sends an error reply when the handler's answer cannot be encoded as JSON", async () => {
+		const unregister = kernel.onHostRequest("unencodable", () => ({ big: 10n }));
+		try {
+			const result = await kernel.execute("r = await host_request('unencodable')\nprint(r['status'])");
+			expect(result.stdout).toBe("error\n");
+		} finally {
+			unregister();
+		}
+	});
+
 	it("stops answering a type once its handler is unregistered", async () => {
 		const unregister = kernel.onHostRequest("temporary", () => ({ here: true }));
 		expect((await kernel.execute("(await host_request('temporary'))['status']")).result).toBe("'ok'");

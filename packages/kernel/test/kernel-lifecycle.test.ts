@@ -81,6 +81,22 @@ describe("kernel process", () => {
 		expect((await kernel.execute("'back'")).result).toBe("'back'");
 	});
 
+	it("falls back to SIGINT when the control channel does not answer an interrupt", async () => {
+		const kernel = await startKernel();
+		// Make the kernel's control thread sit on interrupt requests instead of answering them.
+		await kernel.execute(
+			"import time\nget_ipython().kernel.control_handlers['interrupt_request'] = lambda *args: time.sleep(3)",
+		);
+		await kernel.execute("kept = 'yes'");
+		const cell = kernel.execute("while True: pass");
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(await kernel.interrupt()).toEqual({ stillBusy: false });
+		const result = await cell;
+		expect(result.status).toBe("aborted");
+		expect(result.error?.ename).toBe("KeyboardInterrupt");
+		expect((await kernel.execute("kept")).result).toBe("'yes'");
+	});
+
 	it("refuses to start when the startup code raises, naming the error", async () => {
 		await expect(Kernel.start({ startupCode: "raise RuntimeError('bad startup')" })).rejects.toThrow(
 			/startupCode failed \(RuntimeError: bad startup\)/,
