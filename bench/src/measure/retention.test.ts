@@ -40,6 +40,14 @@ describe("location shapes", () => {
 		expect(kept(diff, "x.py:12")).toBe(true);
 		expect(kept(diff, "x.py:11")).toBe(false);
 	});
+
+	it("matches a listing grouped under a stated directory", () => {
+		const listing = "LOCATIONS (3, under /home/dev/p/test/):\napi.js:41 api.js:58\nbash.js:9\nFAILING_TESTS (2):";
+		expect(kept(listing, "test/api.js:58")).toBe(true);
+		expect(kept(listing, "test/bash.js:9")).toBe(true);
+		expect(kept(listing, "test/api.js:5")).toBe(false);
+		expect(kept(listing, "lib/api.js:41")).toBe(false);
+	});
 });
 
 describe("false greens", () => {

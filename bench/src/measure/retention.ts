@@ -30,6 +30,8 @@ export function legible(view: string): string {
 export interface PreparedView {
 	raw: string;
 	plain: string;
+	/** Directory-grouped location listings, parsed on first use. */
+	groups?: { dir: string; entries: string[] }[];
 }
 
 export function prepareView(view: string): PreparedView {
@@ -54,18 +56,46 @@ function includesBounded(text: string, needle: string): boolean {
  * A `path:line` location is legible in the view in any of the shapes tools print it:
  * `path:line` itself (pytest, jest, cargo, ...); a Python traceback frame `File ".../path", line N`;
  * `tsc --pretty false` `path(line,col)`; an ESLint stylish block (the file header line, then a
- * `line:col` row before the next blank line); or a git diff hunk of that file starting at that line.
+ * `line:col` row before the next blank line); a git diff hunk of that file starting at that line; or
+ * a listing grouped by directory (a line ending `under <dir>/):` or `under <dir>/:`, then lines of
+ * space-separated `file:line` entries relative to it).
  */
 export function locationKept(view: PreparedView, location: string): boolean {
 	const match = /^(.*):(\d+)$/.exec(location);
 	if (!match) return factKept(view, location);
 	const [, path, line] = match;
 	const text = view.plain;
-	if (!text.includes(path)) return false;
+	if (!text.includes(path.slice(path.lastIndexOf("/") + 1))) return false;
 	if (includesBounded(text, `${path}:${line}`)) return true;
 	if (includesBounded(text, `${path}", line ${line}`)) return true;
 	if (text.includes(`${path}(${line},`)) return true;
-	return eslintBlockHas(text, path, line) || diffHunkHas(text, path, Number(line));
+	return eslintBlockHas(text, path, line) || diffHunkHas(text, path, Number(line)) || groupedHas(view, path, line);
+}
+
+function groupedHas(view: PreparedView, path: string, line: string): boolean {
+	if (!view.groups) {
+		view.groups = [];
+		const lines = view.plain.split("\n");
+		for (const [index, header] of lines.entries()) {
+			const match = /\bunder (\S+\/)\)?:\s*$/.exec(header);
+			if (!match) continue;
+			const entries: string[] = [];
+			for (const row of lines.slice(index + 1)) {
+				const tokens = row.trim().split(/\s+/);
+				if (row.trim() === "" || !tokens.every((token) => /^\S+:\d+$/.test(token))) break;
+				entries.push(...tokens);
+			}
+			view.groups.push({ dir: match[1], entries });
+		}
+	}
+	for (const group of view.groups) {
+		for (const entry of group.entries) {
+			if (!entry.endsWith(`:${line}`)) continue;
+			const full = group.dir + entry.slice(0, entry.length - line.length - 1);
+			if (full === path || full.endsWith(`/${path}`)) return true;
+		}
+	}
+	return false;
 }
 
 function eslintBlockHas(text: string, path: string, line: string): boolean {
