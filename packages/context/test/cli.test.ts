@@ -239,6 +239,21 @@ describe("reading the archive from the command line", () => {
 		expect(missing.stderr).toMatch(/obs_000001.*missing/);
 	});
 
+	it("lists, reads, searches, reports and cleans up without failing when the storage root is unusable", async () => {
+		const blocker = join(base, "blocked");
+		await writeFile(blocker, "");
+		const blocked = { ...options, env: { ...options.env, PRIME_CONTEXT_HOME: blocker } };
+		for (const args of [["list"], ["status"], ["search", "all", "x"], ["cleanup"]]) {
+			const result = await runCli(args, blocked);
+			expect(result.status, args.join(" ")).toBe(0);
+		}
+		const read = await runCli(["read", "obs_000001"], blocked);
+		expect(read.stderr).toMatch(/unknown observation id obs_000001/);
+		const doctor = await runCli(["doctor"], blocked);
+		expect(doctor.status).toBe(1);
+		expect(doctor.stdout.toString()).toMatch(/is not writable/);
+	});
+
 	it("keeps one session per working directory unless --session is given", async () => {
 		await cli("run", "--", "echo", "here");
 		const list = await cli("list");

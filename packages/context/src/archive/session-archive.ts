@@ -190,7 +190,12 @@ class DiskArchive implements SessionArchive {
 	}
 
 	async cleanup(): Promise<void> {
-		await rm(this.dir, { recursive: true, force: true });
+		try {
+			await rm(this.dir, { recursive: true, force: true });
+		} catch (error) {
+			// A file where a parent directory should be: there is no archive to remove.
+			if ((error as NodeJS.ErrnoException).code !== "ENOTDIR") throw error;
+		}
 	}
 
 	private checkId(id: string): void {
@@ -209,7 +214,7 @@ class DiskArchive implements SessionArchive {
 		try {
 			text = await readFile(join(obsDir, META_FILE), "utf8");
 		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+			if (!["ENOENT", "ENOTDIR"].includes((error as NodeJS.ErrnoException).code ?? "")) {
 				throw new ArchiveError(`cannot read the archive of ${id}: ${reason(error)}`, id);
 			}
 			const exists = await lstat(obsDir).then(

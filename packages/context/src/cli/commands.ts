@@ -15,9 +15,10 @@ export interface CommandIo extends Streams {
 	cwd: string;
 }
 
-/** Opens the session, or (for run and capsule) reports why not and carries on without archiving. */
+/** Opens the session of this invocation (only commands that need it call it). */
 export type SessionOpener = () => Promise<ContextSession>;
 
+/** For run and capsule: the session, or a warning and null, so the output is still printed. */
 async function openOrWarn(openSession: SessionOpener, io: CommandIo): Promise<ContextSession | null> {
 	try {
 		return await openSession();

@@ -88,7 +88,8 @@ export async function runRecovery(
 		const action = request?.action ?? "invalid";
 		response = { action, text: `Error: ${error.message}`, isError: true, evidence: false, truncated: false };
 	}
-	if (context.broker) await context.broker.recordRecovery(response.action, response.evidence);
+	// Metrics are a diagnostic: failing to record one (e.g. read-only storage) never costs the answer.
+	await context.broker?.recordRecovery(response.action, response.evidence).catch(() => {});
 	return response;
 }
 
