@@ -53,4 +53,21 @@ it("the line-by-line chat streams each answer, keeps one session across lines, a
 		.context()
 		.messages.map((message) => message.role);
 	expect(texts).toEqual(["user", "assistant", "user", "assistant"]);
+
+	// Coming back to it shows where the conversation stands.
+	const path = started.session.path;
+	await started.dispose();
+	started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry, resume: path });
+	const again = new PassThrough();
+	const errAgain = new PassThrough();
+	let notesAgain = "";
+	errAgain.on("data", (chunk) => {
+		notesAgain += chunk;
+	});
+	const finishedAgain = runChatMode(started, again, new PassThrough(), errAgain);
+	again.end("/exit\n");
+	expect(await finishedAgain).toBe(0);
+	expect(notesAgain).toContain(`Resumed session ${started.session.id} (4 messages).`);
+	expect(notesAgain).toContain("you: again");
+	expect(notesAgain).toContain("agent: Second answer.");
 });

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
+import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer } from "./text-renderer.js";
@@ -21,6 +22,7 @@ export async function runChatMode(
 	const model = `${started.model.provider}/${started.model.id}`;
 	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
 	for (const notice of started.notices) err.write(`${notice}\n`);
+	if (started.resumed) err.write(resumeSummary(started));
 	err.write("Type a message and press Enter. Ctrl-C interrupts a running cell; /exit leaves.\n");
 
 	const terminal = Boolean((input as { isTTY?: boolean }).isTTY);
@@ -98,4 +100,18 @@ export async function runChatMode(
 	if (started.session.persisted)
 		err.write(`Session saved: resume with \`prime-agent --resume ${started.session.id}\`.\n`);
 	return ExitCode.ok;
+}
+
+/** Where a resumed conversation stands: how long it is and the last exchange, cut to a line each. */
+function resumeSummary(started: StartedSession): string {
+	const messages = started.session.context().messages;
+	const last = (role: string) => {
+		const found = [...messages].reverse().find((message) => message.role === role);
+		const text = found ? messageText(found).replace(/\s+/g, " ").trim() : "";
+		return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+	};
+	const lines = [`Resumed session ${started.session.id} (${messages.length} messages).`];
+	if (last("user")) lines.push(`  you: ${last("user")}`);
+	if (last("assistant")) lines.push(`  agent: ${last("assistant")}`);
+	return `${lines.join("\n")}\n`;
 }
