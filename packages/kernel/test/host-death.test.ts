@@ -1,0 +1,75 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { processGone, waitUntilGone } from "./process-gone.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+describe("a kernel never outlives its host", () => {
+	const hostScript = join(here, "host-process.mjs");
+
+	interface Host {
+		hostPid: number;
+		kernelPid: number;
+		exited: Promise<NodeJS.Signals | null>;
+		nextLine: () => Promise<string>;
+	}
+
+	async function startHost(args: string[] = []): Promise<Host> {
+		if (!existsSync(join(here, "..", "dist", "index.js"))) {
+			throw new Error("the host script runs the built package: build first with `npx tsc -b packages/kernel`");
+		}
+		const child = spawn(process.execPath, [hostScript, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+		const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+			child.once("exit", (_code, signal) => resolve(signal)),
+		);
+		const lines: string[] = [];
+		let wake = () => {};
+		let out = "";
+		child.stdout.on("data", (chunk: Buffer) => {
+			out += chunk.toString();
+			const parts = out.split("\n");
+			out = parts.pop() ?? "";
+			lines.push(...parts);
+			wake();
+		});
+		const nextLine = async (): Promise<string> => {
+			while (lines.length === 0) {
+				if (child.exitCode !== null || child.signalCode !== null) throw new Error("the host exited early");
+				await new Promise<void>((resolve) => {
+					wake = resolve;
+					setTimeout(resolve, 100);
+				});
+			}
+			return lines.shift() as string;
+		};
+		const first = await nextLine();
+		return { hostPid: child.pid as number, kernelPid: JSON.parse(first).kernelPid, exited, nextLine };
+	}
+
+	it("exits within 10 s after its host is killed with SIGKILL", async () => {
+		const host = await startHost();
+		expect(processGone(host.kernelPid)).toBe(false);
+		process.kill(host.hostPid, "SIGKILL");
+		await host.exited;
+		await waitUntilGone(host.kernelPid, 10_000);
+	});
+
+	it("survives a SIGINT the host app handles itself, and still dies with the host afterwards", async () => {
+		const host = await startHost(["--own-sigint"]);
+		process.kill(host.hostPid, "SIGINT");
+		expect(await host.nextLine()).toBe("sigint handled");
+		expect(processGone(host.kernelPid)).toBe(false);
+		process.kill(host.hostPid, "SIGKILL");
+		await waitUntilGone(host.kernelPid, 10_000);
+	});
+
+	it("is killed when its host gets SIGTERM, and the host still dies of SIGTERM", async () => {
+		const host = await startHost();
+		process.kill(host.hostPid, "SIGTERM");
+		expect(await host.exited).toBe("SIGTERM");
+		await waitUntilGone(host.kernelPid, 2_000);
+	});
+});
