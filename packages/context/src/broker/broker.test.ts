@@ -355,6 +355,16 @@ describe("deltas", () => {
 		expect(again.text).toContain(`<prime_context_output id="${again.id}" tool="bash"`);
 	});
 
+	it("finds an exact repeat of an observation older than the ones it keeps in memory", async () => {
+		const { broker } = await session();
+		const text = pythonSource(30_000, "old");
+		const first = await broker.observe(input(text));
+		for (let i = 0; i < 20; i++) await broker.observe(input(`step ${i}: ${"x".repeat(i)}`));
+		const again = await broker.observe(input(text));
+		expect(again.decision).toBe("delta-capsule");
+		expect(again.text).toContain(`identical to ${first.id}`);
+	});
+
 	it("finds an exact repeat of a large complete-output file by size, then by streaming", async () => {
 		const { broker } = await session();
 		const dir = await tempDir("repeat-large-");

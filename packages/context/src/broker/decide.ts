@@ -24,7 +24,7 @@ import {
 import { outcomeSignature } from "../outcome/index.js";
 import type { Decision, ObservationInput, Outcome } from "../types.js";
 import type { Scan } from "./scan.js";
-import type { RecentObservation } from "./state.js";
+import type { OlderObservation, RecentObservation } from "./state.js";
 
 /** The seed's rules, as numbers. */
 export const RULES = {
@@ -58,14 +58,12 @@ export const RULES = {
 export interface EarlierBodies {
 	/** Newest first; never includes the observation being decided. */
 	recent: readonly RecentObservation[];
-	/** Every earlier observation of the session is in `recent` (nothing older to search in the archive). */
-	complete: boolean;
+	/** Observations older than `recent`, newest first, by size only (bodies are read from the archive). */
+	older: readonly OlderObservation[];
 	/** An earlier observation's exact bytes, or null when unavailable or too large to hold. */
 	body(id: string, bytes: number): Promise<Buffer | null>;
 	/** The earlier observation (already known to have the same size) has exactly the current content. */
 	equals(earlier: { id: string; bytes: number; binary: boolean; text: string | null }): Promise<boolean>;
-	/** Archived observations beyond `recent` of exactly `bytes` bytes whose content equals the current source. */
-	findEqual(bytes: number, binary: boolean, checked: ReadonlySet<string>): Promise<{ id: string; tool: string } | null>;
 }
 
 export interface DecisionContext {
@@ -150,15 +148,20 @@ function isClean(ctx: DecisionContext): boolean {
 	);
 }
 
+/** Older observations compared per repeat search at most (newest first): each costs an archive read. */
+const OLDER_COMPARISONS = 20;
+
+/** An earlier observation with exactly the same bytes: sizes first, then exact content, never hashes. */
 async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: string } | null> {
 	const { scan, earlier } = ctx;
-	const checked = new Set<string>();
+	const sameSize = (r: { bytes: number; binary: boolean }) => r.bytes === scan.bytes && r.binary === scan.binary;
 	for (const r of earlier.recent) {
-		if (r.bytes !== scan.bytes || r.binary !== scan.binary) continue;
-		checked.add(r.id);
-		if (await earlier.equals(r)) return { id: r.id, tool: r.tool };
+		if (sameSize(r) && (await earlier.equals(r))) return { id: r.id, tool: r.tool };
 	}
-	return earlier.complete ? null : earlier.findEqual(scan.bytes, scan.binary, checked);
+	for (const r of earlier.older.filter(sameSize).slice(0, OLDER_COMPARISONS)) {
+		if (await earlier.equals({ ...r, text: null })) return { id: r.id, tool: r.tool };
+	}
+	return null;
 }
 
 function bodyText(scan: Scan): string | null {

@@ -9,13 +9,12 @@ import { decide, type EarlierBodies, type Verdict } from "./decide.js";
 import { type Scan, scanObservation } from "./scan.js";
 import { BODY_MAX_BYTES, openObservationSource, streamsEqual, visibleTextSource } from "./source.js";
 import {
+	addRecent,
 	type BrokerState,
 	loadState,
-	RECENT_MAX,
 	RECENT_TEXT_MAX_BYTES,
 	type RecentObservation,
 	saveState,
-	trimRecent,
 	withStateLock,
 } from "./state.js";
 
@@ -28,9 +27,6 @@ export interface BrokerOptions {
 	archive: SessionArchive;
 	config: ContextConfig;
 }
-
-/** Archived observations searched (newest first) for an exact repeat beyond the remembered ones. */
-const REPEAT_SEARCH_DEPTH = 50;
 
 function describe(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
@@ -46,7 +42,6 @@ function earlierBodies(
 	state: BrokerState,
 	scan: Scan,
 	input: ObservationInput,
-	id: string,
 ): EarlierBodies {
 	const body = async (earlierId: string, bytes: number) => {
 		if (bytes > BODY_MAX_BYTES) return null;
@@ -74,22 +69,9 @@ function earlierBodies(
 	};
 	return {
 		recent: [...state.recent].reverse(),
-		complete: state.recent.length < RECENT_MAX,
+		older: [...(state.older ?? [])].reverse(),
 		body,
 		equals,
-		async findEqual(bytes, binary, checked) {
-			let records: Awaited<ReturnType<SessionArchive["list"]>>;
-			try {
-				records = await archive.list(REPEAT_SEARCH_DEPTH);
-			} catch {
-				return null;
-			}
-			for (const record of records) {
-				if (record.id === id || checked.has(record.id) || record.bytes !== bytes || record.binary !== binary) continue;
-				if (await equals({ ...record, text: null })) return { id: record.id, tool: record.tool };
-			}
-			return null;
-		},
 	};
 }
 
@@ -106,7 +88,7 @@ function remember(state: BrokerState, id: string, input: ObservationInput, scan:
 		headline: verdict.headline,
 		counts: scan.outcome.counts,
 	};
-	state.recent = trimRecent([...state.recent, entry]);
+	addRecent(state, entry);
 	if (verdict.consumedGrace) state.graceUsed++;
 }
 
@@ -174,7 +156,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 					scan,
 					budgets: capsuleBudgets(config, input.contextUsage),
 					graceUsed: state.graceUsed,
-					earlier: earlierBodies(archive, state, scan, input, writer.id),
+					earlier: earlierBodies(archive, state, scan, input),
 				})
 			: {
 					decision: "pass-through" as const,

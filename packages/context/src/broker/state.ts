@@ -18,6 +18,14 @@ export interface RecentObservation {
 	counts: OutcomeCounts | null;
 }
 
+/** The size index of an observation that left `recent`: enough to find exact-repeat candidates by size. */
+export interface OlderObservation {
+	id: string;
+	tool: string;
+	bytes: number;
+	binary: boolean;
+}
+
 /** The broker's persistent state: one JSON file in the session directory, replaced atomically. */
 export interface BrokerState {
 	version: 1;
@@ -25,6 +33,8 @@ export interface BrokerState {
 	graceUsed: number;
 	/** Oldest first. */
 	recent: RecentObservation[];
+	/** Observations older than `recent`, oldest first, bounded by `OLDER_MAX` (absent in older state files). */
+	older?: OlderObservation[];
 	metrics: BrokerMetrics;
 }
 
@@ -35,6 +45,8 @@ const LOCK_FILE = "broker-state.lock";
 export const RECENT_MAX = 16;
 export const RECENT_TEXT_MAX_BYTES = 64 * 1024;
 export const RECENT_TEXT_TOTAL_BYTES = 512 * 1024;
+/** Older observations indexed by size for exact-repeat search. */
+export const OLDER_MAX = 2_000;
 
 export function emptyMetrics(): BrokerMetrics {
 	const decisions: Record<Decision, number> = { "pass-through": 0, "structured-capsule": 0, "delta-capsule": 0 };
@@ -42,7 +54,7 @@ export function emptyMetrics(): BrokerMetrics {
 }
 
 export function emptyState(): BrokerState {
-	return { version: 1, graceUsed: 0, recent: [], metrics: emptyMetrics() };
+	return { version: 1, graceUsed: 0, recent: [], older: [], metrics: emptyMetrics() };
 }
 
 function isState(value: unknown): value is BrokerState {
@@ -80,9 +92,19 @@ export async function loadState(dir: string): Promise<BrokerState> {
 	return emptyState();
 }
 
-/** Keeps the newest observations and drops stored text past the total bound (oldest first). */
-export function trimRecent(recent: RecentObservation[]): RecentObservation[] {
-	const kept = recent.slice(-RECENT_MAX);
+/**
+ * Adds an observation to `recent`: keeps the newest `RECENT_MAX`, moves the rest to the size index
+ * of older observations, and drops stored text past the total bound (oldest first).
+ */
+export function addRecent(state: BrokerState, entry: RecentObservation): void {
+	const all = [...state.recent, entry];
+	const kept = all.slice(-RECENT_MAX);
+	const dropped = all.slice(0, all.length - kept.length);
+	const older = [
+		...(state.older ?? []),
+		...dropped.map(({ id, tool, bytes, binary }) => ({ id, tool, bytes, binary })),
+	];
+	state.older = older.slice(-OLDER_MAX);
 	let total = 0;
 	for (let i = kept.length - 1; i >= 0; i--) {
 		const text = kept[i].text;
@@ -91,7 +113,7 @@ export function trimRecent(recent: RecentObservation[]): RecentObservation[] {
 		if (total + bytes > RECENT_TEXT_TOTAL_BYTES) kept[i] = { ...kept[i], text: null };
 		else total += bytes;
 	}
-	return kept;
+	state.recent = kept;
 }
 
 let tmpCounter = 0;
