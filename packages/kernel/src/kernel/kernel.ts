@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -179,7 +180,7 @@ export class Kernel {
 			...options,
 			outputDir: this.ensureOutputDir(),
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
-			name: `cell-${process.pid}-${++this.cellSeq}-${Date.now().toString(36)}`,
+			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
 		});
 		this.running = run;
@@ -191,6 +192,11 @@ export class Kernel {
 		});
 		await run.start();
 		return { result: await run.result, run };
+	}
+
+	/** A file-name stem unique even among kernels sharing one output directory. */
+	private nextOutputName(kind: string): string {
+		return `${kind}-${++this.cellSeq}-${randomBytes(4).toString("hex")}`;
 	}
 
 	/** Set by the first `boot()`, before any cell can run. */
@@ -243,7 +249,7 @@ export class Kernel {
 				silent: true,
 				outputDir: this.ensureOutputDir(),
 				memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
-				name: `startup-${process.pid}-${++this.cellSeq}`,
+				name: this.nextOutputName("startup"),
 				idleGraceMs: DEFAULTS.idleGraceMs,
 			});
 			await run.start();
