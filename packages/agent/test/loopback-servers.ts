@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 
 /** One scripted model reply: either a tool call of `ipython` with this code, or a final text. */
-export type ScriptedReply = { code: string } | { text: string } | never;
+export type ScriptedReply = { code: string } | { text: string } | { status: number; error: string };
 
 export interface LoopbackServer {
 	baseUrl: string;
@@ -32,7 +32,6 @@ async function serve(
 			const body = JSON.parse(raw) as Record<string, unknown>;
 			requests.push(body);
 			headers.push(req.headers);
-			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 			handler(body, res, requests.length - 1);
 		});
 	});
@@ -55,6 +54,12 @@ async function serve(
 export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<LoopbackServer> {
 	const served = await serve((_body, res, index) => {
 		const reply = script[index] ?? { text: "(script exhausted)" };
+		if ("status" in reply) {
+			res.writeHead(reply.status, { "content-type": "application/json" });
+			res.end(JSON.stringify({ error: { message: reply.error, type: "invalid_request_error" } }));
+			return;
+		}
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const chunk = (delta: unknown, finish: string | null = null) =>
 			res.write(
 				`data: ${JSON.stringify({ id: `c${index}`, object: "chat.completion.chunk", created: 0, model: "loopback", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
@@ -86,6 +91,12 @@ export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<
 export async function anthropicMessagesServer(script: ScriptedReply[]): Promise<LoopbackServer> {
 	return serve((_body, res, index) => {
 		const reply = script[index] ?? { text: "(script exhausted)" };
+		if ("status" in reply) {
+			res.writeHead(reply.status, { "content-type": "application/json" });
+			res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: reply.error } }));
+			return;
+		}
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const event = (type: string, data: Record<string, unknown>) =>
 			res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 		event("message_start", {

@@ -105,6 +105,24 @@ describe("real provider path through pi-ai", () => {
 		expect(JSON.stringify(server.requests[0]?.messages)).toContain("summarise the piped request");
 	});
 
+	it("a context overflow says the conversation no longer fits and how to go on", async () => {
+		server = await openAiCompletionsServer([
+			{
+				status: 400,
+				error: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+			},
+		]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, models: [{ id: "small", contextWindow: 8192 }] } },
+		});
+		const io = memoryIo(world.project, world.env);
+		const code = await runCli(["-p", "hello", "--model", "local/small"], io);
+		expect(code).toBe(1);
+		expect(io.err()).toContain("no longer fits the context window of local/small (8,192 tokens)");
+		expect(io.err()).toContain("--fork");
+	});
+
 	it("a model error exits 1 with what happened and how to resume", async () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 		// Nothing listens on this port: the connection is refused.

@@ -1,3 +1,4 @@
+import { isContextOverflow } from "@mariozechner/pi-ai";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { RunOutcome } from "../orchestrator/index.js";
 import type { StartedSession } from "../startup/index.js";
@@ -15,6 +16,16 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 		: " Nothing was saved (no answer had arrived yet): run the request again.";
 	if (outcome.status === "aborted") {
 		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };
+	}
+	if (
+		outcome.status === "error" &&
+		outcome.lastAssistant &&
+		isContextOverflow(outcome.lastAssistant, started.model.contextWindow)
+	) {
+		return {
+			exitCode: ExitCode.modelError,
+			message: `The conversation no longer fits the context window of ${started.model.provider}/${started.model.id} (${started.model.contextWindow.toLocaleString("en-US")} tokens), and compaction is not available yet. Start a new session, or continue from an earlier point with \`prime-agent --fork ${started.session.id} --at <entry>\` (\`prime-agent sessions ${started.session.id}\` lists the entries).`,
+		};
 	}
 	if (outcome.status === "error") {
 		const model = `${started.model.provider}/${started.model.id}`;
