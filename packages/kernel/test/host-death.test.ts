@@ -1,11 +1,17 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { processGone, waitUntilGone } from "./process-gone.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** The connection file a running kernel was started with (from its command line). */
+function connectionFileOf(pid: number): string {
+	const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+	return args[args.indexOf("-f") + 1];
+}
 
 describe("a kernel never outlives its host", () => {
 	const hostScript = join(here, "host-process.mjs");
@@ -49,12 +55,14 @@ describe("a kernel never outlives its host", () => {
 		return { hostPid: child.pid as number, kernelPid: JSON.parse(first).kernelPid, exited, nextLine };
 	}
 
-	it("exits within 10 s after its host is killed with SIGKILL", async () => {
+	it("exits within 10 s after its host is killed with SIGKILL, removing its connection file", async () => {
 		const host = await startHost();
 		expect(processGone(host.kernelPid)).toBe(false);
+		const connectionFile = connectionFileOf(host.kernelPid);
 		process.kill(host.hostPid, "SIGKILL");
 		await host.exited;
 		await waitUntilGone(host.kernelPid, 10_000);
+		expect(existsSync(connectionFile)).toBe(false);
 	});
 
 	it("survives a SIGINT the host app handles itself, and still dies with the host afterwards", async () => {
@@ -68,8 +76,10 @@ describe("a kernel never outlives its host", () => {
 
 	it("is killed when its host gets SIGTERM, and the host still dies of SIGTERM", async () => {
 		const host = await startHost();
+		const connectionFile = connectionFileOf(host.kernelPid);
 		process.kill(host.hostPid, "SIGTERM");
 		expect(await host.exited).toBe("SIGTERM");
 		await waitUntilGone(host.kernelPid, 2_000);
+		expect(existsSync(dirname(connectionFile))).toBe(false);
 	});
 });

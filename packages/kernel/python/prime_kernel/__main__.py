@@ -12,11 +12,20 @@ from .output_chunks import bound_standard_streams
 from .parent_watch import watch_host
 
 
+def _connection_file(args: list[str]) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == "-f" and i + 1 < len(args):
+            return os.path.abspath(args[i + 1])
+        if arg.startswith("--f="):
+            return os.path.abspath(arg[4:])
+    return None
+
+
 def main() -> None:
     host_pid = os.environ.get("PRIME_KERNEL_HOST_PID", "")
     if host_pid.isdigit():
         # Started before ipykernel initialises, so a host that dies during startup is noticed too.
-        watch_host(int(host_pid))
+        watch_host(int(host_pid), _connection_file(sys.argv[1:]))
 
     from ipykernel.kernelapp import IPKernelApp
 

@@ -26,6 +26,17 @@ def host_alive(pid: int) -> bool:
         return True
 
 
+def _remove_connection_file(path: str | None) -> None:
+    # The host that would have removed it is gone; leave no key lying in the temp directory.
+    if not path:
+        return
+    try:
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))
+    except OSError:
+        pass
+
+
 def _exit_with_group() -> None:
     pid = os.getpid()
     try:
@@ -37,10 +48,11 @@ def _exit_with_group() -> None:
     os._exit(1)
 
 
-def watch_host(pid: int, interval: float = 0.5) -> threading.Thread:
+def watch_host(pid: int, connection_file: str | None = None, interval: float = 0.5) -> threading.Thread:
     def run() -> None:
         while host_alive(pid):
             time.sleep(interval)
+        _remove_connection_file(connection_file)
         _exit_with_group()
 
     thread = threading.Thread(target=run, name="prime-kernel-host-watch", daemon=True)

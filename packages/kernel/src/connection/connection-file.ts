@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,8 +23,6 @@ export interface PrivateConnectionFile {
 	dir: string;
 	path: string;
 	key: string;
-	/** Removes the directory and everything in it. */
-	remove(): Promise<void>;
 }
 
 /**
@@ -48,7 +46,7 @@ export async function createConnectionFile(): Promise<PrivateConnectionFile> {
 		hb_port: 0,
 	};
 	await writeFile(path, JSON.stringify(info), { mode: 0o600, flag: "wx" });
-	return { dir, path, key, remove: () => rm(dir, { recursive: true, force: true }) };
+	return { dir, path, key };
 }
 
 /** The connection info once the kernel has written its bound ports, or `undefined` if not yet. */

@@ -5,7 +5,8 @@ import { describeExit, type KernelExit } from "./errors.js";
 import type { RunningKernel } from "./running-kernel.js";
 
 export interface CellRunOptions extends ExecuteOptions {
-	outputDir: string;
+	/** Where this cell's output files go; called only when one is needed. */
+	outputDir: () => string;
 	memoryOutputLimit: number;
 	/** Unique base name for this cell's output files. */
 	name: string;

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HOST_REQUEST_TARGET, HostRequestRegistry } from "../host-requests/index.js";
@@ -178,7 +179,7 @@ export class Kernel {
 		}
 		const run = new CellRun(kernel, code, {
 			...options,
-			outputDir: this.ensureOutputDir(),
+			outputDir: () => this.outputDirectory(),
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
@@ -199,22 +200,22 @@ export class Kernel {
 		return `${kind}-${++this.cellSeq}-${randomBytes(4).toString("hex")}`;
 	}
 
-	/** Set by the first `boot()`, before any cell can run. */
-	private ensureOutputDir(): string {
-		return this.outputDir as string;
+	/** The output directory, created (0700) the first time a cell has a file to write. */
+	private outputDirectory(): string {
+		if (!this.outputDir) {
+			if (this.options.outputDir) {
+				mkdirSync(this.options.outputDir, { recursive: true, mode: 0o700 });
+				this.outputDir = this.options.outputDir;
+			} else {
+				this.outputDir = mkdtempSync(join(tmpdir(), "prime-kernel-output-"));
+				this.ownsOutputDir = true;
+			}
+		}
+		return this.outputDir;
 	}
 
 	/** Starts a process, after `before` (stopping the old one); cells wait for the whole of it. */
 	private async boot(before?: () => Promise<void>): Promise<void> {
-		if (!this.outputDir) {
-			if (this.options.outputDir) {
-				await mkdir(this.options.outputDir, { recursive: true, mode: 0o700 });
-				this.outputDir = this.options.outputDir;
-			} else {
-				this.outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-output-"));
-				this.ownsOutputDir = true;
-			}
-		}
 		this.booting = (before ? before() : Promise.resolve()).then(() => this.bootProcess());
 		try {
 			const kernel = await this.booting;
@@ -247,7 +248,7 @@ export class Kernel {
 		if (this.options.startupCode) {
 			const run = new CellRun(kernel, this.options.startupCode, {
 				silent: true,
-				outputDir: this.ensureOutputDir(),
+				outputDir: () => this.outputDirectory(),
 				memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 				name: this.nextOutputName("startup"),
 				idleGraceMs: DEFAULTS.idleGraceMs,

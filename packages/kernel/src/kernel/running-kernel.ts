@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import {
 	type ChannelName,
 	type ConnectionInfo,
@@ -64,16 +66,19 @@ export class RunningKernel {
 
 	private constructor(
 		private readonly proc: KernelProcess,
-		private readonly removeConnectionDir: () => Promise<void>,
+		private readonly connectionDir: string,
 	) {
-		this.unregisterExitKill = killOnHostExit(() => signalKernel(proc.child, "SIGKILL"));
+		this.unregisterExitKill = killOnHostExit(() => {
+			signalKernel(proc.child, "SIGKILL");
+			rmSync(connectionDir, { recursive: true, force: true });
+		});
 		this.exited = proc.exited.then((exit) => {
 			this.exit = exit;
 			this.unregisterExitKill();
 			this.channels?.close();
 			for (const waiter of this.exitWaiters) waiter(exit);
 			this.exitWaiters.clear();
-			void this.removeConnectionDir().catch(() => {});
+			void rm(this.connectionDir, { recursive: true, force: true }).catch(() => {});
 			return exit;
 		});
 	}
@@ -100,7 +105,7 @@ export class RunningKernel {
 			env: options.env,
 			pythonPath: options.pythonPath,
 		});
-		const kernel = new RunningKernel(proc, file.remove);
+		const kernel = new RunningKernel(proc, file.dir);
 		const deadline = Date.now() + options.readyTimeoutMs;
 		try {
 			let info: ConnectionInfo | undefined;

@@ -51,7 +51,7 @@ describe("capping visible text", () => {
 
 describe("collecting a cell's output", () => {
 	it("spills past the memory limit and still writes every byte of interleaved streams in layout order", async () => {
-		const output = new CellOutput({ memoryLimit: 1000, dir, name: "cell-1" });
+		const output = new CellOutput({ memoryLimit: 1000, dir: () => dir, name: "cell-1" });
 		let stdout = "";
 		let stderr = "";
 		for (let i = 0; i < 2000; i++) {
@@ -73,7 +73,7 @@ describe("collecting a cell's output", () => {
 	});
 
 	it("caps each stream at the visible limit independently", () => {
-		const output = new CellOutput({ memoryLimit: 1 << 20, dir, name: "cell-2" });
+		const output = new CellOutput({ memoryLimit: 1 << 20, dir: () => dir, name: "cell-2" });
 		output.append("stdout", "x".repeat(VISIBLE_OUTPUT_CAP));
 		output.append("stderr", "y".repeat(VISIBLE_OUTPUT_CAP + 1));
 		const collected = output.finish();

@@ -6,8 +6,11 @@ import { capText, errorText } from "./format.js";
 export interface CellOutputOptions {
 	/** Bytes of complete output held in memory (all streams together) before spilling to files. */
 	memoryLimit: number;
-	/** Directory for spill files and the complete-output file (private, already created). */
-	dir: string;
+	/**
+	 * The directory for spill files and the complete-output file; called only when a file is
+	 * needed, so a cell with small output creates nothing on disk.
+	 */
+	dir: () => string;
 	/** Base name of this cell's files, unique within `dir`. */
 	name: string;
 }
@@ -144,7 +147,7 @@ export class CellOutput {
 	}
 
 	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string {
-		const finalPath = join(this.options.dir, `${this.options.name}.out.txt`);
+		const finalPath = join(this.options.dir(), `${this.options.name}.out.txt`);
 		const partialPath = `${finalPath}.partial`;
 		const fd = openSync(partialPath, "w", 0o600);
 		try {
@@ -177,7 +180,7 @@ export class CellOutput {
 
 	private spill(record: StreamRecord, text: string): void {
 		if (record.spillFd === undefined) {
-			record.spillPath = join(this.options.dir, `${this.options.name}.${record.name}.spill`);
+			record.spillPath = join(this.options.dir(), `${this.options.name}.${record.name}.spill`);
 			record.spillFd = openSync(record.spillPath, "w", 0o600);
 		}
 		writeSync(record.spillFd, text);
