@@ -9,7 +9,7 @@ import {
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ModelRegistry } from "../src/providers/index.js";
-import { Session } from "../src/session/index.js";
+import { listSessions, Session } from "../src/session/index.js";
 import { type StartedSession, type StartOptions, startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
@@ -194,4 +194,23 @@ it("resuming a session and leaving without a prompt leaves its file unchanged", 
 	const resumed = await start({ resume: first.session.id, thinkingLevel: "high" });
 	await resumed.dispose();
 	expect(readFileSync(first.session.path, "utf8")).toBe(before);
+});
+
+it("a resumed session keeps its model without --model, and a bad --at changes nothing", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	world.writeHome("auth.json", { faux: "key" });
+	faux.setResponses([fauxAssistantMessage("hi")]);
+	const first = await start();
+	await first.agentSession.prompt("hello");
+	await first.dispose();
+
+	const resumed = await start({ resume: first.session.id, model: undefined });
+	expect(`${resumed.model.provider}/${resumed.model.id}`).toBe("faux/faux-1");
+	await resumed.dispose();
+
+	const before = readFileSync(first.session.path, "utf8");
+	await expect(start({ fork: first.session.id, at: "nope" })).rejects.toThrow(/No entry nope/);
+	await expect(start({ resume: first.session.id, at: "nope" })).rejects.toThrow(/No entry nope/);
+	expect(readFileSync(first.session.path, "utf8")).toBe(before);
+	expect(listSessions(`${world.home}/sessions`)).toHaveLength(1);
 });

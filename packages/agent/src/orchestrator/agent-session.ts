@@ -3,7 +3,6 @@ import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 
 export interface AgentSessionOptions {
-	session: Session;
 	model: Model<Api>;
 	/** Key for the model's provider (resolved before the session starts). */
 	apiKey: string;

@@ -14,7 +14,7 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import { latestSession, resolveSessionRef, Session } from "../session/index.js";
+import { buildSessionContext, latestSession, resolveSessionRef, Session } from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -77,31 +77,43 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const settings = loadSettings(paths.settings);
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
+	const notices: string[] = [];
+	// The session to pick up (read only until every check below has passed).
+	let picked: Session | undefined;
+	if (options.fork) picked = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd));
+	else if (options.resume) picked = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
+	else if (options.continueLatest) {
+		const latest = latestSession(paths.sessions, options.cwd);
+		if (latest) picked = Session.open(latest.path);
+		else notices.push("No earlier session in this directory; starting a new one.");
+	}
+	if (picked && options.at && !picked.entry(options.at)) {
+		throw new UserError(
+			`No entry ${options.at} in session ${picked.id}.`,
+			`List the entries with \`prime-agent sessions ${picked.id}\`.`,
+			ExitCode.usage,
+		);
+	}
+
+	// A picked-up session keeps its model unless --model says otherwise.
+	const recorded = picked ? buildSessionContext(picked.branch(options.at ?? picked.leafId)).model : undefined;
+	const recordedModel = recorded ? registry.find(recorded.provider, recorded.modelId) : undefined;
 	const model = options.model
 		? resolveModelRef(registry, auth, options.model, env)
-		: chooseDefaultModel(registry, auth, settings.defaultModel, env);
+		: (recordedModel ?? chooseDefaultModel(registry, auth, settings.defaultModel, env));
 	const credential = requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env);
 	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
 
-	const notices: string[] = [];
 	let session: Session;
-	if (options.fork) {
-		const source = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd));
-		session = source.fork(options.at ?? source.leafId);
-		notices.push(`Forked session ${source.id} into ${session.id}.`);
-	} else if (options.resume) {
-		session = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
-	} else if (options.continueLatest) {
-		const latest = latestSession(paths.sessions, options.cwd);
-		if (latest) session = Session.open(latest.path);
-		else {
-			notices.push("No earlier session in this directory; starting a new one.");
-			session = Session.create({ dir: paths.sessions, cwd: options.cwd });
-		}
+	if (picked && options.fork) {
+		session = picked.fork(options.at ?? picked.leafId);
+		notices.push(`Forked session ${picked.id} into ${session.id}.`);
+	} else if (picked) {
+		session = picked;
+		if (options.at) session.branchFrom(options.at);
 	} else {
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
-	if (options.at && !options.fork) session.branchFrom(options.at);
 	const resumed = session.persisted;
 	const cwd = existsSync(session.cwd) ? session.cwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
@@ -116,7 +128,6 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		},
 	});
 	const agentSession = new AgentSession(session, {
-		session,
 		model,
 		apiKey: credential.key,
 		systemPrompt: buildSystemPrompt({ cwd, contextFiles: findContextFiles(cwd, paths.root) }),
