@@ -62,7 +62,8 @@ export interface DisplayData {
 
 /**
  * The outcome of one cell.
- * - `ok`: ran to completion. `error`: raised (see `error`). `aborted`: interrupted by the signal.
+ * - `ok`: ran to completion. `error`: raised (see `error`). `aborted`: interrupted (by the
+ *   `signal` or `interrupt()`) or never run because the signal was aborted before its turn.
  * - `died`: the kernel process exited mid-cell; `error` explains it. Nothing restarts the kernel
  *   by itself: later `execute` calls reject until the caller runs `restart()`.
  */
@@ -81,7 +82,8 @@ export interface CellResult {
 	/**
 	 * Path of a file holding the complete output (every byte of stdout, stderr, result and
 	 * traceback, in the layout of `formatCellOutput`), written once when the cell completed and
-	 * never changed afterwards. Present whenever any visible stream was truncated.
+	 * never changed afterwards. Present whenever a visible part was truncated or the output
+	 * outgrew `memoryOutputLimit`; absent for small outputs.
 	 */
 	fullOutputPath?: string;
 	/** Size in bytes of the complete output. */
@@ -99,7 +101,8 @@ export interface HostRequest {
 }
 
 /**
- * Answers one request type. Resolve with the reply's fields (sent as `{status:"ok", ...fields}`);
+ * Answers one request type. Resolve with the reply's fields (sent as `{status:"ok", ...fields}`;
+ * `status` is always set by the host, a non-object value is sent as `{status:"ok", value}`);
  * throw to send `{status:"error", error: message}`. Never leaves the Python side hanging.
  */
 export type HostRequestHandler = (payload: Record<string, unknown>) => unknown | Promise<unknown>;
