@@ -4,6 +4,8 @@
 is gone, so a host killed with SIGKILL leaves no kernel behind.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 

@@ -7,6 +7,8 @@ own thread, so the future is resolved on its own event loop with ``call_soon_thr
 The same handler takes the host's output acknowledgements (see ``output_chunks``).
 """
 
+from __future__ import annotations
+
 import asyncio
 import threading
 from typing import Any

@@ -1,5 +1,7 @@
 """``await host_request(type, payload)``: ask the host process something and await its reply."""
 
+from __future__ import annotations
+
 import asyncio
 import uuid
 from typing import Any

@@ -12,6 +12,8 @@ while more than that window is unacknowledged. A host that stops acknowledging (
 ``ACK_TIMEOUT_S``) turns flow control off rather than stalling the kernel.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import threading

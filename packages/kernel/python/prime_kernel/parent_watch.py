@@ -4,6 +4,8 @@ The host pid is watched directly: an orphan may be re-parented to a subreaper ra
 so ``getppid() == 1`` is not a reliable sign that the host died.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import threading
