@@ -48,6 +48,16 @@ describe("setting up the kernel environment", () => {
 		expect(lines.join("\n")).toContain("ipykernel==7.4.0");
 	});
 
+	it("explains a failed pip install and says what to do", async () => {
+		const attempt = setupKernelEnvironment({
+			agentDir: join(emptyDir, "offline-agent"),
+			// An index-less pip that ignores any configured mirror: nothing can be installed.
+			env: { PRIME_AGENT_PIP_ARGS: "--isolated --no-index" },
+		});
+		await expect(attempt).rejects.toThrow(KernelSetupError);
+		await expect(attempt).rejects.toThrow(/pip exited with code 1[\s\S]*ipykernel==7\.4\.0[\s\S]*run setup again/);
+	});
+
 	it("explains a missing python3 clearly", async () => {
 		const attempt = setupKernelEnvironment({
 			agentDir: join(emptyDir, "agent"),
