@@ -102,9 +102,9 @@ export function exceptionsLine(outcome: Outcome, maxTypes = 64, withLines = 6): 
 }
 
 /**
- * The deepest directory (ending in `/`, at least two levels deep) holding at least 3/4 of the
- * distinct absolute files, e.g. the project root when a few frames come from the standard
- * library; "" when there is none.
+ * The parent of the deepest directory (ending in `/`) holding at least 3/4 of the distinct
+ * absolute files, so a few standard-library frames do not prevent shortening; "" when there is
+ * none or it would be shallower than two levels.
  */
 function commonDirectory(files: readonly string[]): string {
 	const absolute = [...new Set(files.filter((f) => f.startsWith("/")))];
@@ -114,7 +114,12 @@ function commonDirectory(files: readonly string[]): string {
 		const prefix = first.slice(0, end + 1);
 		if (prefix.split("/").length < 4) break;
 		const covered = absolute.filter((f) => f.startsWith(prefix)).length;
-		if (covered * 4 >= absolute.length * 3) return prefix;
+		// One level up: paths keep their leading directory (`tests/...`, `src/...`), which is how
+		// tools and people name them relative to a project root.
+		if (covered * 4 >= absolute.length * 3) {
+			const parent = prefix.slice(0, prefix.lastIndexOf("/", prefix.length - 2) + 1);
+			return parent.split("/").length < 4 ? "" : parent;
+		}
 	}
 	return "";
 }
