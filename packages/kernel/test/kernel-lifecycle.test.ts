@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -98,6 +98,21 @@ describe("kernel process", () => {
 		await expect(Kernel.start({ startupCode: "raise RuntimeError('bad startup')" })).rejects.toThrow(
 			/startupCode failed \(RuntimeError: bad startup\)/,
 		);
+	});
+
+	it("names a working directory that does not exist", async () => {
+		const missing = join(tmpdir(), "kernel-no-such-cwd", "deeper");
+		await expect(Kernel.start({ cwd: missing })).rejects.toThrow(`working directory ${missing} does not exist`);
+	});
+
+	it("starts in the given working directory", async () => {
+		const dir = await realpath(await mkdtemp(join(tmpdir(), "kernel-cwd-")));
+		try {
+			const kernel = await startKernel({ cwd: dir });
+			expect((await kernel.execute("import os\nos.getcwd()")).result).toBe(`'${dir}'`);
+		} finally {
+			await rm(dir, { recursive: true, force: true });
+		}
 	});
 
 	it("puts pythonPath directories on the kernel's import path", async () => {

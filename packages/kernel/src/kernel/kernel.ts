@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -228,6 +228,12 @@ export class Kernel {
 	}
 
 	private async bootProcess(): Promise<RunningKernel> {
+		const cwd = this.options.cwd;
+		if (cwd && !existsSync(cwd)) {
+			throw new KernelStartError(
+				`The kernel's working directory ${cwd} does not exist; create it or pass another cwd.`,
+			);
+		}
 		let kernel: RunningKernel;
 		try {
 			kernel = await RunningKernel.boot({
