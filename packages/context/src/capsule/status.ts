@@ -102,20 +102,17 @@ export function exceptionsLine(outcome: Outcome, maxTypes = 64, withLines = 6): 
 }
 
 /**
- * The parent of the deepest directory (ending in `/`) holding at least 3/4 of the distinct
- * absolute files, so a few standard-library frames do not prevent shortening; "" when there is
- * none or it would be shallower than two levels.
+ * The parent of the deepest directory (ending in `/`) holding at least 3/4 of the absolute
+ * locations, so a few standard-library frames do not prevent shortening and paths keep their
+ * leading directory (`tests/...`, `src/...`); "" when there is none or it is under two levels.
  */
 function commonDirectory(files: readonly string[]): string {
-	const absolute = [...new Set(files.filter((f) => f.startsWith("/")))];
+	const absolute = files.filter((f) => f.startsWith("/"));
 	if (absolute.length < 2) return "";
 	const first = absolute[0];
 	for (let end = first.lastIndexOf("/"); end > 0; end = first.lastIndexOf("/", end - 1)) {
 		const prefix = first.slice(0, end + 1);
-		if (prefix.split("/").length < 4) break;
 		const covered = absolute.filter((f) => f.startsWith(prefix)).length;
-		// One level up: paths keep their leading directory (`tests/...`, `src/...`), which is how
-		// tools and people name them relative to a project root.
 		if (covered * 4 >= absolute.length * 3) {
 			const parent = prefix.slice(0, prefix.lastIndexOf("/", prefix.length - 2) + 1);
 			return parent.split("/").length < 4 ? "" : parent;
