@@ -50,6 +50,14 @@ describe("executing cells", () => {
 		expect(formatCellOutput(result)).toContain("ValueError: bad input 7");
 	});
 
+	it("runs %%bash cells and shell escapes, collecting their output", async () => {
+		const bash = await kernel.execute("%%bash\necho from bash\necho to err >&2");
+		expect(bash.stdout).toBe("from bash\n");
+		expect(bash.stderr).toBe("to err\n");
+		// IPython runs `!` commands on a pseudo-terminal, hence the carriage return.
+		expect((await kernel.execute("!echo from shell")).stdout).toMatch(/^from shell\r?\n$/);
+	});
+
 	it("runs top-level await", async () => {
 		const result = await kernel.execute("import asyncio\nawait asyncio.sleep(0.01)\n'awaited'");
 		expect(result.result).toBe("'awaited'");
