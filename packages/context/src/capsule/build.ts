@@ -1,5 +1,6 @@
 import type { LineKind } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
+import { utf8Bytes } from "./escape.js";
 import { compactFailingIds } from "./failing-ids.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
@@ -118,8 +119,12 @@ function rawExcerpt(input: StructuredCapsuleInput): ExcerptLine[] {
 		];
 	}
 	const out: ExcerptLine[] = [];
+	// With the failing ids listed above the excerpt, failure header lines mostly repeat them: the
+	// exception messages and error lines say more.
+	const idsListed = input.outcome.failingIds.length > 0;
 	for (const k of selection.decisive) {
-		const base = terminal.has(k.line) ? 0 : (DECISIVE_PRIORITY[k.kind] ?? 5);
+		const kindPriority = k.kind === "failure" && idsListed ? 2.5 : (DECISIVE_PRIORITY[k.kind] ?? 5);
+		const base = terminal.has(k.line) ? 0 : kindPriority;
 		out.push(toExcerpt(k, base));
 	}
 	for (const k of selection.context) out.push(toExcerpt(k, k.kind === "bullet" ? 8 : 3.5));
@@ -202,6 +207,11 @@ function traceAdvice(command: string | undefined): string {
 	return `Trace-only output with no decisive diagnostic; nothing here needs reading. If you need specific lines, rerun ${what} with its output filtered (for example through grep) to those lines.`;
 }
 
+/** Room kept for excerpt evidence before any goes to the location list: up to 1 KiB, a third of small budgets. */
+function evidenceReserve(budget: number): number {
+	return Math.min(1024, Math.floor(budget / 3));
+}
+
 /** Builds a structured capsule of the given kind within its budget. */
 export function buildStructuredCapsule(input: StructuredCapsuleInput): StructuredCapsule {
 	const { header, kind, outcome, selection, facts } = input;
@@ -210,8 +220,6 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	if (kind !== "clean") {
 		const exceptions = exceptionsLine(outcome);
 		if (exceptions) status.push(exceptions);
-		// Locations get at most a third of the budget; the excerpt shows the lines around them.
-		status.push(...locationLines(outcome, Math.floor(input.budget / 3)));
 	}
 	const decisive = hasDecisiveDiagnostic(selection, outcome) || failed;
 	const withHints = kind !== "binary" && kind !== "clean" && !(kind === "trace" && !decisive);
@@ -221,19 +229,27 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	}
 	if (kind === "trace" && !decisive) footer.push(traceAdvice(facts.command));
 	const compact = input.budget <= 2048;
-	const rendered = renderCapsule(
-		{
-			header,
-			notice:
-				kind === "binary" ? BINARY_NOTICE : LARGE_KINDS.has(kind) ? NOTICE : NOTICE.replace("Large output", "Output"),
-			recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
-			status,
-			failingIds: compactFailingIds(outcome.failingIds),
-			excerpt: excerptFor(input, failed),
-			maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
-			footer,
-		},
-		input.budget,
-	);
+	const parts = {
+		header,
+		notice:
+			kind === "binary" ? BINARY_NOTICE : LARGE_KINDS.has(kind) ? NOTICE : NOTICE.replace("Large output", "Output"),
+		recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
+		status,
+		failingIds: compactFailingIds(outcome.failingIds),
+		excerpt: excerptFor(input, failed),
+		maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
+		footer,
+	};
+	if (kind !== "clean") {
+		// Locations take at most a third of the budget, and only what the fixed parts and a reserve
+		// for evidence lines leave: failing ids first, then decisive lines, then the location list.
+		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
+		const third = Math.floor(input.budget / 3);
+		// When the failing ids alone overflow the budget there is no excerpt at all: locations are then
+		// the remaining evidence and keep their third.
+		const room = fixed > input.budget ? third : Math.min(third, input.budget - fixed - evidenceReserve(input.budget));
+		if (room > 0) parts.status = [...status, ...locationLines(outcome, room)];
+	}
+	const rendered = renderCapsule(parts, input.budget);
 	return { ...rendered, hints: withHints };
 }
