@@ -149,37 +149,30 @@ export class CellRun {
 		let status: CellResult["status"] = "ok";
 		if (reply.status === "error") status = this.interrupted ? "aborted" : "error";
 		else if (reply.status === "aborted") status = "aborted";
-		if (reply.status === "error" && !this.reported) this.output.setErrorIfMissing(toCellError(reply));
-		const result = this.collect(status);
-		if (typeof reply.execution_count === "number") result.executionCount = reply.execution_count;
-		this.end(result);
+		this.end(() => {
+			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply));
+			const result = this.collect(status);
+			if (typeof reply.execution_count === "number") result.executionCount = reply.execution_count;
+			return result;
+		});
 	}
 
 	private onExit(exit: KernelExit): void {
 		if (this.done) return;
-		const error: CellError = {
-			ename: "KernelDied",
-			evalue:
-				`The kernel process ${describeExit(exit)} while this cell was running, so every variable in it is gone. ` +
-				"Call restart() to start a fresh kernel.",
-			traceback: [],
-		};
-		if (!this.reported) this.output.setError(error);
-		this.end(this.collect("died"));
+		this.end(() => {
+			this.output.setError({
+				ename: "KernelDied",
+				evalue:
+					`The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone. ` +
+					"Call restart() to start a fresh kernel.",
+				traceback: [],
+			});
+			return this.collect("died");
+		});
 	}
 
-	/** The result so far; after `reportStillBusy` the output was already collected and is not re-read. */
+	/** Everything collected so far, as a result (closes the output: call once). */
 	private collect(status: CellResult["status"]): CellResult {
-		if (this.reported)
-			return {
-				status,
-				stdout: "",
-				stderr: "",
-				displays: [],
-				truncated: { stdout: false, stderr: false },
-				fullOutputBytes: 0,
-				durationMs: Date.now() - this.started,
-			};
 		const collected = this.output.finish();
 		return {
 			status,
@@ -195,16 +188,16 @@ export class CellRun {
 		};
 	}
 
-	private end(result: CellResult): void {
+	/** Finishes the cell; `build` makes the result unless one was already reported. */
+	private end(build: () => CellResult): void {
 		this.done = true;
 		clearTimeout(this.idleTimer);
 		for (const stop of this.stops) stop();
-		this.report(result);
+		if (!this.reported) this.report(build());
 		this.resolveSettled();
 	}
 
 	private report(result: CellResult): void {
-		if (this.reported) return;
 		this.reported = true;
 		this.resolveResult(result);
 	}
