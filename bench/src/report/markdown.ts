@@ -60,7 +60,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		notLegible(results),
 		"",
-		"A label counts as kept when its exact string is legible in the view (as written, or with ANSI escapes removed and XML entities decoded); a location also counts in the shape its tool prints it (traceback frame, `path(line,col)`, ESLint block, diff hunk). A false green is a view of a failed run that shows no failure at all: none of its failing ids or error types and no failure-shaped line (FAILED, `N failed`, an error line, a traceback, a panic, `not ok`, a non-zero exit). Counts shown: the labelled failed/errors/passed numbers appear on result-shaped lines (the raw row is the ceiling of this detector). Exit code stated: the view names the exit code (hosts also pass it beside the output).",
+		"A label counts as kept when its exact string is legible in the view (as written, or with ANSI escapes removed and XML entities decoded); a location also counts in the shape its tool prints it (traceback frame, `path(line,col)`, ESLint block, diff hunk, or a listing of files under a stated directory). A false green is a view of a failed run that shows no failure at all: none of its failing ids or error types and no failure-shaped line (FAILED, `N failed`, an error line, a traceback, a panic, `not ok`, a non-zero exit). Counts shown: the labelled failed/errors/passed numbers appear on result-shaped lines (the raw row is the ceiling of this detector). Exit code stated: the view names the exit code (hosts also pass it beside the output).",
 		"",
 		"## Trajectory replay",
 		"",
