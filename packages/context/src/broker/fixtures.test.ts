@@ -96,6 +96,50 @@ describe.skipIf(!present)(`real tool outputs (${FIXTURES})`, () => {
 		},
 	);
 
+	it("passes two distinct medium runs through, then keeps every failing id of the third in a compact capsule", async () => {
+		const byName = (prefix: string) => cases.find((c) => c.name.startsWith(prefix));
+		const medium = ["041", "044", "018"].map(byName);
+		expect(medium.every((c) => c !== undefined)).toBe(true);
+		const root = await mkdtemp(join(tmpdir(), "broker-grace-"));
+		roots.push(root);
+		const broker = await createBroker({
+			archive: await openSessionArchive({ root, sessionId: "grace" }),
+			config: DEFAULT_CONFIG,
+		});
+		const results = [];
+		for (const c of medium as (typeof cases)[number][]) {
+			expect(c.bytes.length).toBeGreaterThanOrEqual(8192);
+			expect(c.bytes.length).toBeLessThan(DEFAULT_CONFIG.minTextBytes);
+			results.push(
+				await broker.observe({
+					tool: c.meta.tool,
+					text: c.bytes.toString("utf8"),
+					isError: false,
+					exitCode: c.meta.exit_code,
+				}),
+			);
+		}
+		expect(results.map((r) => r.decision)).toEqual(["pass-through", "pass-through", "structured-capsule"]);
+		const third = results[2];
+		expect(Buffer.byteLength(third.text)).toBeLessThanOrEqual(1536);
+		const shown = unescapeXmlText(third.text);
+		for (const id of (medium[2] as (typeof cases)[number]).meta.failing_ids) expect(shown).toContain(id);
+		expect(third.text).toMatch(/\bFAIL\b/);
+	});
+
+	it("passes a small real failure through when its capsule would cost more than 30% of it", async () => {
+		const c = cases.find((x) => x.name.startsWith("001"));
+		if (!c) throw new Error("fixture 001 is missing from the corpus");
+		const root = await mkdtemp(join(tmpdir(), "broker-roi-"));
+		roots.push(root);
+		const config = { ...DEFAULT_CONFIG, minTextBytes: 4096 };
+		const broker = await createBroker({ archive: await openSessionArchive({ root, sessionId: "roi" }), config });
+		const text = c.bytes.toString("utf8");
+		const result = await broker.observe({ tool: c.meta.tool, text, isError: false, exitCode: c.meta.exit_code });
+		expect(result.decision).toBe("pass-through");
+		expect(result.text).toBe(text);
+	});
+
 	it("clean passing runs become capsules of at most 768 bytes without Read or Search hints", async () => {
 		const clean = large.filter((c) => c.meta.outcome === "pass" && c.meta.tool !== "git");
 		expect(clean.length).toBeGreaterThanOrEqual(3);
