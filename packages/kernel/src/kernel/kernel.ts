@@ -249,7 +249,13 @@ export class Kernel {
 		kernel.onCommOpen = (message) => this.answerHostRequest(kernel, message);
 		void kernel.exited.then((exit) => {
 			if (this.current !== kernel || this.stopping) return;
-			for (const listener of this.diedListeners) listener(exit);
+			for (const listener of this.diedListeners) {
+				try {
+					listener(exit);
+				} catch (error) {
+					process.emitWarning(`prime-agent-kernel: a "died" listener threw: ${String(error)}`);
+				}
+			}
 		});
 		if (this.options.startupCode) {
 			const run = new CellRun(kernel, this.options.startupCode, {
