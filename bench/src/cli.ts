@@ -13,7 +13,8 @@ import { losses, targets } from "./report/verdict.js";
 
 const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]
   --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default ../shared/fixtures/outputs)
-  --trajectories <dir>   mini-swe-agent .traj.json(.gz) files (default ../shared/fixtures/trajectories)
+  --trajectories <dir>   mini-swe-agent .traj.json(.gz) files and agent session .jsonl files
+                         (default ../shared/fixtures/trajectories)
   --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
   --smoke                four cases (one capsule-sized), one trajectory, small speed buckets`;
 

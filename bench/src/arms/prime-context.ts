@@ -113,7 +113,7 @@ export class PrimeContextArm implements Arm {
 			text: observation.text,
 			command: observation.command ?? undefined,
 			exitCode: observation.exitCode,
-			isError: observation.exitCode !== null && observation.exitCode !== 0,
+			isError: observation.isError ?? (observation.exitCode !== null && observation.exitCode !== 0),
 		});
 		const recovery = this.recovery;
 		const label = `${archive.sessionId}/${result.id}`;

@@ -4,6 +4,8 @@ export interface Observation {
 	command: string | null;
 	exitCode: number | null;
 	text: string;
+	/** The tool reported an error; when absent, a non-zero exit code means an error. */
+	isError?: boolean;
 }
 
 /** An arm opened for one run (a labelled case, or one trajectory): sees its observations in order. */

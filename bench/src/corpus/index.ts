@@ -1,4 +1,5 @@
 export { type CaseMeta, type LabelledCase, type LabelledCounts, readLabelledCorpus } from "./labelled.js";
+export { parseSession } from "./session.js";
 export {
 	listTrajectoryFiles,
 	parseTrajectory,

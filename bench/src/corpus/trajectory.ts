@@ -1,5 +1,5 @@
 /**
- * Reader for mini-swe-agent trajectories (`.traj.json`, `.traj.json.gz`):
+ * Reader for mini-swe-agent trajectories (and, through `readTrajectory`, our own session files) (`.traj.json`, `.traj.json.gz`):
  * `{instance_id, messages: [{role, content}], ...}` where `messages[0]` is the system prompt,
  * `messages[1]` the task, each assistant message holds one bash command in a fenced block and each
  * following user message is the observation (`<returncode>N</returncode>` then `<output>...</output>`).
@@ -7,6 +7,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { parseSession } from "./session.js";
 
 /** One replayed step: the assistant message (the action) and the observation that answered it. */
 export interface TrajectoryStep {
@@ -18,6 +19,10 @@ export interface TrajectoryStep {
 	observation: string;
 	/** `<returncode>` of the observation, or null when the message has none (e.g. a format notice). */
 	exitCode: number | null;
+	/** The tool reported an error; when absent, a non-zero exit code means an error. */
+	isError?: boolean;
+	/** Tool name; `bash` when absent. */
+	tool?: string;
 }
 
 export interface Trajectory {
@@ -78,14 +83,15 @@ export function parseTrajectory(json: string, fallbackId: string): Trajectory {
 	};
 }
 
-/** Reads one `.traj.json` or `.traj.json.gz` file. */
+/** Reads one `.traj.json`, `.traj.json.gz` or session `.jsonl` file. */
 export async function readTrajectory(path: string): Promise<Trajectory> {
 	const raw = await readFile(path);
+	if (path.endsWith(".jsonl")) return parseSession(raw.toString("utf8"), basename(path, ".jsonl"));
 	const json = path.endsWith(".gz") ? gunzipSync(raw).toString("utf8") : raw.toString("utf8");
 	return parseTrajectory(json, basename(path).replace(/\.traj\.json(\.gz)?$/, ""));
 }
 
-/** Paths of the trajectory files in `dir`, sorted by name. */
+/** Paths of the trajectory and session files in `dir`, sorted by name. */
 export async function listTrajectoryFiles(dir: string): Promise<string[]> {
 	let names: string[];
 	try {
@@ -95,7 +101,7 @@ export async function listTrajectoryFiles(dir: string): Promise<string[]> {
 			`Cannot read the trajectory folder ${dir}: ${(error as Error).message}. Pass --trajectories <dir>.`,
 		);
 	}
-	const files = names.filter((name) => /\.traj\.json(\.gz)?$/.test(name)).sort();
-	if (files.length === 0) throw new Error(`No .traj.json or .traj.json.gz files in ${dir}.`);
+	const files = names.filter((name) => /\.traj\.json(\.gz)?$|\.jsonl$/.test(name)).sort();
+	if (files.length === 0) throw new Error(`No .traj.json, .traj.json.gz or session .jsonl files in ${dir}.`);
 	return files.map((name) => join(dir, name));
 }

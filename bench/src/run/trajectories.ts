@@ -28,7 +28,13 @@ export interface TrajectoryArmResult {
 }
 
 export function stepObservation(step: Trajectory["steps"][number]): Observation {
-	return { tool: "bash", command: step.command, exitCode: step.exitCode, text: step.observation };
+	return {
+		tool: step.tool ?? "bash",
+		command: step.command,
+		exitCode: step.exitCode,
+		text: step.observation,
+		isError: step.isError,
+	};
 }
 
 export async function runTrajectories(
