@@ -11,17 +11,25 @@ export { losses, targets } from "./verdict.js";
 
 export const CHART_FILE = "retention-vs-tokens.svg";
 
-/** The chart: labelled-corpus facts kept against total tokens shown, one point per arm. */
+/** The chart: labelled-corpus tokens shown against failing ids kept, and against all facts kept. */
 export function chartOf(results: BenchmarkResults): string {
-	return retentionChart(
+	const points = (pick: (arm: BenchmarkResults["labelled"][number]) => number) =>
 		results.labelled.map((arm) => ({
 			name: arm.arm,
 			tokens: arm.tokens.total,
-			retention: arm.ofRaw.facts.recall,
+			retention: pick(arm),
 			highlight: arm.arm === OURS,
-		})),
-		`Labelled outputs (${results.corpora.cases.count} cases): facts kept vs tokens shown`,
-		"labelled facts kept (failing ids, error types, locations)",
+		}));
+	return retentionChart(
+		[
+			{ title: "Failing test ids", yLabel: "failing ids kept", points: points((arm) => arm.ofRaw.failingIds.recall) },
+			{
+				title: "All labelled facts",
+				yLabel: "ids, error types and locations kept",
+				points: points((arm) => arm.ofRaw.facts.recall),
+			},
+		],
+		`Labelled outputs (${results.corpora.cases.count} cases): what the model keeps vs tokens it reads`,
 		"total tokens the model sees (o200k, log scale)",
 	);
 }
