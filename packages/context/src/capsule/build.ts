@@ -149,6 +149,21 @@ function focusLine(selection: Selection): number | null {
 	return null;
 }
 
+/**
+ * For a usage listing the evidence leads: the first fatal or error line of the head, else its first
+ * line; the search string is the start of that line (checked to occur in the raw text).
+ */
+function usageFocus(selection: Selection): { line: number; query: string | null } {
+	const head = selection.head.filter((k) => k.kind !== "blank");
+	const lead = head.find((k) => k.kind === "error" || k.kind === "exception" || k.kind === "failure") ?? head[0];
+	if (!lead) return { line: 1, query: null };
+	const query = lead.raw
+		.trim()
+		.slice(0, 40)
+		.replace(/\s+\S*$/, "");
+	return { line: lead.line, query: usableQuery(query) && lead.raw.includes(query) ? query : null };
+}
+
 /** Characters a search query must avoid: they would need quoting or escaping in the hint. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
 const UNSAFE_QUERY = /["&<\\\u0000-\u001f\u007f]/;
@@ -225,7 +240,10 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	const withHints = kind !== "binary" && kind !== "clean" && !(kind === "trace" && !decisive);
 	const footer: string[] = [];
 	if (withHints) {
-		footer.push(...recoveryHints(header.id, header.lines, focusLine(selection), chooseSearchQuery(selection, outcome)));
+		const usage = kind === "usage" ? usageFocus(selection) : null;
+		const focus = usage ? usage.line : focusLine(selection);
+		const query = usage ? usage.query : chooseSearchQuery(selection, outcome);
+		footer.push(...recoveryHints(header.id, header.lines, focus, query));
 	}
 	if (kind === "trace" && !decisive) footer.push(traceAdvice(facts.command));
 	const compact = input.budget <= 2048;
