@@ -59,9 +59,7 @@ export class PrimeContextArm implements Arm {
 	) {}
 
 	async open(runId: string): Promise<ArmRun> {
-		const archive = await this.deps.openArchive(this.root, runId);
-		const broker = await this.deps.createBroker(archive);
-		this.archives.push(archive);
+		const { archive, broker } = await this.session(runId);
 		return { view: async (observation) => (await this.observe(archive, broker, observation)).text };
 	}
 
@@ -75,9 +73,7 @@ export class PrimeContextArm implements Arm {
 		meta: CaseMeta,
 		notInOutput: { failingIds: string[]; errorTypes: string[]; locations: string[] },
 	): Promise<string> {
-		const archive = await this.deps.openArchive(this.root, runId);
-		const broker = await this.deps.createBroker(archive);
-		this.archives.push(archive);
+		const { archive, broker } = await this.session(runId);
 		const result = await this.observe(archive, broker, observation);
 		if (!result.archived) return result.text;
 		const search = this.recovery.search;
@@ -101,6 +97,13 @@ export class PrimeContextArm implements Arm {
 		for (const archive of this.archives) disk += await archive.diskBytes();
 		this.recovery.archiveDiskBytes = disk;
 		return this.recovery;
+	}
+
+	/** A new session of this corpus's archive, with its own broker. */
+	private async session(runId: string): Promise<{ archive: SessionArchive; broker: ObservationBroker }> {
+		const archive = await this.deps.openArchive(this.root, runId);
+		this.archives.push(archive);
+		return { archive, broker: await this.deps.createBroker(archive) };
 	}
 
 	private async observe(
