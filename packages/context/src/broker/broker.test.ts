@@ -49,7 +49,7 @@ function pythonSource(bytes: number, tag = "v1"): string {
 	return out.join("");
 }
 
-function pytestRun(passed: number, seconds: string, wrapper = "rootdir: /tmp/project"): string {
+function pytestRun(passed: number, seconds: string, wrapper = "rootdir: /srv/project"): string {
 	const lines = [
 		"============================= test session starts ==============================",
 		"platform linux -- Python 3.11.7, pytest-9.1.1, pluggy-1.6.0",
@@ -387,7 +387,7 @@ describe("deltas", () => {
 		const { broker } = await session();
 		const first = await broker.observe(input(pytestRun(9, "0.12"), { tool: "bash", exitCode: 0 }));
 		const second = await broker.observe(
-			input(pytestRun(9, "0.31", "rootdir: /tmp/project, configfile: pyproject.toml"), { tool: "bash", exitCode: 0 }),
+			input(pytestRun(9, "0.31", "rootdir: /srv/project, configfile: pyproject.toml"), { tool: "bash", exitCode: 0 }),
 		);
 		expect(second.decision).toBe("delta-capsule");
 		expect(second.text).toContain(`TEST_RESULT PASS 9/9 unchanged since ${first.id}`);
