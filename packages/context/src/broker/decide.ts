@@ -116,9 +116,12 @@ function isUsage(scan: Scan): boolean {
 	);
 }
 
+/** A trace/debug/progress burst; a recognised test run (counts or failing ids) is not "trace-only". */
 function isTraceBurst(scan: Scan): boolean {
 	const trace = scan.selection.kinds.trace + scan.selection.kinds.progress;
 	return (
+		scan.outcome.counts === null &&
+		scan.outcome.failingIds.length === 0 &&
 		scan.bytes >= RULES.traceMinBytes &&
 		trace >= RULES.traceMinLines &&
 		trace >= scan.selection.nonBlank * RULES.traceMinShare
