@@ -205,7 +205,8 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 				recovery.calls[action] = (recovery.calls[action] ?? 0) + 1;
 				if (returnedEvidence) recovery.withEvidence++;
 				else recovery.empty++;
-				await saveState(dir, state);
+				// Metrics are diagnostics: an unwritable session directory must not fail the recovery itself.
+				await saveState(dir, state).catch(() => {});
 			});
 		},
 	};
