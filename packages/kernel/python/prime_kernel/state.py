@@ -1,0 +1,253 @@
+"""Save the user namespace to a folder with dill, one file per variable, and restore it later.
+
+One object that cannot be pickled loses only its own name. The folder holds ``manifest.json`` and
+``vars/<sha256>.pkl``; a variable file is named by its content, so an unchanged value is not
+written again, and the manifest is replaced atomically last, so a crash mid-save leaves the
+previous snapshot whole. Everything is private to the user (folders 0700, files 0600).
+
+Never saved: IPython's own names (output history ``_``, ``Out``, ``In``, ``_i*``, ``_oh``, ``_dh``,
+``exit``, ``quit``, ``get_ipython``, dunder names, anything IPython put there itself), the names the
+caller excludes, and modules, which are recorded by import name and imported again on restore.
+
+Functions and classes defined in cells are pickled by value. Other values are pickled with their
+``__main__`` classes by reference, and restored after the classes, so restored instances belong to
+the restored class (``isinstance`` keeps working). Functions are pickled without ``recurse``: their
+globals are then the live namespace after restore, as they were before.
+"""
+
+import hashlib
+import importlib
+import io
+import json
+import os
+import re
+import tempfile
+import time
+import types
+import warnings
+from typing import Any
+
+import dill
+
+MANIFEST = "manifest.json"
+VARS = "vars"
+FORMAT = 1
+REPORT_PREFIX = "prime-kernel-state "
+MAX_VARIABLE_BYTES = 16 * 1024 * 1024
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "_ih", "_oh", "_dh"})
+# `_`, `__`, `___`, `_i`, `_ii`, `_iii`, `_5`, `_i5`, and dunder names such as `__builtins__`.
+_IPYTHON_PATTERN = re.compile(r"^(_+|_i{1,3}|_i?\d+|__.*__)$")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _CappedBuffer(io.BytesIO):
+    """Stops a pickle as soon as it passes the cap, so a huge object never fills memory."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
+
+    def write(self, data: Any) -> int:  # type: ignore[override]
+        if self.tell() + len(data) > self.cap:
+            raise _TooLarge()
+        return super().write(data)
+
+
+def _user_namespace(namespace: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The namespace and IPython's hidden names (empty outside IPython)."""
+    if namespace is not None:
+        return namespace, {}
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("prime_kernel.state needs a namespace when not running inside IPython")
+    return shell.user_ns, shell.user_ns_hidden
+
+
+def _is_definition(value: Any) -> bool:
+    """A class or function defined in a cell: it must be pickled by value."""
+    return isinstance(value, (type, types.FunctionType)) and getattr(value, "__module__", None) == "__main__"
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def _pickle(value: Any, cap: int) -> tuple[bytes, bool]:
+    """Pickle one value; returns the bytes and whether `__main__` classes were kept by reference."""
+    attempts = [False] if _is_definition(value) else [True, False]
+    error: Exception | None = None
+    for by_reference in attempts:
+        buffer = _CappedBuffer(cap)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dill.dump(value, buffer, byref=by_reference, recurse=False)
+            return buffer.getvalue(), by_reference
+        except _TooLarge:
+            raise
+        except Exception as caught:  # noqa: BLE001 - any pickling failure makes the name unsaveable
+            error = caught
+    assert error is not None
+    raise error
+
+
+def _describe(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _private_dir(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def save(
+    directory: str,
+    exclude: list[str] | tuple[str, ...] = (),
+    namespace: dict[str, Any] | None = None,
+    max_variable_bytes: int = MAX_VARIABLE_BYTES,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
+) -> dict[str, Any]:
+    """Snapshot the namespace into `directory`; returns a report (the manifest plus `written`)."""
+    began = time.monotonic()
+    ns, hidden = _user_namespace(namespace)
+    excluded = set(exclude)
+    vars_dir = os.path.join(directory, VARS)
+    _private_dir(directory)
+    _private_dir(vars_dir)
+
+    variables: list[dict[str, Any]] = []
+    unsaveable: list[dict[str, str]] = []
+    imports: dict[str, str] = {}
+    total = 0
+    written = 0
+    for name, value in list(ns.items()):
+        if name in excluded or name in _IPYTHON_NAMES or _IPYTHON_PATTERN.match(name):
+            continue
+        if name in hidden and hidden[name] is value:
+            continue
+        type_name = type(value).__name__
+        if isinstance(value, types.ModuleType):
+            imports[name] = value.__name__
+            continue
+        try:
+            data, by_reference = _pickle(value, max_variable_bytes)
+        except _TooLarge:
+            reason = f"larger than the {_mib(max_variable_bytes)} cap per variable"
+            unsaveable.append({"name": name, "type": type_name, "reason": reason})
+            continue
+        except Exception as error:  # noqa: BLE001
+            unsaveable.append({"name": name, "type": type_name, "reason": _describe(error)})
+            continue
+        if total + len(data) > max_total_bytes:
+            reason = f"{_mib(len(data))} would pass the {_mib(max_total_bytes)} cap for the whole snapshot"
+            unsaveable.append({"name": name, "type": type_name, "reason": reason})
+            continue
+        total += len(data)
+        digest = hashlib.sha256(data).hexdigest()
+        file_name = f"{digest}.pkl"
+        path = os.path.join(vars_dir, file_name)
+        if not os.path.exists(path):
+            _write_atomically(path, data)
+            written += 1
+        variables.append(
+            {
+                "name": name,
+                "file": file_name,
+                "bytes": len(data),
+                "type": type_name,
+                "definition": _is_definition(value),
+                "by_reference": by_reference,
+            }
+        )
+
+    manifest = {
+        "format": FORMAT,
+        "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "total_bytes": total,
+        "variables": variables,
+        "imports": imports,
+        "unsaveable": unsaveable,
+    }
+    _write_atomically(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1).encode("utf-8"))
+    # Only now may files the new manifest does not name go (the old manifest needed them).
+    keep = {entry["file"] for entry in variables}
+    for entry in os.listdir(vars_dir):
+        if entry not in keep:
+            try:
+                os.unlink(os.path.join(vars_dir, entry))
+            except OSError:
+                pass
+    return {**manifest, "written": written, "duration_ms": round((time.monotonic() - began) * 1000, 1)}
+
+
+def restore(directory: str, namespace: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Load a snapshot into the namespace. Never raises for a bad snapshot: it is reported."""
+    ns, _hidden = _user_namespace(namespace)
+    report: dict[str, Any] = {"restored": [], "imports": [], "failed": [], "unsaveable": []}
+    manifest_path = os.path.join(directory, MANIFEST)
+    if not os.path.exists(manifest_path):
+        report["missing"] = True
+        return report
+    try:
+        with open(manifest_path, encoding="utf-8") as handle:
+            manifest = json.load(handle)
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise ValueError(f"unknown manifest format {manifest.get('format') if isinstance(manifest, dict) else '?'}")
+        variables = list(manifest.get("variables", []))
+        imports = dict(manifest.get("imports", {}))
+        report["unsaveable"] = list(manifest.get("unsaveable", []))
+    except Exception as error:  # noqa: BLE001 - a broken manifest means an empty start, reported
+        report["corrupt"] = f"{manifest_path}: {_describe(error)}"
+        return report
+
+    for name, module_name in imports.items():
+        try:
+            ns[name] = importlib.import_module(module_name)
+            report["imports"].append(name)
+        except Exception as error:  # noqa: BLE001
+            report["failed"].append({"name": name, "reason": f"import {module_name} failed: {_describe(error)}"})
+
+    # Cell-defined classes and functions first: other values refer to them by name.
+    ordered = [v for v in variables if v.get("definition")] + [v for v in variables if not v.get("definition")]
+    for entry in ordered:
+        name = str(entry.get("name"))
+        try:
+            path = os.path.join(directory, VARS, os.path.basename(str(entry["file"])))
+            with open(path, "rb") as handle:
+                data = handle.read()
+            if hashlib.sha256(data).hexdigest() != str(entry["file"]).removesuffix(".pkl"):
+                raise ValueError("the file does not match its checksum (damaged snapshot)")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ns[name] = dill.loads(data)
+            report["restored"].append(name)
+        except Exception as error:  # noqa: BLE001 - one bad variable loses only its own name
+            report["failed"].append({"name": name, "reason": _describe(error)})
+    return report
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """Print the report as one stdout line the host finds among anything else the cell printed."""
+    print(REPORT_PREFIX + json.dumps(report, separators=(",", ":")), flush=True)

@@ -1,0 +1,199 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Kernel } from "../kernel/index.js";
+import type { CellResult } from "../types.js";
+
+/** Caps of a snapshot: one variable, and all variables together. */
+export const STATE_CAPS = { variableBytes: 16 * 1024 * 1024, totalBytes: 256 * 1024 * 1024 } as const;
+
+/** The file naming every saved variable; written last and atomically, so it is always whole. */
+export const STATE_MANIFEST = "manifest.json";
+
+const REPORT_PREFIX = "prime-kernel-state ";
+
+export interface SaveStateOptions {
+	/** Names never saved (handles the caller injects again after a restore). */
+	exclude?: readonly string[];
+	maxVariableBytes?: number;
+	maxTotalBytes?: number;
+}
+
+export interface SavedVariable {
+	name: string;
+	/** File under `vars/`, named by the SHA-256 of its bytes. */
+	file: string;
+	bytes: number;
+	/** Python type name of the value. */
+	type: string;
+	/** A class or function defined in a cell (pickled by value, restored first). */
+	definition: boolean;
+}
+
+export interface UnsaveableVariable {
+	name: string;
+	type?: string;
+	/** Why it was not saved: the pickling error, or which cap it passed. */
+	reason: string;
+}
+
+/** What `manifest.json` holds. */
+export interface StateManifest {
+	format: 1;
+	savedAt: string;
+	totalBytes: number;
+	variables: SavedVariable[];
+	/** Module bindings (`np` -> `numpy`): never pickled, imported again on restore. */
+	imports: Record<string, string>;
+	unsaveable: UnsaveableVariable[];
+}
+
+export interface StateSaveReport extends StateManifest {
+	/** Variable files written by this save (unchanged values keep their file). */
+	written: number;
+	/** Time spent inside the kernel. */
+	durationMs: number;
+}
+
+export interface StateRestoreReport {
+	/** Variables loaded, in load order. */
+	restored: string[];
+	/** Module bindings imported again. */
+	imports: string[];
+	/** Names that could not be loaded or imported, with the reason. */
+	failed: { name: string; reason: string }[];
+	/** Names the last save could not save. */
+	unsaveable: UnsaveableVariable[];
+	/** There was no snapshot in the folder. */
+	missing?: boolean;
+	/** The manifest was unreadable: nothing was restored. */
+	corrupt?: string;
+}
+
+/** The snapshot cell itself failed (the kernel died, was interrupted, or the state module broke). */
+export class StateSnapshotError extends Error {
+	override name = "StateSnapshotError";
+}
+
+/**
+ * Save the kernel's user namespace into `dir` (one dill file per variable plus `manifest.json`),
+ * as a silent cell: no history, no execution count, nothing in `_` or `Out`. One object that
+ * cannot be pickled loses only its own name; a crash mid-save leaves the previous snapshot whole.
+ */
+export async function saveKernelState(
+	kernel: Kernel,
+	dir: string,
+	options: SaveStateOptions = {},
+): Promise<StateSaveReport> {
+	const args = [
+		pythonString(dir),
+		`[${(options.exclude ?? []).map(pythonString).join(", ")}]`,
+		`max_variable_bytes=${Math.floor(options.maxVariableBytes ?? STATE_CAPS.variableBytes)}`,
+		`max_total_bytes=${Math.floor(options.maxTotalBytes ?? STATE_CAPS.totalBytes)}`,
+	];
+	const raw = await runStateCell(kernel, `save(${args.join(", ")})`, "save");
+	return { ...manifestFromPython(raw), written: Number(raw.written ?? 0), durationMs: Number(raw.duration_ms ?? 0) };
+}
+
+/**
+ * Load the snapshot in `dir` into the kernel's namespace (imports, then cell-defined classes and
+ * functions, then the other values). A missing or corrupt snapshot is reported, never thrown:
+ * the kernel then simply starts empty. Run it before injecting live handles, so those win.
+ */
+export async function restoreKernelState(kernel: Kernel, dir: string): Promise<StateRestoreReport> {
+	const raw = await runStateCell(kernel, `restore(${pythonString(dir)})`, "restore");
+	return {
+		restored: asArray(raw.restored).map(String),
+		imports: asArray(raw.imports).map(String),
+		failed: asArray(raw.failed).map((entry) => ({
+			name: String((entry as Record<string, unknown>).name),
+			reason: String((entry as Record<string, unknown>).reason),
+		})),
+		unsaveable: asArray(raw.unsaveable).map(toUnsaveable),
+		...(raw.missing ? { missing: true } : {}),
+		...(typeof raw.corrupt === "string" ? { corrupt: raw.corrupt } : {}),
+	};
+}
+
+/**
+ * Read a snapshot's manifest without a kernel: `undefined` when there is none; throws with the
+ * file name when it exists but is unreadable.
+ */
+export function readStateManifest(dir: string): StateManifest | undefined {
+	const path = join(dir, STATE_MANIFEST);
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+		throw error;
+	}
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		throw new StateSnapshotError(`The state manifest ${path} is not valid JSON (${(error as Error).message}).`);
+	}
+	if (!raw || typeof raw !== "object" || (raw as Record<string, unknown>).format !== 1) {
+		throw new StateSnapshotError(`The state manifest ${path} has an unknown format.`);
+	}
+	return manifestFromPython(raw as Record<string, unknown>);
+}
+
+async function runStateCell(kernel: Kernel, call: string, what: string): Promise<Record<string, unknown>> {
+	// One expression, so the cell binds no name of its own in the namespace being saved.
+	const code = `(lambda state: state.print_report(state.${call}))(__import__("prime_kernel.state", fromlist=["state"]))`;
+	const cell = await kernel.execute(code, { silent: true });
+	if (cell.status !== "ok") throw new StateSnapshotError(`The kernel state ${what} failed: ${describeCell(cell)}.`);
+	const line = cell.stdout
+		.split("\n")
+		.reverse()
+		.find((candidate) => candidate.startsWith(REPORT_PREFIX));
+	if (!line)
+		throw new StateSnapshotError(`The kernel state ${what} printed no report (stdout: ${cell.stdout.slice(0, 200)}).`);
+	return JSON.parse(line.slice(REPORT_PREFIX.length)) as Record<string, unknown>;
+}
+
+function describeCell(cell: CellResult): string {
+	if (cell.error) return `${cell.error.ename}: ${cell.error.evalue}`;
+	return `the cell ended ${cell.status}`;
+}
+
+function manifestFromPython(raw: Record<string, unknown>): StateManifest {
+	return {
+		format: 1,
+		savedAt: String(raw.saved_at ?? ""),
+		totalBytes: Number(raw.total_bytes ?? 0),
+		variables: asArray(raw.variables).map((entry) => {
+			const item = entry as Record<string, unknown>;
+			return {
+				name: String(item.name),
+				file: String(item.file),
+				bytes: Number(item.bytes ?? 0),
+				type: String(item.type ?? ""),
+				definition: item.definition === true,
+			};
+		}),
+		imports: Object.fromEntries(
+			Object.entries((raw.imports as Record<string, unknown>) ?? {}).map(([name, module]) => [name, String(module)]),
+		),
+		unsaveable: asArray(raw.unsaveable).map(toUnsaveable),
+	};
+}
+
+function toUnsaveable(entry: unknown): UnsaveableVariable {
+	const item = entry as Record<string, unknown>;
+	return {
+		name: String(item.name),
+		...(item.type !== undefined ? { type: String(item.type) } : {}),
+		reason: String(item.reason),
+	};
+}
+
+function asArray(value: unknown): unknown[] {
+	return Array.isArray(value) ? value : [];
+}
+
+/** A Python string literal (JSON string syntax is valid Python for any text). */
+function pythonString(text: string): string {
+	return JSON.stringify(text);
+}

@@ -1,0 +1,130 @@
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Kernel, readStateManifest, restoreKernelState, StateSnapshotError, saveKernelState } from "../src/index.js";
+
+let workDir: string;
+const kernels: Kernel[] = [];
+
+async function freshKernel(): Promise<Kernel> {
+	const kernel = await Kernel.start({ cwd: workDir });
+	kernels.push(kernel);
+	return kernel;
+}
+
+async function value(kernel: Kernel, expression: string): Promise<string | undefined> {
+	const cell = await kernel.execute(expression);
+	expect(cell.error?.evalue ?? "").toBe("");
+	return cell.result;
+}
+
+beforeAll(async () => {
+	workDir = await mkdtemp(join(tmpdir(), "kernel-state-test-"));
+});
+
+afterAll(async () => {
+	await Promise.all(kernels.map((kernel) => kernel.shutdown()));
+	await rm(workDir, { recursive: true, force: true });
+});
+
+describe("kernel state snapshots", () => {
+	it("restores data, cell-defined functions and class instances in a new kernel, and names what it could not save", async () => {
+		const dir = join(workDir, "round-trip");
+		const first = await freshKernel();
+		await first.execute(
+			[
+				"import socket, json as js",
+				"config = {'retries': 3, 'names': ['a', 'b']}",
+				"class Point:",
+				"    def __init__(self, x, y): self.x, self.y = x, y",
+				"    def norm2(self): return self.x ** 2 + self.y ** 2",
+				"origin = Point(3, 4)",
+				"def scaled(k): return config['retries'] * k",
+				"conn = socket.socket()",
+				"skip_me = 'not saved'",
+				"41 + 1",
+			].join("\n"),
+		);
+		const report = await saveKernelState(first, dir, { exclude: ["skip_me"] });
+		expect(report.variables.map((v) => v.name).sort()).toEqual(["Point", "config", "origin", "scaled"]);
+		expect(report.imports).toEqual({ socket: "socket", js: "json" });
+		expect(report.unsaveable).toHaveLength(1);
+		expect(report.unsaveable[0]).toMatchObject({ name: "conn", type: "socket" });
+		expect(report.unsaveable[0].reason).toMatch(/socket/);
+		// The save cell left no trace in the history.
+		expect(await value(first, "_")).toBe("42");
+
+		const second = await freshKernel();
+		const restored = await restoreKernelState(second, dir);
+		expect(restored.failed).toEqual([]);
+		expect(restored.restored.sort()).toEqual(["Point", "config", "origin", "scaled"]);
+		expect(restored.unsaveable.map((u) => u.name)).toEqual(["conn"]);
+		expect(await value(second, "config['names'], origin.norm2(), isinstance(origin, Point), js.dumps([1])")).toBe(
+			"(['a', 'b'], 25, True, '[1]')",
+		);
+		// A restored function sees the live namespace, as it did before.
+		expect(await value(second, "config['retries'] = 10; scaled(2)")).toBe("20");
+		expect(await value(second, "'conn' in dir(), 'skip_me' in dir()")).toBe("(False, False)");
+	});
+
+	it("keeps the snapshot private, rewrites only changed variables and drops files no longer named", async () => {
+		const dir = join(workDir, "incremental");
+		const kernel = await freshKernel();
+		await kernel.execute("a = list(range(1000))\nb = 'text'");
+		const first = await saveKernelState(kernel, dir);
+		expect(first.written).toBe(2);
+		expect((await stat(dir)).mode & 0o777).toBe(0o700);
+		expect((await stat(join(dir, "manifest.json"))).mode & 0o777).toBe(0o600);
+		for (const file of await readdir(join(dir, "vars"))) {
+			expect((await stat(join(dir, "vars", file))).mode & 0o777).toBe(0o600);
+		}
+		await kernel.execute("b = 'changed'");
+		const second = await saveKernelState(kernel, dir);
+		expect(second.written).toBe(1);
+		expect((await readdir(join(dir, "vars"))).sort()).toEqual(second.variables.map((v) => v.file).sort());
+		expect(readStateManifest(dir)?.variables.map((v) => v.name)).toEqual(["a", "b"]);
+	});
+
+	it("refuses a variable past the per-variable cap and values past the total cap, saving the rest", async () => {
+		const dir = join(workDir, "caps");
+		const kernel = await freshKernel();
+		await kernel.execute("small = b'x' * 100\nbig = b'y' * 5000\nmid1 = b'z' * 600\nmid2 = b'w' * 600");
+		const report = await saveKernelState(kernel, dir, { maxVariableBytes: 1000, maxTotalBytes: 1000 });
+		expect(report.variables.map((v) => v.name)).toEqual(["small", "mid1"]);
+		const reasons = Object.fromEntries(report.unsaveable.map((u) => [u.name, u.reason]));
+		expect(reasons.big).toMatch(/cap per variable/);
+		expect(reasons.mid2).toMatch(/cap for the whole snapshot/);
+	});
+
+	it("reports a corrupt manifest and a damaged variable file without failing the restore", async () => {
+		const dir = join(workDir, "corrupt");
+		const kernel = await freshKernel();
+		await kernel.execute("keep = {'k': 1}\nbroken = [1, 2, 3]");
+		const report = await saveKernelState(kernel, dir);
+		const brokenFile = report.variables.find((v) => v.name === "broken")?.file ?? "";
+		await writeFile(join(dir, "vars", brokenFile), "garbage");
+
+		const second = await freshKernel();
+		const restored = await restoreKernelState(second, dir);
+		expect(restored.restored).toEqual(["keep"]);
+		expect(restored.failed).toHaveLength(1);
+		expect(restored.failed[0].name).toBe("broken");
+		expect(restored.failed[0].reason).toMatch(/checksum/);
+
+		await writeFile(join(dir, "manifest.json"), "{ not json");
+		const third = await freshKernel();
+		const empty = await restoreKernelState(third, dir);
+		expect(empty.corrupt).toMatch(/manifest\.json/);
+		expect(empty.restored).toEqual([]);
+		expect(await value(third, "'keep' in dir()")).toBe("False");
+		expect(() => readStateManifest(dir)).toThrow(StateSnapshotError);
+	});
+
+	it("reports a missing snapshot as missing", async () => {
+		const kernel = await freshKernel();
+		const restored = await restoreKernelState(kernel, join(workDir, "nothing-here"));
+		expect(restored).toMatchObject({ missing: true, restored: [], failed: [] });
+		expect(readStateManifest(join(workDir, "nothing-here"))).toBeUndefined();
+	});
+});
