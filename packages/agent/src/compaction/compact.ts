@@ -1,0 +1,229 @@
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { type Api, completeSimple, type Model } from "@mariozechner/pi-ai";
+import type { CompactionPreparation, CompactionReason, ExtensionRunner } from "../extensions/index.js";
+import type { CompactionEntry, Session, SessionEntry } from "../session/index.js";
+import type { SessionKernel } from "../tools/index.js";
+import { findCutPoint } from "./cut-point.js";
+import { collectFileActivity, type FileActivity, formatFileActivity } from "./file-tracking.js";
+import { IPYTHON_STATE_TYPE, ipythonStateMessage, listKernelNames } from "./kernel-state.js";
+import {
+	SUMMARIZER_SYSTEM_PROMPT,
+	serializeConversation,
+	summaryRequest,
+	turnPrefixRequest,
+} from "./summary-prompt.js";
+import { contextTokens } from "./tokens.js";
+
+/** `compaction` in settings.json. */
+export interface CompactionSettings {
+	/** Compact automatically when the context nears the window. Default true. */
+	enabled: boolean;
+	/** Room left for the answer: compaction triggers above `contextWindow - reserveTokens`. */
+	reserveTokens: number;
+	/** Recent tokens kept verbatim. */
+	keepRecentTokens: number;
+}
+
+export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
+	enabled: true,
+	reserveTokens: 16384,
+	keepRecentTokens: 20000,
+};
+
+/** The automatic trigger: `contextTokens > contextWindow - reserveTokens`. */
+export function shouldCompact(tokens: number, contextWindow: number, settings: CompactionSettings): boolean {
+	return settings.enabled && tokens > contextWindow - settings.reserveTokens;
+}
+
+/** Kept in the compaction entry's details so the next compaction carries the file lists forward. */
+export interface CompactionDetails extends FileActivity {
+	/** Kernel names listed in the `<ipython_state>` message. */
+	kernelNames?: string[];
+}
+
+export interface PreparedCompaction {
+	preparation: CompactionPreparation;
+	/** Index in the branch of the first kept entry. */
+	firstKeptIndex: number;
+}
+
+/**
+ * What to summarise and what to keep. Undefined when nothing before the kept part is left to
+ * summarise (the recent part alone is under `keepRecentTokens`, or the last compaction is recent).
+ */
+export function prepareCompaction(
+	branch: readonly SessionEntry[],
+	settings: CompactionSettings,
+): PreparedCompaction | undefined {
+	let previous: CompactionEntry | undefined;
+	let boundaryStart = 0;
+	for (let index = branch.length - 1; index >= 0; index--) {
+		const entry = branch[index] as SessionEntry;
+		if (entry.type !== "compaction") continue;
+		previous = entry;
+		const kept = branch.findIndex((candidate) => candidate.id === entry.firstKeptEntryId);
+		boundaryStart = kept >= 0 && kept < index ? kept : index + 1;
+		break;
+	}
+	const cut = findCutPoint(branch, boundaryStart, branch.length, settings.keepRecentTokens);
+	if (cut.firstKeptIndex <= boundaryStart) return undefined;
+	const summaryEnd = cut.turnStartIndex >= 0 ? cut.turnStartIndex : cut.firstKeptIndex;
+	const toMessages = (from: number, to: number) =>
+		branch
+			.slice(from, to)
+			.map(entryMessage)
+			.filter((message): message is AgentMessage => message !== undefined);
+	const messagesToSummarize = toMessages(boundaryStart, summaryEnd);
+	const turnPrefixMessages = cut.turnStartIndex >= 0 ? toMessages(cut.turnStartIndex, cut.firstKeptIndex) : [];
+	const previousFiles = previous?.details as Partial<FileActivity> | undefined;
+	const files = collectFileActivity([...messagesToSummarize, ...turnPrefixMessages], {
+		readFiles: Array.isArray(previousFiles?.readFiles) ? previousFiles.readFiles : [],
+		modifiedFiles: Array.isArray(previousFiles?.modifiedFiles) ? previousFiles.modifiedFiles : [],
+	});
+	const firstKept = branch[cut.firstKeptIndex] as SessionEntry;
+	return {
+		firstKeptIndex: cut.firstKeptIndex,
+		preparation: {
+			messagesToSummarize,
+			turnPrefixMessages,
+			firstKeptEntryId: firstKept.id,
+			tokensBefore: 0,
+			previousSummary: previous?.summary,
+			readFiles: files.readFiles,
+			modifiedFiles: files.modifiedFiles,
+		},
+	};
+}
+
+function entryMessage(entry: SessionEntry): AgentMessage | undefined {
+	if (entry.type === "message") return entry.message;
+	if (entry.type === "custom_message") {
+		const { customType, content, display } = entry;
+		return { role: "host", customType, content, display, timestamp: Date.parse(entry.timestamp) };
+	}
+	if (entry.type === "branch_summary") {
+		return {
+			role: "host",
+			customType: "branch_summary",
+			content: entry.summary,
+			display: false,
+			timestamp: Date.parse(entry.timestamp),
+		};
+	}
+	return undefined;
+}
+
+export interface CompactOptions {
+	session: Session;
+	model: Model<Api>;
+	apiKey: string;
+	kernel?: SessionKernel;
+	extensions?: ExtensionRunner;
+	settings: CompactionSettings;
+	reason: CompactionReason;
+	customInstructions?: string;
+	signal?: AbortSignal;
+}
+
+export type CompactResult =
+	| { status: "compacted"; entry: CompactionEntry; kernelNames?: string[] }
+	| { status: "nothing"; message: string }
+	| { status: "cancelled"; message: string };
+
+/**
+ * Compact the session's active branch: summarise everything before the kept recent part (a
+ * split turn's prefix apart), append the compaction entry, then a hidden `<ipython_state>`
+ * message when the kernel has run. The kernel itself is never touched beyond listing its names.
+ * Throws when the summariser fails; the session is then unchanged.
+ */
+export async function compactSession(options: CompactOptions): Promise<CompactResult> {
+	const { session, settings } = options;
+	const prepared = prepareCompaction(session.branch(), settings);
+	if (!prepared) {
+		return { status: "nothing", message: "Nothing to compact: the recent conversation is all kept verbatim." };
+	}
+	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(session.context().messages) };
+	let fromExtension: string | undefined;
+	let cancelled = false;
+	if (options.extensions) {
+		await options.extensions.emit(
+			"before_compact",
+			{ preparation, customInstructions: options.customInstructions, reason: options.reason },
+			(result, payload) => {
+				if (result?.cancel) cancelled = true;
+				else if (typeof result?.summary === "string") fromExtension = result.summary;
+				else return payload;
+				return "stop";
+			},
+		);
+	}
+	if (cancelled) return { status: "cancelled", message: "An extension cancelled the compaction." };
+	const names = options.kernel ? await listKernelNames(options.kernel) : undefined;
+	const kernelNames = names?.map((entry) => entry.name);
+	let summary = fromExtension;
+	if (summary === undefined) {
+		const summarize = (text: string) => requestSummary(options, text);
+		const main = await summarize(
+			summaryRequest({
+				conversation: serializeConversation(preparation.messagesToSummarize),
+				previousSummary: preparation.previousSummary,
+				customInstructions: options.customInstructions,
+				kernelNames,
+			}),
+		);
+		summary = main;
+		if (preparation.turnPrefixMessages.length > 0) {
+			const prefix = await summarize(turnPrefixRequest(serializeConversation(preparation.turnPrefixMessages)));
+			summary = `${main}\n\n---\n\n**Turn context (split turn):**\n\n${prefix}`;
+		}
+	}
+	const files = formatFileActivity(preparation);
+	const details: CompactionDetails = {
+		readFiles: preparation.readFiles,
+		modifiedFiles: preparation.modifiedFiles,
+		...(kernelNames ? { kernelNames } : {}),
+	};
+	const id = session.append({
+		type: "compaction",
+		summary: files ? `${summary}\n\n${files}` : summary,
+		firstKeptEntryId: preparation.firstKeptEntryId,
+		tokensBefore: preparation.tokensBefore,
+		details,
+	});
+	if (options.kernel?.started) {
+		session.append({
+			type: "custom_message",
+			customType: IPYTHON_STATE_TYPE,
+			content: ipythonStateMessage(names),
+			display: false,
+		});
+	}
+	const entry = session.entry(id) as CompactionEntry;
+	await options.extensions?.emit("compact", { entry, fromExtension: fromExtension !== undefined });
+	return { status: "compacted", entry, kernelNames };
+}
+
+async function requestSummary(options: CompactOptions, text: string): Promise<string> {
+	const response = await completeSimple(
+		options.model,
+		{
+			systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
+			messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }],
+		},
+		{
+			apiKey: options.apiKey,
+			maxTokens: Math.min(Math.floor(options.settings.reserveTokens * 0.8), options.model.maxTokens),
+			signal: options.signal,
+		},
+	);
+	if (response.stopReason === "error" || response.stopReason === "aborted") {
+		throw new Error(`The summary request failed: ${response.errorMessage ?? response.stopReason}`);
+	}
+	const summary = response.content
+		.filter((part) => part.type === "text")
+		.map((part) => part.text)
+		.join("")
+		.trim();
+	if (!summary) throw new Error("The summary request returned no text.");
+	return summary;
+}

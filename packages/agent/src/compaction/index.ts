@@ -1,0 +1,17 @@
+/** Compaction: summarise the older part of a long session, keep the recent part and the kernel. */
+export {
+	type CompactionDetails,
+	type CompactionSettings,
+	type CompactOptions,
+	type CompactResult,
+	compactSession,
+	DEFAULT_COMPACTION_SETTINGS,
+	type PreparedCompaction,
+	prepareCompaction,
+	shouldCompact,
+} from "./compact.js";
+export { type CutPoint, findCutPoint, isValidCutPoint } from "./cut-point.js";
+export { collectFileActivity, type FileActivity } from "./file-tracking.js";
+export { IPYTHON_STATE_TYPE, ipythonStateMessage, type KernelName, listKernelNames } from "./kernel-state.js";
+export { SUMMARY_SECTIONS, serializeConversation, summaryRequest } from "./summary-prompt.js";
+export { contextTokens, estimateEntryTokens, estimateTokens } from "./tokens.js";

@@ -1,0 +1,13 @@
+/** The extension API: events, tools, commands and state for modules loaded into a session. */
+export { projectExtensionsDir, userExtensionsDir } from "./discover.js";
+export { type LoadExtensionsOptions, loadExtensions } from "./load.js";
+export {
+	type InstalledPackage,
+	installedPackages,
+	installPackage,
+	type PackageScope,
+	packageScope,
+	removePackage,
+} from "./packages.js";
+export { type ExtensionHost, ExtensionRunner } from "./runner.js";
+export type * from "./types.js";

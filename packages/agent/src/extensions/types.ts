@@ -1,0 +1,186 @@
+import type { AgentMessage, AgentTool } from "@mariozechner/pi-agent-core";
+import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { CompactionEntry, SessionEntry } from "../session/index.js";
+
+/** Content of a hidden message (sent to the model as user content, not shown by default). */
+export interface HiddenMessage {
+	/** Names the kind of message, e.g. `task_snapshot`; kept on the session entry. */
+	customType: string;
+	content: string | (TextContent | ImageContent)[];
+	details?: unknown;
+}
+
+/** How many tokens the context holds now, against the model's window. */
+export interface ContextUsage {
+	/** Last assistant message's reported usage plus an estimate (chars/4) for what came after. */
+	tokens: number;
+	contextWindow: number;
+	/** `tokens / contextWindow`, 0..1 (may exceed 1 just before an overflow). */
+	fraction: number;
+}
+
+/** What a compaction would summarise and keep; given to `before_compact` handlers. */
+export interface CompactionPreparation {
+	/** Messages that will be replaced by the summary (the split turn's prefix not included). */
+	messagesToSummarize: AgentMessage[];
+	/** When the cut lands inside a turn: that turn's messages before the cut, summarised apart. */
+	turnPrefixMessages: AgentMessage[];
+	/** Id of the first entry kept verbatim. */
+	firstKeptEntryId: string;
+	/** Context tokens before compacting. */
+	tokensBefore: number;
+	/** Summary of the previous compaction on the branch, which the new one updates. */
+	previousSummary?: string;
+	readFiles: string[];
+	modifiedFiles: string[];
+}
+
+/** Why a session is open: a new one, one picked up again, or a fork of another. */
+export type SessionStartReason = "new" | "resume" | "fork";
+
+/**
+ * Every event an extension can handle, with what the handler receives and may return.
+ * Handlers run in load order; a handler that throws is reported (with its extension's path) and
+ * skipped, except `tool_call`, where a throwing handler blocks the call (blocking is its contract).
+ */
+export interface ExtensionEvents {
+	/** The session is ready (after start-up, before the first prompt). Return value ignored. */
+	session_start: { event: { reason: SessionStartReason; sessionId: string; sessionFile: string }; result: void };
+	/** The session is closing (the kernel is still alive while handlers run). Return value ignored. */
+	session_shutdown: { event: { sessionId: string }; result: void };
+	/** This session was forked from `fromSessionFile` (emitted after `session_start`). */
+	session_fork: { event: { fromSessionFile: string; atEntryId: string | null }; result: void };
+	/** The active branch moved: the next entry hangs under `leafId` (`--at`, or an overflow retry). */
+	session_tree: { event: { leafId: string | null; previousLeafId: string | null }; result: void };
+	/** An existing session was picked up (`--resume`, `--continue`). */
+	session_switch: { event: { sessionFile: string }; result: void };
+	/**
+	 * A user prompt is about to run. Return `message` to add a hidden message before it, and/or
+	 * `systemPromptAppend` to append text to the system prompt for this run (joined by blank lines).
+	 */
+	before_agent_start: {
+		event: { prompt: string; systemPrompt: string };
+		result: { message?: HiddenMessage; systemPromptAppend?: string } | undefined;
+	};
+	/** A turn (one provider call and its tool calls) begins; `turnIndex` counts from 0 within the run. */
+	turn_start: { event: { turnIndex: number }; result: void };
+	/**
+	 * A turn ended. `toolResults` are the turn's finalized tool results (after `tool_result`
+	 * replacements) in the order the assistant message called them, whatever order they finished in.
+	 */
+	turn_end: { event: { turnIndex: number; message: AgentMessage; toolResults: ToolResultMessage[] }; result: void };
+	message_start: { event: { message: AgentMessage }; result: void };
+	/** A streamed assistant message grew; `message` is the partial message so far. */
+	message_update: { event: { message: AgentMessage }; result: void };
+	/** A message is final and was recorded in the session. */
+	message_end: { event: { message: AgentMessage }; result: void };
+	/**
+	 * A tool is about to run with validated `input`. Return `{ block: true, reason }` to stop it:
+	 * the model receives an error result carrying `reason`. A throwing handler blocks the call too.
+	 */
+	tool_call: {
+		event: { toolCallId: string; toolName: string; input: Record<string, unknown> };
+		result: { block?: boolean; reason?: string } | undefined;
+	};
+	/**
+	 * A tool finished. `content` is what the model would see; `details` are the tool's details
+	 * (for `ipython`, `fullOutputPath` names the complete output when a stream was capped, also
+	 * given here directly). Return any of `content`, `details`, `isError` to replace them: the
+	 * replacement is what the model sees and what the transcript stores. Later handlers see the
+	 * earlier replacements.
+	 */
+	tool_result: {
+		event: {
+			toolCallId: string;
+			toolName: string;
+			input: Record<string, unknown>;
+			content: (TextContent | ImageContent)[];
+			details: unknown;
+			isError: boolean;
+			fullOutputPath?: string;
+		};
+		result: { content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined;
+	};
+	/**
+	 * Before every provider call. Return `messages` to change what is sent on this call only;
+	 * the transcript is never changed. Later handlers receive the earlier handlers' messages.
+	 */
+	context: { event: { messages: AgentMessage[] }; result: { messages?: AgentMessage[] } | undefined };
+	/**
+	 * A compaction is about to summarise. Return `cancel: true` to skip it, or `summary` to use
+	 * that text instead of asking the model. The first handler that decides wins.
+	 */
+	before_compact: {
+		event: { preparation: CompactionPreparation; customInstructions?: string; reason: CompactionReason };
+		result: { cancel?: boolean; summary?: string } | undefined;
+	};
+	/** A compaction entry was written. `fromExtension`: the summary came from a `before_compact` handler. */
+	compact: { event: { entry: CompactionEntry; fromExtension: boolean }; result: void };
+	/** The session's model changed (recorded as a model change entry). */
+	model_change: { event: { model: Model<Api>; previousModel?: { provider: string; modelId: string } }; result: void };
+}
+
+/** Why a compaction runs. */
+export type CompactionReason = "threshold" | "overflow" | "command" | "kernel" | "extension";
+
+export type ExtensionEventName = keyof ExtensionEvents;
+export type ExtensionHandler<K extends ExtensionEventName> = (
+	event: ExtensionEvents[K]["event"],
+) => ExtensionEvents[K]["result"] | Promise<ExtensionEvents[K]["result"]>;
+
+/** A slash command: typed as the whole prompt (`/name args`) in any mode. */
+export interface SlashCommand {
+	description?: string;
+	/** `args` is the text after the name, trimmed. What it prints is up to the command. */
+	handler(args: string): void | Promise<void>;
+}
+
+/** How a hidden message is delivered. */
+export type Delivery =
+	/** During a run: before the next provider call (after the running tools finish). */
+	| "steer"
+	/** During a run: once the agent would stop, it goes on with this message. */
+	| "followUp"
+	/** With the next user prompt. */
+	| "nextTurn";
+
+/** What an extension's factory receives. Valid for the whole session. */
+export interface ExtensionAPI {
+	/** Working directory of the session. */
+	readonly cwd: string;
+	/** Subscribe to an event (see `ExtensionEvents` for each contract). */
+	on<K extends ExtensionEventName>(event: K, handler: ExtensionHandler<K>): void;
+	/** Add a tool the model can call (its name must not clash with another tool). */
+	registerTool(tool: AgentTool): void;
+	/** Add `/name`; the name is given without the slash. */
+	registerCommand(name: string, command: SlashCommand): void;
+	/** Persist state on the active branch; never sent to the model. Returns the entry id. */
+	appendEntry(customType: string, data: unknown): string;
+	/**
+	 * Send a hidden message to the model. Default delivery: `steer` while a run is going,
+	 * `nextTurn` when idle. It is recorded as a custom message entry when it enters the context.
+	 */
+	sendMessage(message: HiddenMessage, options?: { deliverAs?: Delivery }): void;
+	/** The active branch, root first. */
+	getBranch(): readonly SessionEntry[];
+	getContextUsage(): ContextUsage;
+	/** Ask for a compaction: now when idle, else at the next turn boundary. */
+	compact(options?: { customInstructions?: string }): void;
+	/** Report a problem to the user without failing the session. */
+	warn(message: string): void;
+}
+
+/** The module's default export (or its `extension` export). May be async. */
+export type ExtensionFactory = (api: ExtensionAPI) => void | Promise<void>;
+
+/** A problem with an extension: failed to load, or a handler threw. */
+export interface ExtensionProblem {
+	/** Path of the extension's module. */
+	path: string;
+	/** What failed, e.g. `load` or the event name. */
+	phase: string;
+	message: string;
+}
+
+/** Re-exported for handler signatures. */
+export type { AssistantMessage };
