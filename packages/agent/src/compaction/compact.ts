@@ -1,5 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Api, completeSimple, type Model } from "@mariozechner/pi-ai";
+import { UserError } from "../errors.js";
 import type { CompactionPreparation, CompactionReason, ExtensionRunner } from "../extensions/index.js";
 import type { CompactionEntry, Session, SessionEntry } from "../session/index.js";
 import type { SessionKernel } from "../tools/index.js";
@@ -226,4 +227,38 @@ async function requestSummary(options: CompactOptions, text: string): Promise<st
 		.trim();
 	if (!summary) throw new Error("The summary request returned no text.");
 	return summary;
+}
+
+/**
+ * `compaction` from settings.json (`enabled`, `reserveTokens`, `keepRecentTokens`), defaults for
+ * what is missing. A wrong type is an error naming the key, never silently ignored.
+ */
+export function compactionSettingsFrom(raw: unknown, file: string): CompactionSettings {
+	if (raw === undefined) return { ...DEFAULT_COMPACTION_SETTINGS };
+	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+		throw new UserError(
+			`"compaction" in ${file} must be an object.`,
+			'Write it as {"compaction": {"keepRecentTokens": 20000}} or remove it.',
+		);
+	}
+	const value = raw as Record<string, unknown>;
+	const settings = { ...DEFAULT_COMPACTION_SETTINGS };
+	if (value.enabled !== undefined) {
+		if (typeof value.enabled !== "boolean") {
+			throw new UserError(`"compaction.enabled" in ${file} must be true or false.`, "Fix the value and retry.");
+		}
+		settings.enabled = value.enabled;
+	}
+	for (const key of ["reserveTokens", "keepRecentTokens"] as const) {
+		if (value[key] === undefined) continue;
+		const number = value[key];
+		if (typeof number !== "number" || !Number.isInteger(number) || number < 0) {
+			throw new UserError(
+				`"compaction.${key}" in ${file} must be a whole number of tokens.`,
+				"Fix the value and retry.",
+			);
+		}
+		settings[key] = number;
+	}
+	return settings;
 }

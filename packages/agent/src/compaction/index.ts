@@ -4,6 +4,7 @@ export {
 	type CompactionSettings,
 	type CompactOptions,
 	type CompactResult,
+	compactionSettingsFrom,
 	compactSession,
 	DEFAULT_COMPACTION_SETTINGS,
 	type PreparedCompaction,

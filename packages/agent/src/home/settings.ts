@@ -8,9 +8,13 @@ export interface Settings {
 	defaultModel?: string;
 	/** Reasoning effort for models that support it. Default `off`. */
 	thinkingLevel?: ThinkingLevel;
+	/** `{enabled, reserveTokens, keepRecentTokens}`; validated by the compaction module. */
+	compaction?: unknown;
+	/** Extension packages: folder paths or `npm:name@version` (managed by `prime-agent package`). */
+	packages?: string[];
 }
 
-export const SETTINGS_KEYS: readonly (keyof Settings)[] = ["defaultModel", "thinkingLevel"];
+export const SETTINGS_KEYS: readonly (keyof Settings)[] = ["defaultModel", "thinkingLevel", "compaction", "packages"];
 const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /** Load and validate settings.json; unknown keys are reported by `doctor`, not rejected here. */
