@@ -80,7 +80,7 @@ it("--resume and --continue pick the session up with its conversation, and say t
 		"assistant:ipython",
 		"toolResult:(no output)",
 		"assistant:stored",
-		"user:[This session continues in a new IPython kernel: variables, imports and functions from earlier cells are gone. Define again what you need.]",
+		"user:[This session continues in a new IPython kernel. The state saved after earlier cells is restored when it starts, before your first cell runs: x. The first cell's result says which names came back.]",
 		"user:what was x?",
 	]);
 	await resumed.dispose();

@@ -4,6 +4,7 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { ExitCode, UserError } from "../errors.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
+import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
 import {
@@ -118,11 +119,14 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const cwd = existsSync(session.cwd) ? session.cwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
 
+	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
+	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const kernel = new SessionKernel({
 		cwd,
 		python,
 		outputDir: cellOutputDir(session.artifactDir),
+		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom },
 		onStatus: (status) => {
 			for (const listener of statusListeners) listener(status);
 		},
@@ -134,7 +138,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		tools: [createIpythonTool(kernel)],
 		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
 	});
-	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", RESUMED_KERNEL_NOTE);
+	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
 	return {
 		paths,

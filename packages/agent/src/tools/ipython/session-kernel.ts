@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type CellResult, Kernel, type StreamChunk } from "prime-agent-kernel";
+import { type CellResult, Kernel, KernelStartError, restoreKernelState, type StreamChunk } from "prime-agent-kernel";
 import { ensurePrivateDir } from "../../home/index.js";
+import { restoreNotice, type StateSaveOutcome, StateSaver } from "../../kernel-state/index.js";
 
 /** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
 export const RUNTIME_PYTHON_DIR = fileURLToPath(new URL("../../../python", import.meta.url));
@@ -32,6 +33,12 @@ export interface SessionKernelOptions {
 	env?: Record<string, string>;
 	/** Progress of start and restart, for the user interface. */
 	onStatus?: (status: KernelStatus) => void;
+	/**
+	 * Variables across sessions: after successful cells (debounced) and at `dispose()` the namespace
+	 * is saved to `dir`; the first kernel started loads `restoreFrom` before the runtime injects its
+	 * handles (so the live handles win). Without it nothing is saved.
+	 */
+	state?: { dir: string; restoreFrom?: string; onSaved?: (outcome: StateSaveOutcome) => void };
 }
 
 /**
@@ -43,7 +50,10 @@ export type StillBusyChoice = "wait" | "restart";
 export interface CellRun {
 	cell: CellResult;
 	diffs: FileDiff[];
-	/** Set once after the kernel was restarted: the model must learn its variables are gone. */
+	/**
+	 * Set once on the first cell in a new kernel that the model must hear about: a restart (its
+	 * variables are gone) or a restore from the saved state (which names came back and which did not).
+	 */
 	resetNotice?: string;
 	/** The cell ignored the interrupt and the user chose to let it run on. */
 	stillRunning?: boolean;
@@ -60,13 +70,20 @@ export class SessionKernel {
 	private diffs: FileDiff[] = [];
 	private cellController: AbortController | undefined;
 	private disposed = false;
+	private readonly saver: StateSaver | undefined;
+	/** Cleared once the first kernel has tried the restore. */
+	private restoreFrom: string | undefined;
 	/**
 	 * Asked when a cell keeps running after an interrupt; an interactive mode sets it to ask the
 	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
 	 */
 	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
 
-	constructor(private readonly options: SessionKernelOptions) {}
+	constructor(private readonly options: SessionKernelOptions) {
+		const state = options.state;
+		if (state) this.saver = new StateSaver({ dir: state.dir, onSaved: state.onSaved });
+		this.restoreFrom = state?.restoreFrom;
+	}
 
 	/** Whether a cell is running right now. */
 	get busy(): boolean {
@@ -86,8 +103,10 @@ export class SessionKernel {
 		if (signal?.aborted) controller.abort();
 		this.cellController = controller;
 		this.diffs = [];
+		this.saver?.cellStarting();
 		try {
 			const cell = await kernel.execute(code, { signal: controller.signal, onStream });
+			this.saver?.cellEnded(kernel, cell.status === "ok");
 			const run: CellRun = { cell, diffs: this.diffs };
 			if (this.pendingNotice) {
 				run.resetNotice = this.pendingNotice;
@@ -125,11 +144,14 @@ export class SessionKernel {
 	async dispose(): Promise<void> {
 		this.disposed = true;
 		const kernel = this.kernel ?? (await this.starting?.catch(() => undefined));
+		// The last changes are saved before the kernel goes (a cell still running is not waited for).
+		if (kernel?.alive && !this.busy) await this.saver?.flush();
 		this.kernel = undefined;
 		if (kernel) await kernel.shutdown().catch(() => kernel.kill());
 	}
 
 	private markReset(reason: string): void {
+		this.saver?.kernelReplaced();
 		this.pendingNotice = `[Kernel restarted: ${reason}. Every variable, import and function defined before is gone; define again what you need.]`;
 	}
 
@@ -156,14 +178,14 @@ export class SessionKernel {
 		try {
 			// Complete outputs may hold anything the code printed: keep them private.
 			ensurePrivateDir(this.options.outputDir);
-			const kernel = await Kernel.start({
-				python: this.options.python,
-				cwd: this.options.cwd,
-				env: this.options.env,
-				pythonPath: [RUNTIME_PYTHON_DIR],
-				outputDir: this.options.outputDir,
-				startupCode: STARTUP_CODE,
-			});
+			const restoreFrom = this.restoreFrom;
+			this.restoreFrom = undefined;
+			// With a snapshot to restore, the runtime is installed after it, so its live handles win.
+			let kernel = await this.launch(restoreFrom ? undefined : STARTUP_CODE);
+			if (restoreFrom && !(await this.restoreThenInstall(kernel, restoreFrom))) {
+				kernel.kill();
+				kernel = await this.launch(STARTUP_CODE);
+			}
 			kernel.onHostRequest("file.edit", (payload) => {
 				this.diffs.push({
 					path: String(payload.path ?? ""),
@@ -180,6 +202,41 @@ export class SessionKernel {
 			this.options.onStatus?.({ phase: "failed", message: (error as Error).message });
 			throw error;
 		}
+	}
+
+	private launch(startupCode: string | undefined): Promise<Kernel> {
+		return Kernel.start({
+			python: this.options.python,
+			cwd: this.options.cwd,
+			env: this.options.env,
+			pythonPath: [RUNTIME_PYTHON_DIR],
+			outputDir: this.options.outputDir,
+			startupCode,
+		});
+	}
+
+	/**
+	 * Load the snapshot (a broken one is reported, not thrown), then inject the runtime's handles.
+	 * False when the kernel died while loading: the caller then starts an empty one.
+	 */
+	private async restoreThenInstall(kernel: Kernel, dir: string): Promise<boolean> {
+		try {
+			const notice = restoreNotice(await restoreKernelState(kernel, dir));
+			if (notice) this.pendingNotice = this.pendingNotice ? `${this.pendingNotice}\n${notice}` : notice;
+		} catch (error) {
+			const started = kernel.alive ? "some earlier names may be missing" : "the kernel died, so it started again empty";
+			this.pendingNotice = `[The saved kernel state could not be restored (${(error as Error).message}); ${started}. Define again what you need.]`;
+			if (!kernel.alive) return false;
+		}
+		const install = await kernel.execute(STARTUP_CODE, { silent: true });
+		if (install.status !== "ok") {
+			kernel.kill();
+			const detail = install.error ? `${install.error.ename}: ${install.error.evalue}` : install.status;
+			throw new KernelStartError(
+				`The agent runtime failed to install in the kernel (${detail}); run \`prime-agent doctor\`.`,
+			);
+		}
+		return true;
 	}
 }
 

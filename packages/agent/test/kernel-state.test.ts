@@ -1,0 +1,135 @@
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { SessionKernel } from "../src/tools/index.js";
+import { type CliProcess, spawnCli } from "./cli-process.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let world: TempWorld;
+let server: LoopbackServer | undefined;
+let kernel: SessionKernel | undefined;
+afterEach(async () => {
+	await kernel?.dispose();
+	kernel = undefined;
+	await server?.close();
+	server = undefined;
+	world?.cleanup();
+});
+
+async function runCli(args: string[]): Promise<CliProcess> {
+	const cli = spawnCli(["--mode", "json", "--model", "local/coder", ...args], world.project, world.env);
+	const code = await cli.exitCode();
+	expect(code, cli.stderr()).toBe(0);
+	return cli;
+}
+
+async function withModel(script: Parameters<typeof openAiCompletionsServer>[0]): Promise<LoopbackServer> {
+	await server?.close();
+	server = await openAiCompletionsServer(script);
+	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+	return server;
+}
+
+/** The text of the last tool result the model was sent in request `index`. */
+function toolResultSent(model: LoopbackServer, index: number): string {
+	const messages = model.requests[index].messages as { role: string; content: unknown }[];
+	const result = messages.filter((message) => message.role === "tool").at(-1);
+	return typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+}
+
+const DEFINE = [
+	"import socket",
+	"data = {'k': 7, 'items': [1, 2, 3]}",
+	"def double(n): return 2 * n + data['k'] - 7",
+	"class Point:",
+	"    def __init__(self, x, y): self.x, self.y = x, y",
+	"    def norm2(self): return self.x ** 2 + self.y ** 2",
+	"p = Point(3, 4)",
+	"conn = socket.socket()",
+	"print('defined')",
+].join("\n");
+
+it("a resumed session in a new process gets back a dict, a function and a class instance, and is told the socket is lost", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	await withModel([{ code: DEFINE }, { text: "set up" }]);
+	const first = await runCli(["-p", "define things"]);
+	const session = first.events[0] as { id: string; path: string };
+
+	const stateDir = join(world.home, "sessions", session.id, "kernel-state");
+	const manifest = JSON.parse(readFileSync(join(stateDir, "manifest.json"), "utf8"));
+	expect(manifest.variables.map((v: { name: string }) => v.name).sort()).toEqual(["Point", "data", "double", "p"]);
+	expect(manifest.imports).toEqual({ socket: "socket" });
+	expect(manifest.unsaveable).toMatchObject([{ name: "conn", type: "socket" }]);
+	// Injected handles and the output history are never saved.
+	const names = JSON.stringify(manifest);
+	for (const never of ['"edit"', '"asyncio"', '"Out"', '"In"', '"_"']) expect(names).not.toContain(never);
+	expect(statSync(stateDir).mode & 0o777).toBe(0o700);
+	for (const file of readdirSync(join(stateDir, "vars"))) {
+		expect(statSync(join(stateDir, "vars", file)).mode & 0o777).toBe(0o600);
+	}
+
+	const check = "print(data['items'], double(21), p.norm2(), isinstance(p, Point), 'conn' in dir(), callable(edit))";
+	const model = await withModel([{ code: check }, { code: "data['k'] = 8\nprint(data['k'])" }, { text: "all back" }]);
+	await runCli(["--resume", session.id, "-p", "use them"]);
+	const firstRequest = JSON.stringify(model.requests[0].messages);
+	expect(firstRequest).toContain("The state saved after earlier cells is restored when it starts");
+	const result = toolResultSent(model, 1);
+	expect(result).toContain("came back from the saved state");
+	for (const name of ["data", "double", "Point", "p", "socket"]) expect(result).toContain(name);
+	expect(result).toMatch(/Not restored.*conn \(a socket could not be saved: .*socket/);
+	expect(result).toContain("[1, 2, 3] 42 25 True False True");
+	// The notice comes once: the next cell of the same run says nothing about the state.
+	expect(toolResultSent(model, 2)).toBe("8");
+
+	// What the second run changed is what the third one gets.
+	const third = await withModel([{ code: "print(data['k'], double(1))" }, { text: "done" }]);
+	await runCli(["--resume", session.id, "-p", "again"]);
+	expect(toolResultSent(third, 1)).toMatch(/came back[^]*\n8 3$/);
+});
+
+it("a corrupt snapshot does not break the resume: the model is told and the kernel starts empty", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	await withModel([{ code: "kept = 1" }, { text: "set up" }]);
+	const first = await runCli(["-p", "define"]);
+	const session = first.events[0] as { id: string };
+	const manifestPath = join(world.home, "sessions", session.id, "kernel-state", "manifest.json");
+	expect(readFileSync(manifestPath, "utf8")).toContain('"kept"');
+	// The damage happens between the two runs.
+	writeFileSync(manifestPath, '{"format": 1, "variables": [');
+
+	const model = await withModel([{ code: "print('kept' in dir())" }, { text: "fine" }]);
+	await runCli(["--resume", session.id, "-p", "go on"]);
+	expect(JSON.stringify(model.requests[0].messages)).toContain("its saved state could not be read");
+	expect(toolResultSent(model, 1)).toContain("False");
+});
+
+it("saves after successful cells once the kernel is quiet, and at the end of the session", async () => {
+	world = makeTempWorld();
+	const dir = join(world.home, "state");
+	const saves: string[][] = [];
+	kernel = new SessionKernel({
+		cwd: world.project,
+		outputDir: join(world.home, "outputs"),
+		python: kernelPythonForTests(),
+		state: {
+			dir,
+			onSaved: (outcome) => saves.push(outcome.ok ? outcome.report.variables.map((v) => v.name) : ["failed"]),
+		},
+	});
+	await kernel.run("a = 1");
+	await kernel.run("b = 2");
+	expect(saves).toEqual([]);
+	await new Promise((resolve) => setTimeout(resolve, 1500));
+	expect(saves).toEqual([["a", "b"]]);
+	await kernel.run("raise ValueError('no save for a failed cell')");
+	await new Promise((resolve) => setTimeout(resolve, 1500));
+	expect(saves).toHaveLength(1);
+	await kernel.run("c = 3");
+	await kernel.dispose();
+	expect(saves).toEqual([
+		["a", "b"],
+		["a", "b", "c"],
+	]);
+});
