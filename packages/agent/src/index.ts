@@ -2,8 +2,10 @@
  * Prime Agent: a coding agent whose model has one tool, a persistent IPython kernel.
  */
 export * from "./cli/index.js";
+export * from "./compaction/index.js";
 export * from "./doctor/index.js";
 export { ExitCode, type ExitCodeValue, UserError } from "./errors.js";
+export * from "./extensions/index.js";
 export * from "./home/index.js";
 export * from "./modes/index.js";
 export * from "./orchestrator/index.js";

@@ -1,7 +1,7 @@
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
 
-export type Command = "run" | "setup" | "doctor" | "sessions" | "help" | "version";
+export type Command = "run" | "setup" | "doctor" | "sessions" | "package" | "help" | "version";
 
 export interface CliArgs {
 	command: Command;
@@ -23,14 +23,30 @@ export interface CliArgs {
 	all: boolean;
 	/** `sessions --json`. */
 	json: boolean;
+	/** `-e <path>` (repeatable): extension modules or package folders for this run only. */
+	extensions: string[];
+	/** `package install|list|remove [source] [--local]`. */
+	packageAction?: "install" | "list" | "remove";
+	packageSource?: string;
+	/** `package ... --local`: the project's `.prime/agent/settings.json` instead of the agent home's. */
+	local: boolean;
 }
 
 const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions"];
+const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions", "package"];
+const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
 /** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
 export function parseArgs(argv: readonly string[]): CliArgs {
-	const args: CliArgs = { command: "run", mode: "text", continueLatest: false, all: false, json: false };
+	const args: CliArgs = {
+		command: "run",
+		mode: "text",
+		continueLatest: false,
+		all: false,
+		json: false,
+		extensions: [],
+		local: false,
+	};
 	const rest = [...argv];
 	const positional: string[] = [];
 	if (rest[0] && SUBCOMMANDS.includes(rest[0])) args.command = rest.shift() as Command;
@@ -102,12 +118,47 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--json":
 				args.json = true;
 				break;
+			case "-e":
+			case "--extension":
+				args.extensions.push(value(flag));
+				break;
+			case "--local":
+				args.local = true;
+				break;
 			default:
 				if (flag.startsWith("-") && flag !== "-") {
 					throw new UserError(`Unknown option ${flag}.`, "See `prime-agent --help` for the options.", ExitCode.usage);
 				}
 				positional.push(raw);
 		}
+	}
+	if (args.command === "package") {
+		const [action, source, ...extra] = positional.splice(0);
+		if (!action || !PACKAGE_ACTIONS.includes(action)) {
+			throw new UserError(
+				`\`prime-agent package\` needs install, list or remove${action ? `, not "${action}"` : ""}.`,
+				"Use `prime-agent package install <path|npm:name@version> [--local]`, `package list` or `package remove <name>`.",
+				ExitCode.usage,
+			);
+		}
+		args.packageAction = action as CliArgs["packageAction"];
+		if (action !== "list" && !source) {
+			throw new UserError(
+				`\`prime-agent package ${action}\` needs a package.`,
+				action === "install"
+					? "Pass a folder path or npm:name@version."
+					: "Pass its name or path as shown by `prime-agent package list`.",
+				ExitCode.usage,
+			);
+		}
+		if (extra.length > 0 || (action === "list" && source)) {
+			throw new UserError(
+				`Unexpected argument "${extra[0] ?? source}".`,
+				"Name one package at a time.",
+				ExitCode.usage,
+			);
+		}
+		args.packageSource = source;
 	}
 	if (args.command === "sessions" && positional.length === 1) {
 		args.sessionRef = positional.pop();

@@ -9,6 +9,9 @@ Usage:
   prime-agent doctor                    check Python, the kernel, providers and settings
   prime-agent sessions [--all] [--json] list sessions of this directory (--all: every directory)
   prime-agent sessions <id|path>        show a session's active branch with entry ids
+  prime-agent package install <path|npm:name[@version]> [--local]   add an extension package
+  prime-agent package list [--local]    list extension packages
+  prime-agent package remove <name|path> [--local]                  remove an extension package
 
 Options:
   -p, --print <text>       run this request in the current directory, print the answer, exit
@@ -20,12 +23,16 @@ Options:
       --at <entry-id>      with --resume, --continue or --fork: continue from this entry (a new branch)
       --tools <list>       tools to enable; the only tool is "ipython"
       --thinking <level>   off, minimal, low, medium, high, xhigh
+  -e, --extension <path>   load this extension (a .js/.mjs module or a package folder) for this run
+      --local              with package: the project's .prime/agent/settings.json, not the agent home's
   -h, --help               show this help
   -v, --version            show the version
 
 Keys come from the usual environment variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...)
 or from auth.json in the agent home. The agent home is $PRIME_AGENT_DIR (default ~/.prime/agent):
-settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/.
+settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/, extensions/.
+Extensions also load from <project>/.prime/agent/extensions/. In a prompt, /compact [instructions]
+summarises the older conversation (the kernel keeps its state); extensions add more /commands.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.interrupted} interrupted.
 

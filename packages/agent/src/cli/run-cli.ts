@@ -30,6 +30,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 				return await runDoctor(io);
 			case "sessions":
 				return runSessionsCommand(args, io);
+			case "package":
+				return await runPackageCommand(args, io);
 			case "run":
 				return await runAgent(args, io);
 		}
@@ -60,6 +62,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		at: args.at,
 		tools: args.tools,
 		thinkingLevel: args.thinkingLevel,
+		extensionPaths: args.extensions,
 	});
 	try {
 		if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
@@ -130,6 +133,34 @@ function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	}
 	io.stdout.write("Resume one with `prime-agent --resume <id>` (a unique prefix is enough).\n");
 	return ExitCode.ok;
+}
+
+async function runPackageCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
+	const { installedPackages, installPackage, packageScope, removePackage } = await import("../extensions/index.js");
+	const scope = packageScope({ agentHome: agentDir(io.env), cwd: io.cwd, local: args.local });
+	const where = args.local ? "this project" : "every project";
+	switch (args.packageAction) {
+		case "install": {
+			const spec = installPackage(scope, args.packageSource as string, io.cwd, (line) => io.stderr.write(`${line}\n`));
+			io.stdout.write(`Installed ${spec}; its extensions load in new sessions of ${where}.\n`);
+			return ExitCode.ok;
+		}
+		case "remove": {
+			const spec = removePackage(scope, args.packageSource as string, io.cwd);
+			io.stdout.write(`Removed ${spec}.\n`);
+			return ExitCode.ok;
+		}
+		default: {
+			const packages = installedPackages(scope);
+			if (packages.length === 0) {
+				io.stdout.write(
+					`No extension packages for ${where}. Add one with \`prime-agent package install <path|npm:name>${args.local ? " --local" : ""}\`.\n`,
+				);
+			}
+			for (const pkg of packages) io.stdout.write(`${pkg.spec}${pkg.spec === pkg.dir ? "" : `  (${pkg.dir})`}\n`);
+			return ExitCode.ok;
+		}
+	}
 }
 
 function reportError(error: unknown, io: CliIo, json: boolean): ExitCodeValue {

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
+import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer } from "./text-renderer.js";
 
@@ -19,6 +20,10 @@ export async function runChatMode(
 	const renderer = new TextRenderer({ out, err });
 	started.agentSession.subscribe(renderer.onEvent);
 	started.onKernelStatus(renderer.onKernelStatus);
+	started.agentSession.onNotice((notice) => {
+		const text = describeNotice(notice);
+		if (text) err.write(`${text}\n`);
+	});
 	const model = `${started.model.provider}/${started.model.id}`;
 	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
 	for (const notice of started.notices) err.write(`${notice}\n`);
@@ -67,6 +72,7 @@ export async function runChatMode(
 			running = false;
 			const report = describeOutcome(outcome, started);
 			if (report.message && outcome.status === "error") err.write(`${report.message}\n`);
+			else if (outcome.command?.message) err.write(`${outcome.command.message}\n`);
 			if (outcome.status === "aborted") err.write("Turn stopped.\n");
 		}
 		rl.prompt();

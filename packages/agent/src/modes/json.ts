@@ -6,7 +6,8 @@ import { describeOutcome } from "./outcome.js";
 /**
  * `--mode json`: one JSON object per line on stdout, for scripts. The first line describes the
  * session (`type: "session"`), then every loop event as emitted by pi-agent-core, kernel status
- * lines (`type: "kernel_status"`), and a last line `type: "result"` with the exit code.
+ * lines (`type: "kernel_status"`), session notices (`compaction_start`, `compaction_end`,
+ * `compaction_failed`, `extension_problem`), and a last line `type: "result"` with the exit code.
  */
 export async function runJsonMode(
 	started: StartedSession,
@@ -25,6 +26,7 @@ export async function runJsonMode(
 	});
 	const unsubscribe = started.agentSession.subscribe(line);
 	const unstatus = started.onKernelStatus((status) => line({ type: "kernel_status", ...status }));
+	const unnotice = started.agentSession.onNotice((notice) => line(notice));
 	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) =>
 		line({ type: "interrupt", action }),
 	);
@@ -36,6 +38,7 @@ export async function runJsonMode(
 			status: outcome.status,
 			exitCode: report.exitCode,
 			...(report.message ? { message: report.message } : {}),
+			...(outcome.command ? { command: outcome.command } : {}),
 			sessionPersisted: started.session.persisted,
 		});
 		return report.exitCode;
@@ -43,5 +46,6 @@ export async function runJsonMode(
 		interrupts.dispose();
 		unsubscribe();
 		unstatus();
+		unnotice();
 	}
 }

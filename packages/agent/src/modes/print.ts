@@ -1,6 +1,7 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { StartedSession } from "../startup/index.js";
 import { handleInterrupts } from "./interrupts.js";
+import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 
@@ -18,6 +19,10 @@ export async function runPrintMode(
 	for (const notice of started.notices) streams.err.write(`${notice}\n`);
 	const unsubscribe = started.agentSession.subscribe(renderer.onEvent);
 	const unstatus = started.onKernelStatus(renderer.onKernelStatus);
+	const unnotice = started.agentSession.onNotice((notice) => {
+		const text = describeNotice(notice);
+		if (text) streams.err.write(`${text}\n`);
+	});
 	const interrupts = handleInterrupts(
 		started.agentSession,
 		started.kernel,
@@ -31,10 +36,12 @@ export async function runPrintMode(
 		const outcome = await started.agentSession.prompt(prompt);
 		const report = describeOutcome(outcome, started);
 		if (report.message) streams.err.write(`${report.message}\n`);
+		else if (outcome.command?.message) streams.err.write(`${outcome.command.message}\n`);
 		return report.exitCode;
 	} finally {
 		interrupts.dispose();
 		unsubscribe();
 		unstatus();
+		unnotice();
 	}
 }

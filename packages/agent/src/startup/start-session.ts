@@ -2,7 +2,9 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
+import { compactionSettingsFrom } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
+import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -45,6 +47,8 @@ export interface StartOptions {
 	registry?: ModelRegistry;
 	/** Skip the check that a kernel interpreter exists (the kernel still starts lazily). */
 	skipKernelCheck?: boolean;
+	/** Extension modules or package folders for this run only (`-e`), besides the discovered ones. */
+	extensionPaths?: string[];
 }
 
 /** Everything a mode needs to drive one session. */
@@ -54,6 +58,8 @@ export interface StartedSession {
 	model: Model<Api>;
 	kernel: SessionKernel;
 	agentSession: AgentSession;
+	/** The loaded extensions, and the problems met loading them. */
+	extensions: ExtensionRunner;
 	/** True when an existing session was picked up. */
 	resumed: boolean;
 	/** Notes for the user about what was decided (e.g. no session to continue). */
@@ -76,6 +82,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const paths = agentPaths(agentDir(env));
 	if (options.tools) validateToolNames(options.tools);
 	const settings = loadSettings(paths.settings);
+	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
 	const notices: string[] = [];
@@ -105,6 +112,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const credential = requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env);
 	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
 
+	const pickedLeaf = picked?.leafId ?? null;
 	let session: Session;
 	if (picked && options.fork) {
 		session = picked.fork(options.at ?? picked.leafId);
@@ -121,6 +129,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
 	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
+	const extensions = await loadExtensions({ cwd, agentHome: paths.root, extraPaths: options.extensionPaths });
+	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const kernel = new SessionKernel({
 		cwd,
@@ -137,22 +147,36 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		systemPrompt: buildSystemPrompt({ cwd, contextFiles: findContextFiles(cwd, paths.root) }),
 		tools: [createIpythonTool(kernel)],
 		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
+		extensions,
+		kernel,
+		compaction,
 	});
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
+	await agentSession.announceStart({
+		reason: picked && options.fork ? "fork" : resumed ? "resume" : "new",
+		forkedFrom:
+			picked && options.fork ? { sessionFile: picked.path, atEntryId: options.at ?? picked.leafId } : undefined,
+		branchedFrom:
+			picked && !options.fork && options.at ? { leafId: options.at, previousLeafId: pickedLeaf } : undefined,
+	});
 	return {
 		paths,
 		session,
 		model,
 		kernel,
 		agentSession,
+		extensions,
 		resumed,
 		notices,
 		onKernelStatus(listener) {
 			statusListeners.add(listener);
 			return () => statusListeners.delete(listener);
 		},
-		dispose: () => kernel.dispose(),
+		dispose: async () => {
+			await agentSession.shutdown();
+			await kernel.dispose();
+		},
 	};
 }
 
