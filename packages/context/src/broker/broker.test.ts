@@ -494,6 +494,19 @@ describe("determinism, state and metrics", () => {
 		]);
 	});
 
+	it("loses no observation or metric when two brokers of one session observe at the same time", async () => {
+		const s = await session();
+		const other = await s.reopen();
+		const results = await Promise.all(
+			Array.from({ length: 12 }, (_, i) =>
+				(i % 2 === 0 ? s.broker : other.broker).observe(input(`result ${i}\n${"y".repeat(i * 10)}`)),
+			),
+		);
+		expect(new Set(results.map((r) => r.id)).size).toBe(12);
+		const metrics = await s.broker.metrics();
+		expect(metrics.decisions["pass-through"]).toBe(12);
+	});
+
 	it("counts decisions, visible bytes saved and recovery calls, shared across processes", async () => {
 		const s = await session();
 		const big = pythonSource(30_000);
