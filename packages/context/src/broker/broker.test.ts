@@ -257,6 +257,7 @@ describe("structured capsules", () => {
 		expect(result.decision).toBe("structured-capsule");
 		expect(result.text).not.toMatch(hints);
 		expect(result.text).toContain("rerun the original command (python worker.py) with its output filtered");
+		expect(result.text).toContain("TRACE_BURST: 80 of 80 non-blank lines are trace, debug or progress output");
 	});
 
 	it("passes a small failure through when its capsule would cost more than 30% of it", async () => {

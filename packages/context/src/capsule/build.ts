@@ -236,6 +236,12 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		const exceptions = exceptionsLine(outcome);
 		if (exceptions) status.push(exceptions);
 	}
+	if (kind === "trace") {
+		const trace = selection.kinds.trace + selection.kinds.progress;
+		status.push(
+			`TRACE_BURST: ${trace} of ${selection.nonBlank} non-blank lines are trace, debug or progress output; one line per shape is shown.`,
+		);
+	}
 	const decisive = hasDecisiveDiagnostic(selection, outcome) || failed;
 	const withHints = kind !== "binary" && kind !== "clean" && !(kind === "trace" && !decisive);
 	const footer: string[] = [];
