@@ -1,0 +1,241 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+	type Context,
+	type FauxProviderRegistration,
+	fauxAssistantMessage,
+	fauxToolCall,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
+import { installPackage, packageScope } from "../src/extensions/index.js";
+import { ModelRegistry } from "../src/providers/index.js";
+import { type StartedSession, startSession } from "../src/startup/index.js";
+import { memoryIo } from "./cli-io.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+let faux: FauxProviderRegistration;
+let world: TempWorld;
+let started: StartedSession | undefined;
+let python: string;
+
+beforeAll(() => {
+	python = kernelPythonForTests();
+	faux = registerFauxProvider({ provider: "faux" });
+});
+afterAll(() => faux.unregister());
+afterEach(async () => {
+	await started?.dispose();
+	started = undefined;
+	world?.cleanup();
+});
+
+function registryWithFaux(): ModelRegistry {
+	const registry = new ModelRegistry();
+	registry.add(faux.getModel());
+	return registry;
+}
+
+function fileEntries(path: string): Record<string, unknown>[] {
+	return readFileSync(path, "utf8")
+		.trim()
+		.split("\n")
+		.map((line) => JSON.parse(line));
+}
+
+function textOf(message: unknown): string {
+	const content = (message as { content: unknown }).content;
+	if (typeof content === "string") return content;
+	return (content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
+}
+
+/** Shrinks tool results over 2,000 characters to a pointer at the complete output; rewrites what is sent. */
+const SHRINK_EXTENSION = `
+export default function (api) {
+	api.on("tool_result", (event) => {
+		const text = event.content.map((part) => part.text ?? "").join("");
+		if (text.length <= 2000) return undefined;
+		return {
+			content: [{ type: "text", text: "[shrunk " + text.length + " chars; complete output: " + event.fullOutputPath + "]" }],
+			details: { ...event.details, shrunk: true },
+		};
+	});
+	api.on("context", (event) => ({
+		messages: event.messages.map((message) =>
+			message.role === "user" && Array.isArray(message.content)
+				? { ...message, content: message.content.map((part) => part.type === "text" ? { ...part, text: part.text.replace("SECRET-TOKEN", "[redacted]") } : part) }
+				: message,
+		),
+	}));
+	api.registerCommand("note", { handler: (args) => { api.appendEntry("note", { text: args }); } });
+}
+`;
+
+/** Records every turn's tool results in a custom entry, and blocks cells that delete files. */
+const PACKAGE_EXTENSION = `
+export default function (api) {
+	api.on("tool_call", (event) => {
+		if (String(event.input.code ?? "").includes("os.remove")) return { block: true, reason: "deleting files is not allowed here" };
+		return undefined;
+	});
+	api.on("turn_end", (event) => {
+		if (event.toolResults.length > 0) {
+			api.appendEntry("turn_log", { results: event.toolResults.map((result) => ({ id: result.toolCallId, isError: result.isError })) });
+		}
+	});
+}
+`;
+
+describe("extensions", () => {
+	it("a project extension and an installed package shape results and context; a broken one is left out", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world.writeProject(".prime/agent/extensions/shrink.js", SHRINK_EXTENSION);
+		world.writeProject(
+			".prime/agent/extensions/broken.js",
+			"export default function () { throw new Error('cannot start'); }\n",
+		);
+		world.writeProject(".prime/agent/extensions/draft.ts", "export default function () {}\n");
+		world.writeProject(
+			".prime/agent/extensions/throws-on-result.mjs",
+			"export default function (api) { api.on('tool_result', () => { throw new Error('handler broke'); }); }\n",
+		);
+		const pkg = join(world.home, "..", "guard-package");
+		mkdirSync(pkg);
+		writeFileSync(
+			join(pkg, "package.json"),
+			JSON.stringify({ name: "guard", type: "module", primeAgent: { extensions: ["./guard.js"] } }),
+		);
+		writeFileSync(join(pkg, "guard.js"), PACKAGE_EXTENSION);
+		installPackage(
+			packageScope({ agentHome: world.home, cwd: world.project, local: false }),
+			pkg,
+			world.project,
+			() => {},
+		);
+
+		const sent: Context[] = [];
+		faux.setResponses([
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage([
+					fauxToolCall("ipython", { code: "big = 'x' * 70000\nprint(big)" }, { id: "call-big" }),
+					fauxToolCall("ipython", { code: "import os\nos.remove('keep.txt')" }, { id: "call-rm" }),
+				]);
+			},
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage("done");
+			},
+		]);
+		world.writeProject("keep.txt", "keep me");
+		started = await startSession({
+			cwd: world.project,
+			env: world.env,
+			model: "faux/faux-1",
+			registry: registryWithFaux(),
+		});
+
+		// Load problems carry the module's path; the .ts file gets the "compile it" advice.
+		const problems = started.extensions.problems;
+		expect(problems.find((problem) => problem.path.endsWith("broken.js"))?.message).toContain("cannot start");
+		expect(problems.find((problem) => problem.path.endsWith("draft.ts"))?.message).toMatch(/compile it to \.js/);
+		expect(started.notices.some((notice) => notice.includes("broken.js"))).toBe(true);
+		expect(started.extensions.loaded.map((path) => path.split("/").pop())).toEqual(
+			expect.arrayContaining(["shrink.js", "throws-on-result.mjs", "guard.js"]),
+		);
+
+		const outcome = await started.agentSession.prompt("print a lot; the key is SECRET-TOKEN");
+		expect(outcome.status).toBe("ok");
+		expect(readFileSync(join(world.project, "keep.txt"), "utf8")).toBe("keep me");
+
+		// The model saw the shrunk result with the complete-output path, and the redacted prompt.
+		const second = sent[1] as Context;
+		const [bigResult, rmResult] = second.messages.filter((message) => message.role === "toolResult");
+		expect(textOf(bigResult)).toMatch(/^\[shrunk \d+ chars; complete output: \/.+\]$/);
+		expect(textOf(bigResult)).not.toContain("undefined");
+		expect(textOf(rmResult)).toContain("deleting files is not allowed here");
+		expect(textOf(second.messages[0])).toContain("[redacted]");
+
+		// The transcript stores the replacement, keeps the prompt as typed, and the turn log.
+		const entries = fileEntries(started.session.path);
+		const stored = entries.filter((entry) => (entry.message as { role?: string } | undefined)?.role === "toolResult");
+		expect(textOf(stored[0]?.message)).toMatch(/^\[shrunk/);
+		expect((stored[0]?.message as { details: { shrunk?: boolean } }).details.shrunk).toBe(true);
+		const user = entries.find((entry) => (entry.message as { role?: string } | undefined)?.role === "user");
+		expect(textOf(user?.message)).toContain("SECRET-TOKEN");
+		const log = entries.find((entry) => entry.customType === "turn_log");
+		expect(log?.data).toEqual({
+			results: [
+				{ id: "call-big", isError: false },
+				{ id: "call-rm", isError: true },
+			],
+		});
+
+		// The throwing handler was reported and skipped (the blocked call never ran, so it had no result hook).
+		expect(
+			problems.filter((problem) => problem.phase === "tool_result" && problem.path.endsWith("throws-on-result.mjs"))
+				.length,
+		).toBe(1);
+
+		// A slash command runs without a model call and persists its entry on the branch.
+		const before = faux.state.callCount;
+		const note = await started.agentSession.prompt("/note remember this");
+		expect(note).toMatchObject({ status: "ok", command: { name: "note" } });
+		expect(faux.state.callCount).toBe(before);
+		expect(started.session.customEntries("note")[0]?.data).toEqual({ text: "remember this" });
+	});
+
+	it("-e loads a module for one run; a missing one is reported and the session starts anyway", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world.writeProject(
+			"tools/hello.mjs",
+			"export function extension(api) { api.registerCommand('hello', { handler() {} }); }\n",
+		);
+		started = await startSession({
+			cwd: world.project,
+			env: world.env,
+			model: "faux/faux-1",
+			registry: registryWithFaux(),
+			extensionPaths: ["tools/hello.mjs", "tools/missing.js"],
+		});
+		expect(started.extensions.commandNames).toEqual(["hello"]);
+		expect(started.extensions.problems).toEqual([
+			{ path: join(world.project, "tools/missing.js"), phase: "load", message: "no such file" },
+		]);
+	});
+});
+
+describe("prime-agent package", () => {
+	it("installs a folder package globally or locally, lists and removes it, keeping other settings", async () => {
+		world = makeTempWorld();
+		world.writeHome("settings.json", { defaultModel: "faux/faux-1" });
+		world.writeProject("ext/index.js", "export default function () {}\n");
+		const run = async (...argv: string[]) => {
+			const io = memoryIo(world.project, world.env);
+			const code = await runCli(argv, io);
+			return { code, out: io.out(), err: io.err() };
+		};
+		expect((await run("package", "install", "ext")).code).toBe(0);
+		expect((await run("package", "list")).out).toBe(`${join(world.project, "ext")}\n`);
+		expect(JSON.parse(readFileSync(join(world.home, "settings.json"), "utf8"))).toEqual({
+			defaultModel: "faux/faux-1",
+			packages: [join(world.project, "ext")],
+		});
+		expect((await run("package", "list", "--local")).out).toContain("No extension packages for this project");
+		expect((await run("package", "install", "ext", "--local")).code).toBe(0);
+		expect(JSON.parse(readFileSync(join(world.project, ".prime/agent/settings.json"), "utf8")).packages).toEqual([
+			join(world.project, "ext"),
+		]);
+		expect((await run("package", "remove", "ext")).out).toContain("Removed");
+		expect((await run("package", "list")).out).toContain("No extension packages");
+		const missing = await run("package", "install", "nowhere");
+		expect(missing.code).toBe(2);
+		expect(missing.err).toContain("No folder at");
+		const noEntry = await run("package", "remove", "ext");
+		expect(noEntry.err).toContain("package list");
+	});
+});
