@@ -68,6 +68,30 @@ describe("kernel state snapshots", () => {
 		expect(await value(second, "'conn' in dir(), 'skip_me' in dir()")).toBe("(False, False)");
 	});
 
+	it("saves lambdas inside data, and instances of a class defined again since (they join the current class)", async () => {
+		const dir = join(workDir, "by-value");
+		const first = await freshKernel();
+		await first.execute(
+			[
+				"class Box:",
+				"    def size(self): return 1",
+				"old_box = Box()",
+				"class Box:",
+				"    def size(self): return 2",
+				"new_box = Box()",
+				"steps = [lambda v: v + 1, lambda v: v * 10]",
+			].join("\n"),
+		);
+		const report = await saveKernelState(first, dir);
+		expect(report.unsaveable).toEqual([]);
+		const second = await freshKernel();
+		const restored = await restoreKernelState(second, dir);
+		expect(restored.failed).toEqual([]);
+		expect(await value(second, "old_box.size(), new_box.size(), isinstance(new_box, Box), steps[1](steps[0](1))")).toBe(
+			"(2, 2, True, 20)",
+		);
+	});
+
 	it("keeps the snapshot private, rewrites only changed variables and drops files no longer named", async () => {
 		const dir = join(workDir, "incremental");
 		const kernel = await freshKernel();

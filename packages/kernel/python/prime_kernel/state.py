@@ -11,7 +11,8 @@ caller excludes, and modules, which are recorded by import name and imported aga
 
 Functions and classes defined in cells are pickled by value. Other values are pickled with their
 ``__main__`` classes by reference, and restored after the classes, so restored instances belong to
-the restored class (``isinstance`` keeps working). Functions are pickled without ``recurse``: their
+the restored class (``isinstance`` keeps working); an instance of a class defined again since it
+was made comes back as an instance of the current definition. Functions are pickled without ``recurse``: their
 globals are then the live namespace after restore, as they were before.
 """
 
@@ -20,6 +21,7 @@ import importlib
 import io
 import json
 import os
+import pickle
 import re
 import tempfile
 import time
@@ -79,17 +81,21 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
-def _pickle(value: Any, cap: int) -> tuple[bytes, bool]:
-    """Pickle one value; returns the bytes and whether `__main__` classes were kept by reference."""
-    attempts = [False] if _is_definition(value) else [True, False]
+def _pickle(value: Any, cap: int) -> bytes:
+    """Pickle one value: plain data with the C pickler (fast, `__main__` classes by reference),
+    else with dill keeping `__main__` classes by reference, else with dill entirely by value."""
+    attempts = ["dill-by-value"] if _is_definition(value) else ["pickle", "dill-by-reference", "dill-by-value"]
     error: Exception | None = None
-    for by_reference in attempts:
+    for attempt in attempts:
         buffer = _CappedBuffer(cap)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dill.dump(value, buffer, byref=by_reference, recurse=False)
-            return buffer.getvalue(), by_reference
+            if attempt == "pickle":
+                pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            else:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    dill.dump(value, buffer, byref=attempt == "dill-by-reference", recurse=False)
+            return buffer.getvalue()
         except _TooLarge:
             raise
         except Exception as caught:  # noqa: BLE001 - any pickling failure makes the name unsaveable
@@ -152,7 +158,7 @@ def save(
             imports[name] = value.__name__
             continue
         try:
-            data, by_reference = _pickle(value, max_variable_bytes)
+            data = _pickle(value, max_variable_bytes)
         except _TooLarge:
             reason = f"larger than the {_mib(max_variable_bytes)} cap per variable"
             unsaveable.append({"name": name, "type": type_name, "reason": reason})
@@ -178,7 +184,6 @@ def save(
                 "bytes": len(data),
                 "type": type_name,
                 "definition": _is_definition(value),
-                "by_reference": by_reference,
             }
         )
 
