@@ -145,6 +145,18 @@ describe("kernel state snapshots", () => {
 		expect(() => readStateManifest(dir)).toThrow(StateSnapshotError);
 	});
 
+	it("handles a namespace whose report is far longer than a cell's visible output", async () => {
+		const dir = join(workDir, "many");
+		const kernel = await freshKernel();
+		await kernel.execute("for i in range(3000):\n    globals()[f'variable_with_a_rather_long_name_{i}'] = i\ndel i");
+		const report = await saveKernelState(kernel, dir);
+		expect(report.variables).toHaveLength(3000);
+		const second = await freshKernel();
+		const restored = await restoreKernelState(second, dir);
+		expect(restored.restored).toHaveLength(3000);
+		expect(await value(second, "variable_with_a_rather_long_name_2999")).toBe("2999");
+	});
+
 	it("reports a missing snapshot as missing", async () => {
 		const kernel = await freshKernel();
 		const restored = await restoreKernelState(kernel, join(workDir, "nothing-here"));

@@ -34,7 +34,6 @@ import dill
 MANIFEST = "manifest.json"
 VARS = "vars"
 FORMAT = 1
-REPORT_PREFIX = "prime-kernel-state "
 MAX_VARIABLE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
 
@@ -114,13 +113,16 @@ def _private_dir(path: str) -> None:
     os.chmod(path, 0o700)
 
 
-def _write_atomically(path: str, data: bytes) -> None:
+def _write_atomically(path: str, data: bytes, durable: bool = False) -> None:
+    """Temp file then rename. `durable` also syncs to disk; variable files skip that (a sync per
+    file made a 3,000-name save take seconds) since restore checks each file against its checksum."""
     fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -195,7 +197,7 @@ def save(
         "imports": imports,
         "unsaveable": unsaveable,
     }
-    _write_atomically(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1).encode("utf-8"))
+    _write_atomically(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1).encode("utf-8"), durable=True)
     # Only now may files the new manifest does not name go (the old manifest needed them).
     keep = {entry["file"] for entry in variables}
     for entry in os.listdir(vars_dir):
@@ -253,6 +255,8 @@ def restore(directory: str, namespace: dict[str, Any] | None = None) -> dict[str
     return report
 
 
-def print_report(report: dict[str, Any]) -> None:
-    """Print the report as one stdout line the host finds among anything else the cell printed."""
-    print(REPORT_PREFIX + json.dumps(report, separators=(",", ":")), flush=True)
+def write_report(report: dict[str, Any], path: str) -> None:
+    """Hand the report to the host in a new private file (stdout is capped; a report may be long)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, separators=(",", ":"))

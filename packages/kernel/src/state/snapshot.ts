@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Kernel } from "../kernel/index.js";
 import type { CellResult } from "../types.js";
@@ -8,8 +10,6 @@ export const STATE_CAPS = { variableBytes: 16 * 1024 * 1024, totalBytes: 256 * 1
 
 /** The file naming every saved variable; written last and atomically, so it is always whole. */
 export const STATE_MANIFEST = "manifest.json";
-
-const REPORT_PREFIX = "prime-kernel-state ";
 
 export interface SaveStateOptions {
 	/** Names never saved (handles the caller injects again after a restore). */
@@ -140,17 +140,17 @@ export function readStateManifest(dir: string): StateManifest | undefined {
 }
 
 async function runStateCell(kernel: Kernel, call: string, what: string): Promise<Record<string, unknown>> {
+	// The kernel writes its report to a new private file: stdout is capped, and a report may be long.
+	const reportPath = join(tmpdir(), `prime-kernel-state-${process.pid}-${randomBytes(8).toString("hex")}.json`);
 	// One expression, so the cell binds no name of its own in the namespace being saved.
-	const code = `(lambda state: state.print_report(state.${call}))(__import__("prime_kernel.state", fromlist=["state"]))`;
-	const cell = await kernel.execute(code, { silent: true });
-	if (cell.status !== "ok") throw new StateSnapshotError(`The kernel state ${what} failed: ${describeCell(cell)}.`);
-	const line = cell.stdout
-		.split("\n")
-		.reverse()
-		.find((candidate) => candidate.startsWith(REPORT_PREFIX));
-	if (!line)
-		throw new StateSnapshotError(`The kernel state ${what} printed no report (stdout: ${cell.stdout.slice(0, 200)}).`);
-	return JSON.parse(line.slice(REPORT_PREFIX.length)) as Record<string, unknown>;
+	const code = `(lambda state: state.write_report(state.${call}, ${pythonString(reportPath)}))(__import__("prime_kernel.state", fromlist=["state"]))`;
+	try {
+		const cell = await kernel.execute(code, { silent: true });
+		if (cell.status !== "ok") throw new StateSnapshotError(`The kernel state ${what} failed: ${describeCell(cell)}.`);
+		return JSON.parse(readFileSync(reportPath, "utf8")) as Record<string, unknown>;
+	} finally {
+		rmSync(reportPath, { force: true });
+	}
 }
 
 function describeCell(cell: CellResult): string {
