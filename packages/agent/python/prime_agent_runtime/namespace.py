@@ -3,10 +3,11 @@
 import asyncio
 from typing import Any
 
+from .compact import compact
 from .edit import edit
 
 # Handles injected by the host; a later state snapshot must never save these (they are re-injected).
-INJECTED_NAMES = ("edit", "asyncio")
+INJECTED_NAMES = ("edit", "asyncio", "compact")
 
 
 def install(namespace: dict[str, Any] | None = None) -> None:
@@ -20,3 +21,4 @@ def install(namespace: dict[str, Any] | None = None) -> None:
         namespace = shell.user_ns
     namespace["edit"] = edit
     namespace["asyncio"] = asyncio
+    namespace["compact"] = compact

@@ -68,14 +68,16 @@ export function prepareCompaction(
 	}
 	const cut = findCutPoint(branch, boundaryStart, branch.length, settings.keepRecentTokens);
 	if (cut.firstKeptIndex <= boundaryStart) return undefined;
-	const summaryEnd = cut.turnStartIndex >= 0 ? cut.turnStartIndex : cut.firstKeptIndex;
 	const toMessages = (from: number, to: number) =>
 		branch
 			.slice(from, to)
 			.map(entryMessage)
 			.filter((message): message is AgentMessage => message !== undefined);
-	const messagesToSummarize = toMessages(boundaryStart, summaryEnd);
-	const turnPrefixMessages = cut.turnStartIndex >= 0 ? toMessages(cut.turnStartIndex, cut.firstKeptIndex) : [];
+	// A split turn with nothing before it is simply the part to summarise.
+	const before = cut.turnStartIndex >= 0 ? toMessages(boundaryStart, cut.turnStartIndex) : [];
+	const split = before.length > 0;
+	const messagesToSummarize = split ? before : toMessages(boundaryStart, cut.firstKeptIndex);
+	const turnPrefixMessages = split ? toMessages(cut.turnStartIndex, cut.firstKeptIndex) : [];
 	const previousFiles = previous?.details as Partial<FileActivity> | undefined;
 	const files = collectFileActivity([...messagesToSummarize, ...turnPrefixMessages], {
 		readFiles: Array.isArray(previousFiles?.readFiles) ? previousFiles.readFiles : [],

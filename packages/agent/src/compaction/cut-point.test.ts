@@ -1,0 +1,116 @@
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { describe, expect, it } from "vitest";
+import type { SessionEntry } from "../session/index.js";
+import { findCutPoint } from "./cut-point.js";
+import { collectFileActivity } from "./file-tracking.js";
+
+let counter = 0;
+function entry(message: AgentMessage): SessionEntry {
+	counter++;
+	return { type: "message", id: `e${counter}`, parentId: null, timestamp: new Date(0).toISOString(), message };
+}
+/** A message of `tokens` estimated tokens (4 characters each). */
+const user = (tokens: number) => entry({ role: "user", content: "u".repeat(tokens * 4), timestamp: 0 });
+const assistantCall = (tokens: number, id: string) =>
+	entry({
+		role: "assistant",
+		content: [{ type: "toolCall", id, name: "ipython", arguments: { code: "c".repeat(Math.max(0, tokens * 4 - 32)) } }],
+		api: "faux",
+		provider: "faux",
+		model: "m",
+		usage: {
+			input: 0,
+			output: 0,
+			cacheRead: 0,
+			cacheWrite: 0,
+			totalTokens: 0,
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+		},
+		stopReason: "toolUse",
+		timestamp: 0,
+	});
+const toolResult = (tokens: number, id: string) =>
+	entry({
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "ipython",
+		content: [{ type: "text", text: "r".repeat(tokens * 4) }],
+		isError: false,
+		timestamp: 0,
+	});
+
+describe("findCutPoint", () => {
+	it("keeps the newest entries whose sum first meets the threshold, cutting at a user message", () => {
+		const entries = [user(100), user(100), user(100), user(100)];
+		expect(findCutPoint(entries, 0, 4, 200)).toEqual({ firstKeptIndex: 2, turnStartIndex: -1 });
+		// 199 is not met by one entry of 100, so two are kept; 201 needs three.
+		expect(findCutPoint(entries, 0, 4, 199).firstKeptIndex).toBe(2);
+		expect(findCutPoint(entries, 0, 4, 201).firstKeptIndex).toBe(1);
+	});
+
+	it("keeps everything when the whole branch is under the threshold", () => {
+		const entries = [user(10), user(10)];
+		expect(findCutPoint(entries, 0, 2, 1000)).toEqual({ firstKeptIndex: 0, turnStartIndex: -1 });
+	});
+
+	it("never cuts at a tool result: it moves to the next valid point and marks the split turn", () => {
+		const entries = [
+			user(10),
+			assistantCall(10, "a"),
+			toolResult(300, "a"),
+			assistantCall(10, "b"),
+			toolResult(10, "b"),
+		];
+		// The threshold is met at the large tool result (index 2); the next valid point is the assistant at 3.
+		const cut = findCutPoint(entries, 0, entries.length, 100);
+		expect(cut.firstKeptIndex).toBe(3);
+		expect(cut.turnStartIndex).toBe(0);
+		const kept = entries.slice(cut.firstKeptIndex);
+		expect(kept[0]?.type === "message" && kept[0].message.role).toBe("assistant");
+	});
+
+	it("keeps a single entry larger than the threshold whole", () => {
+		const entries = [user(10), assistantCall(10, "a"), toolResult(10, "a"), user(5000)];
+		expect(findCutPoint(entries, 0, entries.length, 100).firstKeptIndex).toBe(3);
+		// When only tool results follow the point where the threshold is met, the cut moves back
+		// to the call before them, so the result is kept together with its call.
+		const tail = [user(10), assistantCall(10, "a"), toolResult(5000, "a")];
+		expect(findCutPoint(tail, 0, tail.length, 100)).toEqual({ firstKeptIndex: 1, turnStartIndex: 0 });
+	});
+
+	it("starts no earlier than the boundary", () => {
+		const entries = [user(100), user(100), user(100)];
+		expect(findCutPoint(entries, 1, 3, 10_000).firstKeptIndex).toBe(1);
+	});
+});
+
+describe("file activity", () => {
+	it("tracks files from edit diffs and open()/Path() calls, carrying earlier lists forward", () => {
+		const call = (code: string, id: string) => (assistantCall(1, id) as { message: AgentMessage }).message;
+		const withCode = (code: string, id: string) => {
+			const message = call(code, id) as Extract<AgentMessage, { role: "assistant" }>;
+			return { ...message, content: [{ type: "toolCall" as const, id, name: "ipython", arguments: { code } }] };
+		};
+		const result = {
+			role: "toolResult" as const,
+			toolCallId: "x",
+			toolName: "ipython",
+			content: [],
+			isError: false,
+			timestamp: 0,
+			details: { diffs: [{ path: "/p/src/calc.py" }] },
+		};
+		const activity = collectFileActivity(
+			[
+				withCode('src = open("README.md").read()\nopen("out.txt", "w").write(src)', "a"),
+				withCode("from pathlib import Path\nPath('notes.md').write_text('x')\nPath(\"cfg.toml\").read_text()", "b"),
+				result,
+			],
+			{ readFiles: ["old.py"], modifiedFiles: ["README.md"] },
+		);
+		expect(activity).toEqual({
+			readFiles: ["cfg.toml", "old.py"],
+			modifiedFiles: ["/p/src/calc.py", "README.md", "notes.md", "out.txt"],
+		});
+	});
+});
