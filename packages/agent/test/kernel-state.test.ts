@@ -87,6 +87,15 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	const third = await withModel([{ code: "print(data['k'], double(1))" }, { text: "done" }]);
 	await runCli(["--resume", session.id, "-p", "again"]);
 	expect(toolResultSent(third, 1)).toMatch(/came back[^]*\n8 3$/);
+
+	// A fork starts from its parent's snapshot and saves into its own folder.
+	const fork = await withModel([{ code: "data['k'] = 9\nprint(double(1))" }, { text: "forked" }]);
+	const forked = await runCli(["--fork", session.id, "-p", "branch off"]);
+	expect(toolResultSent(fork, 1)).toMatch(/came back[^]*\n4$/);
+	const forkId = (forked.events[0] as { id: string }).id;
+	expect(forkId).not.toBe(session.id);
+	const forkManifest = readFileSync(join(world.home, "sessions", forkId, "kernel-state", "manifest.json"), "utf8");
+	expect(forkManifest).toContain('"double"');
 });
 
 it("a corrupt snapshot does not break the resume: the model is told and the kernel starts empty", async () => {
