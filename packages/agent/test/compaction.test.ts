@@ -9,7 +9,7 @@ import {
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { SUMMARY_SECTIONS } from "../src/compaction/index.js";
+import { DEFAULT_COMPACTION_SETTINGS, SUMMARY_SECTIONS } from "../src/compaction/index.js";
 import { ModelRegistry } from "../src/providers/index.js";
 import type { CompactionEntry, SessionEntry } from "../src/session/index.js";
 import { type StartedSession, startSession } from "../src/startup/index.js";
@@ -207,4 +207,13 @@ describe("compaction", () => {
 		expect(session.session.branch().some(isFailure)).toBe(false);
 		expect(fileEntries(session.session.path).some(isFailure)).toBe(true);
 	});
+});
+
+it("the README states the compaction numbers the code uses", () => {
+	const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+	const { reserveTokens, keepRecentTokens } = DEFAULT_COMPACTION_SETTINGS;
+	expect(readme).toContain(`reserve ${reserveTokens.toLocaleString("en-US")} tokens`);
+	expect(readme).toContain(`\`keepRecentTokens\` (default ${keepRecentTokens.toLocaleString("en-US")})`);
+	expect(readme).toContain(`"reserveTokens": ${reserveTokens}, "keepRecentTokens": ${keepRecentTokens}`);
+	for (const section of SUMMARY_SECTIONS) expect(readme).toContain(section);
 });
