@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { SessionKernel } from "../src/tools/index.js";
+import { INJECTED_HANDLES } from "../src/kernel-state/index.js";
+import { RUNTIME_PYTHON_DIR, SessionKernel } from "../src/tools/index.js";
 import { type CliProcess, spawnCli } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -141,4 +142,11 @@ it("saves after successful cells once the kernel is quiet, and at the end of the
 		["a", "b"],
 		["a", "b", "c"],
 	]);
+});
+
+it("every handle the runtime injects is on the never-saved list", () => {
+	const source = readFileSync(join(RUNTIME_PYTHON_DIR, "prime_agent_runtime", "namespace.py"), "utf8");
+	const injected = /INJECTED_NAMES = \(([^)]*)\)/.exec(source)?.[1].match(/"[^"]+"/g) ?? [];
+	expect(injected.length).toBeGreaterThan(0);
+	for (const name of injected) expect(INJECTED_HANDLES).toContain(JSON.parse(name));
 });
