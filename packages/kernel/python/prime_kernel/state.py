@@ -9,11 +9,13 @@ Never saved: IPython's own names (output history ``_``, ``Out``, ``In``, ``_i*``
 ``exit``, ``quit``, ``get_ipython``, dunder names, anything IPython put there itself), the names the
 caller excludes, and modules, which are recorded by import name and imported again on restore.
 
-Functions and classes defined in cells are pickled by value. Other values are pickled with their
-``__main__`` classes by reference, and restored after the classes, so restored instances belong to
-the restored class (``isinstance`` keeps working); an instance of a class defined again since it
-was made comes back as an instance of the current definition. Functions are pickled without ``recurse``: their
-globals are then the live namespace after restore, as they were before.
+Functions and classes defined in cells are pickled by value with dill. Other values go through the
+C pickler when it can (fast; ``__main__`` classes by reference), else through dill with ``__main__``
+classes by reference, else entirely by value. Definitions are restored first, so restored instances
+belong to the restored class (``isinstance`` keeps working); an instance of a class defined again
+since it was made comes back as an instance of the current definition. Functions are pickled without
+``recurse``: their globals are then the live namespace after restore, as they were before (with
+``recurse`` they would hold a stale copy of the globals they use).
 """
 
 import hashlib
