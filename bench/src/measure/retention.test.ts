@@ -48,6 +48,22 @@ describe("location shapes", () => {
 		expect(kept(listing, "test/api.js:5")).toBe(false);
 		expect(kept(listing, "lib/api.js:41")).toBe(false);
 	});
+
+	it("matches a file's comma list of lines only when the list holds that exact line", () => {
+		const listing =
+			"LOCATIONS (5 in 2 files; each line is path:line,line,... under /home/dev/p/):\ntest/api.js:41,58,1200\nindex.js:9\n";
+		expect(kept(listing, "test/api.js:58")).toBe(true);
+		expect(kept(listing, "test/api.js:1200")).toBe(true);
+		expect(kept(listing, "index.js:9")).toBe(true);
+		expect(kept(listing, "test/api.js:4")).toBe(false);
+		expect(kept(listing, "test/api.js:120")).toBe(false);
+		expect(kept(listing, "test/bash.js:58")).toBe(false);
+		// Without a stated directory the paths count as written.
+		expect(kept("src/a.py:3,12,40\n", "src/a.py:12")).toBe(true);
+		expect(kept("src/a.py:3,12,40\n", "src/b.py:12")).toBe(false);
+		// A comma list inside prose is not a listing row.
+		expect(kept("see src/a.py:3,12,40 for details\n", "src/a.py:12")).toBe(false);
+	});
 });
 
 describe("false greens", () => {

@@ -30,8 +30,8 @@ export function legible(view: string): string {
 export interface PreparedView {
 	raw: string;
 	plain: string;
-	/** Directory-grouped location listings, parsed on first use. */
-	groups?: { dir: string; entries: string[] }[];
+	/** Rows of location listings (`file:line` or `file:line,line,...` tokens), parsed on first use. */
+	groups?: { dir: string; file: string; lines: Set<string> }[];
 }
 
 export function prepareView(view: string): PreparedView {
@@ -57,8 +57,9 @@ function includesBounded(text: string, needle: string): boolean {
  * `path:line` itself (pytest, jest, cargo, ...); a Python traceback frame `File ".../path", line N`;
  * `tsc --pretty false` `path(line,col)`; an ESLint stylish block (the file header line, then a
  * `line:col` row before the next blank line); a git diff hunk of that file starting at that line; or
- * a listing grouped by directory (a line ending `under <dir>/):` or `under <dir>/:`, then lines of
- * space-separated `file:line` entries relative to it).
+ * a listing row: a line of space-separated `file:line` or `file:line,line,...` tokens (one file, its
+ * lines comma-separated), the file relative to the directory of a header ending `under <dir>/):` or
+ * `under <dir>/:` right before the rows, else as written; the comma list must hold that exact line.
  */
 export function locationKept(view: PreparedView, location: string): boolean {
 	const match = /^(.*):(\d+)$/.exec(location);
@@ -69,31 +70,49 @@ export function locationKept(view: PreparedView, location: string): boolean {
 	if (includesBounded(text, `${path}:${line}`)) return true;
 	if (includesBounded(text, `${path}", line ${line}`)) return true;
 	if (text.includes(`${path}(${line},`)) return true;
-	return eslintBlockHas(text, path, line) || diffHunkHas(text, path, Number(line)) || groupedHas(view, path, line);
+	return eslintBlockHas(text, path, line) || diffHunkHas(text, path, Number(line)) || listedHas(view, path, line);
 }
 
-function groupedHas(view: PreparedView, path: string, line: string): boolean {
-	if (!view.groups) {
-		view.groups = [];
-		const lines = view.plain.split("\n");
-		for (const [index, header] of lines.entries()) {
-			const match = /\bunder (\S+\/)\)?:\s*$/.exec(header);
-			if (!match) continue;
-			const entries: string[] = [];
-			for (const row of lines.slice(index + 1)) {
-				const tokens = row.trim().split(/\s+/);
-				if (row.trim() === "" || !tokens.every((token) => /^\S+:\d+$/.test(token))) break;
-				entries.push(...tokens);
-			}
-			view.groups.push({ dir: match[1], entries });
+/** A listing row token: `file:line` or `file:line,line,...` (one file, its lines comma-separated). */
+const LISTING_TOKEN = /^(\S+):(\d+(?:,\d+)*)$/;
+
+/**
+ * Rows of location listings: lines made only of space-separated listing tokens. Rows right after a
+ * header ending `under <dir>/):` (or `under <dir>/:`) are relative to that directory, up to the first
+ * line that is not a row; any other row stands alone, with its paths as written.
+ */
+function listingRows(view: PreparedView): { dir: string; file: string; lines: Set<string> }[] {
+	if (view.groups) return view.groups;
+	view.groups = [];
+	let dir = "";
+	for (const row of view.plain.split("\n")) {
+		const header = /\bunder (\S+\/)\)?:\s*$/.exec(row);
+		if (header) {
+			dir = header[1];
+			continue;
+		}
+		const tokens = row.trim().split(/\s+/);
+		const parsed = tokens.map((token) => LISTING_TOKEN.exec(token));
+		if (row.trim() === "" || parsed.some((match) => match === null)) {
+			dir = "";
+			continue;
+		}
+		for (const match of parsed) {
+			if (match) view.groups.push({ dir, file: match[1], lines: new Set(match[2].split(",")) });
 		}
 	}
-	for (const group of view.groups) {
-		for (const entry of group.entries) {
-			if (!entry.endsWith(`:${line}`)) continue;
-			const full = group.dir + entry.slice(0, entry.length - line.length - 1);
-			if (full === path || full.endsWith(`/${path}`)) return true;
-		}
+	return view.groups;
+}
+
+/**
+ * The location is in a listing row: a token naming its file (relative to the row's stated directory,
+ * if any) then `:` and a comma list holding that exact line (`a.py:12,40,77` holds 40, not 4).
+ */
+function listedHas(view: PreparedView, path: string, line: string): boolean {
+	for (const row of listingRows(view)) {
+		if (!row.lines.has(line)) continue;
+		const full = row.dir + row.file;
+		if (full === path || full.endsWith(`/${path}`)) return true;
 	}
 	return false;
 }

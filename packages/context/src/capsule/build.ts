@@ -2,11 +2,12 @@ import type { LineKind } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
 import { utf8Bytes } from "./escape.js";
 import { compactFailingIds } from "./failing-ids.js";
+import { locationLines } from "./locations.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
 import type { KeptLine, Selection } from "./select.js";
 import { lineShape } from "./shape.js";
-import { exceptionsLine, locationLines, type RunFacts, runStatus, statusLines } from "./status.js";
+import { exceptionsLine, type RunFacts, runStatus, statusLines } from "./status.js";
 
 /**
  * Why a result became a structured capsule; each kind has its own budget and excerpt policy.
@@ -222,7 +223,7 @@ function traceAdvice(command: string | undefined): string {
 	return `Trace-only output with no decisive diagnostic; nothing here needs reading. If you need specific lines, rerun ${what} with its output filtered (for example through grep) to those lines.`;
 }
 
-/** Room kept for excerpt evidence before any goes to the location list: up to 1 KiB, a third of small budgets. */
+/** Room kept for excerpt evidence before the location list takes the rest: up to 1 KiB, a third of small budgets. */
 function evidenceReserve(budget: number): number {
 	return Math.min(1024, Math.floor(budget / 3));
 }
@@ -265,13 +266,15 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		footer,
 	};
 	if (kind !== "clean") {
-		// Locations take at most a third of the budget, and only what the fixed parts and a reserve
-		// for evidence lines leave: failing ids first, then decisive lines, then the location list.
+		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id
+		// list may overflow the budget: when it does (and no excerpt fits), the locations still fit
+		// the budget beside the other fixed parts.
 		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
-		const third = Math.floor(input.budget / 3);
-		// When the failing ids alone overflow the budget there is no excerpt at all: locations are then
-		// the remaining evidence and keep their third.
-		const room = fixed > input.budget ? third : Math.min(third, input.budget - fixed - evidenceReserve(input.budget));
+		// With the ids overflowing, the capsule may take its recovery-only form: count the longer notice.
+		const notice = utf8Bytes(RECOVERY_ONLY_NOTICE) > utf8Bytes(parts.notice) ? RECOVERY_ONLY_NOTICE : parts.notice;
+		const withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, failingIds: [], excerpt: [] }, input.budget).text);
+		const room =
+			fixed > input.budget ? input.budget - withoutIds : input.budget - fixed - evidenceReserve(input.budget);
 		if (room > 0) parts.status = [...status, ...locationLines(outcome, room)];
 	}
 	const rendered = renderCapsule(parts, input.budget);

@@ -23,6 +23,7 @@ export {
 } from "./build.js";
 export { escapedPrefix, escapeXmlAttribute, escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
 export { compactFailingIds } from "./failing-ids.js";
+export { type LocationRank, locationLines, rankLocations } from "./locations.js";
 export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";
 export {
 	type CapsuleHeader,
@@ -34,4 +35,4 @@ export {
 } from "./render.js";
 export { DEFAULT_SELECTOR_LIMITS, type KeptLine, LineSelector, type Selection, type SelectorLimits } from "./select.js";
 export { lineShape } from "./shape.js";
-export { exceptionsLine, locationLines, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";
+export { exceptionsLine, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";

@@ -1,0 +1,142 @@
+import { isLibraryPath } from "../outcome/state.js";
+import type { Outcome } from "../types.js";
+import { escapeXmlText, utf8Bytes } from "./escape.js";
+
+/**
+ * How decisive a location is; lower is listed first and dropped last.
+ * - 0: the first or last project frame of a printed stack (the test frame and the raising frame of a
+ *   failure), or a location that is not part of a stack (a compiler, linter or diff location);
+ * - 1: a project frame between those two;
+ * - 2: a library, standard-library or runtime frame.
+ */
+export type LocationRank = 0 | 1 | 2;
+
+interface RankedLocation {
+	file: string;
+	line: number;
+	rank: LocationRank;
+	/** Position in the outcome's list (first seen), the tie-break. */
+	order: number;
+}
+
+/** Frames printed within this many output lines of each other belong to one stack. */
+const STACK_GAP = 2;
+
+/**
+ * Ranks each deduplicated location. A stack is a run of locations printed on nearby output lines
+ * that names at least two files (a traceback or a JavaScript stack); its project frames other than
+ * the first and the last are intermediate. A run in one file (an ESLint block) is a list of equal
+ * diagnostics, not a stack.
+ */
+export function rankLocations(locations: Outcome["locations"]): RankedLocation[] {
+	const seen = new Set<string>();
+	const unique: (Outcome["locations"][number] & { order: number })[] = [];
+	for (const loc of locations) {
+		const key = `${loc.file}:${loc.line}`;
+		if (seen.has(key)) continue;
+		seen.add(key);
+		unique.push({ ...loc, order: unique.length });
+	}
+	const rank = new Map<number, LocationRank>();
+	const byOutput = [...unique].sort((a, b) => a.at - b.at || a.order - b.order);
+	for (let start = 0; start < byOutput.length; ) {
+		let end = start + 1;
+		while (end < byOutput.length && byOutput[end].at - byOutput[end - 1].at <= STACK_GAP) end++;
+		const run = byOutput.slice(start, end);
+		const project = run.filter((loc) => !isLibraryPath(loc.file));
+		const isStack = new Set(run.map((loc) => loc.file)).size > 1;
+		for (const loc of run) {
+			if (isLibraryPath(loc.file)) rank.set(loc.order, 2);
+			else if (isStack && loc !== project[0] && loc !== project[project.length - 1]) rank.set(loc.order, 1);
+			else rank.set(loc.order, 0);
+		}
+		start = end;
+	}
+	return unique.map((loc) => ({ file: loc.file, line: loc.line, rank: rank.get(loc.order) ?? 0, order: loc.order }));
+}
+
+/**
+ * The parent of the deepest directory (ending in `/`) holding at least 3/4 of the absolute
+ * locations, so a few standard-library frames do not prevent shortening and paths keep their
+ * leading directory (`tests/...`, `src/...`); "" when there is none or it is under two levels.
+ */
+function commonDirectory(files: readonly string[]): string {
+	const absolute = files.filter((f) => f.startsWith("/"));
+	if (absolute.length < 2) return "";
+	const first = absolute[0];
+	for (let end = first.lastIndexOf("/"); end > 0; end = first.lastIndexOf("/", end - 1)) {
+		const prefix = first.slice(0, end + 1);
+		const covered = absolute.filter((f) => f.startsWith(prefix)).length;
+		if (covered * 4 >= absolute.length * 3) {
+			const parent = prefix.slice(0, prefix.lastIndexOf("/", prefix.length - 2) + 1);
+			return parent.split("/").length < 4 ? "" : parent;
+		}
+	}
+	return "";
+}
+
+/** The note that ends a listing cut short; sized for the largest counts so the reserve always holds it. */
+function moreNote(locations: number, files: number): string {
+	return `(+${locations} more locations in ${files} files: search the archive for a file name)`;
+}
+
+/**
+ * Source locations grouped by file, one file per line as `path:line,line,...` (lines ascending),
+ * within `maxBytes` of escaped text (newlines included). Absolute paths under one directory are shown
+ * relative to it, stated once in the header. The most decisive locations are admitted first (test and
+ * raising frames, then intermediate project frames, then library frames; ties in first-seen order),
+ * and files are listed in the order their first admitted location was. What does not fit is counted
+ * in a closing note. Empty when there are no locations or none fits.
+ */
+export function locationLines(outcome: Outcome, maxBytes: number): string[] {
+	const ranked = rankLocations(outcome.locations);
+	if (ranked.length === 0) return [];
+	const base = commonDirectory(ranked.map((loc) => loc.file));
+	const shown = (file: string) => escapeXmlText(base && file.startsWith(base) ? file.slice(base.length) : file);
+	const fileCount = new Set(ranked.map((loc) => loc.file)).size;
+	const header = `LOCATIONS (${ranked.length} in ${fileCount} files; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
+	const headerBytes = utf8Bytes(escapeXmlText(header)) + 1;
+	const admitted = new Map<string, number[]>();
+	const admit = (budget: number): number => {
+		admitted.clear();
+		let used = headerBytes;
+		let count = 0;
+		const ordered = [...ranked].sort((a, b) => a.rank - b.rank || a.order - b.order);
+		for (const loc of ordered) {
+			const lines = admitted.get(loc.file);
+			// A new file costs its row (`path:N` and a newline); a further line of it costs `,N`.
+			const cost = lines ? utf8Bytes(`,${loc.line}`) : utf8Bytes(`${shown(loc.file)}:${loc.line}`) + 1;
+			if (used + cost > budget) continue;
+			used += cost;
+			count++;
+			if (lines) lines.push(loc.line);
+			else admitted.set(loc.file, [loc.line]);
+		}
+		return count;
+	};
+	let count = admit(maxBytes);
+	if (count < ranked.length) {
+		count = admit(maxBytes - utf8Bytes(moreNote(ranked.length, fileCount)) - 1);
+	}
+	if (count === 0) return [];
+	const rows = [...admitted.entries()].map(
+		([file, lines]) =>
+			`${base && file.startsWith(base) ? file.slice(base.length) : file}:${lines.sort((a, b) => a - b).join(",")}`,
+	);
+	const out = [header, ...rows];
+	if (count < ranked.length) {
+		out.push(
+			moreNote(ranked.length - count, new Set(ranked.map((l) => l.file)).size - countFullFiles(ranked, admitted)),
+		);
+	}
+	return out;
+}
+
+/** Files every location of which is listed. */
+function countFullFiles(ranked: readonly RankedLocation[], admitted: Map<string, number[]>): number {
+	const total = new Map<string, number>();
+	for (const loc of ranked) total.set(loc.file, (total.get(loc.file) ?? 0) + 1);
+	let full = 0;
+	for (const [file, lines] of admitted) if (lines.length === total.get(file)) full++;
+	return full;
+}
