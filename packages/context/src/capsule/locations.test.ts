@@ -139,7 +139,7 @@ describe("locations in a structured capsule", () => {
 
 	function capsuleFor(text: string, failingIds: string[], budget: number) {
 		const selector = new LineSelector();
-		text.split("\n").forEach((line, i) => selector.line(line, i + 1));
+		for (const [i, line] of text.split("\n").entries()) selector.line(line, i + 1);
 		const parsed = parseOutcome(text, { exitCode: 1 });
 		return buildStructuredCapsule({
 			header,
