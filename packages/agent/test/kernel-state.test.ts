@@ -87,12 +87,12 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	// What the second run changed is what the third one gets.
 	const third = await withModel([{ code: "print(data['k'], double(1))" }, { text: "done" }]);
 	await runCli(["--resume", session.id, "-p", "again"]);
-	expect(toolResultSent(third, 1)).toMatch(/came back[^]*\n8 3$/);
+	expect(toolResultSent(third, 1)).toMatch(/came back[\s\S]*\n8 3$/);
 
 	// A fork starts from its parent's snapshot and saves into its own folder.
 	const fork = await withModel([{ code: "data['k'] = 9\nprint(double(1))" }, { text: "forked" }]);
 	const forked = await runCli(["--fork", session.id, "-p", "branch off"]);
-	expect(toolResultSent(fork, 1)).toMatch(/came back[^]*\n4$/);
+	expect(toolResultSent(fork, 1)).toMatch(/came back[\s\S]*\n4$/);
 	const forkId = (forked.events[0] as { id: string }).id;
 	expect(forkId).not.toBe(session.id);
 	const forkManifest = readFileSync(join(world.home, "sessions", forkId, "kernel-state", "manifest.json"), "utf8");
