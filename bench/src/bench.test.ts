@@ -10,7 +10,7 @@ import { type BenchmarkResults, runBenchmark, SMOKE } from "./bench.js";
 import { readLabelledCorpus } from "./corpus/index.js";
 import { CHART_FILE, writeReport } from "./report/index.js";
 
-const fixtures = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
+const fixtures = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 const casesDir = join(fixtures, "outputs");
 const trajectoriesDir = join(fixtures, "trajectories");
 
@@ -21,7 +21,7 @@ describe("smoke benchmark on the shared fixtures", () => {
 
 	beforeAll(async () => {
 		if (!existsSync(casesDir) || !existsSync(trajectoriesDir)) {
-			throw new Error(`The shared fixtures are missing at ${fixtures}; the smoke benchmark needs them.`);
+			throw new Error(`The fixtures are missing at ${fixtures}; the smoke benchmark needs them.`);
 		}
 		out = await mkdtemp(join(tmpdir(), "bench-smoke-"));
 		results = await runBenchmark({ casesDir, trajectoriesDir, smoke: true, primeContext: primeContextDeps });

@@ -18,7 +18,7 @@ describe("bench command line", () => {
 			}
 		})();
 		expect(options).toBeInstanceOf(Error);
-		expect((options as Error).message).toContain(resolve(scratch, "shared", "fixtures", "outputs"));
+		expect((options as Error).message).toContain(resolve(scratch, "repo", "fixtures", "outputs"));
 		expect((options as Error).message).toMatch(/pass --cases <dir>/);
 	});
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]`
- * Defaults: the shared fixtures (`../shared/fixtures/` beside the repository) and `bench/results/`.
+ * Defaults: the repository's fixtures (`fixtures/`) and `bench/results/`.
  */
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -12,9 +12,9 @@ import { writeReport } from "./report/index.js";
 import { losses, targets } from "./report/verdict.js";
 
 const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]
-  --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default ../shared/fixtures/outputs)
+  --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default fixtures/outputs)
   --trajectories <dir>   mini-swe-agent .traj.json(.gz) files and agent session .jsonl files
-                         (default ../shared/fixtures/trajectories)
+                         (default fixtures/trajectories)
   --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
   --smoke                four cases (one capsule-sized), one trajectory, small speed buckets`;
 
@@ -28,7 +28,7 @@ export interface CliOptions {
 /** Parses arguments; defaults are resolved from this script's location, never from the working directory. */
 export function parseArgs(argv: string[], scriptDir: string): CliOptions {
 	const repoRoot = resolve(scriptDir, "..", "..");
-	const fixtures = resolve(repoRoot, "..", "shared", "fixtures");
+	const fixtures = resolve(repoRoot, "fixtures");
 	const values: Record<string, string> = {};
 	let smoke = false;
 	for (let index = 0; index < argv.length; index++) {
@@ -49,7 +49,7 @@ export function parseArgs(argv: string[], scriptDir: string): CliOptions {
 	]) {
 		if (!existsSync(dir)) {
 			throw new UsageError(
-				`${dir} does not exist. ${values[flag.slice(2)] ? "" : "The default fixtures folder is ../shared/fixtures beside the repository; "}pass ${flag} <dir> to point at a corpus.`,
+				`${dir} does not exist. ${values[flag.slice(2)] ? "" : "The default fixtures folder is fixtures/ in the repository; "}pass ${flag} <dir> to point at a corpus.`,
 			);
 		}
 	}

@@ -6,7 +6,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { listTrajectoryFiles, readTrajectory } from "./trajectory.js";
 
-const trajectories = fileURLToPath(new URL("../../../../shared/fixtures/trajectories/", import.meta.url));
+const trajectories = fileURLToPath(new URL("../../../fixtures/trajectories/", import.meta.url));
 const fixture = join(trajectories, "astropy__astropy-12907.traj.json.gz");
 const scratch = await mkdtemp(join(tmpdir(), "bench-traj-"));
 afterAll(() => rm(scratch, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { unescapeXmlText } from "../capsule/index.js";
 import { DEFAULT_CONFIG } from "../types.js";
 import { createBroker } from "./index.js";
 
-const FIXTURES = fileURLToPath(new URL("../../../../../shared/fixtures/outputs/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../../../fixtures/outputs/", import.meta.url));
 const present = existsSync(FIXTURES);
 
 interface Meta {

@@ -5,7 +5,7 @@ import type { Outcome } from "../types.js";
 import { createOutcomeScanner, parseOutcome } from "./index.js";
 
 /** The labelled corpus lives in `shared/`, next to the repository. */
-const FIXTURES = fileURLToPath(new URL("../../../../../shared/fixtures/outputs", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../../../fixtures/outputs", import.meta.url));
 const present = existsSync(FIXTURES);
 if (!present) console.warn(`Labelled outputs not found at ${FIXTURES}; the fixture table is skipped.`);
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseOutcome } from "./index.js";
 
 /** Real agent runs (mini-swe-agent on SWE-bench), next to the repository in `shared/`. */
-const TRAJECTORIES = fileURLToPath(new URL("../../../../../shared/fixtures/trajectories", import.meta.url));
+const TRAJECTORIES = fileURLToPath(new URL("../../../../fixtures/trajectories", import.meta.url));
 const present = existsSync(TRAJECTORIES);
 if (!present) console.warn(`Trajectories not found at ${TRAJECTORIES}; the replay check is skipped.`);
 
