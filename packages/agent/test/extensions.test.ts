@@ -88,6 +88,25 @@ export default function (api) {
 }
 `;
 
+/** Adds a hint and a system prompt rule, steers once after the first turn, writes the summary itself. */
+const COACH_EXTENSION = `
+export default function (api) {
+	let steered = false;
+	api.on("session_start", (event) => { api.appendEntry("started", { reason: event.reason }); });
+	api.on("before_agent_start", () => ({
+		message: { customType: "hint", content: "HINT: use the table" },
+		systemPromptAppend: "EXTRA RULE",
+	}));
+	api.on("turn_end", () => {
+		if (steered) return;
+		steered = true;
+		api.sendMessage({ customType: "steer", content: "STEER: also check totals" });
+	});
+	api.on("before_compact", (event) => ({ summary: "EXTENSION SUMMARY of " + event.preparation.messagesToSummarize.length + " messages" }));
+	api.on("compact", (event) => { api.appendEntry("compacted", { fromExtension: event.fromExtension }); });
+}
+`;
+
 describe("extensions", () => {
 	it("a project extension and an installed package shape results and context; a broken one is left out", async () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
@@ -163,7 +182,7 @@ describe("extensions", () => {
 		const entries = fileEntries(started.session.path);
 		const stored = entries.filter((entry) => (entry.message as { role?: string } | undefined)?.role === "toolResult");
 		expect(textOf(stored[0]?.message)).toMatch(/^\[shrunk/);
-		expect((stored[0]?.message as { details: { shrunk?: boolean } }).details.shrunk).toBe(true);
+		expect((stored[0]?.message as { details?: { shrunk?: boolean } } | undefined)?.details?.shrunk).toBe(true);
 		const user = entries.find((entry) => (entry.message as { role?: string } | undefined)?.role === "user");
 		expect(textOf(user?.message)).toContain("SECRET-TOKEN");
 		const log = entries.find((entry) => entry.customType === "turn_log");
@@ -186,6 +205,48 @@ describe("extensions", () => {
 		expect(note).toMatchObject({ status: "ok", command: { name: "note" } });
 		expect(faux.state.callCount).toBe(before);
 		expect(started.session.customEntries("note")[0]?.data).toEqual({ text: "remember this" });
+	});
+
+	it("extensions add to the prompt, steer a run, and can supply the compaction summary", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world.writeHome("settings.json", { compaction: { keepRecentTokens: 1 } });
+		world.writeProject(".prime/agent/extensions/coach.js", COACH_EXTENSION);
+		const sent: Context[] = [];
+		faux.setResponses([
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage(fauxToolCall("ipython", { code: "x = 1" }));
+			},
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage("ok");
+			},
+		]);
+		started = await startSession({
+			cwd: world.project,
+			env: world.env,
+			model: "faux/faux-1",
+			registry: registryWithFaux(),
+		});
+		expect((await started.agentSession.prompt("sum the table")).status).toBe("ok");
+
+		const [first, second] = sent as [Context, Context];
+		expect(first.systemPrompt?.endsWith("\n\nEXTRA RULE")).toBe(true);
+		expect(first.messages.map(textOf)).toEqual(["HINT: use the table", "sum the table"]);
+		expect(second.messages.map(textOf)).toContain("STEER: also check totals");
+		expect(
+			started.session.branch().some((entry) => entry.type === "custom_message" && entry.customType === "steer"),
+		).toBe(true);
+
+		const calls = faux.state.callCount;
+		const compacted = await started.agentSession.prompt("/compact");
+		expect(compacted.command?.message).toMatch(/^Compacted/);
+		expect(faux.state.callCount).toBe(calls);
+		const compaction = started.session.branch().find((entry) => entry.type === "compaction");
+		expect(compaction?.type === "compaction" && compaction.summary).toMatch(/^EXTENSION SUMMARY of \d+ messages/);
+		expect(started.session.customEntries("compacted")[0]?.data).toEqual({ fromExtension: true });
+		expect(started.session.customEntries("started")[0]?.data).toEqual({ reason: "new" });
 	});
 
 	it("-e loads a module for one run; a missing one is reported and the session starts anyway", async () => {

@@ -126,6 +126,8 @@ export interface CompactOptions {
 	reason: CompactionReason;
 	customInstructions?: string;
 	signal?: AbortSignal;
+	/** Called once there is something to summarise, before extensions and the summariser run. */
+	onStart?: () => void;
 }
 
 export type CompactResult =
@@ -145,6 +147,7 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 	if (!prepared) {
 		return { status: "nothing", message: "Nothing to compact: the recent conversation is all kept verbatim." };
 	}
+	options.onStart?.();
 	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(session.context().messages) };
 	let fromExtension: string | undefined;
 	let cancelled = false;

@@ -86,10 +86,9 @@ describe("findCutPoint", () => {
 
 describe("file activity", () => {
 	it("tracks files from edit diffs and open()/Path() calls, carrying earlier lists forward", () => {
-		const call = (code: string, id: string) => (assistantCall(1, id) as { message: AgentMessage }).message;
-		const withCode = (code: string, id: string) => {
-			const message = call(code, id) as Extract<AgentMessage, { role: "assistant" }>;
-			return { ...message, content: [{ type: "toolCall" as const, id, name: "ipython", arguments: { code } }] };
+		const withCode = (code: string, id: string): AgentMessage => {
+			const message = (assistantCall(1, id) as { message: Extract<AgentMessage, { role: "assistant" }> }).message;
+			return { ...message, content: [{ type: "toolCall", id, name: "ipython", arguments: { code } }] };
 		};
 		const result = {
 			role: "toolResult" as const,

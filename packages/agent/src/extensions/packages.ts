@@ -135,12 +135,9 @@ export function installPackage(scope: PackageScope, source: string, cwd: string,
 export function removePackage(scope: PackageScope, which: string, cwd: string): string {
 	const listed = listedPackages(scope);
 	const asPath = isAbsolute(which) ? which : resolve(cwd, which);
+	const name = npmName(which.startsWith("npm:") ? which : `npm:${which}`);
 	const match = listed.find(
-		(spec) =>
-			spec === which ||
-			spec === asPath ||
-			(spec.startsWith("npm:") &&
-				(npmName(spec) === which || npmName(spec) === npmName(`npm:${which.replace(/^npm:/, "")}`))),
+		(spec) => spec === which || spec === asPath || (spec.startsWith("npm:") && npmName(spec) === name),
 	);
 	if (!match) {
 		throw new UserError(

@@ -7,7 +7,6 @@ import type {
 	ExtensionEventName,
 	ExtensionEvents,
 	ExtensionFactory,
-	ExtensionHandler,
 	ExtensionProblem,
 	HiddenMessage,
 	SlashCommand,
@@ -104,6 +103,11 @@ export class ExtensionRunner {
 
 	get tools(): AgentTool[] {
 		return this.toolList.map((entry) => entry.value);
+	}
+
+	/** Path of the extension that registered `tool`. */
+	toolPath(tool: AgentTool): string | undefined {
+		return this.toolList.find((entry) => entry.value === tool)?.path;
 	}
 
 	command(name: string): SlashCommand | undefined {

@@ -45,15 +45,15 @@ export type SessionStartReason = "new" | "resume" | "fork";
  */
 export interface ExtensionEvents {
 	/** The session is ready (after start-up, before the first prompt). Return value ignored. */
-	session_start: { event: { reason: SessionStartReason; sessionId: string; sessionFile: string }; result: void };
+	session_start: { event: { reason: SessionStartReason; sessionId: string; sessionFile: string }; result: undefined };
 	/** The session is closing (the kernel is still alive while handlers run). Return value ignored. */
-	session_shutdown: { event: { sessionId: string }; result: void };
+	session_shutdown: { event: { sessionId: string }; result: undefined };
 	/** This session was forked from `fromSessionFile` (emitted after `session_start`). */
-	session_fork: { event: { fromSessionFile: string; atEntryId: string | null }; result: void };
+	session_fork: { event: { fromSessionFile: string; atEntryId: string | null }; result: undefined };
 	/** The active branch moved: the next entry hangs under `leafId` (`--at`, or an overflow retry). */
-	session_tree: { event: { leafId: string | null; previousLeafId: string | null }; result: void };
+	session_tree: { event: { leafId: string | null; previousLeafId: string | null }; result: undefined };
 	/** An existing session was picked up (`--resume`, `--continue`). */
-	session_switch: { event: { sessionFile: string }; result: void };
+	session_switch: { event: { sessionFile: string }; result: undefined };
 	/**
 	 * A user prompt is about to run. Return `message` to add a hidden message before it, and/or
 	 * `systemPromptAppend` to append text to the system prompt for this run (joined by blank lines).
@@ -63,17 +63,20 @@ export interface ExtensionEvents {
 		result: { message?: HiddenMessage; systemPromptAppend?: string } | undefined;
 	};
 	/** A turn (one provider call and its tool calls) begins; `turnIndex` counts from 0 within the run. */
-	turn_start: { event: { turnIndex: number }; result: void };
+	turn_start: { event: { turnIndex: number }; result: undefined };
 	/**
 	 * A turn ended. `toolResults` are the turn's finalized tool results (after `tool_result`
 	 * replacements) in the order the assistant message called them, whatever order they finished in.
 	 */
-	turn_end: { event: { turnIndex: number; message: AgentMessage; toolResults: ToolResultMessage[] }; result: void };
-	message_start: { event: { message: AgentMessage }; result: void };
+	turn_end: {
+		event: { turnIndex: number; message: AgentMessage; toolResults: ToolResultMessage[] };
+		result: undefined;
+	};
+	message_start: { event: { message: AgentMessage }; result: undefined };
 	/** A streamed assistant message grew; `message` is the partial message so far. */
-	message_update: { event: { message: AgentMessage }; result: void };
+	message_update: { event: { message: AgentMessage }; result: undefined };
 	/** A message is final and was recorded in the session. */
-	message_end: { event: { message: AgentMessage }; result: void };
+	message_end: { event: { message: AgentMessage }; result: undefined };
 	/**
 	 * A tool is about to run with validated `input`. Return `{ block: true, reason }` to stop it:
 	 * the model receives an error result carrying `reason`. A throwing handler blocks the call too.
@@ -115,18 +118,23 @@ export interface ExtensionEvents {
 		result: { cancel?: boolean; summary?: string } | undefined;
 	};
 	/** A compaction entry was written. `fromExtension`: the summary came from a `before_compact` handler. */
-	compact: { event: { entry: CompactionEntry; fromExtension: boolean }; result: void };
+	compact: { event: { entry: CompactionEntry; fromExtension: boolean }; result: undefined };
 	/** The session's model changed (recorded as a model change entry). */
-	model_change: { event: { model: Model<Api>; previousModel?: { provider: string; modelId: string } }; result: void };
+	model_change: {
+		event: { model: Model<Api>; previousModel?: { provider: string; modelId: string } };
+		result: undefined;
+	};
 }
 
 /** Why a compaction runs. */
 export type CompactionReason = "threshold" | "overflow" | "command" | "kernel" | "extension";
 
 export type ExtensionEventName = keyof ExtensionEvents;
+/** A handler may return nothing (a plain `() => {}`) wherever it has nothing to decide. */
 export type ExtensionHandler<K extends ExtensionEventName> = (
 	event: ExtensionEvents[K]["event"],
-) => ExtensionEvents[K]["result"] | Promise<ExtensionEvents[K]["result"]>;
+	// biome-ignore lint/suspicious/noConfusingVoidType: handlers written as `() => { ... }` return void.
+) => ExtensionEvents[K]["result"] | void | Promise<ExtensionEvents[K]["result"] | void>;
 
 /** A slash command: typed as the whole prompt (`/name args`) in any mode. */
 export interface SlashCommand {

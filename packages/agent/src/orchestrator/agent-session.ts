@@ -231,7 +231,6 @@ export class AgentSession implements ExtensionHost {
 	 * reported as a `compaction_failed` notice and returned; the session is unchanged then.
 	 */
 	async compact(reason: CompactionReason = "command", customInstructions?: string): Promise<CompactResult | undefined> {
-		this.notify({ type: "compaction_start", reason });
 		try {
 			const result = await compactSession({
 				session: this.session,
@@ -243,12 +242,15 @@ export class AgentSession implements ExtensionHost {
 				reason,
 				customInstructions,
 				signal: this.agent.signal,
+				onStart: () => this.notify({ type: "compaction_start", reason }),
 			});
 			if (result.status === "compacted") {
 				this.compactedInRun = this.running;
 				if (!this.running) this.agent.state.messages = this.session.context().messages;
 			}
-			this.notify({ type: "compaction_end", reason, result });
+			// The automatic trigger finding nothing to summarise is not news; it retries at each call.
+			if (result.status !== "nothing" || reason !== "threshold")
+				this.notify({ type: "compaction_end", reason, result });
 			return result;
 		} catch (error) {
 			this.notify({ type: "compaction_failed", reason, message: (error as Error).message });
@@ -479,7 +481,7 @@ export class AgentSession implements ExtensionHost {
 		for (const tool of this.extensions?.tools ?? []) {
 			if (tools.some((existing) => existing.name === tool.name)) {
 				this.extensions?.report({
-					path: "(extension tool)",
+					path: this.extensions.toolPath(tool) ?? "(extension)",
 					phase: "registerTool",
 					message: `a tool named "${tool.name}" already exists; the second one was left out`,
 				});
