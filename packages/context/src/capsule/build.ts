@@ -223,9 +223,14 @@ function traceAdvice(command: string | undefined): string {
 	return `Trace-only output with no decisive diagnostic; nothing here needs reading. If you need specific lines, rerun ${what} with its output filtered (for example through grep) to those lines.`;
 }
 
-/** Room kept for excerpt evidence before the location list takes the rest: up to 1 KiB, a third of small budgets. */
-function evidenceReserve(budget: number): number {
-	return Math.min(1024, Math.floor(budget / 3));
+/**
+ * Room kept for excerpt evidence before the location list takes the rest: up to 1 KiB (a third of
+ * small budgets) when there is failure evidence to show, a quarter of that otherwise (a diff, a
+ * listing), where the locations are the summary.
+ */
+function evidenceReserve(budget: number, failure: boolean): number {
+	const reserve = Math.min(1024, Math.floor(budget / 3));
+	return failure ? reserve : Math.floor(reserve / 4);
 }
 
 /** Builds a structured capsule of the given kind within its budget. */
@@ -274,7 +279,9 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		const notice = utf8Bytes(RECOVERY_ONLY_NOTICE) > utf8Bytes(parts.notice) ? RECOVERY_ONLY_NOTICE : parts.notice;
 		const withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, failingIds: [], excerpt: [] }, input.budget).text);
 		const room =
-			fixed > input.budget ? input.budget - withoutIds : input.budget - fixed - evidenceReserve(input.budget);
+			fixed > input.budget
+				? input.budget - withoutIds
+				: input.budget - fixed - evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
 		if (room > 0) parts.status = [...status, ...locationLines(outcome, room)];
 	}
 	const rendered = renderCapsule(parts, input.budget);

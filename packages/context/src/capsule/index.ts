@@ -2,6 +2,13 @@
  * Capsules: what the model sees instead of a large output. Selection of decisive lines in bounded
  * memory, packing of whole escaped lines with their original numbers into a byte budget, and the
  * `<prime_context_output>` envelope with true recovery hints.
+ *
+ * A capsule reads, in order: the notice; status lines (`TEST_RESULT ...` / `COMMAND_RESULT ...`,
+ * `TOOL_ERROR`, `EXCEPTIONS: ...`); `LOCATIONS (N in F files; each line is path:line,line,... under
+ * <dir>/):` then one row per file, `path:12,40,77` (that file's lines, ascending; paths relative to
+ * `<dir>` when stated), most decisive files first, and a `(+N more locations ...)` note when cut;
+ * `FAILING_TESTS (N, all listed):` one id per line; excerpt lines `N: text`; the recovery hints.
+ * Everything but the failing-id list fits the budget.
  */
 export {
 	type CapsuleBudgets,

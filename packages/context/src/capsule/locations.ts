@@ -56,23 +56,21 @@ export function rankLocations(locations: Outcome["locations"]): RankedLocation[]
 }
 
 /**
- * The parent of the deepest directory (ending in `/`) holding at least 3/4 of the absolute
- * locations, so a few standard-library frames do not prevent shortening and paths keep their
- * leading directory (`tests/...`, `src/...`); "" when there is none or it is under two levels.
+ * The deepest directory (ending in `/`) holding every absolute project location (the project's
+ * root, usually), or every absolute location when none is a project one; "" when there are fewer
+ * than two or it is under two levels. Paths under it are shown relative to it; the others (library
+ * frames elsewhere) stay absolute.
  */
 function commonDirectory(files: readonly string[]): string {
 	const absolute = files.filter((f) => f.startsWith("/"));
-	if (absolute.length < 2) return "";
-	const first = absolute[0];
-	for (let end = first.lastIndexOf("/"); end > 0; end = first.lastIndexOf("/", end - 1)) {
-		const prefix = first.slice(0, end + 1);
-		const covered = absolute.filter((f) => f.startsWith(prefix)).length;
-		if (covered * 4 >= absolute.length * 3) {
-			const parent = prefix.slice(0, prefix.lastIndexOf("/", prefix.length - 2) + 1);
-			return parent.split("/").length < 4 ? "" : parent;
-		}
+	const project = absolute.filter((f) => !isLibraryPath(f));
+	const candidates = project.length > 0 ? project : absolute;
+	if (candidates.length < 2) return "";
+	let prefix = candidates[0].slice(0, candidates[0].lastIndexOf("/") + 1);
+	for (const file of candidates) {
+		while (!file.startsWith(prefix)) prefix = prefix.slice(0, prefix.lastIndexOf("/", prefix.length - 2) + 1);
 	}
-	return "";
+	return prefix.split("/").length < 4 ? "" : prefix;
 }
 
 /** The note that ends a listing cut short; sized for the largest counts so the reserve always holds it. */
