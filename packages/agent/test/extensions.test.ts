@@ -8,7 +8,7 @@ import {
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../src/cli/index.js";
+import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
 import { ModelRegistry } from "../src/providers/index.js";
 import { type StartedSession, startSession } from "../src/startup/index.js";
@@ -271,6 +271,19 @@ describe("extensions", () => {
 });
 
 describe("prime-agent package", () => {
+	it("parses -e (repeatable), package actions and --local; a missing action or package is a usage error", () => {
+		expect(parseArgs(["-e", "a.js", "--extension", "pkg", "-p", "hi"]).extensions).toEqual(["a.js", "pkg"]);
+		expect(parseArgs(["package", "install", "npm:@scope/ext@1.2.3", "--local"])).toMatchObject({
+			command: "package",
+			packageAction: "install",
+			packageSource: "npm:@scope/ext@1.2.3",
+			local: true,
+		});
+		expect(() => parseArgs(["package"])).toThrow(/needs install, list or remove/);
+		expect(() => parseArgs(["package", "remove"])).toThrow(/needs a package/);
+		expect(() => parseArgs(["package", "list", "extra"])).toThrow(/Unexpected argument "extra"/);
+	});
+
 	it("installs a folder package globally or locally, lists and removes it, keeping other settings", async () => {
 		world = makeTempWorld();
 		world.writeHome("settings.json", { defaultModel: "faux/faux-1" });

@@ -164,8 +164,8 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 		);
 	}
 	if (cancelled) return { status: "cancelled", message: "An extension cancelled the compaction." };
-	const names = options.kernel ? await listKernelNames(options.kernel) : undefined;
-	const kernelNames = names?.map((entry) => entry.name);
+	const listing = options.kernel ? await listKernelNames(options.kernel) : undefined;
+	const kernelNames = listing?.names?.map((entry) => entry.name);
 	let summary = fromExtension;
 	if (summary === undefined) {
 		const summarize = (text: string) => requestSummary(options, text);
@@ -196,11 +196,11 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 		tokensBefore: preparation.tokensBefore,
 		details,
 	});
-	if (options.kernel?.started) {
+	if (listing) {
 		session.append({
 			type: "custom_message",
 			customType: IPYTHON_STATE_TYPE,
-			content: ipythonStateMessage(names),
+			content: ipythonStateMessage(listing),
 			display: false,
 		});
 	}

@@ -14,6 +14,12 @@ export {
 export { type CutPoint, findCutPoint, isValidCutPoint } from "./cut-point.js";
 export { collectFileActivity, type FileActivity } from "./file-tracking.js";
 export { COMPACT_REQUEST_TYPE, type CompactionRequester, compactRequestHandler } from "./kernel-request.js";
-export { IPYTHON_STATE_TYPE, ipythonStateMessage, type KernelName, listKernelNames } from "./kernel-state.js";
+export {
+	IPYTHON_STATE_TYPE,
+	ipythonStateMessage,
+	type KernelListing,
+	type KernelName,
+	listKernelNames,
+} from "./kernel-state.js";
 export { SUMMARY_SECTIONS, serializeConversation, summaryRequest } from "./summary-prompt.js";
 export { contextTokens, estimateEntryTokens, estimateTokens } from "./tokens.js";

@@ -16,29 +16,41 @@ export interface KernelName {
 	type: string;
 }
 
+/** What the listing found. */
+export interface KernelListing {
+	/** Undefined when the kernel could not answer. */
+	names?: KernelName[];
+	/**
+	 * A one-time notice the kernel had for the model's next cell (it was restarted, or restored
+	 * from a snapshot); the listing cell received it, so it must reach the model with the state.
+	 */
+	notice?: string;
+}
+
 /**
  * The names the model defined in the kernel, or undefined when the kernel never started (nothing
- * to list) or could not answer. Runs one cell, so call it only between turns.
+ * to list). Runs one cell, so call it only between turns.
  */
-export async function listKernelNames(kernel: SessionKernel): Promise<KernelName[] | undefined> {
+export async function listKernelNames(kernel: SessionKernel): Promise<KernelListing | undefined> {
 	if (!kernel.started || kernel.busy) return undefined;
 	try {
 		const run = await kernel.run(LIST_NAMES_CODE);
 		const line = run.cell.stdout.split("\n").find((text) => text.startsWith(MARK));
-		if (run.cell.status !== "ok" || !line) return undefined;
+		if (run.cell.status !== "ok" || !line) return { notice: run.resetNotice };
 		const pairs = JSON.parse(line.slice(MARK.length)) as [string, string][];
-		return pairs.map(([name, type]) => ({ name, type })).sort((a, b) => a.name.localeCompare(b.name));
+		const names = pairs.map(([name, type]) => ({ name, type })).sort((a, b) => a.name.localeCompare(b.name));
+		return { names, notice: run.resetNotice };
 	} catch {
-		return undefined;
+		return {};
 	}
 }
 
 /** The hidden message after a compaction: the kernel persisted, and these names are still defined. */
-export function ipythonStateMessage(names: KernelName[] | undefined): string {
-	const lines = [
-		"<ipython_state>",
-		"The conversation above was compacted, but the IPython kernel persisted: nothing was reset.",
-	];
+export function ipythonStateMessage(listing: KernelListing): string {
+	const names = listing.names;
+	const lines = ["<ipython_state>"];
+	if (listing.notice) lines.push(listing.notice);
+	else lines.push("The conversation above was compacted, but the IPython kernel persisted: nothing was reset.");
 	if (names === undefined) {
 		lines.push("Its names could not be listed; check with `print(dir())` before defining anything again.");
 	} else if (names.length === 0) {
