@@ -1,6 +1,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../session/index.js";
+import { DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from "./compact.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity } from "./file-tracking.js";
 
@@ -111,5 +112,53 @@ describe("file activity", () => {
 			readFiles: ["cfg.toml", "old.py"],
 			modifiedFiles: ["/p/src/calc.py", "README.md", "notes.md", "out.txt"],
 		});
+	});
+});
+
+describe("prepareCompaction", () => {
+	const settings = { ...DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 100 };
+	const roles = (messages: AgentMessage[]) => messages.map((message) => message.role);
+
+	it("summarises a split turn's beginning apart from the turns before it", () => {
+		const branch = [
+			user(50),
+			assistantCall(10, "a"),
+			toolResult(10, "a"),
+			user(10),
+			assistantCall(10, "b"),
+			toolResult(300, "b"),
+			assistantCall(10, "c"),
+			toolResult(10, "c"),
+		];
+		const prepared = prepareCompaction(branch, settings);
+		expect(prepared?.firstKeptIndex).toBe(6);
+		expect(roles(prepared?.preparation.messagesToSummarize ?? [])).toEqual(["user", "assistant", "toolResult"]);
+		expect(roles(prepared?.preparation.turnPrefixMessages ?? [])).toEqual(["user", "assistant", "toolResult"]);
+	});
+
+	it("starts from the previous compaction's kept entries and carries its summary and files", () => {
+		const branch: SessionEntry[] = [user(200), user(200), user(200)];
+		const kept = branch[1] as SessionEntry;
+		branch.push({
+			type: "compaction",
+			id: "c1",
+			parentId: null,
+			timestamp: new Date(0).toISOString(),
+			summary: "OLD SUMMARY",
+			firstKeptEntryId: kept.id,
+			tokensBefore: 1,
+			details: { readFiles: ["a.txt"], modifiedFiles: [] },
+		});
+		branch.push(user(200), user(200));
+		const prepared = prepareCompaction(branch, settings);
+		expect(prepared?.preparation.previousSummary).toBe("OLD SUMMARY");
+		expect(prepared?.preparation.readFiles).toEqual(["a.txt"]);
+		// Summarised: the two kept entries of the last compaction and the next one; the newest stays.
+		expect(prepared?.preparation.messagesToSummarize).toHaveLength(3);
+		expect(prepared?.firstKeptIndex).toBe(5);
+	});
+
+	it("has nothing to do when the recent part is all there is", () => {
+		expect(prepareCompaction([user(10), user(10)], settings)).toBeUndefined();
 	});
 });
