@@ -379,7 +379,12 @@ export class AgentSession implements ExtensionHost {
 		if (name === "compact" && !this.extensions?.command("compact")) {
 			await this.flushPending();
 			const result = await this.compact("command", args || undefined);
-			if (!result) return { status: "error", errorMessage: "Compaction failed.", command: { name } };
+			if (!result)
+				return {
+					status: "error",
+					errorMessage: "Compaction failed; the conversation is unchanged.",
+					command: { name },
+				};
 			const message =
 				result.status === "compacted"
 					? `Compacted: ${result.entry.tokensBefore.toLocaleString("en-US")} tokens before; the kernel kept its state.`
