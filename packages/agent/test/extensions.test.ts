@@ -288,28 +288,31 @@ describe("prime-agent package", () => {
 		world = makeTempWorld();
 		world.writeHome("settings.json", { defaultModel: "faux/faux-1" });
 		world.writeProject("ext/index.js", "export default function () {}\n");
+		// Run from a subfolder of the repository: --local means the repository's .prime/agent.
+		world.writeProject("src/.keep", "");
+		mkdirSync(join(world.project, ".git"));
 		const run = async (...argv: string[]) => {
-			const io = memoryIo(world.project, world.env);
+			const io = memoryIo(join(world.project, "src"), world.env);
 			const code = await runCli(argv, io);
 			return { code, out: io.out(), err: io.err() };
 		};
-		expect((await run("package", "install", "ext")).code).toBe(0);
+		expect((await run("package", "install", "../ext")).code).toBe(0);
 		expect((await run("package", "list")).out).toBe(`${join(world.project, "ext")}\n`);
 		expect(JSON.parse(readFileSync(join(world.home, "settings.json"), "utf8"))).toEqual({
 			defaultModel: "faux/faux-1",
 			packages: [join(world.project, "ext")],
 		});
 		expect((await run("package", "list", "--local")).out).toContain("No extension packages for this project");
-		expect((await run("package", "install", "ext", "--local")).code).toBe(0);
+		expect((await run("package", "install", "../ext", "--local")).code).toBe(0);
 		expect(JSON.parse(readFileSync(join(world.project, ".prime/agent/settings.json"), "utf8")).packages).toEqual([
 			join(world.project, "ext"),
 		]);
-		expect((await run("package", "remove", "ext")).out).toContain("Removed");
+		expect((await run("package", "remove", "../ext")).out).toContain("Removed");
 		expect((await run("package", "list")).out).toContain("No extension packages");
 		const missing = await run("package", "install", "nowhere");
 		expect(missing.code).toBe(2);
 		expect(missing.err).toContain("No folder at");
-		const noEntry = await run("package", "remove", "ext");
+		const noEntry = await run("package", "remove", "../ext");
 		expect(noEntry.err).toContain("package list");
 	});
 });

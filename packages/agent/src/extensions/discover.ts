@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 /** Where extensions come from; kept for messages. */
 export interface ExtensionSource {
@@ -18,8 +18,19 @@ export interface ExtensionSourceProblem {
 const MODULE_EXTENSIONS = [".js", ".mjs"];
 const TYPESCRIPT_EXTENSIONS = [".ts", ".mts", ".cts"];
 
+/**
+ * The project a working directory belongs to: the nearest folder at or above it holding `.git`,
+ * else the working directory itself. Project extensions and local packages live in its `.prime/agent`.
+ */
+export function projectRoot(cwd: string): string {
+	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+		if (existsSync(join(dir, ".git"))) return dir;
+		if (dirname(dir) === dir) return resolve(cwd);
+	}
+}
+
 export function projectExtensionsDir(cwd: string): string {
-	return join(cwd, ".prime", "agent", "extensions");
+	return join(projectRoot(cwd), ".prime", "agent", "extensions");
 }
 
 export function userExtensionsDir(agentHome: string): string {

@@ -1,5 +1,5 @@
 /** The extension API: events, tools, commands and state for modules loaded into a session. */
-export { projectExtensionsDir, userExtensionsDir } from "./discover.js";
+export { projectExtensionsDir, projectRoot, userExtensionsDir } from "./discover.js";
 export { type LoadExtensionsOptions, loadExtensions } from "./load.js";
 export {
 	type InstalledPackage,

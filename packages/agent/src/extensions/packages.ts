@@ -3,9 +3,9 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../home/index.js";
-import { packageEntryPoints } from "./discover.js";
+import { packageEntryPoints, projectRoot } from "./discover.js";
 
-/** Where a package list lives: the agent home (global) or `<project>/.prime/agent` (local). */
+/** Where a package list lives: the agent home (global) or `<project root>/.prime/agent` (local). */
 export interface PackageScope {
 	/** The folder holding settings.json and, for npm packages, `packages/node_modules`. */
 	root: string;
@@ -14,7 +14,7 @@ export interface PackageScope {
 
 export function packageScope(options: { agentHome: string; cwd: string; local: boolean }): PackageScope {
 	return options.local
-		? { root: join(options.cwd, ".prime", "agent"), local: true }
+		? { root: join(projectRoot(options.cwd), ".prime", "agent"), local: true }
 		: { root: options.agentHome, local: false };
 }
 
