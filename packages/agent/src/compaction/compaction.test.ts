@@ -4,6 +4,7 @@ import type { SessionEntry } from "../session/index.js";
 import { DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from "./compact.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity } from "./file-tracking.js";
+import { ipythonStateMessage } from "./kernel-state.js";
 
 let counter = 0;
 function entry(message: AgentMessage): SessionEntry {
@@ -160,5 +161,19 @@ describe("prepareCompaction", () => {
 
 	it("has nothing to do when the recent part is all there is", () => {
 		expect(prepareCompaction([user(10), user(10)], settings)).toBeUndefined();
+	});
+});
+
+describe("<ipython_state>", () => {
+	it("says the kernel persisted, lists the names, and counts what a long list leaves out", () => {
+		const text = ipythonStateMessage({ names: [{ name: "data", type: "dict" }], total: 1201 });
+		expect(text).toContain("the IPython kernel persisted");
+		expect(text).toContain("do not redefine");
+		expect(text).toContain("data (dict), and 1,200 more (`dir()` lists them all)");
+		expect(ipythonStateMessage({ names: [] })).toContain("No names of yours");
+		expect(ipythonStateMessage({})).toContain("could not be listed");
+		const restarted = ipythonStateMessage({ names: [], notice: "[Kernel restarted: it died.]" });
+		expect(restarted).toContain("[Kernel restarted: it died.]");
+		expect(restarted).not.toContain("persisted");
 	});
 });

@@ -4,11 +4,15 @@ export const IPYTHON_STATE_TYPE = "ipython_state";
 
 const MARK = "<<prime-kernel-names>>";
 
+/** Most names listed; a namespace with more is summarised by its count (the list must stay short). */
+export const MAX_LISTED_NAMES = 200;
+
 /**
- * One silent-in-effect cell listing the user's names: no underscore names, nothing IPython or the
- * runtime injected. Everything happens inside one expression, so the cell defines nothing.
+ * One cell listing the user's names: no underscore names, nothing IPython or the runtime injected.
+ * Everything happens inside one expression, so the cell defines nothing. Prints the total and the
+ * first names in sorted order, so the output stays small even for a huge namespace.
  */
-const LIST_NAMES_CODE = `print(${JSON.stringify(MARK)} + __import__("json").dumps([[k, type(v).__name__] for k, v in list(get_ipython().user_ns.items()) if not k.startswith("_") and k not in get_ipython().user_ns_hidden and k not in ("In", "Out", "exit", "quit", "get_ipython") and k not in getattr(__import__("sys").modules.get("prime_agent_runtime.namespace"), "INJECTED_NAMES", ("edit", "asyncio", "compact"))]))`;
+const LIST_NAMES_CODE = `print(${JSON.stringify(MARK)} + (lambda names: __import__("json").dumps({"total": len(names), "names": names[:${MAX_LISTED_NAMES}]}))(sorted([k, type(v).__name__] for k, v in list(get_ipython().user_ns.items()) if not k.startswith("_") and k not in get_ipython().user_ns_hidden and k not in ("In", "Out", "exit", "quit", "get_ipython") and k not in getattr(__import__("sys").modules.get("prime_agent_runtime.namespace"), "INJECTED_NAMES", ("edit", "asyncio", "compact")))))`;
 
 /** A name defined in the kernel and the type of its value. */
 export interface KernelName {
@@ -18,8 +22,10 @@ export interface KernelName {
 
 /** What the listing found. */
 export interface KernelListing {
-	/** Undefined when the kernel could not answer. */
+	/** Undefined when the kernel could not answer. At most `MAX_LISTED_NAMES`, in name order. */
 	names?: KernelName[];
+	/** How many names are defined (more than `names` holds when the namespace is large). */
+	total?: number;
 	/**
 	 * A one-time notice the kernel had for the model's next cell (it was restarted, or restored
 	 * from a snapshot); the listing cell received it, so it must reach the model with the state.
@@ -37,9 +43,9 @@ export async function listKernelNames(kernel: SessionKernel): Promise<KernelList
 		const run = await kernel.run(LIST_NAMES_CODE);
 		const line = run.cell.stdout.split("\n").find((text) => text.startsWith(MARK));
 		if (run.cell.status !== "ok" || !line) return { notice: run.resetNotice };
-		const pairs = JSON.parse(line.slice(MARK.length)) as [string, string][];
-		const names = pairs.map(([name, type]) => ({ name, type })).sort((a, b) => a.name.localeCompare(b.name));
-		return { names, notice: run.resetNotice };
+		const listed = JSON.parse(line.slice(MARK.length)) as { total: number; names: [string, string][] };
+		const names = listed.names.map(([name, type]) => ({ name, type }));
+		return { names, total: listed.total, notice: run.resetNotice };
 	} catch {
 		return {};
 	}
@@ -57,7 +63,9 @@ export function ipythonStateMessage(listing: KernelListing): string {
 		lines.push("No names of yours are defined in it yet.");
 	} else {
 		lines.push("These names are still defined; use them directly and do not redefine or re-read them:");
-		lines.push(names.map((entry) => `${entry.name} (${entry.type})`).join(", "));
+		const more = (listing.total ?? names.length) - names.length;
+		const list = names.map((entry) => `${entry.name} (${entry.type})`).join(", ");
+		lines.push(more > 0 ? `${list}, and ${more.toLocaleString("en-US")} more (\`dir()\` lists them all)` : list);
 	}
 	lines.push("</ipython_state>");
 	return lines.join("\n");
