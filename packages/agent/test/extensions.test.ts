@@ -107,6 +107,20 @@ export default function (api) {
 }
 `;
 
+/** Appends one line per session event to events.log in the project. */
+const LOG_EXTENSION = `
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default function (api) {
+	const log = (line) => appendFileSync(join(api.cwd, "events.log"), line + "\\n");
+	api.on("session_start", (event) => log("session_start " + event.reason));
+	api.on("session_fork", (event) => log("session_fork " + event.fromSessionFile + " " + event.atEntryId));
+	api.on("session_switch", (event) => log("session_switch " + event.sessionFile));
+	api.on("session_tree", (event) => log("session_tree " + event.leafId + " " + event.previousLeafId));
+	api.on("session_shutdown", () => log("session_shutdown"));
+}
+`;
+
 describe("extensions", () => {
 	it("a project extension and an installed package shape results and context; a broken one is left out", async () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
@@ -247,6 +261,46 @@ describe("extensions", () => {
 		expect(compaction?.type === "compaction" && compaction.summary).toMatch(/^EXTENSION SUMMARY of \d+ messages/);
 		expect(started.session.customEntries("compacted")[0]?.data).toEqual({ fromExtension: true });
 		expect(started.session.customEntries("started")[0]?.data).toEqual({ reason: "new" });
+	});
+
+	it("session events tell extensions about new, forked, resumed and branched sessions and shutdown", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world.writeProject(".prime/agent/extensions/log.js", LOG_EXTENSION);
+		const log = join(world.project, "events.log");
+		const events = () => readFileSync(log, "utf8").trim().split("\n");
+		faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
+		const open = (options: { fork?: string; resume?: string; at?: string }) =>
+			startSession({
+				cwd: world.project,
+				env: world.env,
+				model: "faux/faux-1",
+				registry: registryWithFaux(),
+				...options,
+			});
+
+		started = await open({});
+		await started.agentSession.prompt("first");
+		await started.agentSession.prompt("second");
+		const first = started.session;
+		const firstAnswer = first.branch().find((entry) => entry.type === "message" && entry.message.role === "assistant");
+		await started.dispose();
+		started = await open({ fork: first.id });
+		await started.dispose();
+		started = await open({ resume: first.id, at: firstAnswer?.id });
+		await started.dispose();
+		started = undefined;
+		expect(events()).toEqual([
+			"session_start new",
+			"session_shutdown",
+			"session_start fork",
+			`session_fork ${first.path} ${first.leafId}`,
+			"session_shutdown",
+			"session_start resume",
+			`session_switch ${first.path}`,
+			`session_tree ${firstAnswer?.id} ${first.leafId}`,
+			"session_shutdown",
+		]);
 	});
 
 	it("-e loads a module for one run; a missing one is reported and the session starts anyway", async () => {
