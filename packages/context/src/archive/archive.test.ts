@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ChunkedGzipWriter } from "./chunks.js";
 import type { ObservationFacts, SessionArchive } from "./index.js";
 import {
 	ArchiveError,
@@ -207,6 +208,44 @@ describe("writing and reading observations", () => {
 		expect(await archive.list()).toEqual([]);
 		expect(await archive.diskBytes()).toBe(0);
 		expect((await other.readLines(keep.id, 1, 1)).lines).toEqual(["keep me"]);
+	});
+});
+
+describe("the chunk writer", () => {
+	it("keeps every chunk in order when many are written before any reaches the disk", async () => {
+		const path = join(root, "ordered.gz");
+		const handle = await open(path, "wx");
+		const writer = new ChunkedGzipWriter(handle);
+		const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(i % 97)}`);
+		const text = `${lines.join("\n")}\n`;
+		const bytes = Buffer.from(text);
+		// Small pieces, never awaited one by one, as a busy caller would pass them.
+		const writes: Promise<void>[] = [];
+		for (let at = 0; at < bytes.length; at += 10_000) writes.push(writer.write(bytes.subarray(at, at + 10_000)));
+		await Promise.all(writes);
+		const index = await writer.finish();
+		await handle.close();
+		expect(index.chunks.length).toBeGreaterThan(20);
+		expect(index.lines).toBe(lines.length);
+		expect(gunzipSync(await readFile(path)).toString()).toBe(text);
+		let offset = 0;
+		for (const chunk of index.chunks) {
+			expect(chunk.offset).toBe(offset);
+			offset += chunk.length;
+		}
+	});
+
+	it("reports a failed file write instead of sealing an incomplete archive", async () => {
+		const handle = await open(join(root, "closed.gz"), "wx");
+		const writer = new ChunkedGzipWriter(handle);
+		await handle.close();
+		const data = Buffer.from("a line of output\n".repeat(20_000));
+		await expect(
+			(async () => {
+				await writer.write(data);
+				await writer.finish();
+			})(),
+		).rejects.toThrow(/closed|EBADF/i);
 	});
 });
 

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
-import { gunzip, gzip } from "node:zlib";
+import { gunzip, gzip, gzipSync } from "node:zlib";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -86,8 +86,19 @@ class TextCheck {
 }
 
 /**
- * Compresses a byte stream into line-aligned gzip members appended to `handle`. Holds at most about
- * one chunk of pending bytes beyond what the caller passes in.
+ * Chunks cut but not yet written at most: while they wait for the disk the caller goes on with its
+ * own work (the broker scans the next lines); the bound keeps memory flat.
+ */
+const QUEUED_CHUNKS = 4;
+
+/** Where a chunk sits in the stream; its offset and compressed length are known once it is written. */
+type ChunkPlace = Omit<ChunkEntry, "offset" | "length">;
+
+/**
+ * Compresses a byte stream into line-aligned gzip members appended to `handle`, in order. Holds at
+ * most about one chunk of pending bytes plus `QUEUED_CHUNKS` chunks waiting to be written beyond what the
+ * caller passes in (it must not change a buffer after passing it). A failed compression or file
+ * write is reported by the next `write` or by `finish`.
  */
 export class ChunkedGzipWriter {
 	private pending: Buffer[] = [];
@@ -99,21 +110,29 @@ export class ChunkedGzipWriter {
 	private lastByte = -1;
 	private readonly chunks: ChunkEntry[] = [];
 	private readonly text = new TextCheck();
+	/** One promise per queued chunk, oldest first; each settles (never rejects) once its chunk is written. */
+	private readonly queue: Promise<void>[] = [];
+	private failure: { error: unknown } | null = null;
 
 	constructor(private readonly handle: FileHandle) {}
 
 	async write(data: Buffer): Promise<void> {
+		this.throwIfFailed();
 		if (data.length === 0) return;
 		this.text.push(data);
 		this.pending.push(data);
 		this.pendingBytes += data.length;
 		this.totalBytes += data.length;
 		this.lastByte = data[data.length - 1];
-		while (this.pendingBytes >= CHUNK_BYTES) await this.flushChunk();
+		while (this.pendingBytes >= CHUNK_BYTES) this.cutChunk();
+		while (this.queue.length > QUEUED_CHUNKS) await this.queue[0];
+		this.throwIfFailed();
 	}
 
 	async finish(): Promise<ChunkIndex> {
-		while (this.pendingBytes > 0) await this.flushChunk();
+		while (this.pendingBytes > 0) this.cutChunk();
+		await this.settled();
+		this.throwIfFailed();
 		// An empty observation still gets one (empty) member so the file is a valid gzip stream.
 		if (this.chunks.length === 0) await this.handle.write(await gzipAsync(Buffer.alloc(0), { level: GZIP_LEVEL }));
 		this.text.end();
@@ -122,7 +141,17 @@ export class ChunkedGzipWriter {
 		return { chunks: this.chunks, bytes: this.totalBytes, lines, binary: this.text.binary, endsWithNewline };
 	}
 
-	private async flushChunk(): Promise<void> {
+	/** Waits until every queued chunk is written or has failed; never throws. */
+	async settled(): Promise<void> {
+		await this.queue[this.queue.length - 1];
+	}
+
+	private throwIfFailed(): void {
+		if (this.failure) throw this.failure.error;
+	}
+
+	/** Cuts the next chunk off the pending bytes (at its last newline when it has one) and queues it. */
+	private cutChunk(): void {
 		const data = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
 		let cut = data.length;
 		if (data.length > CHUNK_BYTES) {
@@ -134,20 +163,32 @@ export class ChunkedGzipWriter {
 		this.pending = rest.length > 0 ? [rest] : [];
 		this.pendingBytes = rest.length;
 
-		const compressed = await gzipAsync(chunk, { level: GZIP_LEVEL });
-		await this.handle.write(compressed);
 		const newlines = countNewlines(chunk);
-		this.chunks.push({
-			offset: this.offset,
-			length: compressed.length,
-			bytes: chunk.length,
-			firstLine: this.nextLine,
-			newlines,
-			startsMidLine: this.midLine,
-		});
-		this.offset += compressed.length;
+		const place: ChunkPlace = { bytes: chunk.length, firstLine: this.nextLine, newlines, startsMidLine: this.midLine };
 		this.nextLine += newlines;
 		this.midLine = chunk[chunk.length - 1] !== NEWLINE;
+
+		const previous = this.queue[this.queue.length - 1] ?? Promise.resolve();
+		this.queue.push(
+			previous.then(async () => {
+				try {
+					if (!this.failure) await this.store(chunk, place);
+				} catch (error) {
+					this.failure = { error };
+				} finally {
+					this.queue.shift();
+				}
+			}),
+		);
+	}
+
+	private async store(chunk: Buffer, place: ChunkPlace): Promise<void> {
+		// In-thread compression: for 64 KiB at level 3 the thread-pool round trip costs the main thread
+		// about as much as compressing, and all cores are then left to the scan.
+		const compressed = gzipSync(chunk, { level: GZIP_LEVEL });
+		await this.handle.write(compressed);
+		this.chunks.push({ offset: this.offset, length: compressed.length, ...place });
+		this.offset += compressed.length;
 	}
 }
 

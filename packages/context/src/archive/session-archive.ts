@@ -310,6 +310,8 @@ class DiskWriter implements ArchiveWriter {
 	async abort(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
+		// Chunks still being compressed write to the handle: let them end before closing it.
+		await this.gzip.settled();
 		await this.handle.close().catch(() => {});
 		// The directory stays so the id is never handed out twice; without meta.json it is not listed.
 		await rm(join(this.obsDir, OUTPUT_FILE), { force: true });
