@@ -18,10 +18,17 @@ export const LINE_SCAN_LIMIT = 4096;
  * carriage returns (progress redraws), bounded to `LINE_SCAN_LIMIT` characters.
  */
 export function visibleLine(raw: string): string {
+	// The outcome scanner and the line classifier each ask for the same line in turn.
+	if (raw === lastRaw) return lastVisible;
 	let text = raw.length > LINE_SCAN_LIMIT * 2 ? raw.slice(0, LINE_SCAN_LIMIT * 2) : raw;
 	text = stripAnsi(text);
 	if (text.endsWith("\r")) text = text.replace(/\r+$/, "");
 	const cr = text.lastIndexOf("\r");
 	if (cr >= 0) text = text.slice(cr + 1);
-	return text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
+	lastRaw = raw;
+	lastVisible = text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
+	return lastVisible;
 }
+
+let lastRaw = "";
+let lastVisible = "";

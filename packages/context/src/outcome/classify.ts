@@ -40,10 +40,9 @@ const SUMMARY = [
 	/^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/,
 ];
 
-/** Lines that name a failing test. */
+/** Lines that name a failing test (see also `FAILURE_AT_END`). */
 const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
-	/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
 	/^(?:FAIL|ERROR): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
@@ -51,10 +50,11 @@ const FAILURE = [
 	/^not ok \d+/,
 	/^--- FAIL: /,
 	/^\S+ --- FAILED$/,
-	/^\S.*? > \S.*? FAILED$/,
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
 ];
+/** Failing tests named by a verdict at the line's end; they scan the whole line, so they run only when it holds `FAILED` or `ERROR`. */
+const FAILURE_AT_END = [/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/, /^\S.*? > \S.*? FAILED$/];
 /** unittest/cargo verbose result: `test_x (mod.Class) ... FAIL`. */
 const VERBOSE_FAILURE = / \.\.\. (?:FAIL|ERROR|FAILED)$/;
 
@@ -129,6 +129,7 @@ const union = (patterns: RegExp[]): RegExp =>
 	new RegExp(`^(?:${patterns.map((p) => `(?:${p.source.slice(1)})`).join("|")})`);
 const SUMMARY_ANY = union(SUMMARY);
 const FAILURE_ANY = union(FAILURE);
+const FAILURE_AT_END_ANY = union(FAILURE_AT_END);
 const LOCATION_ANY = union(LOCATION);
 const ERROR_ANY = union(ERROR);
 const WARNING_ANY = union(WARNING);
@@ -147,6 +148,7 @@ export function classifyLine(text: string): LineKind {
 	if (SUMMARY_ANY.test(line) || parseCountedLine(line)) return "summary";
 	if (
 		FAILURE_ANY.test(line) ||
+		((line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
 		(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED") ? VERBOSE_FAILURE.test(line) : false)
 	) {
 		return "failure";

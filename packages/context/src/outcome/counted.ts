@@ -59,14 +59,15 @@ export function parseCountedLine(text: string): CountedLine | null {
 	return { counts: countsOf(core), timed: / (?:in|after) \d/.test(core) };
 }
 
-const DECORATION_CHARS = new Set(" \t=-_*#!~.:>|[]()");
+/** Character codes of the decorations `startsWithCount` skips: space, tab and ``=-_*#!~.:>|[]()``. */
+const DECORATION_CODES = new Set([..." \t=-_*#!~.:>|[]()"].map((char) => char.charCodeAt(0)));
 
 /** Cheap pre-check: the first character after the decorations is a digit. */
 function startsWithCount(text: string): boolean {
 	for (let i = 0; i < text.length; i++) {
-		const char = text[i];
-		if (char >= "0" && char <= "9") return true;
-		if (!DECORATION_CHARS.has(char)) return false;
+		const code = text.charCodeAt(i);
+		if (code >= 48 && code <= 57) return true;
+		if (!DECORATION_CODES.has(code)) return false;
 	}
 	return false;
 }

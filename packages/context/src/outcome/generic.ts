@@ -39,7 +39,7 @@ export function createGenericParser(state: ScanState): LineParser {
 			return true;
 		}
 
-		if (/\d\W{0,3}$/.test(trimmed) && /exit/i.test(trimmed)) {
+		if (endsWithNumber(trimmed) && /exit/i.test(trimmed)) {
 			const exit = EXIT_STATUS.exec(trimmed);
 			if (exit) {
 				state.statedExitCode = Number(exit[1]);
@@ -94,4 +94,15 @@ export function createGenericParser(state: ScanState): LineParser {
 		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
 		return false;
 	};
+}
+
+/** Same as `/\d\W{0,3}$/.test(text)` (a digit, then at most three non-word characters), reading only the end. */
+function endsWithNumber(text: string): boolean {
+	for (let back = 1; back <= 4 && back <= text.length; back++) {
+		const code = text.charCodeAt(text.length - back);
+		if (code >= 48 && code <= 57) return true;
+		// Any other word character ([A-Za-z_]) ends the search.
+		if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95) return false;
+	}
+	return false;
 }
