@@ -172,12 +172,14 @@ function bodyText(scan: Scan): string | null {
 }
 
 async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
-	const text = bodyText(ctx.scan);
+	const candidates = ctx.earlier.recent.slice(0, 8).filter((r) => r.text !== null && !r.binary);
+	// Decoding and splitting the body is most of the cost; without a candidate there is nothing to compare.
+	const text = candidates.length > 0 ? bodyText(ctx.scan) : null;
 	if (text === null || ctx.scan.outcome.counts !== null) return null;
 	let best: string | null = null;
 	const lines = splitLines(text);
-	for (const r of ctx.earlier.recent.slice(0, 8)) {
-		if (r.text === null || r.binary) continue;
+	for (const r of candidates) {
+		if (r.text === null) continue;
 		const before = [{ id: r.id, lines: splitLines(r.text) }];
 		if (sharedLineBytes(lines, before) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) continue;
 		const delta = lineDelta(r.text, text, { maxEdit: Math.max(40, Math.ceil(ctx.scan.lines * 0.6)) });
@@ -190,8 +192,7 @@ async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status:
 }
 
 async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
-	const text = bodyText(ctx.scan);
-	if (text === null || ctx.scan.outcome.counts !== null) return null;
+	if (ctx.scan.body === null || ctx.scan.binary || ctx.scan.outcome.counts !== null) return null;
 	const sources: { id: string; lines: string[] }[] = [];
 	let loaded = 0;
 	for (const r of ctx.earlier.recent.slice(0, 8)) {
@@ -204,7 +205,7 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 		if (earlierText !== null) sources.push({ id: r.id, lines: splitLines(earlierText) });
 	}
 	if (sources.length === 0) return null;
-	const lines = splitLines(text);
+	const lines = splitLines(ctx.scan.body.toString("utf8"));
 	// Linear pre-check: if too few lines occur earlier at all, no alignment can admit a delta.
 	if (sharedLineBytes(lines, sources) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) return null;
 	const delta = sectionDelta(lines, sources, { minSectionBytes: RULES.minSectionBytes });
