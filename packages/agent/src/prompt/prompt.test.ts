@@ -23,7 +23,8 @@ it("names one tool, %%bash, edit, the working directory and the permission warni
 
 it("does not promise kernel names that do not exist yet", () => {
 	const prompt = buildSystemPrompt({ cwd: "/p" });
-	for (const name of ["rlm(", "goal.", "compact.", "refine.", "agent_message"]) expect(prompt).not.toContain(name);
+	for (const name of ["rlm(", "goal.", "refine.", "agent_message"]) expect(prompt).not.toContain(name);
+	expect(prompt).toContain("await compact.run(");
 });
 
 it("appends context files from the agent home and every directory down to the working directory, nearest last", () => {

@@ -75,6 +75,13 @@ including indentation, and include enough surrounding lines to make it unique. Z
 several matches raise an error and change nothing. It returns a short confirmation. To create a
 new file or rewrite one completely, write it with Python (\`open(path, "w").write(text)\`).
 
+# Long sessions
+
+When the conversation grows long, older turns are summarised so the session keeps fitting the
+context window; the kernel is never reset, so your variables survive and you are told which names
+are still defined. \`await compact.run("what to keep")\` asks for that summary at the end of the
+current cell, e.g. after a long exploration whose details you no longer need.
+
 # How to work
 
 - Look before you change: read the relevant code and bind it to variables first.

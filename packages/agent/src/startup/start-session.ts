@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
-import { compactionSettingsFrom } from "../compaction/index.js";
+import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
@@ -151,6 +151,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		kernel,
 		compaction,
 	});
+	kernel.onHostRequest(COMPACT_REQUEST_TYPE, compactRequestHandler(agentSession));
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
 	await agentSession.announceStart({

@@ -1,6 +1,13 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type CellResult, Kernel, KernelStartError, restoreKernelState, type StreamChunk } from "prime-agent-kernel";
+import {
+	type CellResult,
+	type HostRequestHandler,
+	Kernel,
+	KernelStartError,
+	restoreKernelState,
+	type StreamChunk,
+} from "prime-agent-kernel";
 import { ensurePrivateDir } from "../../home/index.js";
 import { restoreNotice, type StateSaveOutcome, StateSaver } from "../../kernel-state/index.js";
 
@@ -71,6 +78,10 @@ export class SessionKernel {
 	private cellController: AbortController | undefined;
 	private disposed = false;
 	private readonly saver: StateSaver | undefined;
+	/** Host-request handlers of the session, installed on every kernel it starts. */
+	private readonly hostHandlers = new Map<string, HostRequestHandler>();
+	/** Unregister functions of those handlers on the current kernel. */
+	private installedHandlers = new Map<string, () => void>();
 	/** Cleared once the first kernel has tried the restore. */
 	private restoreFrom: string | undefined;
 	/**
@@ -134,6 +145,26 @@ export class SessionKernel {
 		}
 	}
 
+	/**
+	 * Answer a host request type from Python (`await host_request(type, payload)`) on the current
+	 * kernel and on every kernel started later (restarts included). Returns an unregister function.
+	 */
+	onHostRequest(type: string, handler: HostRequestHandler): () => void {
+		this.hostHandlers.set(type, handler);
+		if (this.kernel) this.installHostHandler(this.kernel, type, handler);
+		return () => {
+			if (this.hostHandlers.get(type) !== handler) return;
+			this.hostHandlers.delete(type);
+			this.installedHandlers.get(type)?.();
+			this.installedHandlers.delete(type);
+		};
+	}
+
+	private installHostHandler(kernel: Kernel, type: string, handler: HostRequestHandler): void {
+		this.installedHandlers.get(type)?.();
+		this.installedHandlers.set(type, kernel.onHostRequest(type, handler));
+	}
+
 	/** Interrupt the running cell only (the run goes on and the model sees the interruption). */
 	interruptCell(): boolean {
 		if (!this.cellController) return false;
@@ -195,6 +226,8 @@ export class SessionKernel {
 				});
 				return {};
 			});
+			this.installedHandlers = new Map();
+			for (const [type, handler] of this.hostHandlers) this.installHostHandler(kernel, type, handler);
 			this.kernel = kernel;
 			this.options.onStatus?.({ phase: "ready", durationMs: Date.now() - began, pid: kernel.pid });
 			return kernel;
