@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
-import { gunzip, gzip, gzipSync } from "node:zlib";
+import { gunzip, gzip } from "node:zlib";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -86,8 +86,9 @@ class TextCheck {
 }
 
 /**
- * Chunks cut but not yet written at most: while they wait for the disk the caller goes on with its
- * own work (the broker scans the next lines); the bound keeps memory flat.
+ * Chunks cut but not yet written at most: while they are compressed (off the main thread) and
+ * written, the caller goes on with its own work (the broker scans the next lines); the bound keeps
+ * memory flat.
  */
 const QUEUED_CHUNKS = 4;
 
@@ -96,7 +97,7 @@ type ChunkPlace = Omit<ChunkEntry, "offset" | "length">;
 
 /**
  * Compresses a byte stream into line-aligned gzip members appended to `handle`, in order. Holds at
- * most about one chunk of pending bytes plus `QUEUED_CHUNKS` chunks waiting to be written beyond what the
+ * most about one chunk of pending bytes plus `QUEUED_CHUNKS` chunks being compressed beyond what the
  * caller passes in (it must not change a buffer after passing it). A failed compression or file
  * write is reported by the next `write` or by `finish`.
  */
@@ -183,9 +184,9 @@ export class ChunkedGzipWriter {
 	}
 
 	private async store(chunk: Buffer, place: ChunkPlace): Promise<void> {
-		// In-thread compression: for 64 KiB at level 3 the thread-pool round trip costs the main thread
-		// about as much as compressing, and all cores are then left to the scan.
-		const compressed = gzipSync(chunk, { level: GZIP_LEVEL });
+		// On the thread pool: `gzipSync` would save the main thread a little, but each call's native zlib
+		// memory then lives until garbage collection (a 100 MB observation grew RSS by 74 MiB, not 24).
+		const compressed = await gzipAsync(chunk, { level: GZIP_LEVEL });
 		await this.handle.write(compressed);
 		this.chunks.push({ offset: this.offset, length: compressed.length, ...place });
 		this.offset += compressed.length;
