@@ -215,6 +215,26 @@ export async function readChunk(handle: FileHandle, entry: ChunkEntry): Promise<
 	return data;
 }
 
+/** Chunks read and inflated at once when a whole observation is read (the thread pool runs four by default). */
+const PARALLEL_CHUNKS = 4;
+
+/**
+ * Reads and inflates every chunk, a few at a time on the thread pool, returned in order. With more
+ * than one damaged chunk, the first in order is the one reported, as a one-by-one read would.
+ */
+export async function readChunks(handle: FileHandle, entries: ChunkEntry[]): Promise<Buffer[]> {
+	const parts: Buffer[] = [];
+	for (let at = 0; at < entries.length; at += PARALLEL_CHUNKS) {
+		const window = entries.slice(at, at + PARALLEL_CHUNKS);
+		const results = await Promise.allSettled(window.map((entry) => readChunk(handle, entry)));
+		for (const result of results) {
+			if (result.status === "rejected") throw result.reason;
+			parts.push(result.value);
+		}
+	}
+	return parts;
+}
+
 /**
  * Yields whole lines (without their `\n`) from `chunks[from]` on, inflating one chunk at a time.
  * Lines numbered below `skipBefore` are counted but not assembled, so skipping costs no memory.

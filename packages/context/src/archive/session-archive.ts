@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ObservationRecord } from "../types.js";
-import { type ChunkEntry, ChunkedGzipWriter, ChunkReadError, chunkLines, lastLineOf, readChunk } from "./chunks.js";
+import { type ChunkEntry, ChunkedGzipWriter, ChunkReadError, chunkLines, lastLineOf, readChunks } from "./chunks.js";
 import {
 	checkSessionId,
 	formatObservationId,
@@ -164,9 +164,9 @@ class DiskArchive implements SessionArchive {
 
 	async readBytes(id: string): Promise<Buffer> {
 		const meta = await this.meta(id);
-		const parts: Buffer[] = [];
+		let parts: Buffer[] = [];
 		await this.withOutput(id, async (handle) => {
-			for (const chunk of meta.chunks) parts.push(await readChunk(handle, chunk));
+			parts = await readChunks(handle, meta.chunks);
 		});
 		return Buffer.concat(parts);
 	}
