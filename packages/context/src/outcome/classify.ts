@@ -132,6 +132,13 @@ const FAILURE_ANY = union(FAILURE);
 const FAILURE_AT_END_ANY = union(FAILURE_AT_END);
 const LOCATION_ANY = union(LOCATION);
 const ERROR_ANY = union(ERROR);
+/**
+ * The characters each of these kinds' patterns can start with (after leading whitespace): most lines
+ * are ruled out by one comparison instead of a pattern run.
+ */
+const ERROR_FIRST = "EeFf[n0123456789";
+const WARNING_FIRST = "Ww[n0123456789";
+const BULLET_FIRST = "-*•0123456789";
 const WARNING_ANY = union(WARNING);
 const PROGRESS_ANY = union(PROGRESS);
 
@@ -153,20 +160,23 @@ export function classifyLine(text: string): LineKind {
 	) {
 		return "failure";
 	}
-	if (PANIC.test(line) || exceptionOf(line.startsWith("E ") ? line.replace(/^E {2,}/, "") : line, false)) {
+	if (
+		(line.startsWith("thread '") && PANIC.test(line)) ||
+		exceptionOf(line.startsWith("E ") ? line.replace(/^E {2,}/, "") : line, false)
+	) {
 		return "exception";
 	}
 	const head = line.length > 80 ? line.slice(0, 80) : line;
 	if (TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
 	if (
-		ERROR_ANY.test(line) ||
+		(ERROR_FIRST.includes(line[0]) && ERROR_ANY.test(line)) ||
 		(line.includes("error") && INLINE_ERROR.test(line)) ||
 		((head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) && LOGGED_ERROR.test(head))
 	) {
 		return "error";
 	}
 	if (
-		WARNING_ANY.test(line) ||
+		(WARNING_FIRST.includes(line[0]) && WARNING_ANY.test(line)) ||
 		(line.includes("arning: ") && INLINE_WARNING.test(line)) ||
 		(head.includes("WARN") && LOGGED_WARNING.test(head))
 	) {
@@ -180,8 +190,8 @@ export function classifyLine(text: string): LineKind {
 	) {
 		return "progress";
 	}
-	if (USAGE_OPTION.test(raw)) return "usage-option";
-	if (BULLET.test(raw)) return "bullet";
+	if (line[0] === "-" && USAGE_OPTION.test(raw)) return "usage-option";
+	if (BULLET_FIRST.includes(line[0]) && BULLET.test(raw)) return "bullet";
 	return "plain";
 }
 
