@@ -37,8 +37,9 @@ const SUMMARY = [
 	/^\d+ tests? completed, \d+ failed/,
 	/^!{3,} .* !{3,}$/,
 	/^(?:Success: no issues found|All checks passed!)/,
-	/^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/,
 ];
+/** A typed exit status; it may start with any word, so it runs only when the line holds `xit` or `XIT`. */
+const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/;
 
 /** Lines that name a failing test (see also `FAILURE_AT_END`). */
 const FAILURE = [
@@ -49,12 +50,15 @@ const FAILURE = [
 	/^[×✕✗✖] \S/,
 	/^not ok \d+/,
 	/^--- FAIL: /,
-	/^\S+ --- FAILED$/,
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
 ];
 /** Failing tests named by a verdict at the line's end; they scan the whole line, so they run only when it holds `FAILED` or `ERROR`. */
-const FAILURE_AT_END = [/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/, /^\S.*? > \S.*? FAILED$/];
+const FAILURE_AT_END = [
+	/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
+	/^\S.*? > \S.*? FAILED$/,
+	/^\S+ --- FAILED$/,
+];
 /** unittest/cargo verbose result: `test_x (mod.Class) ... FAIL`. */
 const VERBOSE_FAILURE = / \.\.\. (?:FAIL|ERROR|FAILED)$/;
 
@@ -132,15 +136,17 @@ const FAILURE_ANY = union(FAILURE);
 const FAILURE_AT_END_ANY = union(FAILURE_AT_END);
 const LOCATION_ANY = union(LOCATION);
 const ERROR_ANY = union(ERROR);
+const WARNING_ANY = union(WARNING);
+const PROGRESS_ANY = union(PROGRESS);
 /**
  * The characters each of these kinds' patterns can start with (after leading whitespace): most lines
  * are ruled out by one comparison instead of a pattern run.
  */
+const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
+const FAILURE_FIRST = "[FE●×✕✗✖n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";
-const WARNING_ANY = union(WARNING);
-const PROGRESS_ANY = union(PROGRESS);
 
 /**
  * Classifies one output line (ANSI stripped internally). Decisive kinds (summary, failure, exception,
@@ -152,9 +158,15 @@ export function classifyLine(text: string): LineKind {
 	const raw = visibleLine(text);
 	const line = raw.trim();
 	if (line === "") return text.includes("\r") && text.trim() !== "" ? "progress" : "blank";
-	if (SUMMARY_ANY.test(line) || parseCountedLine(line)) return "summary";
 	if (
-		FAILURE_ANY.test(line) ||
+		(SUMMARY_FIRST.includes(line[0]) && SUMMARY_ANY.test(line)) ||
+		((line.includes("xit") || line.includes("XIT")) && EXIT_SUMMARY.test(line)) ||
+		parseCountedLine(line)
+	) {
+		return "summary";
+	}
+	if (
+		(FAILURE_FIRST.includes(line[0]) && FAILURE_ANY.test(line)) ||
 		((line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
 		(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED") ? VERBOSE_FAILURE.test(line) : false)
 	) {
