@@ -90,7 +90,7 @@ export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 	const ranked = rankLocations(outcome.locations);
 	if (ranked.length === 0) return [];
 	const base = commonDirectory(ranked.map((loc) => loc.file));
-	const shown = (file: string) => escapeXmlText(base && file.startsWith(base) ? file.slice(base.length) : file);
+	const relative = (file: string) => (base && file.startsWith(base) ? file.slice(base.length) : file);
 	const fileCount = new Set(ranked.map((loc) => loc.file)).size;
 	const header = `LOCATIONS (${ranked.length} in ${fileCount} files; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
 	const headerBytes = utf8Bytes(escapeXmlText(header)) + 1;
@@ -103,7 +103,9 @@ export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 		for (const loc of ordered) {
 			const lines = admitted.get(loc.file);
 			// A new file costs its row (`path:N` and a newline); a further line of it costs `,N`.
-			const cost = lines ? utf8Bytes(`,${loc.line}`) : utf8Bytes(`${shown(loc.file)}:${loc.line}`) + 1;
+			const cost = lines
+				? utf8Bytes(`,${loc.line}`)
+				: utf8Bytes(escapeXmlText(`${relative(loc.file)}:${loc.line}`)) + 1;
 			if (used + cost > budget) continue;
 			used += cost;
 			count++;
@@ -118,14 +120,11 @@ export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 	}
 	if (count === 0) return [];
 	const rows = [...admitted.entries()].map(
-		([file, lines]) =>
-			`${base && file.startsWith(base) ? file.slice(base.length) : file}:${lines.sort((a, b) => a - b).join(",")}`,
+		([file, lines]) => `${relative(file)}:${lines.sort((a, b) => a - b).join(",")}`,
 	);
 	const out = [header, ...rows];
 	if (count < ranked.length) {
-		out.push(
-			moreNote(ranked.length - count, new Set(ranked.map((l) => l.file)).size - countFullFiles(ranked, admitted)),
-		);
+		out.push(moreNote(ranked.length - count, fileCount - countFullFiles(ranked, admitted)));
 	}
 	return out;
 }
