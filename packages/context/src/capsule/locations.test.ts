@@ -141,17 +141,17 @@ describe("locations in a structured capsule", () => {
 		source: "visible-tool-result" as const,
 	};
 
-	function capsuleFor(text: string, failingIds: string[], budget: number) {
+	function capsuleFor(text: string, failingIds: string[], budget: number, exitCode = 1) {
 		const selector = new LineSelector();
 		for (const [i, line] of text.split("\n").entries()) selector.line(line, i + 1);
-		const parsed = parseOutcome(text, { exitCode: 1 });
+		const parsed = parseOutcome(text, { exitCode });
 		return buildStructuredCapsule({
 			header,
 			kind: "large",
 			budget,
 			outcome: { ...parsed, failingIds },
 			selection: selector.finish(),
-			facts: { isError: true, exitCode: 1 },
+			facts: { isError: exitCode !== 0, exitCode },
 		});
 	}
 
@@ -193,5 +193,28 @@ describe("locations in a structured capsule", () => {
 		expect(Buffer.byteLength(capsule.text)).toBeGreaterThan(6144);
 		expect(Buffer.byteLength(capsule.text) - idBlock).toBeLessThanOrEqual(6144);
 		expect(capsule.text).toContain("LOCATIONS (2000 in 4 files;");
+	});
+
+	it("gives locations more of the budget when there is no failure to show (a diff is its list of hunks)", () => {
+		const diff: string[] = [];
+		for (let file = 0; file < 150; file++) {
+			diff.push(`diff --git a/src/module_${file}.py b/src/module_${file}.py`, `--- a/src/module_${file}.py`);
+			diff.push(`+++ b/src/module_${file}.py`);
+			for (let hunk = 0; hunk < 8; hunk++)
+				diff.push(`@@ -${10 + 40 * hunk},3 +${12 + 40 * hunk},4 @@`, " same", "+added");
+		}
+		const text = diff.join("\n");
+		const listed = (capsule: { text: string }) =>
+			capsule.text
+				.split("\n")
+				.filter((row) => /^src\/module_\d+\.py:[\d,]+$/.test(row))
+				.join(",")
+				.split(",").length;
+		const clean = capsuleFor(text, [], 6144, 0);
+		const failed = capsuleFor(text, [], 6144, 1);
+		expect(Buffer.byteLength(clean.text)).toBeLessThanOrEqual(6144);
+		expect(Buffer.byteLength(failed.text)).toBeLessThanOrEqual(6144);
+		expect(listed(clean)).toBeGreaterThan(listed(failed));
+		expect(failed.excerptLines.length).toBeGreaterThan(0);
 	});
 });
