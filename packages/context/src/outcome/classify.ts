@@ -142,6 +142,8 @@ const PROGRESS_ANY = union(PROGRESS);
  * The characters each of these kinds' patterns can start with (after leading whitespace): most lines
  * are ruled out by one comparison instead of a pattern run.
  */
+/** Every substring check in `classifyLine` contains one of these. */
+const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
 const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
 const FAILURE_FIRST = "[FE●×✕✗✖n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
@@ -158,17 +160,21 @@ export function classifyLine(text: string): LineKind {
 	const raw = visibleLine(text);
 	const line = raw.trim();
 	if (line === "") return text.includes("\r") && text.trim() !== "" ? "progress" : "blank";
+	// One scan instead of a dozen substring checks: the substrings below all contain one of the marks.
+	const marked = MARKS.test(line);
 	if (
 		(SUMMARY_FIRST.includes(line[0]) && SUMMARY_ANY.test(line)) ||
-		((line.includes("xit") || line.includes("XIT")) && EXIT_SUMMARY.test(line)) ||
+		(marked && (line.includes("xit") || line.includes("XIT")) && EXIT_SUMMARY.test(line)) ||
 		parseCountedLine(line)
 	) {
 		return "summary";
 	}
 	if (
 		(FAILURE_FIRST.includes(line[0]) && FAILURE_ANY.test(line)) ||
-		((line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
-		(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED") ? VERBOSE_FAILURE.test(line) : false)
+		(marked && (line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
+		(marked &&
+			(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED")) &&
+			VERBOSE_FAILURE.test(line))
 	) {
 		return "failure";
 	}
@@ -182,15 +188,17 @@ export function classifyLine(text: string): LineKind {
 	if (TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
 	if (
 		(ERROR_FIRST.includes(line[0]) && ERROR_ANY.test(line)) ||
-		(line.includes("error") && INLINE_ERROR.test(line)) ||
-		((head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) && LOGGED_ERROR.test(head))
+		(marked && line.includes("error") && INLINE_ERROR.test(line)) ||
+		(marked &&
+			(head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) &&
+			LOGGED_ERROR.test(head))
 	) {
 		return "error";
 	}
 	if (
 		(WARNING_FIRST.includes(line[0]) && WARNING_ANY.test(line)) ||
-		(line.includes("arning: ") && INLINE_WARNING.test(line)) ||
-		(head.includes("WARN") && LOGGED_WARNING.test(head))
+		(marked && line.includes("arning: ") && INLINE_WARNING.test(line)) ||
+		(marked && head.includes("WARN") && LOGGED_WARNING.test(head))
 	) {
 		return "warning";
 	}
