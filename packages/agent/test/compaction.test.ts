@@ -104,6 +104,8 @@ async function start(model: string, keepRecentTokens: number): Promise<StartedSe
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 	world.writeHome("auth.json", { fauxc: { type: "api_key", key: "test-key" } });
 	world.writeHome("settings.json", { compaction: { keepRecentTokens } });
+	// Compaction is tested on raw output: the context broker would keep the context small.
+	world.writeHome("prime-context.json", { enabled: false });
 	started = await startSession({ cwd: world.project, env: world.env, model, registry: registry() });
 	return started;
 }

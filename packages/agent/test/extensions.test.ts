@@ -246,7 +246,8 @@ describe("extensions", () => {
 		expect((await started.agentSession.prompt("sum the table")).status).toBe("ok");
 
 		const [first, second] = sent as [Context, Context];
-		expect(first.systemPrompt?.endsWith("\n\nEXTRA RULE")).toBe(true);
+		// Built-in Prime Context loads last, so its policy follows the extension's rule.
+		expect(first.systemPrompt).toContain("\n\nEXTRA RULE\n\nPrime Context policy:");
 		expect(first.messages.map(textOf)).toEqual(["HINT: use the table", "sum the table"]);
 		expect(second.messages.map(textOf)).toContain("STEER: also check totals");
 		expect(
@@ -317,7 +318,7 @@ describe("extensions", () => {
 			registry: registryWithFaux(),
 			extensionPaths: ["tools/hello.mjs", "tools/missing.js"],
 		});
-		expect(started.extensions.commandNames).toEqual(["hello"]);
+		expect(started.extensions.commandNames).toEqual(["hello", "pc"]);
 		expect(started.extensions.problems).toEqual([
 			{ path: join(world.project, "tools/missing.js"), phase: "load", message: "no such file" },
 		]);

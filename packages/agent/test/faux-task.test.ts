@@ -101,7 +101,7 @@ it("fixes a failing test in a temp repo: reads into a variable, edits, runs the 
 	// What the model was sent: one tool, the prompt rules, the project context, the cell outputs.
 	expect(sent).toHaveLength(4);
 	const first = sent[0] as Context;
-	expect(first.tools?.map((tool) => tool.name)).toEqual(["ipython"]);
+	expect(first.tools?.map((tool) => tool.name)).toEqual(["ipython", "prime_context"]);
 	expect(Object.keys((first.tools?.[0]?.parameters as { properties: object } | undefined)?.properties ?? {})).toEqual([
 		"code",
 	]);
@@ -206,6 +206,8 @@ it("%%bash: a failing command fails the cell with its output; shell state does n
 it("a huge output is capped for the model, which is told where the complete output is", async () => {
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 	world.writeHome("auth.json", { faux: "test-key" });
+	// The tool's own cap is what is tested here, so the context broker is off.
+	world.writeHome("prime-context.json", { enabled: false });
 	faux.setResponses([
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "print('x' * 100_000 + 'END')" })),
 		fauxAssistantMessage("done"),

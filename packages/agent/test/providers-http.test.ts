@@ -55,7 +55,7 @@ describe("real provider path through pi-ai", () => {
 		// What went over the wire: one function tool, then the cell's output as a tool message.
 		expect(server.requests).toHaveLength(2);
 		const tools = server.requests[0]?.tools as { function: { name: string; parameters: { properties: object } } }[];
-		expect(tools.map((tool) => tool.function.name)).toEqual(["ipython"]);
+		expect(tools.map((tool) => tool.function.name)).toEqual(["ipython", "prime_context"]);
 		expect(Object.keys(tools[0]?.function.parameters.properties ?? {})).toEqual(["code"]);
 		const messages = server.requests[1]?.messages as { role: string; content: unknown }[];
 		expect(messages.at(-1)).toMatchObject({ role: "tool" });
@@ -86,7 +86,7 @@ describe("real provider path through pi-ai", () => {
 		expect(io.err()).toContain("▸ ipython: answer = 6 * 7 (+1 lines)");
 		expect(server.headers[0]?.["x-api-key"]).toBe("sk-loopback");
 		const tools = server.requests[0]?.tools as { name: string }[];
-		expect(tools.map((tool) => tool.name)).toEqual(["ipython"]);
+		expect(tools.map((tool) => tool.name)).toEqual(["ipython", "prime_context"]);
 		const last = (
 			server.requests[1]?.messages as { role: string; content: { type: string; content: unknown }[] }[] | undefined
 		)?.at(-1);

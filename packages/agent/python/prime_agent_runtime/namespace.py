@@ -7,7 +7,7 @@ from .compact import compact
 from .edit import edit
 
 # Handles injected by the host; a later state snapshot must never save these (they are re-injected).
-INJECTED_NAMES = ("edit", "asyncio", "compact")
+INJECTED_NAMES = ("edit", "asyncio", "compact", "prime_context")
 
 
 def install(namespace: dict[str, Any] | None = None) -> None:

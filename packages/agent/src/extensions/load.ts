@@ -20,6 +20,13 @@ export interface LoadExtensionsOptions {
 	agentHome: string;
 	/** `-e <path>` for this run only (files or package folders). */
 	extraPaths?: string[];
+	/** The session's environment, given to extensions (default: `process.env`). */
+	env?: NodeJS.ProcessEnv;
+	/**
+	 * Factories that ship with the agent, loaded after every discovered extension (so what they see
+	 * is final), keyed by a display name such as `builtin:prime-context`.
+	 */
+	builtins?: Record<string, ExtensionFactory>;
 }
 
 /**
@@ -28,7 +35,7 @@ export interface LoadExtensionsOptions {
  * cannot be found, imported or run is reported on the runner (with its path) and left out.
  */
 export async function loadExtensions(options: LoadExtensionsOptions): Promise<ExtensionRunner> {
-	const runner = new ExtensionRunner(options.cwd);
+	const runner = new ExtensionRunner(options.cwd, { agentHome: options.agentHome, env: options.env });
 	const sources: ExtensionSource[] = [];
 	const fromDir = (dir: string, origin: string) => {
 		const found = extensionsInDir(dir, origin);
@@ -80,6 +87,7 @@ export async function loadExtensions(options: LoadExtensionsOptions): Promise<Ex
 		});
 		if (factory) await runner.load(source.path, factory);
 	}
+	for (const [name, factory] of Object.entries(options.builtins ?? {})) await runner.load(name, factory);
 	return runner;
 }
 

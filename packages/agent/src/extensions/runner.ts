@@ -1,4 +1,5 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { HostRequestHandler } from "prime-agent-kernel";
 import type { SessionEntry } from "../session/index.js";
 import type {
 	ContextUsage,
@@ -19,6 +20,8 @@ export interface ExtensionHost {
 	getBranch(): readonly SessionEntry[];
 	getContextUsage(): ContextUsage;
 	requestCompaction(customInstructions?: string): void;
+	onHostRequest(type: string, handler: HostRequestHandler): () => void;
+	addKernelStartup(code: string): void;
 }
 
 /** Handlers are stored untyped; `on` and `emit` keep each event's types paired. */
@@ -39,12 +42,17 @@ export class ExtensionRunner {
 	private readonly commandMap = new Map<string, Registered<SlashCommand>>();
 	private readonly problemListeners = new Set<(problem: ExtensionProblem) => void>();
 	private host: ExtensionHost | undefined;
+	/** Kernel hooks asked for while loading, applied when the session binds. */
+	private readonly kernelHooks: ((host: ExtensionHost) => void)[] = [];
 	/** Every problem so far (load failures and handler errors), oldest first. */
 	readonly problems: ExtensionProblem[] = [];
 	/** Paths of the extensions that loaded. */
 	readonly loaded: string[] = [];
 
-	constructor(readonly cwd: string) {}
+	constructor(
+		readonly cwd: string,
+		private readonly environment: { agentHome?: string; env?: NodeJS.ProcessEnv } = {},
+	) {}
 
 	/** Run an extension's factory. A factory that throws is reported and its registrations dropped. */
 	async load(path: string, factory: ExtensionFactory): Promise<boolean> {
@@ -52,6 +60,8 @@ export class ExtensionRunner {
 		const commands: [string, SlashCommand][] = [];
 		const api: ExtensionAPI = {
 			cwd: this.cwd,
+			agentHome: this.environment.agentHome ?? "",
+			env: this.environment.env ?? process.env,
 			on: (event, handler) => {
 				pending.handlers.push([event, handler as AnyHandler]);
 			},
@@ -67,6 +77,18 @@ export class ExtensionRunner {
 			getContextUsage: () => this.requireHost("getContextUsage").getContextUsage(),
 			compact: (options) => this.requireHost("compact").requestCompaction(options?.customInstructions),
 			warn: (message) => this.report({ path, phase: "warning", message }),
+			onHostRequest: (type, handler) => {
+				let unregister: (() => void) | undefined;
+				let dropped = false;
+				this.withHost((host) => {
+					if (!dropped) unregister = host.onHostRequest(type, handler);
+				});
+				return () => {
+					dropped = true;
+					unregister?.();
+				};
+			},
+			addKernelStartup: (code) => this.withHost((host) => host.addKernelStartup(code)),
 		};
 		try {
 			await factory(api);
@@ -88,6 +110,13 @@ export class ExtensionRunner {
 	/** Connect the running session; calls that touch the session work from then on. */
 	bind(host: ExtensionHost): void {
 		this.host = host;
+		for (const hook of this.kernelHooks.splice(0)) hook(host);
+	}
+
+	/** Run `hook` now when a session is bound, else when it binds. */
+	private withHost(hook: (host: ExtensionHost) => void): void {
+		if (this.host) hook(this.host);
+		else this.kernelHooks.push(hook);
 	}
 
 	report(problem: ExtensionProblem): void {

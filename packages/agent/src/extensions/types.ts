@@ -1,5 +1,6 @@
 import type { AgentMessage, AgentTool } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { HostRequestHandler } from "prime-agent-kernel";
 import type { CompactionEntry, SessionEntry } from "../session/index.js";
 
 /** Content of a hidden message (sent to the model as user content, not shown by default). */
@@ -139,8 +140,12 @@ export type ExtensionHandler<K extends ExtensionEventName> = (
 /** A slash command: typed as the whole prompt (`/name args`) in any mode. */
 export interface SlashCommand {
 	description?: string;
-	/** `args` is the text after the name, trimmed. What it prints is up to the command. */
-	handler(args: string): void | Promise<void>;
+	/**
+	 * `args` is the text after the name, trimmed. A returned string is shown to the user as the
+	 * command's answer (it never reaches the model); a throw is shown as the command's failure.
+	 */
+	// biome-ignore lint/suspicious/noConfusingVoidType: commands that print nothing return void.
+	handler(args: string): void | string | Promise<void | string>;
 }
 
 /** How a hidden message is delivered. */
@@ -156,6 +161,10 @@ export type Delivery =
 export interface ExtensionAPI {
 	/** Working directory of the session. */
 	readonly cwd: string;
+	/** The agent home (`~/.prime/agent`, or `$PRIME_AGENT_DIR`): where an extension keeps its files. */
+	readonly agentHome: string;
+	/** The environment the session was started with (read it instead of `process.env`). */
+	readonly env: NodeJS.ProcessEnv;
 	/** Subscribe to an event (see `ExtensionEvents` for each contract). */
 	on<K extends ExtensionEventName>(event: K, handler: ExtensionHandler<K>): void;
 	/** Add a tool the model can call (its name must not clash with another tool). */
@@ -176,6 +185,21 @@ export interface ExtensionAPI {
 	compact(options?: { customInstructions?: string }): void;
 	/** Report a problem to the user without failing the session. */
 	warn(message: string): void;
+	/**
+	 * Answer `await host_request(type, payload)` from Python in the session's kernel, on the current
+	 * kernel and every kernel started later (restarts included). The handler's return value (a JSON
+	 * object) is the Python call's reply; a throw becomes a Python exception. May be called while
+	 * loading. Returns an unregister function. A type the host already answers (`compact`,
+	 * `file.edit`) must not be taken.
+	 */
+	onHostRequest(type: string, handler: HostRequestHandler): () => void;
+	/**
+	 * Python code run in every kernel the session starts, after the agent runtime is installed (so
+	 * it can define names in the user namespace). Applies to kernels started after the call: call it
+	 * while loading or from `session_start`. Names it defines are not saved with the kernel state
+	 * when they are modules or objects the state saver skips; keep it small and idempotent.
+	 */
+	addKernelStartup(code: string): void;
 }
 
 /** The module's default export (or its `extension` export). May be async. */

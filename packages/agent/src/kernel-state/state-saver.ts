@@ -18,6 +18,7 @@ export const INJECTED_HANDLES: readonly string[] = [
 	"compact",
 	"refine",
 	"agent_message",
+	"prime_context",
 ];
 
 export type StateSaveOutcome = { ok: true; report: StateSaveReport } | { ok: false; error: Error };

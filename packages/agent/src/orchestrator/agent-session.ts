@@ -12,6 +12,7 @@ import {
 	type Model,
 	type ToolResultMessage,
 } from "@mariozechner/pi-ai";
+import type { HostRequestHandler } from "prime-agent-kernel";
 import {
 	type CompactionSettings,
 	type CompactResult,
@@ -301,6 +302,15 @@ export class AgentSession implements ExtensionHost {
 		return { tokens, contextWindow, fraction: contextWindow > 0 ? tokens / contextWindow : 0 };
 	}
 
+	/** Without a kernel (an embedding host that gave none) there is nothing to answer. */
+	onHostRequest(type: string, handler: HostRequestHandler): () => void {
+		return this.options.kernel?.onHostRequest(type, handler) ?? (() => {});
+	}
+
+	addKernelStartup(code: string): void {
+		this.options.kernel?.addStartupCode(code);
+	}
+
 	/** Emit the session events of start-up to extensions (the session is ready, before any prompt). */
 	async announceStart(event: {
 		reason: "new" | "resume" | "fork";
@@ -393,8 +403,8 @@ export class AgentSession implements ExtensionHost {
 		}
 		const command = this.extensions?.command(name);
 		try {
-			await command?.handler(args);
-			return { status: "ok", command: { name } };
+			const answer = await command?.handler(args);
+			return { status: "ok", command: typeof answer === "string" ? { name, message: answer } : { name } };
 		} catch (error) {
 			const message = `The command /${name} failed: ${(error as Error).message}`;
 			return { status: "error", errorMessage: message, command: { name, message } };

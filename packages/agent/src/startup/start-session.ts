@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
+import primeContextExtension, { PRIME_CONTEXT_EXTENSION_NAME } from "../builtin/prime-context/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
@@ -129,7 +130,15 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
 	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
-	const extensions = await loadExtensions({ cwd, agentHome: paths.root, extraPaths: options.extensionPaths });
+	// Prime Context ships with the agent and loads last, so the results it archives are final;
+	// `enabled: false` in prime-context.json or `/pc mode off` turns its effect off.
+	const extensions = await loadExtensions({
+		cwd,
+		agentHome: paths.root,
+		env,
+		extraPaths: options.extensionPaths,
+		builtins: { [PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension },
+	});
 	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const kernel = new SessionKernel({

@@ -82,6 +82,8 @@ export class SessionKernel {
 	private readonly hostHandlers = new Map<string, HostRequestHandler>();
 	/** Unregister functions of those handlers on the current kernel. */
 	private installedHandlers = new Map<string, () => void>();
+	/** Extra start-up code (from extensions), run after the runtime in every kernel started later. */
+	private readonly startupExtras: string[] = [];
 	/** Cleared once the first kernel has tried the restore. */
 	private restoreFrom: string | undefined;
 	/**
@@ -165,6 +167,18 @@ export class SessionKernel {
 		this.installedHandlers.set(type, kernel.onHostRequest(type, handler));
 	}
 
+	/**
+	 * Run `code` in every kernel started from now on, after the runtime is installed (so it may use
+	 * its names). A failure is reported in the kernel's start-up error, like the runtime's own.
+	 */
+	addStartupCode(code: string): void {
+		this.startupExtras.push(code.endsWith("\n") ? code : `${code}\n`);
+	}
+
+	private get startupCode(): string {
+		return STARTUP_CODE + this.startupExtras.join("");
+	}
+
 	/** Interrupt the running cell only (the run goes on and the model sees the interruption). */
 	interruptCell(): boolean {
 		if (!this.cellController) return false;
@@ -212,10 +226,10 @@ export class SessionKernel {
 			const restoreFrom = this.restoreFrom;
 			this.restoreFrom = undefined;
 			// With a snapshot to restore, the runtime is installed after it, so its live handles win.
-			let kernel = await this.launch(restoreFrom ? undefined : STARTUP_CODE);
+			let kernel = await this.launch(restoreFrom ? undefined : this.startupCode);
 			if (restoreFrom && !(await this.restoreThenInstall(kernel, restoreFrom))) {
 				kernel.kill();
-				kernel = await this.launch(STARTUP_CODE);
+				kernel = await this.launch(this.startupCode);
 			}
 			kernel.onHostRequest("file.edit", (payload) => {
 				this.diffs.push({
@@ -261,7 +275,7 @@ export class SessionKernel {
 			this.pendingNotice = `[The saved kernel state could not be restored (${(error as Error).message}); ${started}. Define again what you need.]`;
 			if (!kernel.alive) return false;
 		}
-		const install = await kernel.execute(STARTUP_CODE, { silent: true });
+		const install = await kernel.execute(this.startupCode, { silent: true });
 		if (install.status !== "ok") {
 			kernel.kill();
 			const detail = install.error ? `${install.error.ename}: ${install.error.evalue}` : install.status;

@@ -1,0 +1,199 @@
+/**
+ * Prime Context inside Prime Agent, written only against the public extension API (as any
+ * third-party extension would be): every final tool result goes through the observation broker
+ * and the transcript stores what it decided; the `prime_context` tool and kernel module recover
+ * archived output; `/pc` commands; the task snapshot before each provider call.
+ */
+import { readFile } from "node:fs/promises";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import {
+	ArchiveError,
+	type ContextSession,
+	copyObservations,
+	fileTaskStore,
+	loadConfig,
+	openContextSession,
+	openSessionArchive,
+	PC_HINTS,
+	type RecoveryContext,
+	type RecoveryOptions,
+	type RecoveryResponse,
+	runRecovery,
+} from "prime-agent-context";
+import type { ExtensionAPI, HostMessage } from "../../index.js";
+import { runPcCommand } from "./commands.js";
+import { taskMessage, taskText, trimKernelNotices } from "./context-view.js";
+import { archiveWithParent } from "./fork-archive.js";
+import { ECONOMIC_POLICY } from "./policy.js";
+import { createPrimeContextTool, PRIME_CONTEXT_TOOL_NAME } from "./tool.js";
+
+export const PRIME_CONTEXT_EXTENSION_NAME = "builtin:prime-context";
+/** Host request type answered for the kernel's `prime_context` module. */
+export const PRIME_CONTEXT_REQUEST_TYPE = "prime_context";
+/** `prime_context.text(id)` refuses observations larger than this (read or search them instead). */
+export const TEXT_MAX_BYTES = 64 * 1024 * 1024;
+
+const KERNEL_STARTUP = "import prime_agent_runtime.prime_context as prime_context\n";
+
+export default async function primeContextExtension(api: ExtensionAPI): Promise<void> {
+	// The config file decides whether the model gets the tool and the policy; `/pc mode` later
+	// switches the broker and the task snapshot only (the tool list is fixed when a session starts).
+	const startConfig = (await loadConfig({ cwd: api.cwd, env: contextEnv(api) })).config;
+	let opened: Promise<ContextSession> | undefined;
+	let recoveryContext: Promise<RecoveryContext> | undefined;
+	/** `/pc mode`: lasts for this session; undefined follows the config file. */
+	let mode: boolean | undefined;
+	let enabledByConfig = startConfig.enabled;
+	/** The last task message sent, reused while its text is unchanged (byte-identical requests). */
+	let lastTask: HostMessage | undefined;
+
+	const context = (): Promise<ContextSession> => {
+		if (!opened) throw new Error("Prime Context starts with the session; try again once it has started.");
+		return opened;
+	};
+	const active = () => mode ?? enabledByConfig;
+	const recover = async (args: Record<string, unknown>, options: RecoveryOptions = {}): Promise<RecoveryResponse> =>
+		runRecovery(await (recoveryContext ?? context().then(ownRecoveryContext)), args, options);
+
+	api.addKernelStartup(KERNEL_STARTUP);
+
+	api.on("session_start", async (event) => {
+		opened = openContextSession({ sessionId: event.sessionId, cwd: api.cwd, env: contextEnv(api) });
+		const session = await opened;
+		enabledByConfig = session.config.enabled;
+		recoveryContext = Promise.resolve(ownRecoveryContext(session));
+	});
+
+	// A fork copies its parent's snapshot and pinned observations; other parent ids are read through the parent.
+	api.on("session_fork", async (event) => {
+		const session = await context();
+		const parentId = await sessionIdOf(event.fromSessionFile);
+		if (!parentId) {
+			api.warn(
+				`Prime Context: cannot read the parent session ${event.fromSessionFile}; its observations stay in its own archive.`,
+			);
+			return;
+		}
+		const parent = await openSessionArchive({ root: session.root, sessionId: parentId });
+		const snapshot = await fileTaskStore(parent.dir).load();
+		await copyObservations(parent, session.archive, snapshot.pins).catch((error: Error) => {
+			api.warn(`Prime Context: pinned observations were not copied into the fork (${error.message}).`);
+		});
+		await session.tasks.update(() => snapshot);
+		recoveryContext = Promise.resolve({
+			...ownRecoveryContext(session),
+			archive: archiveWithParent(session.archive, parent),
+		});
+	});
+
+	api.on("before_agent_start", () => (active() ? { systemPromptAppend: ECONOMIC_POLICY } : undefined));
+
+	api.on("tool_result", async (event) => {
+		// Recovery answers are never archived again; with the mode off results stay as they are.
+		if (!active() || !opened || event.toolName === PRIME_CONTEXT_TOOL_NAME) return undefined;
+		const text = event.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+		const images = event.content.filter((part) => part.type !== "text");
+		const code = event.input.code;
+		const result = await (await opened).observe({
+			tool: event.toolName,
+			text,
+			fullOutputPath: ownsCompleteOutput(text, event.fullOutputPath) ? event.fullOutputPath : undefined,
+			isError: event.isError,
+			command: typeof code === "string" ? code : undefined,
+			contextUsage: api.getContextUsage().fraction,
+		});
+		if (!result.archived) api.warn(`Prime Context: output not archived (${result.archiveError ?? "unknown reason"}).`);
+		if (result.decision === "pass-through") return undefined;
+		return { content: [{ type: "text", text: result.text }, ...images] };
+	});
+
+	api.on("context", async (event) => {
+		if (!active() || !opened) return undefined;
+		const trimmed = trimKernelNotices(event.messages);
+		const text = taskText(await (await opened).tasks.load(), api.getBranch(), trimmed);
+		if (text === null) return trimmed === event.messages ? undefined : { messages: trimmed };
+		if (lastTask?.content !== text) lastTask = taskMessage(text);
+		return { messages: [...trimmed, lastTask as AgentMessage] };
+	});
+
+	api.onHostRequest(PRIME_CONTEXT_REQUEST_TYPE, async (payload) => {
+		const { type: _type, ...args } = payload;
+		if (args.action === "text") return textOf(args.id);
+		const response = await recover(args);
+		return { text: response.text, isError: response.isError };
+	});
+
+	if (startConfig.enabled) api.registerTool(createPrimeContextTool((args) => recover(args)));
+
+	api.registerCommand("pc", {
+		description: "Prime Context: status, list, read, search, focus, add, done, pin, unpin, mode, cleanup, doctor",
+		handler: (args) =>
+			runPcCommand(args, {
+				context,
+				recover: (call) => recover(call, { audience: "human", hints: PC_HINTS }),
+				get active() {
+					return active();
+				},
+				setMode: (on) => {
+					mode = on;
+				},
+			}),
+	});
+
+	/** `prime_context.text(id)`: the exact text, read through the fork's parent when needed. */
+	async function textOf(id: unknown): Promise<{ text: string; isError: boolean }> {
+		if (typeof id !== "string")
+			return { text: "prime_context.text(id) needs an id such as obs_000001.", isError: true };
+		const { archive } = await (recoveryContext ?? context().then(ownRecoveryContext));
+		try {
+			const record = await archive.get(id);
+			if (record.bytes > TEXT_MAX_BYTES) {
+				return {
+					text: `${id} holds ${record.bytes} bytes, more than prime_context.text() loads (${TEXT_MAX_BYTES}); use prime_context.read() or search() on it.`,
+					isError: true,
+				};
+			}
+			return { text: (await archive.readBytes(id)).toString("utf8"), isError: false };
+		} catch (error) {
+			if (error instanceof ArchiveError)
+				return { text: `${error.message}; list the archived ids with prime_context.list().`, isError: true };
+			throw error;
+		}
+	}
+}
+
+/**
+ * The complete-output file stands for the visible text only while that text is the tool's own,
+ * which names the file (`[complete output (N bytes): path]`); after an earlier extension replaced
+ * the text, the replacement is what gets archived.
+ */
+function ownsCompleteOutput(text: string, path: string | undefined): boolean {
+	return path !== undefined && text.includes(` bytes): ${path}]`);
+}
+
+function ownRecoveryContext(session: ContextSession): RecoveryContext {
+	return {
+		sessionId: session.sessionId,
+		archive: session.archive,
+		tasks: session.tasks,
+		config: session.config,
+		configProblems: session.configProblems,
+		broker: session.broker,
+	};
+}
+
+/** Storage follows the agent home unless PRIME_CONTEXT_HOME says otherwise. */
+function contextEnv(api: ExtensionAPI): NodeJS.ProcessEnv {
+	return api.agentHome ? { ...api.env, PRIME_AGENT_DIR: api.agentHome } : api.env;
+}
+
+/** The id in a session file's header line, or undefined when it cannot be read. */
+async function sessionIdOf(sessionFile: string): Promise<string | undefined> {
+	try {
+		const text = await readFile(sessionFile, "utf8");
+		const header = JSON.parse(text.split("\n", 1)[0] ?? "") as { type?: string; id?: unknown };
+		return header.type === "session" && typeof header.id === "string" ? header.id : undefined;
+	} catch {
+		return undefined;
+	}
+}

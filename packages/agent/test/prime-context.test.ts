@@ -1,0 +1,239 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+	type Context,
+	type FauxProviderRegistration,
+	fauxAssistantMessage,
+	fauxToolCall,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { openSessionArchive } from "prime-agent-context";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ModelRegistry } from "../src/providers/index.js";
+import { type StartedSession, startSession } from "../src/startup/index.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+/** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */
+const FIXTURE = new URL("../../../fixtures/outputs/006-attrs-validator-flip-verbose/", import.meta.url);
+const LOG = readFileSync(new URL("output.txt", FIXTURE));
+const FAILING_IDS = (JSON.parse(readFileSync(new URL("meta.json", FIXTURE), "utf8")) as { failing_ids: string[] })
+	.failing_ids;
+const PRINT_LOG = "print(open('pytest.log').read(), end='')";
+
+let faux: FauxProviderRegistration;
+let world: TempWorld;
+let started: StartedSession | undefined;
+let python: string;
+
+beforeAll(() => {
+	python = kernelPythonForTests();
+	faux = registerFauxProvider({ provider: "faux" });
+});
+afterAll(() => faux.unregister());
+afterEach(async () => {
+	await started?.dispose();
+	started = undefined;
+	world?.cleanup();
+});
+
+function registry(): ModelRegistry {
+	const models = new ModelRegistry();
+	models.add(faux.getModel());
+	return models;
+}
+
+function newWorld(settings?: unknown): TempWorld {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+	world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+	if (settings) world.writeHome("settings.json", settings);
+	world.writeProject("pytest.log", LOG.toString("utf8"));
+	return world;
+}
+
+async function start(options: { fork?: string } = {}): Promise<StartedSession> {
+	started = await startSession({
+		cwd: world.project,
+		env: world.env,
+		model: "faux/faux-1",
+		registry: registry(),
+		...options,
+	});
+	return started;
+}
+
+function textOf(message: unknown): string {
+	const content = (message as { content: unknown }).content;
+	if (typeof content === "string") return content;
+	return (content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
+}
+
+function toolResults(context: Context): string[] {
+	return context.messages.filter((message) => message.role === "toolResult").map(textOf);
+}
+
+function taskMessages(context: Context): string[] {
+	return context.messages
+		.filter((message) => message.role === "user")
+		.map(textOf)
+		.filter((text) => text.startsWith("<prime_context_task>"));
+}
+
+function archiveOf(session: StartedSession) {
+	return openSessionArchive({ root: join(world.home, "prime-context"), sessionId: session.session.id });
+}
+
+const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
+
+describe("Prime Context in the agent", () => {
+	it("archives a 134 KB failing pytest log, shows a capsule, and recovers it with the tool and the kernel module", async () => {
+		newWorld();
+		const sent: Context[] = [];
+		let id = "";
+		const record = (context: Context) => sent.push(JSON.parse(JSON.stringify(context)));
+		faux.setResponses([
+			(context) => {
+				record(context);
+				return fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]);
+			},
+			(context) => {
+				record(context);
+				id = /id="(obs_\d+)"/.exec(toolResults(context)[0] ?? "")?.[1] ?? "";
+				return fauxAssistantMessage([
+					fauxToolCall("prime_context", { action: "read", id, startLine: 3, endLine: 7 }, { id: "read-1" }),
+					fauxToolCall("prime_context", { action: "update", focus: "Fix TestMaxLen" }, { id: "focus-1" }),
+				]);
+			},
+			(context) => {
+				record(context);
+				const code = `import hashlib\nlog = await prime_context.text(${JSON.stringify(id)})\nprint(len(log.encode()), hashlib.sha256(log.encode()).hexdigest())`;
+				return fauxAssistantMessage([fauxToolCall("ipython", { code }, { id: "text-1" })]);
+			},
+			(context) => {
+				record(context);
+				return fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-2" })]);
+			},
+			(context) => {
+				record(context);
+				return fauxAssistantMessage("done");
+			},
+		]);
+		const session = await start();
+		const outcome = await session.agentSession.prompt("run the tests and find what fails");
+		expect(outcome.status).toBe("ok");
+
+		// The model saw a capsule naming every failing test, labelled as the complete output.
+		const capsule = toolResults(sent[1] as Context)[0] as string;
+		expect(capsule).toMatch(/^<prime_context_output id="obs_\d+" tool="ipython"/);
+		expect(capsule).toContain('source="public-complete-output"');
+		for (const failing of FAILING_IDS) expect(capsule).toContain(failing);
+		expect(Buffer.byteLength(capsule)).toBeLessThanOrEqual(6144);
+
+		// The transcript stores the same capsule; the archive holds every byte of the log.
+		const stored = session.session
+			.branch()
+			.flatMap((entry) => (entry.type === "message" && entry.message.role === "toolResult" ? [entry.message] : []));
+		expect(textOf(stored[0])).toBe(capsule);
+		const archive = await archiveOf(session);
+		expect(sha256(await archive.readBytes(id))).toBe(sha256(LOG));
+
+		// The tool returned the exact lines asked for; the kernel module the whole text.
+		const [read] = toolResults(sent[2] as Context).slice(1);
+		const lines = LOG.toString("utf8").split("\n");
+		for (const line of lines.slice(2, 7).filter((text) => text.trim() !== "")) expect(read).toContain(line);
+		expect(read).not.toContain(lines[7] as string);
+		expect(toolResults(sent[3] as Context).at(-1)).toBe(`${LOG.length} ${sha256(LOG)}`);
+
+		// The same run again is a delta of the first.
+		const newest = (await archive.list(1))[0];
+		expect(newest?.decision).toBe("delta-capsule");
+		expect(toolResults(sent[4] as Context).at(-1)?.length).toBeLessThan(capsule.length);
+
+		// No task message until there is something to add; then byte-identical while nothing changes.
+		expect(taskMessages(sent[0] as Context)).toEqual([]);
+		expect(taskMessages(sent[1] as Context)).toEqual([]);
+		const last = (context: Context) => JSON.stringify(context.messages.at(-1));
+		expect(textOf((sent[3] as Context).messages.at(-1))).toContain('FOCUS\n"Fix TestMaxLen"');
+		expect(last(sent[4] as Context)).toBe(last(sent[3] as Context));
+		expect(taskMessages(sent[4] as Context)).toHaveLength(1);
+
+		// The policy is in the system prompt; /pc status reports the broker's figures.
+		expect((sent[0] as Context).systemPrompt).toContain("Prime Context policy");
+		const status = await session.agentSession.prompt("/pc status");
+		expect(status.command?.message).toContain("mode: on");
+		expect(status.command?.message).toMatch(/structured-capsule.*1/);
+		expect(status.command?.message).toMatch(/delta-capsule.*1/);
+	});
+
+	it("restores the root request after compaction drops it, and only then", async () => {
+		newWorld({ compaction: { keepRecentTokens: 1 } });
+		const sent: Context[] = [];
+		const answers = ["First answer.", "Second answer.", "Third answer."];
+		const reply = (context: Context) => {
+			// Summary requests (of the history and of a split turn) are answered apart.
+			if (textOf(context.messages[0]).startsWith("<conversation>"))
+				return fauxAssistantMessage("## Goal\nEarlier work.");
+			sent.push(JSON.parse(JSON.stringify(context)));
+			return fauxAssistantMessage(answers.shift() ?? "");
+		};
+		faux.setResponses(Array.from({ length: 6 }, () => reply));
+		const session = await start();
+		await session.agentSession.prompt("ROOT: port the parser to the new grammar");
+		await session.agentSession.prompt("then add tests for the lexer");
+		const compacted = await session.agentSession.compact("command");
+		expect(compacted?.status).toBe("compacted");
+		await session.agentSession.prompt("go on");
+
+		expect(taskMessages(sent[0] as Context)).toEqual([]);
+		expect(taskMessages(sent[1] as Context)).toEqual([]);
+		const third = sent[2] as Context;
+		expect(third.messages.map(textOf)).not.toContain("ROOT: port the parser to the new grammar");
+		const [task] = taskMessages(third);
+		expect(task).toContain('ROOT_REQUEST\n"ROOT: port the parser to the new grammar"');
+		expect(third.messages.at(-1)).toEqual(expect.objectContaining({ role: "user", content: task }));
+	});
+
+	it("a fork keeps pinned and parent ids readable; /pc mode off leaves new results untouched", async () => {
+		newWorld();
+		faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]),
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "print('x' * 30000)" }, { id: "run-2" })]),
+			fauxAssistantMessage("done"),
+		]);
+		const parent = await start();
+		await parent.agentSession.prompt("run the tests");
+		const [second, first] = await (await archiveOf(parent)).list();
+		expect(first && second).toBeTruthy();
+		const pin = await parent.agentSession.prompt(`/pc pin ${first?.id}`);
+		expect(pin.status).toBe("ok");
+		const parentId = parent.session.id;
+		await parent.dispose();
+		started = undefined;
+
+		const fork = await start({ fork: parentId });
+		const forkArchive = await archiveOf(fork);
+		expect((await forkArchive.get(first?.id as string)).bytes).toBe(LOG.length);
+		const read = await fork.agentSession.prompt(`/pc read ${first?.id} 3:4`);
+		expect(read.command?.message).toContain(LOG.toString("utf8").split("\n")[2]);
+		const parentRead = await fork.agentSession.prompt(`/pc read ${second?.id} 1`);
+		expect(parentRead.status).toBe("ok");
+		expect(parentRead.command?.message).toContain("x".repeat(100));
+		expect((await fork.agentSession.prompt("/pc status")).command?.message).toContain(first?.id);
+
+		const sent: Context[] = [];
+		faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-3" })]),
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage("done");
+			},
+		]);
+		expect((await fork.agentSession.prompt("/pc mode off")).command?.message).toContain("off");
+		await fork.agentSession.prompt("run them again");
+		const raw = toolResults(sent[0] as Context).at(-1) as string;
+		expect(raw).not.toContain("<prime_context_output");
+		expect(raw.startsWith(LOG.subarray(0, 200).toString("utf8"))).toBe(true);
+		expect(raw).toContain("[... output truncated at 65536 chars ...]");
+	});
+});
