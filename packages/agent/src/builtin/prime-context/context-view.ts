@@ -79,7 +79,7 @@ function shortenInventory(text: string): string | null {
 	const at = lines.findIndex((line) => /^\S+ \([^)]*\)(, \S+ \([^)]*\))*(, and [\d,]+ more.*)?$/.test(line));
 	if (at >= 0) {
 		const line = lines[at] as string;
-		const listed = line.match(/\S+ \([^)]*\)/g)?.length ?? 0;
+		const listed = line.split(", and ")[0]?.match(/\S+ \([^)]*\)/g)?.length ?? 0;
 		const more = Number(/and ([\d,]+) more/.exec(line)?.[1]?.replaceAll(",", "") ?? 0);
 		const total = listed + more;
 		if (total <= INVENTORY_MAX_NAMES) return null;
