@@ -107,7 +107,7 @@ describe("Prime Context in the agent", () => {
 			},
 			(context) => {
 				record(context);
-				const code = `import hashlib\nlog = await prime_context.text(${JSON.stringify(id)})\nprint(len(log.encode()), hashlib.sha256(log.encode()).hexdigest())`;
+				const code = `import hashlib\nlog = await prime_context.text(${JSON.stringify(id)})\nprint(len(log.encode()), hashlib.sha256(log.encode()).hexdigest())\nprint(await prime_context.search("TestMaxLen", id=${JSON.stringify(id)}, max_matches=1, context_lines=0))`;
 				return fauxAssistantMessage([fauxToolCall("ipython", { code }, { id: "text-1" })]);
 			},
 			(context) => {
@@ -143,7 +143,9 @@ describe("Prime Context in the agent", () => {
 		const lines = LOG.toString("utf8").split("\n");
 		for (const line of lines.slice(2, 7).filter((text) => text.trim() !== "")) expect(read).toContain(line);
 		expect(read).not.toContain(lines[7] as string);
-		expect(toolResults(sent[3] as Context).at(-1)).toBe(`${LOG.length} ${sha256(LOG)}`);
+		const [digest, ...searched] = (toolResults(sent[3] as Context).at(-1) as string).split("\n");
+		expect(digest).toBe(`${LOG.length} ${sha256(LOG)}`);
+		expect(searched.join("\n")).toMatch(/\d+: .*TestMaxLen/);
 
 		// The same run again is a delta of the first.
 		const newest = (await archive.list(1))[0];
@@ -161,7 +163,8 @@ describe("Prime Context in the agent", () => {
 		// The policy is in the system prompt; /pc status reports the broker's figures.
 		expect((sent[0] as Context).systemPrompt).toContain("Prime Context policy");
 		const status = await session.agentSession.prompt("/pc status");
-		expect(status.command?.message).toContain("mode: on");
+		expect(status.command?.message).toMatch(/^mode: on \(this session\)$/m);
+
 		expect(status.command?.message).toMatch(/structured-capsule.*1/);
 		expect(status.command?.message).toMatch(/delta-capsule.*1/);
 	});
@@ -230,6 +233,7 @@ describe("Prime Context in the agent", () => {
 			},
 		]);
 		expect((await fork.agentSession.prompt("/pc mode off")).command?.message).toContain("off");
+		expect((await fork.agentSession.prompt("/pc status")).command?.message).toMatch(/^mode: off \(this session\)$/m);
 		await fork.agentSession.prompt("run them again");
 		const raw = toolResults(sent[0] as Context).at(-1) as string;
 		expect(raw).not.toContain("<prime_context_output");

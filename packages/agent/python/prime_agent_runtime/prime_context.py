@@ -119,6 +119,3 @@ async def text(id: str) -> str:  # noqa: A002
         raise PrimeContextError(str(reply.get("text", "")))
     return str(reply.get("text", ""))
 
-
-def __repr__() -> str:  # pragma: no cover - modules use their docstring
-    return "<module prime_context>"

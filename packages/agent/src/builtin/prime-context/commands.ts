@@ -33,8 +33,12 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 		return response.text;
 	};
 	switch (name) {
-		case "status":
-			return `mode: ${target.active ? "on" : "off"}\n${await answer({ action: "status" })}`;
+		case "status": {
+			// The status's own mode line reflects the config; the session's `/pc mode` wins here.
+			const mode = `mode: ${target.active ? "on" : "off"} (this session)`;
+			const status = await answer({ action: "status" });
+			return /^mode: .*$/m.test(status) ? status.replace(/^mode: .*$/m, mode) : `${mode}\n${status}`;
+		}
 		case "list":
 			return answer({ action: "list", ...(rest[0] ? { limit: integer(rest[0], "limit") } : {}) });
 		case "read": {
