@@ -17,7 +17,7 @@ export type LineKind =
 	| "blank"
 	| "plain";
 
-/** Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`). */
+/** Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`); first characters in `SUMMARY_FIRST`. */
 const SUMMARY = [
 	/^=+ .*\b(?:passed|failed|errors?|skipped|no tests ran|xfailed|deselected)\b.* =+$/,
 	/^Ran \d+ tests? in /,
@@ -41,7 +41,7 @@ const SUMMARY = [
 /** A typed exit status; it may start with any word, so it runs only when the line holds `xit` or `XIT`. */
 const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/;
 
-/** Lines that name a failing test (see also `FAILURE_AT_END`). */
+/** Lines that name a failing test (see also `FAILURE_AT_END`); first characters in `FAILURE_FIRST`. */
 const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
 	/^(?:FAIL|ERROR): \S/,
@@ -70,6 +70,7 @@ const LOCATION = [
 	/^[^\s(]+\.\w{1,10}\(\d+,\d+\)/,
 ];
 
+/** First characters in `ERROR_FIRST`. */
 const ERROR = [
 	/^(?:[Ee]rror|ERROR|[Ff]atal|FATAL)(?:\[[\w-]+\])?[: ]/,
 	/^\[(?:ERROR|FATAL)\]/,
@@ -82,6 +83,7 @@ const LOGGED_ERROR = /^(?:\S+ ){0,3}(?:ERROR|FATAL|CRITICAL)\b/;
 /** Diagnostics with a position before the severity: `x.ts:3:7 - error TS2322`, `x.py:3: error: `. */
 const INLINE_ERROR = /\berror (?:TS\d+|[A-Z]\d{4})\b|: error: /;
 
+/** First characters in `WARNING_FIRST`. */
 const WARNING = [
 	/^(?:[Ww]arn(?:ing)?|WARN(?:ING)?)(?:\[[\w-]+\])?[: ]/,
 	/^\[WARN(?:ING)?\]/,
@@ -140,7 +142,7 @@ const WARNING_ANY = union(WARNING);
 const PROGRESS_ANY = union(PROGRESS);
 /**
  * The characters each of these kinds' patterns can start with (after leading whitespace): most lines
- * are ruled out by one comparison instead of a pattern run.
+ * are ruled out by one comparison instead of a pattern run. A new pattern adds its first characters.
  */
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
