@@ -197,6 +197,33 @@ describe("Prime Context in the agent", () => {
 		expect(third.messages.at(-1)).toEqual(expect.objectContaining({ role: "user", content: task }));
 	});
 
+	it("a user instruction hidden by a compaction during its own run is restored as an exact copy", async () => {
+		newWorld({ compaction: { keepRecentTokens: 1 } });
+		const sent: Context[] = [];
+		const steps = [
+			() => fauxAssistantMessage("Noted."),
+			() => fauxAssistantMessage([fauxToolCall("ipython", { code: "await compact.run()" }, { id: "compact-1" })]),
+			() => fauxAssistantMessage("Renamed."),
+		];
+		const reply = (context: Context) => {
+			if (textOf(context.messages[0]).startsWith("<conversation>"))
+				return fauxAssistantMessage("## Goal\nEarlier work.");
+			sent.push(JSON.parse(JSON.stringify(context)));
+			return (steps.shift() ?? (() => fauxAssistantMessage("")))();
+		};
+		faux.setResponses(Array.from({ length: 8 }, () => reply));
+		const session = await start();
+		await session.agentSession.prompt("ROOT: keep the public API stable");
+		await session.agentSession.prompt("now rename the module to parser_core, and only that");
+
+		const last = sent.at(-1) as Context;
+		const visible = last.messages.filter((message) => message.role === "user").map(textOf);
+		expect(visible).not.toContain("now rename the module to parser_core, and only that");
+		const [task] = taskMessages(last);
+		expect(task).toContain('ROOT_REQUEST\n"ROOT: keep the public API stable"');
+		expect(task).toContain('LATEST_USER_INSTRUCTION\n"now rename the module to parser_core, and only that"');
+	});
+
 	it("a fork keeps pinned and parent ids readable; /pc mode off leaves new results untouched", async () => {
 		newWorld();
 		faux.setResponses([
