@@ -17,7 +17,10 @@ export type LineKind =
 	| "blank"
 	| "plain";
 
-/** Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`); first characters in `SUMMARY_FIRST`. */
+/**
+ * Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`); first
+ * characters in `SUMMARY_FIRST`.
+ */
 const SUMMARY = [
 	/^=+ .*\b(?:passed|failed|errors?|skipped|no tests ran|xfailed|deselected)\b.* =+$/,
 	/^Ran \d+ tests? in /,
@@ -53,7 +56,10 @@ const FAILURE = [
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
 ];
-/** Failing tests named by a verdict at the line's end; they scan the whole line, so they run only when it holds `FAILED` or `ERROR`. */
+/**
+ * Failing tests named by a verdict at the line's end; they scan the whole line, so they run only when
+ * it holds `FAILED` or `ERROR`.
+ */
 const FAILURE_AT_END = [
 	/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
 	/^\S.*? > \S.*? FAILED$/,
