@@ -6,7 +6,7 @@
  *
  *   npm run build && node packages/context/scripts/broker-speed.mjs [--mib 1] [--samples 10] [--fixtures <dir>]
  *
- * `--fixtures` defaults to `../shared/fixtures/outputs` beside the repository. Add `--cpu-prof` to
+ * `--fixtures` defaults to the repository's `fixtures/outputs`. Add `--cpu-prof` to
  * node's own options to see the hot functions.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const options = { mib: 1, samples: 10, fixtures: resolve(here, "../../../../shared/fixtures/outputs") };
+const options = { mib: 1, samples: 10, fixtures: resolve(here, "../../../fixtures/outputs") };
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i += 2) {
 	const [name, value] = [args[i], args[i + 1]];
