@@ -188,16 +188,16 @@ export interface ExtensionAPI {
 	/**
 	 * Answer `await host_request(type, payload)` from Python in the session's kernel, on the current
 	 * kernel and every kernel started later (restarts included). The handler's return value (a JSON
-	 * object) is the Python call's reply; a throw becomes a Python exception. May be called while
-	 * loading. Returns an unregister function. A type the host already answers (`compact`,
+	 * object) becomes the reply `{status: "ok", ...}`; a throw becomes `{status: "error", error}`.
+	 * May be called while loading. Returns an unregister function. A type the host already answers (`compact`,
 	 * `file.edit`) must not be taken.
 	 */
 	onHostRequest(type: string, handler: HostRequestHandler): () => void;
 	/**
 	 * Python code run in every kernel the session starts, after the agent runtime is installed (so
-	 * it can define names in the user namespace). Applies to kernels started after the call: call it
-	 * while loading or from `session_start`. Names it defines are not saved with the kernel state
-	 * when they are modules or objects the state saver skips; keep it small and idempotent.
+	 * it can define names in the user namespace) and after a saved kernel state is restored (so its
+	 * names win). Applies to kernels started after the call: call it while loading or from
+	 * `session_start`. Code that fails makes the kernel's start fail with its error: keep it small.
 	 */
 	addKernelStartup(code: string): void;
 }
