@@ -224,6 +224,42 @@ describe("Prime Context in the agent", () => {
 		expect(task).toContain('LATEST_USER_INSTRUCTION\n"now rename the module to parser_core, and only that"');
 	});
 
+	it("/pc commands read, search and change the task, check the setup, and clean up this session only", async () => {
+		newWorld();
+		faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]),
+			fauxAssistantMessage("done"),
+		]);
+		const session = await start();
+		await session.agentSession.prompt("run the tests");
+		const pc = async (args: string) => {
+			const outcome = await session.agentSession.prompt(`/pc ${args}`);
+			return { ok: outcome.status === "ok", text: outcome.command?.message ?? outcome.errorMessage ?? "" };
+		};
+		expect((await pc("list")).text).toContain("obs_000001");
+		expect((await pc("read obs_000001 1509")).text).toContain("2 failed, 1374 passed");
+		expect((await pc("search obs_000001 TestMaxLen::test_check_valid[value4]")).text).toMatch(/\d+: .*value4/);
+		expect((await pc("focus Fix the length validator")).ok).toBe(true);
+		expect((await pc("add Rerun the validator tests")).text).toContain("item_1");
+		expect((await pc("done item_1")).ok).toBe(true);
+		expect((await pc("pin obs_000001")).ok).toBe(true);
+		const status = (await pc("status")).text;
+		expect(status).toContain('FOCUS\n"Fix the length validator"');
+		expect(status).toContain("PINNED_OUTPUTS\n- obs_000001");
+		expect(status).not.toContain("Rerun the validator tests");
+		expect((await pc("doctor")).text).toContain("doctor: everything looks fine");
+
+		const wrong = await pc("read obs_000001 two");
+		expect(wrong.ok).toBe(false);
+		expect(wrong.text).toContain("is not a line range");
+		expect(wrong.text).toContain("/pc read <observation-id> [start:end]");
+		expect((await pc("cleanup")).ok).toBe(false);
+
+		expect((await pc("cleanup current")).text).toContain("Removed 1 observation (");
+		expect((await (await archiveOf(session)).list()).length).toBe(0);
+		expect((await pc("status")).text).not.toContain("PINNED_OUTPUTS");
+	});
+
 	it("a fork keeps pinned and parent ids readable; /pc mode off leaves new results untouched", async () => {
 		newWorld();
 		faux.setResponses([

@@ -75,7 +75,8 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 		case "cleanup": {
 			if (rest[0] !== "current") throw usage("/pc cleanup takes `current` (only this session's archive is removed)");
 			const removed = await (await target.context()).cleanup();
-			return `Removed ${removed.observations} observations (${removed.bytes} bytes) from ${removed.dir}; pins cleared.`;
+			const count = `${removed.observations} observation${removed.observations === 1 ? "" : "s"}`;
+			return `Removed ${count} (${removed.bytes} bytes) from ${removed.dir}; pins cleared.`;
 		}
 		case "doctor":
 			return (await (await target.context()).doctor()).lines.join("\n");
