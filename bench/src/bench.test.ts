@@ -14,7 +14,7 @@ const fixtures = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 const casesDir = join(fixtures, "outputs");
 const trajectoriesDir = join(fixtures, "trajectories");
 
-describe("smoke benchmark on the shared fixtures", () => {
+describe("smoke benchmark on the repository fixtures", () => {
 	let out: string;
 	let results: BenchmarkResults;
 	let files: string[];

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Outcome } from "../types.js";
 import { createOutcomeScanner, parseOutcome } from "./index.js";
 
-/** The labelled corpus lives in `shared/`, next to the repository. */
+/** The labelled corpus, in the repository's `fixtures/`. */
 const FIXTURES = fileURLToPath(new URL("../../../../fixtures/outputs", import.meta.url));
 
 interface Meta {

@@ -4,7 +4,7 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseOutcome } from "./index.js";
 
-/** Real agent runs (mini-swe-agent on SWE-bench), next to the repository in `shared/`. */
+/** Real agent runs (mini-swe-agent on SWE-bench), in the repository's `fixtures/`. */
 const TRAJECTORIES = fileURLToPath(new URL("../../../../fixtures/trajectories", import.meta.url));
 
 interface Observation {
