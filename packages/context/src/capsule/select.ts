@@ -66,32 +66,66 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
 const SHAPE_SAMPLE_EVERY = 8;
 
-/** A line as it streamed past, before (or instead of) becoming a `KeptLine`. */
-interface RawLine {
-	raw: string;
-	line: number;
-	/** UTF-8 bytes of the whole line; -1 when not yet measured. */
-	bytes: number;
-	kind: LineKind;
-	kept?: KeptLine;
-}
-
-/** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
-function keptLine(raw: string, line: number, bytes: number, kind: LineKind): KeptLine {
-	const text = stripAnsi(raw).replace(/\r$/, "");
+/** Builds a kept line from its ANSI-free form: bytes count what is shown (escapes removed from the kept part are not). */
+function keptLine(raw: string, line: number, bytes: number, kind: LineKind, stripped = stripAnsi(raw)): KeptLine {
+	const text = stripped.endsWith("\r") ? stripped.slice(0, -1) : stripped;
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
 	return { line, text, raw, bytes: whole - hidden, kind, repeats: 1 };
 }
 
 /**
+ * The last lines seen, in a fixed ring: a line costs four slot writes, and a `KeptLine` is built
+ * only for the lines still there at the end.
+ */
+class TailRing {
+	private readonly raw: string[];
+	private readonly line: number[];
+	private readonly bytes: number[];
+	private readonly kind: LineKind[];
+	private next = 0;
+	private filled = 0;
+
+	constructor(private readonly size: number) {
+		this.raw = new Array<string>(size);
+		this.line = new Array<number>(size).fill(0);
+		this.bytes = new Array<number>(size).fill(0);
+		this.kind = new Array<LineKind>(size);
+	}
+
+	push(raw: string, line: number, bytes: number, kind: LineKind): void {
+		if (this.size === 0) return;
+		const at = this.next;
+		this.raw[at] = raw;
+		this.line[at] = line;
+		this.bytes[at] = bytes;
+		this.kind[at] = kind;
+		this.next = at + 1 === this.size ? 0 : at + 1;
+		if (this.filled < this.size) this.filled++;
+	}
+
+	/** The held lines, oldest first. */
+	lines(): KeptLine[] {
+		const out: KeptLine[] = [];
+		for (let i = 0; i < this.filled; i++) {
+			const at = (this.next - this.filled + i + this.size) % this.size;
+			out.push(keptLine(this.raw[at], this.line[at], this.bytes[at], this.kind[at]));
+		}
+		return out;
+	}
+}
+
+/**
  * Keeps, in bounded memory whatever the output's size, what a capsule can be built from: the head,
  * the tail, and the decisive lines with their original line numbers. Decisive lines of a shape
  * already kept only raise that line's count.
+ *
+ * Most lines are only classified and counted: a line's ANSI-free text and shape are computed only
+ * when its shape is tracked or it may be kept, and a `KeptLine` exists only for lines that are kept.
  */
 export class LineSelector {
 	private readonly head: KeptLine[] = [];
-	private tailRaw: RawLine[] = [];
+	private readonly tail: TailRing;
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
@@ -99,7 +133,13 @@ export class LineSelector {
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
 	private shapesOverflow = 0;
-	private previous: RawLine | null = null;
+	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
+	private previousRaw = "";
+	private previousLine = 0;
+	/** Whole-line bytes, or -1 when not measured (see `keptLine`). */
+	private previousBytes = -1;
+	private previousKind: LineKind = "blank";
+	private previousKept: KeptLine | null = null;
 	private sampledLines = 0;
 	private wantAfter = false;
 	private count = 0;
@@ -121,41 +161,53 @@ export class LineSelector {
 		].map((k) => [k, 0]),
 	) as Record<LineKind, number>;
 
-	constructor(private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS) {}
+	constructor(private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS) {
+		this.tail = new TailRing(Math.max(0, limits.tailLines));
+	}
 
 	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. */
 	line(raw: string, lineNo: number, bytes?: number): void {
-		const capped = raw.length > this.limits.lineChars ? raw.slice(0, this.limits.lineChars) : raw;
+		const limits = this.limits;
+		const capped = raw.length > limits.lineChars ? raw.slice(0, limits.lineChars) : raw;
 		const kind = classifyLine(capped);
+		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
 		this.kinds[kind]++;
+		this.tail.push(capped, lineNo, whole, kind);
 		const blank = kind === "blank";
 		if (!blank) this.nonBlank++;
 		const decisive = DECISIVE.has(kind);
 		// Repetition is estimated from every line up to a bound, then from a regular sample.
-		const sampled = !blank && (this.nonBlank <= this.limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
-		const wantAfter = this.wantAfter && !blank && this.context.length < this.limits.contextLines;
-		const needed = decisive || sampled || wantAfter || this.head.length < this.limits.headLines;
-		// Lines nobody keeps are only counted; the tail keeps the raw text and builds the rest at the end.
-		this.tailRaw.push({ raw: capped, line: lineNo, bytes: bytes ?? Buffer.byteLength(raw), kind });
-		if (this.tailRaw.length > this.limits.tailLines * 2) this.tailRaw = this.tailRaw.slice(-this.limits.tailLines);
-		if (!needed) {
-			if (!blank) this.previous = { raw: capped, line: lineNo, bytes: bytes ?? -1, kind };
-			return;
+		const sampled = !blank && (this.nonBlank <= limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
+		const wantAfter = this.wantAfter && !blank && this.context.length < limits.contextLines;
+		const inHead = this.head.length < limits.headLines;
+		let stripped: string | undefined;
+		let shape = "";
+		if (sampled || decisive) {
+			stripped = stripAnsi(capped);
+			shape = lineShape(stripped);
 		}
-		const kept = keptLine(capped, lineNo, bytes ?? Buffer.byteLength(raw), kind);
-		const shape = blank || !(sampled || decisive) ? "" : lineShape(kept.text);
 		if (sampled) {
 			this.sampledLines++;
 			this.trackShape(shape);
 		}
-		if (this.head.length < this.limits.headLines) this.head.push(kept);
+		let kept: KeptLine | null = null;
+		if (inHead || (wantAfter && !decisive)) {
+			kept = keptLine(capped, lineNo, whole, kind, stripped);
+			if (inHead) this.head.push(kept);
+		}
 		if (wantAfter) {
-			if (!decisive) this.context.push(kept);
+			if (!decisive) this.context.push(kept as KeptLine);
 			this.wantAfter = false;
 		}
-		if (decisive) this.keepDecisive(kept, shape);
-		if (!blank) this.previous = { raw: capped, line: lineNo, bytes: kept.bytes, kind, kept };
+		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, stripped as string, shape, kept);
+		if (blank) return;
+		this.previousRaw = capped;
+		this.previousLine = lineNo;
+		this.previousKind = kind;
+		this.previousKept = kept;
+		// A line nobody looked at keeps its size unmeasured when none was given, as `keptLine` expects.
+		this.previousBytes = kept || sampled ? whole : (bytes ?? -1);
 	}
 
 	private trackShape(shape: string): void {
@@ -164,37 +216,50 @@ export class LineSelector {
 		else this.shapesOverflow++;
 	}
 
-	private keepDecisive(kept: KeptLine, shape: string): void {
-		if (kept.kind === "summary") {
+	/** Counts or keeps a decisive line; returns its `KeptLine` when one exists (built only when it is kept). */
+	private keepDecisive(
+		raw: string,
+		lineNo: number,
+		bytes: number,
+		kind: LineKind,
+		stripped: string,
+		shape: string,
+		built: KeptLine | null,
+	): KeptLine | null {
+		if (kind === "summary") {
+			const kept = built ?? keptLine(raw, lineNo, bytes, kind, stripped);
 			this.lastSummary.push(kept);
 			if (this.lastSummary.length > this.limits.lastSummaries) this.lastSummary.shift();
-			return;
+			return kept;
 		}
-		const key = `${kept.kind}\u0000${shape}`;
+		const key = `${kind}\u0000${shape}`;
 		const same = this.decisiveByShape.get(key);
 		if (same) {
 			same.repeats++;
-			return;
+			return built;
 		}
-		const used = this.perKind.get(kept.kind) ?? 0;
-		if (used >= this.limits.perKind) return;
-		this.perKind.set(kept.kind, used + 1);
+		const used = this.perKind.get(kind) ?? 0;
+		if (used >= this.limits.perKind) return built;
+		const kept = built ?? keptLine(raw, lineNo, bytes, kind, stripped);
+		this.perKind.set(kind, used + 1);
 		this.decisiveByShape.set(key, kept);
 		this.decisive.push(kept);
-		if (WITH_CONTEXT.has(kept.kind) && this.context.length < this.limits.contextLines) {
-			const before = this.previous;
-			if (before && before.line === kept.line - 1 && !DECISIVE.has(before.kind)) {
-				this.context.push(before.kept ?? keptLine(before.raw, before.line, before.bytes, before.kind));
+		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
+			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {
+				this.context.push(
+					this.previousKept ?? keptLine(this.previousRaw, this.previousLine, this.previousBytes, this.previousKind),
+				);
 			}
 			this.wantAfter = true;
 		}
+		return kept;
 	}
 
 	finish(): Selection {
 		const decisive = [...this.decisive, ...this.lastSummary].sort((a, b) => a.line - b.line);
 		return {
 			head: this.head,
-			tail: this.tailRaw.slice(-this.limits.tailLines).map((t) => keptLine(t.raw, t.line, t.bytes, t.kind)),
+			tail: this.tail.lines(),
 			decisive,
 			context: this.context,
 			lines: this.count,
