@@ -47,25 +47,32 @@ export function lineShape(text: string): string {
 	const t = text.trim();
 	const n = Math.min(t.length, SHAPE_CHARS);
 	let out = "";
+	// Text from here to the current position is copied unchanged, in one slice, when the next change comes.
+	let verbatim = 0;
 	let i = 0;
 	// Next path separator at or after i (n when none): found once per separator, not once per token.
 	let separator = -1;
 	while (i < n) {
 		if (isSpace(t.charCodeAt(i))) {
+			const run = i;
 			while (i < n && isSpace(t.charCodeAt(i))) i++;
-			out += " ";
+			// A single plain space is its own shape; any other run becomes one.
+			if (i - run !== 1 || t.charCodeAt(run) !== 32) {
+				out += `${t.slice(verbatim, run)} `;
+				verbatim = i;
+			}
 			continue;
 		}
 		let end = i;
 		while (end < n && !isSpace(t.charCodeAt(end))) end++;
 		if (separator < i) separator = nextSeparator(t, i, n);
 		if (separator < end) {
-			out += "/P";
+			out += `${t.slice(verbatim, i)}/P`;
+			verbatim = end;
 			i = end;
 			continue;
 		}
-		// Copy the token verbatim except for words holding digits, which are shaped.
-		let verbatim = i;
+		// Words holding digits are shaped; everything else stays as it is.
 		while (i < end) {
 			if (!isWordChar(t.charCodeAt(i))) {
 				i++;
@@ -83,7 +90,6 @@ export function lineShape(text: string): string {
 			}
 			i = w;
 		}
-		out += t.slice(verbatim, end);
 	}
-	return out;
+	return verbatim === 0 ? (n === t.length ? t : t.slice(0, n)) : out + t.slice(verbatim, n);
 }
