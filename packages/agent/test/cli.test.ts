@@ -117,6 +117,7 @@ describe("command line", () => {
 			expect(io.out()).toContain(`✓ Server "up": ${server.baseUrl} answers`);
 			expect(io.out()).toContain(`! Server "down": ${down} does not answer (ECONNREFUSED)`);
 			expect(io.out()).toContain('fix: Start the server, or fix "baseUrl" of "down"');
+			expect(io.out()).toMatch(/All checks passed \(\d+ warnings? marked ! above\)\.\n$/);
 		} finally {
 			await server.close();
 		}

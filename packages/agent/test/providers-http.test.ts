@@ -126,12 +126,12 @@ describe("real provider path through pi-ai", () => {
 	it("a model error exits 1 with what happened and how to resume", async () => {
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
 		// Nothing listens on this port: the connection is refused.
-		world.writeHome("models.json", {
-			providers: { dead: { baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, models: [{ id: "m" }] } },
-		});
+		const baseUrl = `http://127.0.0.1:${await closedPort()}/v1`;
+		world.writeHome("models.json", { providers: { dead: { baseUrl, models: [{ id: "m" }] } } });
 		const io = memoryIo(world.project, world.env);
 		expect(await runCli(["-p", "hello", "--model", "dead/m"], io)).toBe(1);
-		expect(io.err()).toContain("The model dead/m failed:");
+		expect(io.err()).toContain(`The model dead/m at ${baseUrl} failed:`);
+		expect(io.err()).not.toContain("..");
 		expect(io.err()).toContain("prime-agent doctor");
 		expect(io.err()).toContain("Nothing was saved");
 	});

@@ -101,7 +101,12 @@ async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
 	const results = await runChecks(agentPaths(agentDir(io.env)), io.env);
 	io.stdout.write(`${formatChecks(results)}\n`);
 	const failed = results.filter((result) => result.status === "fail").length;
-	io.stdout.write(failed === 0 ? "All checks passed.\n" : `${failed} problem${failed > 1 ? "s" : ""} to fix.\n`);
+	const warned = results.filter((result) => result.status === "warn").length;
+	// A warning ("!") still lets the agent run, but "All checks passed" under one reads as a contradiction.
+	const warnings = warned === 0 ? "" : ` (${warned} warning${warned > 1 ? "s" : ""} marked ! above)`;
+	io.stdout.write(
+		failed === 0 ? `All checks passed${warnings}.\n` : `${failed} problem${failed > 1 ? "s" : ""} to fix${warnings}.\n`,
+	);
 	return failed === 0 ? ExitCode.ok : ExitCode.usage;
 }
 

@@ -32,9 +32,13 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 	}
 	if (outcome.status === "error") {
 		const model = `${started.model.provider}/${started.model.id}`;
+		// Provider messages often end with their own full stop ("Connection error.").
+		const cause = (outcome.errorMessage ?? "unknown error").replace(/[\s.]+$/, "");
+		// The address tells a local-server user at once which server (and port) did not answer.
+		const where = started.model.baseUrl ? ` at ${started.model.baseUrl}` : "";
 		return {
 			exitCode: ExitCode.modelError,
-			message: `The model ${model} failed: ${outcome.errorMessage ?? "unknown error"}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.${resume}`,
+			message: `The model ${model}${where} failed: ${cause}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.${resume}`,
 		};
 	}
 	return { exitCode: ExitCode.ok };
