@@ -35,6 +35,18 @@ describe("command line", () => {
 		expect(io2.err()).toContain('prime-agent -p "fix the bug"');
 	});
 
+	it("a stray argument after sessions or doctor says what that command takes, not how to quote a prompt", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["sessions", "abc", "def"], io)).toBe(ExitCode.usage);
+		expect(io.err()).toContain('Unexpected argument "def" for `prime-agent sessions`');
+		expect(io.err()).toContain("at most one session");
+		const io2 = memoryIo(world.project, world.env);
+		expect(await runCli(["doctor", "now"], io2)).toBe(ExitCode.usage);
+		expect(io2.err()).toContain("`prime-agent doctor` takes no arguments");
+		expect(io2.err()).not.toContain("Quote the prompt");
+	});
+
 	it.each(["read", "bash", "edit"])("a removed built-in tool (%s) fails and points to ipython", async (tool) => {
 		world = makeTempWorld();
 		const io = memoryIo(world.project, world.env);

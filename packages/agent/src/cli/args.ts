@@ -164,6 +164,15 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		args.sessionRef = positional.pop();
 	}
 	if (positional.length > 0) {
+		if (args.command === "sessions" || args.command === "setup" || args.command === "doctor") {
+			throw new UserError(
+				`Unexpected argument "${positional[args.command === "sessions" ? 1 : 0]}" for \`prime-agent ${args.command}\`.`,
+				args.command === "sessions"
+					? "Name at most one session: prime-agent sessions <id|path>."
+					: `\`prime-agent ${args.command}\` takes no arguments.`,
+				ExitCode.usage,
+			);
+		}
 		if (args.command !== "run" || args.print !== undefined) {
 			throw new UserError(
 				`Unexpected argument "${positional[0]}".`,
