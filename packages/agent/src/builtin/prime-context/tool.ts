@@ -1,4 +1,5 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { StringEnum } from "@mariozechner/pi-ai";
 import { RECOVERY_LIMITS, type RecoveryResponse } from "prime-agent-context";
 import { type Static, Type } from "typebox";
 
@@ -7,16 +8,11 @@ export const PRIME_CONTEXT_TOOL_NAME = "prime_context";
 const ids = Type.Array(Type.String());
 
 export const primeContextParameters = Type.Object({
-	action: Type.Union(
-		[
-			Type.Literal("list"),
-			Type.Literal("read"),
-			Type.Literal("search"),
-			Type.Literal("status"),
-			Type.Literal("update"),
-		],
-		{ description: "What to do." },
-	),
+	// A plain string enum, not a union of constants: a wrong action then gives one clear validation line
+	// instead of one "must be equal to constant" per alternative.
+	action: StringEnum(["list", "read", "search", "status", "update"], {
+		description: "What to do: list, read, search, status or update.",
+	}),
 	id: Type.Optional(Type.String({ description: "Observation id, e.g. obs_000001 (read; search in one observation)." })),
 	startLine: Type.Optional(Type.Integer({ description: "read: first line, 1-based." })),
 	endLine: Type.Optional(Type.Integer({ description: "read: last line, inclusive." })),
