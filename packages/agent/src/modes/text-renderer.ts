@@ -11,6 +11,24 @@ export interface TextStreams {
 const PREVIEW_CHARS = 100;
 
 /**
+ * One line for a tool call: the first line of a cell's code, or for other tools (`prime_context`)
+ * their arguments as `key=value`, so the line says what was asked.
+ */
+function previewArguments(args: unknown): string {
+	const record = (args ?? {}) as Record<string, unknown>;
+	if (typeof record.code === "string") {
+		const lines = record.code.trim().split("\n");
+		const first = (lines[0] ?? "").slice(0, PREVIEW_CHARS);
+		return lines.length > 1 ? `${first} (+${lines.length - 1} lines)` : first;
+	}
+	const pairs = Object.entries(record)
+		.filter(([, value]) => value !== undefined)
+		.map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+		.join(" ");
+	return pairs.length > PREVIEW_CHARS ? `${pairs.slice(0, PREVIEW_CHARS)}…` : pairs;
+}
+
+/**
  * Renders loop events for a terminal or a pipe: assistant text goes to `out` as it streams, and a
  * short line per cell (its first line, then its outcome) goes to `err`, so `out` stays the answer.
  */
@@ -30,11 +48,7 @@ export class TextRenderer {
 				if (event.message.role === "assistant" && !this.atLineStart) this.write("\n");
 				break;
 			case "tool_execution_start": {
-				const code = String((event.args as { code?: unknown })?.code ?? "");
-				const lines = code.trim().split("\n");
-				const first = (lines[0] ?? "").slice(0, PREVIEW_CHARS);
-				const more = lines.length > 1 ? ` (+${lines.length - 1} lines)` : "";
-				this.streams.err.write(`▸ ${event.toolName}: ${first}${more}\n`);
+				this.streams.err.write(`▸ ${event.toolName}: ${previewArguments(event.args)}\n`);
 				break;
 			}
 			case "tool_execution_end": {
