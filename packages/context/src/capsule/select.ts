@@ -63,6 +63,10 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	shapeAllLines: 1_000,
 };
 
+/** Lines up to this long have their kind remembered, up to this many at once: repeated lines are classified once. */
+const REMEMBERED_CHARS = 200;
+const REMEMBERED_LINES = 4096;
+
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
 const SHAPE_SAMPLE_EVERY = 8;
 
@@ -132,6 +136,7 @@ export class LineSelector {
 	private readonly decisiveByShape = new Map<string, KeptLine>();
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
+	private readonly knownKinds = new Map<string, LineKind>();
 	private shapesOverflow = 0;
 	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
 	private previousRaw = "";
@@ -144,22 +149,20 @@ export class LineSelector {
 	private wantAfter = false;
 	private count = 0;
 	private nonBlank = 0;
-	private readonly kinds = Object.fromEntries(
-		[
-			"summary",
-			"failure",
-			"exception",
-			"location",
-			"error",
-			"warning",
-			"trace",
-			"progress",
-			"usage-option",
-			"bullet",
-			"blank",
-			"plain",
-		].map((k) => [k, 0]),
-	) as Record<LineKind, number>;
+	private readonly kinds: Record<LineKind, number> = {
+		summary: 0,
+		failure: 0,
+		exception: 0,
+		location: 0,
+		error: 0,
+		warning: 0,
+		trace: 0,
+		progress: 0,
+		"usage-option": 0,
+		bullet: 0,
+		blank: 0,
+		plain: 0,
+	};
 
 	constructor(private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS) {
 		this.tail = new TailRing(Math.max(0, limits.tailLines));
@@ -169,7 +172,7 @@ export class LineSelector {
 	line(raw: string, lineNo: number, bytes?: number): void {
 		const limits = this.limits;
 		const capped = raw.length > limits.lineChars ? raw.slice(0, limits.lineChars) : raw;
-		const kind = classifyLine(capped);
+		const kind = this.classify(capped);
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
 		this.kinds[kind]++;
@@ -208,6 +211,18 @@ export class LineSelector {
 		this.previousKept = kept;
 		// A line nobody looked at keeps its size unmeasured when none was given, as `keptLine` expects.
 		this.previousBytes = kept || sampled ? whole : (bytes ?? -1);
+	}
+
+	/** `classifyLine`, remembered for repeated short lines (blank, indentation, docstring quotes, `E` lines...). */
+	private classify(line: string): LineKind {
+		if (line.length > REMEMBERED_CHARS) return classifyLine(line);
+		let kind = this.knownKinds.get(line);
+		if (kind === undefined) {
+			kind = classifyLine(line);
+			if (this.knownKinds.size >= REMEMBERED_LINES) this.knownKinds.clear();
+			this.knownKinds.set(line, kind);
+		}
+		return kind;
 	}
 
 	private trackShape(shape: string): void {
