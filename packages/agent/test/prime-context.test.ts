@@ -253,6 +253,10 @@ describe("Prime Context in the agent", () => {
 		expect(wrong.ok).toBe(false);
 		expect(wrong.text).toContain("is not a line range");
 		expect(wrong.text).toContain("/pc read <observation-id> [start:end]");
+		const backwards = await pc("read obs_000001 5:2");
+		expect(backwards.ok).toBe(false);
+		expect(backwards.text).toMatch(/^The command \/pc failed: endLine \(2\) must not be before startLine \(5\)/);
+		expect(backwards.text).not.toMatch(/at most \d+ lines/);
 		expect((await pc("cleanup")).ok).toBe(false);
 
 		expect((await pc("cleanup current")).text).toContain("Removed 1 observation (");

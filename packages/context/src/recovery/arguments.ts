@@ -23,7 +23,10 @@ export function usageOf(action: (typeof ACTIONS)[number], limits: RecoveryLimits
 		case "list":
 			return `action=list [limit=1..${limits.listMax}]`;
 		case "read":
-			return `action=read id=obs_... [startLine>=1] [endLine>=startLine] (at most ${limits.readMaxLines} lines per read)`;
+			// A person's read has no line cap (only a byte budget), so there is no count to promise.
+			return limits.readMaxLines === Number.MAX_SAFE_INTEGER
+				? "action=read id=obs_... [startLine>=1] [endLine>=startLine]"
+				: `action=read id=obs_... [startLine>=1] [endLine>=startLine] (at most ${limits.readMaxLines} lines per read)`;
 		case "search":
 			return `action=search query="fixed text" [id=obs_...] [contextLines=0..${limits.contextLinesMax}] [matchOffset>=0] [maxMatches=1..${limits.searchMaxMatches}] [limit=1..${limits.listMax} observations when no id]`;
 		case "status":

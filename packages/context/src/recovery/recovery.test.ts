@@ -160,6 +160,18 @@ describe("read", () => {
 		expect(text.match(/^\d+: /gm)?.length).toBeGreaterThan(80);
 		expect(text).toMatch(new RegExp(`prime-context read ${id} \\d+:\\d+`));
 	});
+
+	it("a person's bad range names no line cap, since a person's read has none", async () => {
+		const id = await archiveText(numbered(10));
+		const { text, isError } = await runRecovery(
+			context,
+			{ action: "read", id, startLine: 5, endLine: 2 },
+			{ audience: "human", hints: CLI_HINTS },
+		);
+		expect(isError).toBe(true);
+		expect(text).toContain("endLine (2) must not be before startLine (5)");
+		expect(text).not.toMatch(/at most \d+ lines/);
+	});
 });
 
 describe("search", () => {

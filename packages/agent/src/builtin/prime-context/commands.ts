@@ -29,7 +29,8 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 	const text = line.trim().slice(name.length).trim();
 	const answer = async (args: Record<string, unknown>) => {
 		const response = await target.recover(args);
-		if (response.isError) throw new Error(response.text);
+		// The command's failure line already says it failed; drop the response's own "Error: " prefix.
+		if (response.isError) throw new Error(response.text.replace(/^Error: /, ""));
 		return response.text;
 	};
 	switch (name) {
