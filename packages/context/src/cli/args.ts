@@ -137,8 +137,13 @@ export function parseRange(text: string): { startLine: number; endLine?: number 
 	if (!match) throw new UsageError(`line range must look like 200:279, 200: or 200, got ${JSON.stringify(text)}`);
 	const startLine = Number(match[1]);
 	const endLine = match[2] ? Number(match[2]) : match[2] === undefined ? startLine : undefined;
-	if (startLine < 1 || (endLine !== undefined && endLine < startLine)) {
-		throw new UsageError(`line range ${text} is empty: lines start at 1 and start must not exceed end`);
+	if (startLine < 1) {
+		throw new UsageError(`line range ${text} starts at line 0, but lines are numbered from 1; e.g. 1:${endLine || 80}`);
+	}
+	if (endLine !== undefined && endLine < startLine) {
+		throw new UsageError(
+			`line range ${text} ends before it starts; write start:end with start <= end, e.g. ${endLine}:${startLine}`,
+		);
 	}
 	return { startLine, endLine };
 }
