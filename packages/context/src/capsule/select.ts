@@ -63,15 +63,16 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	shapeAllLines: 1_000,
 };
 
-/** Lines up to this long have their kind remembered, up to this many at once: repeated lines are classified once. */
+/** Lines up to this long have their kind and shape remembered, up to this many at once: a repeated line is worked out once. */
 const REMEMBERED_CHARS = 200;
 const REMEMBERED_LINES = 4096;
 
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
 const SHAPE_SAMPLE_EVERY = 8;
 
-/** Builds a kept line from its ANSI-free form: bytes count what is shown (escapes removed from the kept part are not). */
-function keptLine(raw: string, line: number, bytes: number, kind: LineKind, stripped = stripAnsi(raw)): KeptLine {
+/** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
+function keptLine(raw: string, line: number, bytes: number, kind: LineKind): KeptLine {
+	const stripped = stripAnsi(raw);
 	const text = stripped.endsWith("\r") ? stripped.slice(0, -1) : stripped;
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
@@ -137,6 +138,7 @@ export class LineSelector {
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
 	private readonly knownKinds = new Map<string, LineKind>();
+	private readonly knownShapes = new Map<string, string>();
 	private shapesOverflow = 0;
 	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
 	private previousRaw = "";
@@ -184,26 +186,21 @@ export class LineSelector {
 		const sampled = !blank && (this.nonBlank <= limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
 		const wantAfter = this.wantAfter && !blank && this.context.length < limits.contextLines;
 		const inHead = this.head.length < limits.headLines;
-		let stripped: string | undefined;
-		let shape = "";
-		if (sampled || decisive) {
-			stripped = stripAnsi(capped);
-			shape = lineShape(stripped);
-		}
+		const shape = sampled || decisive ? this.shape(capped) : "";
 		if (sampled) {
 			this.sampledLines++;
 			this.trackShape(shape);
 		}
 		let kept: KeptLine | null = null;
 		if (inHead || (wantAfter && !decisive)) {
-			kept = keptLine(capped, lineNo, whole, kind, stripped);
+			kept = keptLine(capped, lineNo, whole, kind);
 			if (inHead) this.head.push(kept);
 		}
 		if (wantAfter) {
 			if (!decisive) this.context.push(kept as KeptLine);
 			this.wantAfter = false;
 		}
-		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, stripped as string, shape, kept);
+		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, shape, kept);
 		if (blank) return;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
@@ -225,6 +222,18 @@ export class LineSelector {
 		return kind;
 	}
 
+	/** The shape of a line's ANSI-free text, remembered like its kind (tracebacks repeat the same lines). */
+	private shape(line: string): string {
+		if (line.length > REMEMBERED_CHARS) return lineShape(stripAnsi(line));
+		let shape = this.knownShapes.get(line);
+		if (shape === undefined) {
+			shape = lineShape(stripAnsi(line));
+			if (this.knownShapes.size >= REMEMBERED_LINES) this.knownShapes.clear();
+			this.knownShapes.set(line, shape);
+		}
+		return shape;
+	}
+
 	private trackShape(shape: string): void {
 		if (this.shapes.has(shape)) return;
 		if (this.shapes.size < this.limits.shapes) this.shapes.add(shape);
@@ -237,12 +246,11 @@ export class LineSelector {
 		lineNo: number,
 		bytes: number,
 		kind: LineKind,
-		stripped: string,
 		shape: string,
 		built: KeptLine | null,
 	): KeptLine | null {
 		if (kind === "summary") {
-			const kept = built ?? keptLine(raw, lineNo, bytes, kind, stripped);
+			const kept = built ?? keptLine(raw, lineNo, bytes, kind);
 			this.lastSummary.push(kept);
 			if (this.lastSummary.length > this.limits.lastSummaries) this.lastSummary.shift();
 			return kept;
@@ -255,7 +263,7 @@ export class LineSelector {
 		}
 		const used = this.perKind.get(kind) ?? 0;
 		if (used >= this.limits.perKind) return built;
-		const kept = built ?? keptLine(raw, lineNo, bytes, kind, stripped);
+		const kept = built ?? keptLine(raw, lineNo, bytes, kind);
 		this.perKind.set(kind, used + 1);
 		this.decisiveByShape.set(key, kept);
 		this.decisive.push(kept);
