@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineSplitter, streamsEqual } from "./source.js";
+import { LineSplitter, streamsEqual, TextCheck } from "./source.js";
 
 function split(chunks: Buffer[]): { text: string; line: number; bytes: number }[] {
 	const out: { text: string; line: number; bytes: number }[] = [];
@@ -46,6 +46,51 @@ describe("LineSplitter", () => {
 		expect(got[0].text).toHaveLength(4096);
 		expect(got[0].bytes).toBe(line.length);
 		expect(got[1]).toEqual({ text: "end", line: 2, bytes: 3 });
+	});
+});
+
+describe("TextCheck", () => {
+	function isBinary(chunks: Buffer[]): boolean {
+		const check = new TextCheck();
+		for (const chunk of chunks) check.push(chunk);
+		return check.end();
+	}
+
+	it("agrees with a strict UTF-8 decoder however the bytes are chunked", () => {
+		const strict = new TextDecoder("utf-8", { fatal: true });
+		const awkward = [
+			[0xed, 0xa0, 0x80],
+			[0xf4, 0x90, 0x80, 0x80],
+			[0xc0, 0xaf],
+			[0xe2, 0x82],
+			[0x80],
+			[0xf0, 0x9f],
+			[0],
+		];
+		const piece = fc.oneof(
+			fc.string({ unit: "binary", maxLength: 12 }).map((s) => Buffer.from(s, "utf8")),
+			fc.uint8Array({ maxLength: 6 }).map((a) => Buffer.from(a)),
+			fc.constantFrom(...awkward.map((a) => Buffer.from(a))),
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 5 }), (pieces, offsets) => {
+				const bytes = Buffer.concat(pieces);
+				let binary = bytes.includes(0);
+				try {
+					strict.decode(bytes);
+				} catch {
+					binary = true;
+				}
+				expect(isBinary(cut(bytes, offsets))).toBe(binary);
+			}),
+			{ numRuns: 2000 },
+		);
+	});
+
+	it("accepts a character split between chunks and rejects one cut off at the end", () => {
+		const smile = Buffer.from("ok 🙂\n", "utf8");
+		expect(isBinary([smile.subarray(0, 4), smile.subarray(4, 6), smile.subarray(6)])).toBe(false);
+		expect(isBinary([smile.subarray(0, 5)])).toBe(true);
 	});
 });
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import type { ObservationInput, ObservationSource } from "../types.js";
@@ -132,9 +133,24 @@ export class LineSplitter {
 	}
 }
 
-/** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */
+/** Bytes at the end of `data` that start a UTF-8 sequence the data does not complete (0 to 3). */
+function incompleteTail(data: Uint8Array): number {
+	const from = Math.max(0, data.length - 3);
+	for (let i = data.length - 1; i >= from; i--) {
+		const byte = data[i];
+		if ((byte & 0xc0) === 0x80) continue;
+		const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+		return i + needed > data.length ? data.length - i : 0;
+	}
+	return 0;
+}
+
+/**
+ * Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. Validates
+ * without decoding; a sequence split between chunks is carried over and checked with the next one.
+ */
 export class TextCheck {
-	private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+	private carry: Buffer | null = null;
 	binary = false;
 
 	push(data: Buffer): void {
@@ -143,21 +159,14 @@ export class TextCheck {
 			this.binary = true;
 			return;
 		}
-		try {
-			this.decoder.decode(data, { stream: true });
-		} catch {
-			this.binary = true;
-		}
+		const bytes = this.carry === null ? data : Buffer.concat([this.carry, data]);
+		const cut = bytes.length - incompleteTail(bytes);
+		this.carry = cut < bytes.length ? Buffer.from(bytes.subarray(cut)) : null;
+		if (!isUtf8(bytes.subarray(0, cut))) this.binary = true;
 	}
 
 	end(): boolean {
-		if (!this.binary) {
-			try {
-				this.decoder.decode();
-			} catch {
-				this.binary = true;
-			}
-		}
+		if (this.carry !== null) this.binary = true;
 		return this.binary;
 	}
 }
