@@ -134,7 +134,8 @@ export class LineSelector {
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
-	private readonly decisiveByShape = new Map<string, KeptLine>();
+	/** Per kind, the kept line of each shape (a remembered shape string keys its map without rehashing). */
+	private readonly decisiveByShape = new Map<LineKind, Map<string, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
 	private readonly knownKinds = new Map<string, LineKind>();
@@ -255,8 +256,12 @@ export class LineSelector {
 			if (this.lastSummary.length > this.limits.lastSummaries) this.lastSummary.shift();
 			return kept;
 		}
-		const key = `${kind}\u0000${shape}`;
-		const same = this.decisiveByShape.get(key);
+		let byShape = this.decisiveByShape.get(kind);
+		if (byShape === undefined) {
+			byShape = new Map();
+			this.decisiveByShape.set(kind, byShape);
+		}
+		const same = byShape.get(shape);
 		if (same) {
 			same.repeats++;
 			return built;
@@ -265,7 +270,7 @@ export class LineSelector {
 		if (used >= this.limits.perKind) return built;
 		const kept = built ?? keptLine(raw, lineNo, bytes, kind);
 		this.perKind.set(kind, used + 1);
-		this.decisiveByShape.set(key, kept);
+		byShape.set(shape, kept);
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {
