@@ -92,10 +92,10 @@ class TailRing {
 	private filled = 0;
 
 	constructor(private readonly size: number) {
-		this.raw = new Array<string>(size);
+		this.raw = new Array<string>(size).fill("");
 		this.line = new Array<number>(size).fill(0);
 		this.bytes = new Array<number>(size).fill(0);
-		this.kind = new Array<LineKind>(size);
+		this.kind = new Array<LineKind>(size).fill("blank");
 	}
 
 	push(raw: string, line: number, bytes: number, kind: LineKind): void {
