@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
+import { TextCheck } from "./text-check.js";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -55,34 +56,6 @@ function countNewlines(data: Buffer): number {
 		at = data.indexOf(NEWLINE, at + 1);
 	}
 	return count;
-}
-
-/** Decides, while bytes stream past, whether they are text: valid UTF-8 without NUL bytes. */
-class TextCheck {
-	private readonly decoder = new TextDecoder("utf-8", { fatal: true });
-	binary = false;
-
-	push(data: Buffer): void {
-		if (this.binary) return;
-		if (data.includes(0)) {
-			this.binary = true;
-			return;
-		}
-		try {
-			this.decoder.decode(data, { stream: true });
-		} catch {
-			this.binary = true;
-		}
-	}
-
-	end(): void {
-		if (this.binary) return;
-		try {
-			this.decoder.decode();
-		} catch {
-			this.binary = true;
-		}
-	}
 }
 
 /**

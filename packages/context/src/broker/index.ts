@@ -18,9 +18,10 @@ import {
 	withStateLock,
 } from "./state.js";
 
+export { TextCheck } from "../archive/text-check.js";
 export { decide, RULES, type Verdict } from "./decide.js";
 export { type Scan, scanObservation } from "./scan.js";
-export { LineSplitter, openObservationSource, streamsEqual, TextCheck, visibleTextSource } from "./source.js";
+export { LineSplitter, openObservationSource, streamsEqual, visibleTextSource } from "./source.js";
 export { type BrokerState, loadState, type RecentObservation, STATE_FILE, saveState } from "./state.js";
 
 export interface BrokerOptions {

@@ -1,8 +1,9 @@
+import { TextCheck } from "../archive/text-check.js";
 import type { ArchiveWriter } from "../archive/types.js";
 import { LineSelector, type Selection } from "../capsule/index.js";
 import { createOutcomeScanner } from "../outcome/index.js";
 import type { ObservationInput, ObservationSource, Outcome } from "../types.js";
-import { BODY_MAX_BYTES, LineSplitter, type ObservationSourceStream, TextCheck } from "./source.js";
+import { BODY_MAX_BYTES, LineSplitter, type ObservationSourceStream } from "./source.js";
 
 /** Everything one pass over an observation learns, in bounded memory. */
 export interface Scan {

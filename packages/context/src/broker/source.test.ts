@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineSplitter, streamsEqual, TextCheck } from "./source.js";
+import { TextCheck } from "../archive/text-check.js";
+import { LineSplitter, streamsEqual } from "./source.js";
 
 function split(chunks: Buffer[]): { text: string; line: number; bytes: number }[] {
 	const out: { text: string; line: number; bytes: number }[] = [];
