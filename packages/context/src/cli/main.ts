@@ -88,7 +88,8 @@ function isEntryPoint(): boolean {
 	}
 }
 
-if (isEntryPoint()) {
+/** Runs the command line in this process: arguments, standard streams, exit status. */
+export function runFromProcess(): void {
 	// A closed reader surfaces as an asynchronous EPIPE on the stream; the write paths handle it.
 	for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
 	main(process.argv.slice(2), {
@@ -107,3 +108,5 @@ if (isEntryPoint()) {
 		},
 	);
 }
+
+if (isEntryPoint()) runFromProcess();
