@@ -11,11 +11,11 @@ afterEach(() => {
 });
 
 it("names one tool, %%bash, edit, the working directory and the permission warning", () => {
-	const prompt = buildSystemPrompt({ cwd: "/work/project", date: "2026-01-02" });
+	const prompt = buildSystemPrompt({ cwd: "/home/user/project", date: "2026-01-02" });
 	expect(prompt).toContain("exactly one tool, `ipython`");
 	expect(prompt).toContain("`%%bash`");
 	expect(prompt).toContain("await edit(path, old, new)");
-	expect(prompt).toContain("Working directory: /work/project");
+	expect(prompt).toContain("Working directory: /home/user/project");
 	expect(prompt).toContain("Today's date: 2026-01-02");
 	expect(prompt).toContain("with the user's permissions");
 	expect(prompt).toContain("bind what you read or find to a named");
