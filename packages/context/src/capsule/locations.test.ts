@@ -42,6 +42,20 @@ function stack(at: number, test: number): Location[] {
 }
 
 describe("grouped location listing", () => {
+	it("keeps absolute paths whole when the output also has relative ones, so no row is misread", () => {
+		const locations = [
+			{ file: "tests/test_a.py", line: 12, at: 10 },
+			{ file: "/home/dev/proj/src/attr/_funcs.py", line: 83, at: 11 },
+			{ file: "/home/dev/proj/src/attr/_make.py", line: 164, at: 12 },
+		];
+		expect(locationLines(outcome(locations), 1000)).toEqual([
+			"LOCATIONS (3 in 3 files; each line is path:line,line,...):",
+			"tests/test_a.py:12",
+			"/home/dev/proj/src/attr/_make.py:164",
+			"/home/dev/proj/src/attr/_funcs.py:83",
+		]);
+	});
+
 	it("lists every location when they fit, one file per line with its lines ascending, relative to the project root", () => {
 		const locations = [
 			...[50, 10, 30].map((line, i) => ({ file: "/home/dev/proj/tests/test_a.py", line, at: 100 * (i + 1) })),

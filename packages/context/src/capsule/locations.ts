@@ -80,8 +80,9 @@ function moreNote(locations: number, files: number): string {
 
 /**
  * Source locations grouped by file, one file per line as `path:line,line,...` (lines ascending),
- * within `maxBytes` of escaped text (newlines included). Absolute paths under one directory are shown
- * relative to it, stated once in the header. The most decisive locations are admitted first (test and
+ * within `maxBytes` of escaped text (newlines included). When every path is absolute, those under one
+ * directory are shown relative to it, stated once in the header (with relative paths in the output
+ * too, shortened ones would be mistaken for them). The most decisive locations are admitted first (test and
  * raising frames, then intermediate project frames, then library frames; ties in first-seen order),
  * and files are listed in the order their first admitted location was. What does not fit is counted
  * in a closing note. Empty when there are no locations or none fits.
@@ -89,7 +90,9 @@ function moreNote(locations: number, files: number): string {
 export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 	const ranked = rankLocations(outcome.locations);
 	if (ranked.length === 0) return [];
-	const base = commonDirectory(ranked.map((loc) => loc.file));
+	// Shortened paths would read like the output's own relative paths, so shorten only when none is relative.
+	const files = ranked.map((loc) => loc.file);
+	const base = files.every((file) => file.startsWith("/")) ? commonDirectory(files) : "";
 	const relative = (file: string) => (base && file.startsWith(base) ? file.slice(base.length) : file);
 	const fileCount = new Set(ranked.map((loc) => loc.file)).size;
 	const header = `LOCATIONS (${ranked.length} in ${fileCount} files; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
