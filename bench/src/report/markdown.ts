@@ -4,6 +4,8 @@ import { losses, OURS, targets } from "./verdict.js";
 
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+/** "96.0% (24/25)" */
+const recall = (r: { recall: number; kept: number; total: number }) => `${pct(r.recall)} (${r.kept}/${r.total})`;
 const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
 const bold = (name: string, text: string) => (name === OURS ? `**${text}**` : text);
 
@@ -46,9 +48,9 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 				int(arm.tokens.p90),
 				int(arm.tokens.max),
 				int(arm.bytes.total),
-				`${pct(arm.ofRaw.failingIds.recall)} (${arm.ofRaw.failingIds.kept}/${arm.ofRaw.failingIds.total})`,
-				`${pct(arm.ofRaw.errorTypes.recall)} (${arm.ofRaw.errorTypes.kept}/${arm.ofRaw.errorTypes.total})`,
-				`${pct(arm.ofRaw.locations.recall)} (${arm.ofRaw.locations.kept}/${arm.ofRaw.locations.total})`,
+				recall(arm.ofRaw.failingIds),
+				recall(arm.ofRaw.errorTypes),
+				recall(arm.ofRaw.locations),
 				`${arm.countsShown.shown}/${arm.countsShown.cases}`,
 				`${arm.exitStated.shown}/${arm.exitStated.cases}`,
 				`${arm.falseGreens.count}/${arm.falseGreens.failedCases}${arm.falseGreens.passShaped ? ` (${arm.falseGreens.passShaped} pass-shaped)` : ""}`,
