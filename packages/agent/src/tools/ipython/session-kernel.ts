@@ -96,6 +96,16 @@ export class SessionKernel {
 		const state = options.state;
 		if (state) this.saver = new StateSaver({ dir: state.dir, onSaved: state.onSaved });
 		this.restoreFrom = state?.restoreFrom;
+		// `edit()` reports each diff; the cell's result carries them.
+		this.onHostRequest("file.edit", (payload) => {
+			this.diffs.push({
+				path: String(payload.path ?? ""),
+				diff: String(payload.diff ?? ""),
+				added: Number(payload.added ?? 0),
+				removed: Number(payload.removed ?? 0),
+			});
+			return {};
+		});
 	}
 
 	/** Whether a cell is running right now. */
@@ -231,15 +241,6 @@ export class SessionKernel {
 				kernel.kill();
 				kernel = await this.launch(this.startupCode);
 			}
-			kernel.onHostRequest("file.edit", (payload) => {
-				this.diffs.push({
-					path: String(payload.path ?? ""),
-					diff: String(payload.diff ?? ""),
-					added: Number(payload.added ?? 0),
-					removed: Number(payload.removed ?? 0),
-				});
-				return {};
-			});
 			this.installedHandlers = new Map();
 			for (const [type, handler] of this.hostHandlers) this.installHostHandler(kernel, type, handler);
 			this.kernel = kernel;
