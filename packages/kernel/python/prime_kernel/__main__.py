@@ -12,6 +12,7 @@ import sys
 from .control import install_control_handler
 from .output_chunks import bound_standard_streams
 from .parent_watch import watch_host
+from .signal_wakeup import install_when_running
 
 
 def _connection_file(args: list[str]) -> str | None:
@@ -35,6 +36,9 @@ def main() -> None:
     app.initialize(sys.argv[1:])
     install_control_handler(app.kernel)
     bound_standard_streams()
+    from tornado.ioloop import IOLoop
+
+    install_when_running(IOLoop.current())
     app.start()
 
 

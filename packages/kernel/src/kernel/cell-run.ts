@@ -4,6 +4,18 @@ import type { JupyterMessage } from "../wire/index.js";
 import { describeExit, type KernelExit } from "./errors.js";
 import type { RunningKernel } from "./running-kernel.js";
 
+/**
+ * Whether an error is what the interrupt raised: KeyboardInterrupt in running code, CancelledError
+ * in a cell that was awaiting, or a subprocess that died of the SIGINT (`%%bash` raises
+ * CalledProcessError "... died with <Signals.SIGINT: 2>"). Any other error after an interrupt is
+ * the cell's own and stays an `error`.
+ */
+function isInterruptError(reply: Record<string, unknown>): boolean {
+	const ename = String(reply.ename);
+	if (ename === "KeyboardInterrupt" || ename === "CancelledError") return true;
+	return ename === "CalledProcessError" && /\bSIGINT\b/.test(String(reply.evalue));
+}
+
 export interface CellRunOptions extends ExecuteOptions {
 	/** Where this cell's output files go; called only when one is needed. */
 	outputDir: () => string;
@@ -147,7 +159,7 @@ export class CellRun {
 		if (this.done) return;
 		const reply = this.reply ?? {};
 		let status: CellResult["status"] = "ok";
-		if (reply.status === "error") status = this.interrupted ? "aborted" : "error";
+		if (reply.status === "error") status = this.interrupted && isInterruptError(reply) ? "aborted" : "error";
 		else if (reply.status === "aborted") status = "aborted";
 		this.end(() => {
 			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply));

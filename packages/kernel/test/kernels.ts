@@ -1,0 +1,45 @@
+import { afterEach } from "vitest";
+import { type CellResult, type ExecuteOptions, Kernel, type KernelStartOptions } from "../src/index.js";
+
+/**
+ * The kernel tests' shared setup: kernels started through `startKernel` are shut down after each
+ * test, whatever it asserted.
+ */
+const started: Kernel[] = [];
+
+afterEach(async () => {
+	await Promise.all(started.splice(0).map((kernel) => kernel.shutdown()));
+});
+
+export async function startKernel(options: KernelStartOptions = {}): Promise<Kernel> {
+	const kernel = await Kernel.start(options);
+	started.push(kernel);
+	return kernel;
+}
+
+/**
+ * Runs `code` and resolves `started` once the cell has printed `marker` (so a test can act on a
+ * cell that is really running, without guessing with a sleep); `result` is the cell's result.
+ */
+export function runUntilPrinted(
+	kernel: Kernel,
+	code: string,
+	marker: string,
+	options: ExecuteOptions = {},
+): { started: Promise<void>; result: Promise<CellResult> } {
+	let seen = "";
+	let markStarted = () => {};
+	const started = new Promise<void>((resolve) => {
+		markStarted = resolve;
+	});
+	const result = kernel.execute(code, {
+		...options,
+		onStream: (chunk) => {
+			options.onStream?.(chunk);
+			if (seen.length < 4096) seen += chunk.text;
+			if (seen.includes(marker)) markStarted();
+		},
+	});
+	void result.then(() => markStarted());
+	return { started, result };
+}
