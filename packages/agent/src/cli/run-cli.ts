@@ -113,7 +113,13 @@ async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
-		io.stdout.write(describeBranch(Session.open(resolveSessionRef(args.sessionRef, paths.sessions, io.cwd))));
+		const session = Session.open(resolveSessionRef(args.sessionRef, paths.sessions, io.cwd), { upToDamage: true });
+		io.stdout.write(describeBranch(session));
+		if (session.damagedLine !== undefined) {
+			io.stdout.write(
+				`The file is damaged at line ${session.damagedLine}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.id} --at <entry>\`.\n`,
+			);
+		}
 		return ExitCode.ok;
 	}
 	const sessions = listSessions(paths.sessions).filter((info) => args.all || info.cwd === io.cwd);
@@ -132,11 +138,17 @@ function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	for (const info of sessions) {
 		const when = info.modified.toISOString().replace("T", " ").slice(0, 16);
 		const where = args.all ? `  ${info.cwd}` : "";
+		const damaged = info.damagedLine === undefined ? "" : `  [damaged at line ${info.damagedLine}: fork it]`;
 		io.stdout.write(
-			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}  ${info.firstMessage}\n`,
+			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}${damaged}  ${info.firstMessage}\n`,
 		);
 	}
 	io.stdout.write("Resume one with `prime-agent --resume <id>` (a unique prefix is enough).\n");
+	if (sessions.some((info) => info.damagedLine !== undefined)) {
+		io.stdout.write(
+			"A damaged session cannot be resumed; `prime-agent --fork <id>` continues it from its last good entry in a new file.\n",
+		);
+	}
 	return ExitCode.ok;
 }
 

@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
+import { type SessionFileScan, scanSessionFile } from "./session-file.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export interface SessionInfo {
@@ -15,6 +16,11 @@ export interface SessionInfo {
 	/** The first user message, cut to one line. */
 	firstMessage: string;
 	parentSession?: string;
+	/**
+	 * A line in the middle of the file does not parse: the session cannot be resumed, only forked
+	 * from its last good entry. (A torn last line is not damage: it is set aside on the next append.)
+	 */
+	damagedLine?: number;
 }
 
 /** Sessions in `dir`, newest first. Files that are not sessions are skipped. */
@@ -30,30 +36,23 @@ export function listSessions(dir: string): SessionInfo[] {
 }
 
 function readSessionInfo(path: string): SessionInfo | undefined {
-	let header: SessionHeader | undefined;
+	let scan: SessionFileScan;
+	try {
+		scan = scanSessionFile(path);
+	} catch {
+		return undefined;
+	}
+	const [header, ...entries] = scan.records as [SessionHeader | undefined, ...SessionEntry[]];
+	if (header?.type !== "session") return undefined;
 	let messageCount = 0;
 	let firstMessage = "";
-	for (const line of readFileSync(path, "utf8").split("\n")) {
-		if (!line.trim()) continue;
-		let record: SessionHeader | SessionEntry;
-		try {
-			record = JSON.parse(line);
-		} catch {
-			continue;
-		}
-		if (!header) {
-			if (record.type !== "session") return undefined;
-			header = record;
-			continue;
-		}
-		if (record.type === "message") {
-			messageCount++;
-			if (!firstMessage && record.message.role === "user") {
-				firstMessage = messageText(record.message).replace(/\s+/g, " ").trim().slice(0, 100);
-			}
+	for (const record of entries) {
+		if (record?.type !== "message") continue;
+		messageCount++;
+		if (!firstMessage && record.message.role === "user") {
+			firstMessage = messageText(record.message).replace(/\s+/g, " ").trim().slice(0, 100);
 		}
 	}
-	if (!header) return undefined;
 	return {
 		id: header.id,
 		path,
@@ -63,6 +62,7 @@ function readSessionInfo(path: string): SessionInfo | undefined {
 		messageCount,
 		firstMessage,
 		parentSession: header.parentSession,
+		...(scan.damagedLine !== undefined ? { damagedLine: scan.damagedLine } : {}),
 	};
 }
 

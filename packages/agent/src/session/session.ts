@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentMessage, ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../home/index.js";
 import { buildSessionContext, type SessionContext } from "./context.js";
+import { repairTornTail, type SessionFileScan, scanSessionFile } from "./session-file.js";
 import {
 	type CustomEntry,
 	type NewEntry,
@@ -38,6 +39,10 @@ export class Session {
 	private readonly ordered: SessionEntry[] = [];
 	private leaf: string | null = null;
 	private written: boolean;
+	/** A torn last line found on open, repaired before the first append. */
+	private tornTail: SessionFileScan["tornTail"];
+	/** Set when opened `upToDamage`: the line where reading stopped. */
+	damagedLine: number | undefined;
 
 	private constructor(header: SessionHeader, path: string, entries: SessionEntry[], written: boolean) {
 		this.header = header;
@@ -62,34 +67,28 @@ export class Session {
 	}
 
 	/**
-	 * Open a session file. A torn last line (the process died mid-write) is dropped; any other
-	 * line that does not parse is an error naming the line, and the file is left untouched.
+	 * Open a session file without changing it. A torn last line (the process died mid-write) is
+	 * left out and moved aside into `<file>.torn` before the next append, so the next entry never
+	 * lands on it. A damaged line elsewhere is an error naming the line, unless `upToDamage` asks
+	 * for the entries before it (a fork continues from the last good entry).
 	 */
-	static open(path: string): Session {
-		let text: string;
+	static open(path: string, options: { upToDamage?: boolean } = {}): Session {
+		let scan: SessionFileScan;
 		try {
-			text = readFileSync(path, "utf8");
+			scan = scanSessionFile(path);
 		} catch {
 			throw new UserError(`Session file ${path} cannot be read.`, "List sessions with `prime-agent sessions`.");
 		}
-		const lines = text.split("\n");
-		const records: unknown[] = [];
-		for (let index = 0; index < lines.length; index++) {
-			const line = lines[index] as string;
-			if (line.trim() === "") continue;
-			try {
-				records.push(JSON.parse(line));
-			} catch {
-				if (index === lines.length - 1) break;
-				throw new UserError(
-					`Session file ${path} is damaged at line ${index + 1}.`,
-					"Fork from an earlier entry or start a new session; the file was left untouched.",
-				);
-			}
-		}
+		const records = scan.records;
 		const header = records[0] as SessionHeader | undefined;
 		if (header?.type !== "session" || typeof header.id !== "string") {
 			throw new UserError(`${path} is not a prime-agent session file.`, "Pass a session id or a .jsonl session path.");
+		}
+		if (scan.damagedLine !== undefined && !options.upToDamage) {
+			throw new UserError(
+				`Session file ${path} is damaged at line ${scan.damagedLine}.`,
+				`Continue from its last good entry in a new file with \`prime-agent --fork ${header.id}\`; this file was left untouched.`,
+			);
 		}
 		if (header.version > SESSION_FORMAT_VERSION) {
 			throw new UserError(
@@ -98,7 +97,10 @@ export class Session {
 				ExitCode.usage,
 			);
 		}
-		return new Session(header, path, records.slice(1) as SessionEntry[], true);
+		const session = new Session(header, path, records.slice(1) as SessionEntry[], true);
+		session.tornTail = scan.tornTail;
+		session.damagedLine = scan.damagedLine;
+		return session;
 	}
 
 	get id(): string {
@@ -221,6 +223,10 @@ export class Session {
 
 	private persist(entry: SessionEntry): void {
 		if (this.written) {
+			if (this.tornTail) {
+				repairTornTail(this.path, this.tornTail);
+				this.tornTail = undefined;
+			}
 			appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
 		} else if (isAnswerEntry(entry)) {
 			this.writeAll();

@@ -89,8 +89,14 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const notices: string[] = [];
 	// The session to pick up (read only until every check below has passed).
 	let picked: Session | undefined;
-	if (options.fork) picked = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd));
-	else if (options.resume) picked = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
+	if (options.fork) {
+		picked = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd), { upToDamage: true });
+		if (picked.damagedLine !== undefined) {
+			notices.push(
+				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.`,
+			);
+		}
+	} else if (options.resume) picked = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
 	else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
 		if (latest) picked = Session.open(latest.path);
