@@ -90,6 +90,12 @@ export interface CellResult {
 	fullOutputBytes: number;
 	durationMs: number;
 	executionCount?: number;
+	/**
+	 * Characters of stream output the kernel published for this cell that never reached the host
+	 * (absent when none were lost). The visible stderr and the complete-output file end with a line
+	 * saying so.
+	 */
+	lostOutputChars?: number;
 	/** After an interrupt the kernel stayed busy: the caller may wait, or kill and restart. */
 	stillBusyAfterInterrupt?: boolean;
 }

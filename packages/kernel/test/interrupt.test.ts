@@ -5,7 +5,11 @@ describe("interrupting a cell", () => {
 	it("ends a cell awaiting asyncio.sleep at once, keeps the variables, and runs the next cell at once", async () => {
 		const kernel = await startKernel();
 		await kernel.execute("kept = 'yes'");
-		const cell = runUntilPrinted(kernel, "import asyncio\nprint('waiting', flush=True)\nawait asyncio.sleep(20)", "waiting");
+		const cell = runUntilPrinted(
+			kernel,
+			"import asyncio\nprint('waiting', flush=True)\nawait asyncio.sleep(20)",
+			"waiting",
+		);
 		await cell.started;
 		const before = Date.now();
 		expect(await kernel.interrupt()).toEqual({ stillBusy: false });

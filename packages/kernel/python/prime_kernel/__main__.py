@@ -10,9 +10,9 @@ import os
 import sys
 
 from .control import install_control_handler
-from .output_chunks import bound_standard_streams
+from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
 from .parent_watch import watch_host
-from .signal_wakeup import install_when_running
+from .signal_wakeup import install_signal_wakeup
 
 
 def _connection_file(args: list[str]) -> str | None:
@@ -36,9 +36,15 @@ def main() -> None:
     app.initialize(sys.argv[1:])
     install_control_handler(app.kernel)
     bound_standard_streams()
+    account_published_output(app.kernel)
     from tornado.ioloop import IOLoop
 
-    install_when_running(IOLoop.current())
+    def on_loop_running() -> None:
+        # Both need what exists only once the kernel runs: its threads and its event loop.
+        exempt_kernel_threads(app.kernel)
+        install_signal_wakeup()
+
+    IOLoop.current().add_callback(on_loop_running)
     app.start()
 
 

@@ -1,15 +1,20 @@
-"""Keep the kernel's stream output in small messages, and at the pace the host can read them.
+"""Keep the kernel's stream output in small messages, at the pace the host reads them, and counted.
 
 ipykernel buffers stream output and sends it every 0.2 s, so a fast loop (or one huge ``print``)
 becomes a single message of any size, which the host must then hold in memory at once. Here every
 write is cut into slices of at most ``CHUNK_CHARS`` characters and the stream is flushed after
 each ``CHUNK_CHARS`` written.
 
-Flow control: a PUB socket never blocks, so a host slower than the kernel would queue unbounded
-output in memory. When the host sets ``PRIME_KERNEL_OUTPUT_WINDOW`` it acknowledges, on the control
-channel, how many characters of stream output it has read; the main thread then pauses writing
-while more than that window is unacknowledged. A host that stops acknowledging (for longer than
-``ACK_TIMEOUT_S``) turns flow control off rather than stalling the kernel.
+Flow control: a PUB socket never blocks, and drops what its queue cannot hold, so a host slower
+than the kernel (or stopped: Ctrl-Z of a terminal client) would either fill memory or lose output.
+When the host sets ``PRIME_KERNEL_OUTPUT_WINDOW`` it acknowledges, on the control channel, how many
+characters of stream output it has read; a thread writing output then waits while more than that
+window is unacknowledged, for as long as it takes. It is never switched off: a host that is gone
+ends the kernel (see ``parent_watch``), and an interrupt ends the wait.
+
+Accounting: every stream message the kernel publishes is counted (in UTF-16 code units, the
+host's unit), and the total goes back in each ``execute_reply``'s metadata, so the host can tell
+whether anything sent never arrived and say so rather than report an incomplete output as whole.
 """
 
 from __future__ import annotations
@@ -20,9 +25,19 @@ import threading
 from typing import Any
 
 CHUNK_CHARS = 64 * 1024
-ACK_TIMEOUT_S = 10.0
+#: How often a waiting writer wakes to check again (an interrupt ends the wait at once anyway).
+WAIT_SLICE_S = 1.0
 #: Comm id of the host's acknowledgements (``{"consumed": <characters read>}``) on control.
 OUTPUT_CREDIT_COMM_ID = "prime.output.credit"
+#: Key of the published-characters total in ``execute_reply`` metadata.
+PUBLISHED_METADATA_KEY = "prime_stream_published"
+
+
+def utf16_units(text: str) -> int:
+    """Length of ``text`` as JavaScript counts it (code points above U+FFFF count twice)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 class OutputCredit:
@@ -35,6 +50,8 @@ class OutputCredit:
         self.acknowledged = 0
         self._pid = os.getpid()
         self._changed = threading.Condition()
+        #: Threads that must never wait: they deliver the acknowledgements or publish the output.
+        self.exempt: set[int] = set()
 
     def on_ack(self, consumed: Any) -> None:
         if not isinstance(consumed, int):
@@ -49,17 +66,35 @@ class OutputCredit:
             self.sent += chars
 
     def wait_for_room(self) -> None:
-        # Only the kernel's main thread waits: control (which delivers the acks) and IO must never.
-        if not self.enabled or threading.current_thread() is not threading.main_thread() or os.getpid() != self._pid:
+        if not self.enabled or os.getpid() != self._pid or threading.get_ident() in self.exempt:
             return
         with self._changed:
-            if self.sent - self.acknowledged <= self.window:
+            while self.sent - self.acknowledged > self.window:
+                self._changed.wait(WAIT_SLICE_S)
+
+
+class PublishedTally:
+    """Stream characters handed to the iopub socket since the kernel started."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def count(self, msg_or_type: Any, content: Any) -> None:
+        if isinstance(msg_or_type, dict):
+            if msg_or_type.get("msg_type") != "stream" and (msg_or_type.get("header") or {}).get("msg_type") != "stream":
                 return
-            if not self._changed.wait_for(lambda: self.sent - self.acknowledged <= self.window, ACK_TIMEOUT_S):
-                self.enabled = False
+            content = msg_or_type.get("content")
+        elif msg_or_type != "stream":
+            return
+        text = content.get("text") if isinstance(content, dict) else None
+        if isinstance(text, str):
+            with self._lock:
+                self.total += utf16_units(text)
 
 
 credit = OutputCredit(0)
+published = PublishedTally()
 
 
 def bound_stream_messages(stream: Any, chunk_chars: int = CHUNK_CHARS) -> None:
@@ -73,7 +108,7 @@ def bound_stream_messages(stream: Any, chunk_chars: int = CHUNK_CHARS) -> None:
         for start in range(0, len(text), chunk_chars):
             piece = text[start : start + chunk_chars]
             original_write(piece)
-            credit.add(len(piece))
+            credit.add(utf16_units(piece))
             pending += len(piece)
             if pending >= chunk_chars:
                 pending = 0
@@ -91,3 +126,33 @@ def bound_standard_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and hasattr(stream, "pub_thread"):
             bound_stream_messages(stream)
+
+
+def account_published_output(kernel: Any) -> None:
+    """Counts the stream messages ``kernel`` publishes and reports the total with every reply."""
+    session = kernel.session
+    original_send = session.send
+
+    def send(stream: Any, msg_or_type: Any, content: Any = None, *args: Any, **kwargs: Any) -> Any:
+        published.count(msg_or_type, content)
+        return original_send(stream, msg_or_type, content, *args, **kwargs)
+
+    session.send = send
+    original_finish = kernel.finish_metadata
+
+    def finish_metadata(parent: Any, metadata: Any, reply_content: Any) -> Any:
+        metadata = original_finish(parent, metadata, reply_content)
+        if isinstance(metadata, dict):
+            metadata[PUBLISHED_METADATA_KEY] = published.total
+        return metadata
+
+    kernel.finish_metadata = finish_metadata
+
+
+def exempt_kernel_threads(kernel: Any) -> None:
+    """The control and iopub threads never wait for room: they carry the acks and the output."""
+    for thread in (getattr(kernel, "control_thread", None), getattr(kernel, "iopub_thread", None)):
+        inner = getattr(thread, "thread", thread)
+        ident = getattr(inner, "ident", None)
+        if isinstance(ident, int):
+            credit.exempt.add(ident)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
-from typing import Any
 
 _sockets: tuple[socket.socket, socket.socket] | None = None
 
@@ -38,8 +37,3 @@ def install_signal_wakeup(loop: asyncio.AbstractEventLoop | None = None) -> None
     signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     loop.add_reader(reader.fileno(), _drain, reader)
     _sockets = (reader, writer)
-
-
-def install_when_running(io_loop: Any) -> None:
-    """Installs the wakeup on a tornado IOLoop once it runs (the loop exists only then)."""
-    io_loop.add_callback(install_signal_wakeup)

@@ -1,4 +1,5 @@
 import { CellOutput } from "../output/index.js";
+import { PUBLISHED_METADATA_KEY } from "../process/index.js";
 import type { CellError, CellResult, ExecuteOptions } from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
 import { describeExit, type KernelExit } from "./errors.js";
@@ -47,6 +48,7 @@ export class CellRun {
 	private reported = false;
 	private done = false;
 	private reply?: Record<string, unknown>;
+	private replyMetadata: Record<string, unknown> = {};
 	private idle = false;
 	private idleTimer?: NodeJS.Timeout;
 	private readonly stops: Array<() => void> = [];
@@ -137,6 +139,7 @@ export class CellRun {
 	private onReply(message: JupyterMessage): void {
 		if (message.header.msg_type !== "execute_reply") return;
 		this.reply = message.content as Record<string, unknown>;
+		this.replyMetadata = message.metadata ?? {};
 		this.maybeComplete();
 		if (!this.done) this.armIdleGrace();
 	}
@@ -161,9 +164,11 @@ export class CellRun {
 		let status: CellResult["status"] = "ok";
 		if (reply.status === "error") status = this.interrupted && isInterruptError(reply) ? "aborted" : "error";
 		else if (reply.status === "aborted") status = "aborted";
+		const published = this.replyMetadata[PUBLISHED_METADATA_KEY];
+		const lost = typeof published === "number" ? this.kernel.takeLostOutput(published) : 0;
 		this.end(() => {
 			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply));
-			const result = this.collect(status);
+			const result = this.collect(status, lost);
 			if (typeof reply.execution_count === "number") result.executionCount = reply.execution_count;
 			return result;
 		});
@@ -183,13 +188,19 @@ export class CellRun {
 		});
 	}
 
-	/** Everything collected so far, as a result (closes the output: call once). */
-	private collect(status: CellResult["status"]): CellResult {
-		const collected = this.output.finish();
-		return {
+	/**
+	 * Everything collected so far, as a result (closes the output: call once). `lostChars` of output
+	 * the kernel sent never arrived: the visible stderr and the complete-output file both say so. A
+	 * complete output that could not be written to disk makes the cell an error naming the path.
+	 */
+	private collect(status: CellResult["status"], lostChars = 0): CellResult {
+		const notes = lostChars > 0 ? [lostOutputNote(lostChars)] : [];
+		const collected = this.output.finish(notes);
+		if (collected.fileError) notes.push(`[${collected.fileError}]`);
+		const result: CellResult = {
 			status,
 			stdout: collected.stdout,
-			stderr: collected.stderr,
+			stderr: appendLines(collected.stderr, notes),
 			result: collected.result,
 			displays: collected.displays,
 			error: collected.error,
@@ -198,14 +209,27 @@ export class CellRun {
 			fullOutputBytes: collected.fullOutputBytes,
 			durationMs: Date.now() - this.started,
 		};
+		if (lostChars > 0) result.lostOutputChars = lostChars;
+		if (collected.fileError && status === "ok") {
+			result.status = "error";
+			result.error = { ename: "OutputFileError", evalue: collected.fileError, traceback: [] };
+		}
+		return result;
 	}
 
-	/** Finishes the cell; `build` makes the result unless one was already reported. */
+	/** Finishes the cell; `build` makes the result unless one was already reported. Always settles. */
 	private end(build: () => CellResult): void {
 		this.done = true;
 		clearTimeout(this.idleTimer);
 		for (const stop of this.stops) stop();
-		if (!this.reported) this.report(build());
+		if (!this.reported) {
+			try {
+				this.report(build());
+			} catch (error) {
+				// A bug here must not wedge the queue: the cell still ends, with the reason.
+				this.report(failedResult(error, Date.now() - this.started));
+			}
+		}
 		this.resolveSettled();
 	}
 
@@ -213,6 +237,30 @@ export class CellRun {
 		this.reported = true;
 		this.resolveResult(result);
 	}
+}
+
+/** The line that tells a reader some of the cell's output never arrived. */
+export function lostOutputNote(chars: number): string {
+	return `[... ${chars} characters of output were sent by the kernel but never reached the host: this output is incomplete ...]`;
+}
+
+function appendLines(text: string, lines: string[]): string {
+	if (lines.length === 0) return text;
+	return `${text}${text.length > 0 && !text.endsWith("\n") ? "\n" : ""}${lines.join("\n")}\n`;
+}
+
+function failedResult(error: unknown, durationMs: number): CellResult {
+	const reason = error instanceof Error ? error.message : String(error);
+	return {
+		status: "error",
+		stdout: "",
+		stderr: "",
+		displays: [],
+		error: { ename: "HostError", evalue: `The host could not collect this cell's output: ${reason}`, traceback: [] },
+		truncated: { stdout: false, stderr: false },
+		fullOutputBytes: 0,
+		durationMs,
+	};
 }
 
 function toCellError(content: Record<string, unknown>): CellError {

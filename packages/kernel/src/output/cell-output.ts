@@ -24,6 +24,12 @@ export interface CollectedOutput {
 	truncated: { stdout: boolean; stderr: boolean; result: boolean };
 	fullOutputPath?: string;
 	fullOutputBytes: number;
+	/**
+	 * Set when a spill file or the complete-output file could not be written (folder gone, disk
+	 * full): says which path and why. The visible output is still whole; the complete output is not
+	 * on disk, and `fullOutputPath` is absent.
+	 */
+	fileError?: string;
 }
 
 const COPY_BLOCK = 1 << 20;
@@ -60,6 +66,7 @@ export class CellOutput {
 	private result?: string;
 	private error?: CellError;
 	private readonly displays: DisplayData[] = [];
+	private fileError?: string;
 
 	constructor(private readonly options: CellOutputOptions) {}
 
@@ -74,6 +81,7 @@ export class CellOutput {
 		const bytes = Buffer.byteLength(text, "utf8");
 		stream.bytes += bytes;
 		stream.endsWithNewline = text.endsWith("\n");
+		if (this.fileError) return; // the complete output is lost already: keep only the visible part
 		if (this.spilling) {
 			this.spill(stream, text);
 			return;
@@ -108,19 +116,21 @@ export class CellOutput {
 		this.displays.push(display);
 	}
 
-	/** Closes the spill files and writes the complete-output file if one is needed. */
-	finish(): CollectedOutput {
-		for (const record of [this.stdout, this.stderr]) {
-			if (record.spillFd !== undefined) closeSync(record.spillFd);
-			record.spillFd = undefined;
-		}
+	/**
+	 * Closes the spill files and writes the complete-output file if one is needed, with `notes` (what
+	 * the caller knows is missing) as its last lines. Never throws: a file that cannot be written is
+	 * reported in `fileError`.
+	 */
+	finish(notes: string[] = []): CollectedOutput {
+		this.closeSpills();
 		const stdout = capText(this.stdout.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
 		const stderr = capText(this.stderr.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
 		const result = this.result === undefined ? undefined : capText(this.result, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
-		const sections = this.sections();
+		const sections = this.sections(notes);
 		const fullOutputBytes = sections.reduce((sum, section) => sum + section.bytes + (section.newlineAfter ? 1 : 0), 0);
 		const needsFile = this.spilling || stdout.truncated || stderr.truncated || (result?.truncated ?? false);
-		const fullOutputPath = needsFile ? this.writeFullOutput(sections) : undefined;
+		const fullOutputPath = needsFile && !this.fileError ? this.writeFullOutput(sections) : undefined;
+		if (this.fileError) this.removeFiles();
 		return {
 			stdout: stdout.text,
 			stderr: stderr.text,
@@ -130,38 +140,76 @@ export class CellOutput {
 			truncated: { stdout: stdout.truncated, stderr: stderr.truncated, result: result?.truncated ?? false },
 			fullOutputPath,
 			fullOutputBytes,
+			fileError: this.fileError,
 		};
 	}
 
-	/** Non-empty parts in layout order, as `formatCellOutput` joins them. */
-	private sections(): Array<{ record?: StreamRecord; text?: string; bytes: number; newlineAfter: boolean }> {
+	/** Non-empty parts in layout order, as `formatCellOutput` joins them, then `notes` (one line each). */
+	private sections(
+		notes: string[],
+	): Array<{ record?: StreamRecord; text?: string; bytes: number; newlineAfter: boolean }> {
 		const parts: Array<{ record?: StreamRecord; text?: string; bytes: number; endsWithNewline: boolean }> = [];
 		for (const record of [this.stdout, this.stderr]) {
 			if (!record.empty) parts.push({ record, bytes: record.bytes, endsWithNewline: record.endsWithNewline });
 		}
-		for (const text of [this.result ?? "", errorText(this.error)]) {
+		for (const text of [this.result ?? "", errorText(this.error), ...notes]) {
 			if (text.length > 0)
 				parts.push({ text, bytes: Buffer.byteLength(text, "utf8"), endsWithNewline: text.endsWith("\n") });
 		}
 		return parts.map((part, i) => ({ ...part, newlineAfter: i < parts.length - 1 && !part.endsWithNewline }));
 	}
 
-	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string {
-		const finalPath = join(this.options.dir(), `${this.options.name}.out.txt`);
-		const partialPath = `${finalPath}.partial`;
-		const fd = openSync(partialPath, "w", 0o600);
+	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string | undefined {
+		let finalPath = `${this.options.name}.out.txt`;
 		try {
-			for (const section of sections) {
-				if (section.record) this.copyStream(section.record, fd);
-				else if (section.text) writeSync(fd, section.text);
-				if (section.newlineAfter) writeSync(fd, "\n");
+			finalPath = join(this.options.dir(), finalPath);
+			const partialPath = `${finalPath}.partial`;
+			const fd = openSync(partialPath, "w", 0o600);
+			try {
+				for (const section of sections) {
+					if (section.record) this.copyStream(section.record, fd);
+					else if (section.text) writeSync(fd, section.text);
+					if (section.newlineAfter) writeSync(fd, "\n");
+				}
+			} finally {
+				closeSync(fd);
 			}
+			renameSync(partialPath, finalPath);
+		} catch (error) {
+			unlinkQuietly(`${finalPath}.partial`);
+			this.fail("the complete-output file", finalPath, error);
+			return undefined;
 		} finally {
-			closeSync(fd);
+			for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
 		}
-		renameSync(partialPath, finalPath);
-		for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
 		return finalPath;
+	}
+
+	/** Records the first file failure; the complete output is given up, the visible output kept. */
+	private fail(what: string, path: string, error: unknown): void {
+		if (this.fileError) return;
+		const reason = error instanceof Error ? error.message : String(error);
+		this.fileError = `Could not write ${what} ${path} (${reason}); the visible output is kept, the complete output is not. Free disk space or pass another outputDir.`;
+		this.closeSpills();
+		this.removeFiles();
+		for (const record of [this.stdout, this.stderr]) record.chunks = [];
+		this.memoryBytes = 0;
+	}
+
+	private closeSpills(): void {
+		for (const record of [this.stdout, this.stderr]) {
+			if (record.spillFd === undefined) continue;
+			try {
+				closeSync(record.spillFd);
+			} catch {
+				// Closing is best effort; the file is removed or reported anyway.
+			}
+			record.spillFd = undefined;
+		}
+	}
+
+	private removeFiles(): void {
+		for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
 	}
 
 	private copyStream(record: StreamRecord, fd: number): void {
@@ -179,11 +227,17 @@ export class CellOutput {
 	}
 
 	private spill(record: StreamRecord, text: string): void {
-		if (record.spillFd === undefined) {
-			record.spillPath = join(this.options.dir(), `${this.options.name}.${record.name}.spill`);
-			record.spillFd = openSync(record.spillPath, "w", 0o600);
+		let path = record.spillPath ?? `${this.options.name}.${record.name}.spill`;
+		try {
+			if (record.spillFd === undefined) {
+				path = join(this.options.dir(), path);
+				record.spillPath = path;
+				record.spillFd = openSync(path, "w", 0o600);
+			}
+			writeSync(record.spillFd, text);
+		} catch (error) {
+			this.fail("a spill file of the complete output", path, error);
 		}
-		writeSync(record.spillFd, text);
 	}
 }
 

@@ -5,6 +5,7 @@ export {
 	type KernelProcessOptions,
 	OUTPUT_ACK_EVERY_CHARS,
 	OUTPUT_CREDIT_COMM_ID,
+	PUBLISHED_METADATA_KEY,
 	signalKernel,
 	spawnKernelProcess,
 } from "./spawn.js";
