@@ -2,7 +2,13 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Api, completeSimple, type Model } from "@mariozechner/pi-ai";
 import { UserError } from "../errors.js";
 import type { CompactionPreparation, CompactionReason, ExtensionRunner } from "../extensions/index.js";
-import type { CompactionEntry, Session, SessionEntry } from "../session/index.js";
+import {
+	type CompactionEntry,
+	compactionBoundary,
+	entryToMessage,
+	type Session,
+	type SessionEntry,
+} from "../session/index.js";
 import type { SessionKernel } from "../tools/index.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity, type FileActivity, formatFileActivity } from "./file-tracking.js";
@@ -31,9 +37,29 @@ export const DEFAULT_COMPACTION_SETTINGS: CompactionSettings = {
 	keepRecentTokens: 20000,
 };
 
-/** The automatic trigger: `contextTokens > contextWindow - reserveTokens`. */
+/**
+ * What compaction works with on one model: the trigger and the recent part kept verbatim, both
+ * clamped to the window. Without the clamp a small window (the 20,000 kept tokens do not fit
+ * under `contextWindow - reserveTokens` below ~36K) never settles: the compacted context is still
+ * above the trigger, so every turn compacts again with a new summary call.
+ */
+export interface CompactionBudget {
+	/** Compact when the context holds more than this many tokens. */
+	threshold: number;
+	/** Recent tokens kept verbatim: at most half of the room under the trigger, leaving the rest for the summary. */
+	keepRecentTokens: number;
+}
+
+export function compactionBudget(settings: CompactionSettings, contextWindow: number): CompactionBudget {
+	// On windows smaller than twice the reserve, the answer gets half the window.
+	const reserve = Math.min(settings.reserveTokens, Math.floor(contextWindow / 2));
+	const threshold = contextWindow - reserve;
+	return { threshold, keepRecentTokens: Math.min(settings.keepRecentTokens, Math.floor(threshold / 2)) };
+}
+
+/** The automatic trigger: `contextTokens > contextWindow - reserveTokens` (see `compactionBudget`). */
 export function shouldCompact(tokens: number, contextWindow: number, settings: CompactionSettings): boolean {
-	return settings.enabled && tokens > contextWindow - settings.reserveTokens;
+	return settings.enabled && tokens > compactionBudget(settings, contextWindow).threshold;
 }
 
 /** Kept in the compaction entry's details so the next compaction carries the file lists forward. */
@@ -55,23 +81,16 @@ export interface PreparedCompaction {
 export function prepareCompaction(
 	branch: readonly SessionEntry[],
 	settings: CompactionSettings,
+	contextWindow: number,
 ): PreparedCompaction | undefined {
-	let previous: CompactionEntry | undefined;
-	let boundaryStart = 0;
-	for (let index = branch.length - 1; index >= 0; index--) {
-		const entry = branch[index] as SessionEntry;
-		if (entry.type !== "compaction") continue;
-		previous = entry;
-		const kept = branch.findIndex((candidate) => candidate.id === entry.firstKeptEntryId);
-		boundaryStart = kept >= 0 && kept < index ? kept : index + 1;
-		break;
-	}
-	const cut = findCutPoint(branch, boundaryStart, branch.length, settings.keepRecentTokens);
+	const { compaction: previous, start: boundaryStart } = compactionBoundary(branch);
+	const keep = compactionBudget(settings, contextWindow).keepRecentTokens;
+	const cut = findCutPoint(branch, boundaryStart, branch.length, keep);
 	if (cut.firstKeptIndex <= boundaryStart) return undefined;
 	const toMessages = (from: number, to: number) =>
 		branch
 			.slice(from, to)
-			.map(entryMessage)
+			.map(entryToMessage)
 			.filter((message): message is AgentMessage => message !== undefined);
 	// A split turn with nothing before it is simply the part to summarise.
 	const before = cut.turnStartIndex >= 0 ? toMessages(boundaryStart, cut.turnStartIndex) : [];
@@ -96,24 +115,6 @@ export function prepareCompaction(
 			modifiedFiles: files.modifiedFiles,
 		},
 	};
-}
-
-function entryMessage(entry: SessionEntry): AgentMessage | undefined {
-	if (entry.type === "message") return entry.message;
-	if (entry.type === "custom_message") {
-		const { customType, content, display } = entry;
-		return { role: "host", customType, content, display, timestamp: Date.parse(entry.timestamp) };
-	}
-	if (entry.type === "branch_summary") {
-		return {
-			role: "host",
-			customType: "branch_summary",
-			content: entry.summary,
-			display: false,
-			timestamp: Date.parse(entry.timestamp),
-		};
-	}
-	return undefined;
 }
 
 export interface CompactOptions {
@@ -143,7 +144,7 @@ export type CompactResult =
  */
 export async function compactSession(options: CompactOptions): Promise<CompactResult> {
 	const { session, settings } = options;
-	const prepared = prepareCompaction(session.branch(), settings);
+	const prepared = prepareCompaction(session.branch(), settings, options.model.contextWindow);
 	if (!prepared) {
 		return { status: "nothing", message: "Nothing to compact: the recent conversation is all kept verbatim." };
 	}

@@ -1,7 +1,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../session/index.js";
-import { DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from "./compact.js";
+import { compactionBudget, DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from "./compact.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity } from "./file-tracking.js";
 import { ipythonStateMessage } from "./kernel-state.js";
@@ -118,6 +118,7 @@ describe("file activity", () => {
 
 describe("prepareCompaction", () => {
 	const settings = { ...DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 100 };
+	const WINDOW = 200_000;
 	const roles = (messages: AgentMessage[]) => messages.map((message) => message.role);
 
 	it("summarises a split turn's beginning apart from the turns before it", () => {
@@ -131,7 +132,7 @@ describe("prepareCompaction", () => {
 			assistantCall(10, "c"),
 			toolResult(10, "c"),
 		];
-		const prepared = prepareCompaction(branch, settings);
+		const prepared = prepareCompaction(branch, settings, WINDOW);
 		expect(prepared?.firstKeptIndex).toBe(6);
 		expect(roles(prepared?.preparation.messagesToSummarize ?? [])).toEqual(["user", "assistant", "toolResult"]);
 		expect(roles(prepared?.preparation.turnPrefixMessages ?? [])).toEqual(["user", "assistant", "toolResult"]);
@@ -151,7 +152,7 @@ describe("prepareCompaction", () => {
 			details: { readFiles: ["a.txt"], modifiedFiles: [] },
 		});
 		branch.push(user(200), user(200));
-		const prepared = prepareCompaction(branch, settings);
+		const prepared = prepareCompaction(branch, settings, WINDOW);
 		expect(prepared?.preparation.previousSummary).toBe("OLD SUMMARY");
 		expect(prepared?.preparation.readFiles).toEqual(["a.txt"]);
 		// Summarised: the two kept entries of the last compaction and the next one; the newest stays.
@@ -160,7 +161,25 @@ describe("prepareCompaction", () => {
 	});
 
 	it("has nothing to do when the recent part is all there is", () => {
-		expect(prepareCompaction([user(10), user(10)], settings)).toBeUndefined();
+		expect(prepareCompaction([user(10), user(10)], settings, WINDOW)).toBeUndefined();
+	});
+});
+
+describe("compactionBudget", () => {
+	it("keeps the default 20,000 tokens on a large window", () => {
+		expect(compactionBudget(DEFAULT_COMPACTION_SETTINGS, 200_000)).toEqual({
+			threshold: 200_000 - 16_384,
+			keepRecentTokens: 20_000,
+		});
+	});
+
+	it("keeps at most half of the room under the trigger on a small window, so a compacted context settles", () => {
+		expect(compactionBudget(DEFAULT_COMPACTION_SETTINGS, 32_768)).toEqual({
+			threshold: 16_384,
+			keepRecentTokens: 8192,
+		});
+		// A window smaller than twice the reserve leaves half of it to the answer.
+		expect(compactionBudget(DEFAULT_COMPACTION_SETTINGS, 8192)).toEqual({ threshold: 4096, keepRecentTokens: 2048 });
 	});
 });
 

@@ -1,9 +1,11 @@
 /** Compaction: summarise the older part of a long session, keep the recent part and the kernel. */
 export {
+	type CompactionBudget,
 	type CompactionDetails,
 	type CompactionSettings,
 	type CompactOptions,
 	type CompactResult,
+	compactionBudget,
 	compactionSettingsFrom,
 	compactSession,
 	DEFAULT_COMPACTION_SETTINGS,

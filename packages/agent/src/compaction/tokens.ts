@@ -1,6 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
-import type { SessionEntry } from "../session/index.js";
+import { COMPACTION_SUMMARY_TYPE, type SessionEntry } from "../session/index.js";
 
 /** Characters per token of the estimate (a deliberate overestimate for code and English). */
 const CHARS_PER_TOKEN = 4;
@@ -39,12 +39,16 @@ export function estimateEntryTokens(entry: SessionEntry): number {
 /**
  * Tokens the context holds: the newest successful assistant message's reported usage (what the
  * provider counted for everything up to it) plus the estimate of the messages after it.
- * Without any usage, everything is estimated.
+ * Without any usage, everything is estimated. After a compaction, the kept assistant messages
+ * report what the provider counted before it (the whole old context): only answers newer than the
+ * summary are trusted, else the compacted context would look as large as before and compact again.
  */
 export function contextTokens(messages: readonly AgentMessage[]): number {
+	const summary = messages.find((message) => message.role === "host" && message.customType === COMPACTION_SUMMARY_TYPE);
+	const since = summary?.timestamp ?? Number.NEGATIVE_INFINITY;
 	for (let index = messages.length - 1; index >= 0; index--) {
 		const message = messages[index] as AgentMessage;
-		if (message.role !== "assistant") continue;
+		if (message.role !== "assistant" || message.timestamp < since) continue;
 		const usage = usageTokens(message);
 		if (usage === 0) continue;
 		let after = 0;

@@ -26,24 +26,48 @@ export function buildSessionContext(branch: readonly SessionEntry[]): SessionCon
 			context.model = { provider: entry.message.provider, modelId: entry.message.model };
 		}
 	}
-	let start = 0;
-	const compactionIndex = findLastIndex(branch, (entry) => entry.type === "compaction");
-	if (compactionIndex >= 0) {
-		const compaction = branch[compactionIndex] as CompactionEntry;
-		context.messages.push(hostMessage(COMPACTION_SUMMARY_TYPE, compaction.summary, compaction.timestamp));
-		const kept = branch.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
-		start = kept >= 0 && kept < compactionIndex ? kept : compactionIndex + 1;
+	const boundary = compactionBoundary(branch);
+	if (boundary.compaction) {
+		const { summary, timestamp } = boundary.compaction;
+		context.messages.push(hostMessage(COMPACTION_SUMMARY_TYPE, compactionSummaryText(summary), timestamp));
 	}
-	for (let index = start; index < branch.length; index++) {
-		const entry = branch[index] as SessionEntry;
-		if (index === compactionIndex) continue;
-		const message = entryMessage(entry);
+	for (let index = boundary.start; index < branch.length; index++) {
+		if (index === boundary.compactionIndex) continue;
+		const message = entryToMessage(branch[index] as SessionEntry);
 		if (message) context.messages.push(message);
 	}
 	return context;
 }
 
-function entryMessage(entry: SessionEntry): AgentMessage | undefined {
+/** Where the newest compaction on a branch leaves off. */
+export interface CompactionBoundary {
+	/** The newest compaction entry, if any. */
+	compaction?: CompactionEntry;
+	/** Its index in the branch, -1 without one. */
+	compactionIndex: number;
+	/** First index the model still sees verbatim: the compaction's first kept entry (or what follows it). */
+	start: number;
+}
+
+/** The newest compaction of `branch` and the first entry it keeps (everything before is in its summary). */
+export function compactionBoundary(branch: readonly SessionEntry[]): CompactionBoundary {
+	const compactionIndex = findLastIndex(branch, (entry) => entry.type === "compaction");
+	if (compactionIndex < 0) return { compactionIndex, start: 0 };
+	const compaction = branch[compactionIndex] as CompactionEntry;
+	const kept = branch.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
+	return { compaction, compactionIndex, start: kept >= 0 && kept < compactionIndex ? kept : compactionIndex + 1 };
+}
+
+/**
+ * How a compaction summary reaches the model: framed, so it reads as the record of earlier turns
+ * that it replaces rather than as a new request from the user.
+ */
+export function compactionSummaryText(summary: string): string {
+	return `The conversation before this point was compacted: the earlier turns were replaced by the summary below, written from them. The IPython kernel was not reset.\n\n<summary>\n${summary}\n</summary>`;
+}
+
+/** The message an entry contributes to the model's context; undefined for entries it never sees. */
+export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
 	switch (entry.type) {
 		case "message":
 			return entry.message;

@@ -3,7 +3,16 @@
  * catalogue used by `--continue`, `--resume` and `prime-agent sessions`.
  */
 export { latestSession, listSessions, resolveSessionRef, type SessionInfo } from "./catalog.js";
-export { BRANCH_SUMMARY_TYPE, buildSessionContext, COMPACTION_SUMMARY_TYPE, type SessionContext } from "./context.js";
+export {
+	BRANCH_SUMMARY_TYPE,
+	buildSessionContext,
+	COMPACTION_SUMMARY_TYPE,
+	type CompactionBoundary,
+	compactionBoundary,
+	compactionSummaryText,
+	entryToMessage,
+	type SessionContext,
+} from "./context.js";
 export { describeBranch } from "./describe.js";
 export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
 export { type CreateSessionOptions, Session } from "./session.js";

@@ -5,6 +5,7 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { latestSession, listSessions, resolveSessionRef } from "./catalog.js";
+import { compactionSummaryText } from "./context.js";
 import { toLlmMessages } from "./messages.js";
 import { Session } from "./session.js";
 
@@ -146,7 +147,7 @@ describe("session file", () => {
 		session.appendMessage(assistant("recent answer"));
 		session.append({ type: "compaction", summary: "SUMMARY", firstKeptEntryId: kept, tokensBefore: 100 });
 		session.appendMessage(user("next"));
-		expect(texts(session)).toEqual(["SUMMARY", "recent question", "recent answer", "next"]);
+		expect(texts(session)).toEqual([compactionSummaryText("SUMMARY"), "recent question", "recent answer", "next"]);
 	});
 
 	it("a torn last line is dropped when reading; earlier damage is reported", () => {
