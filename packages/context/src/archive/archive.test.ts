@@ -135,6 +135,22 @@ describe("writing and reading observations", () => {
 		}
 	});
 
+	it("starts every chunk on a line boundary when the source arrives in exact 64 KiB pieces", async () => {
+		const text = Buffer.from(
+			Array.from({ length: 60_000 }, (_, i) => `log line ${i + 1} ${"y".repeat(i % 50)}`).join("\n"),
+		);
+		const writer = await archive.create();
+		for (let at = 0; at < text.length; at += CHUNK_BYTES) await writer.write(text.subarray(at, at + CHUNK_BYTES));
+		await writer.finish(facts);
+		const meta = JSON.parse(await readFile(join(archive.dir, writer.id, "meta.json"), "utf8"));
+		expect(meta.chunks.filter((chunk: { startsMidLine: boolean }) => chunk.startsMidLine).length).toBe(0);
+		expect((await archive.readBytes(writer.id)).equals(text)).toBe(true);
+		expect((await archive.readLines(writer.id, 59_999, 60_000)).lines).toEqual([
+			`log line 59999 ${"y".repeat(59_998 % 50)}`,
+			`log line 60000 ${"y".repeat(59_999 % 50)}`,
+		]);
+	});
+
 	it("reads a line range from the middle of a large observation", async () => {
 		const text = Buffer.from(Array.from({ length: 20000 }, (_, i) => `line ${i + 1}`).join("\n"));
 		const id = await store(text, 3);

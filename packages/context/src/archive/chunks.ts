@@ -128,7 +128,9 @@ export class ChunkedGzipWriter {
 	private cutChunk(): void {
 		const data = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
 		let cut = data.length;
-		if (data.length > CHUNK_BYTES) {
+		// `>=`, not `>`: a source read in exact 64 KiB pieces must still be cut at a newline, or every
+		// chunk starts mid-line and a read near the end walks back through all of them.
+		if (data.length >= CHUNK_BYTES) {
 			const lastNewline = data.lastIndexOf(NEWLINE, CHUNK_BYTES - 1);
 			cut = lastNewline === -1 ? CHUNK_BYTES : lastNewline + 1;
 		}

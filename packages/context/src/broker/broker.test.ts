@@ -287,6 +287,38 @@ describe("structured capsules", () => {
 	});
 });
 
+describe("no false green", () => {
+	it("never reads a coverage gate's FAIL before a clean summary as a pass when no exit status is known", async () => {
+		const { broker } = await session();
+		const text = pytestRun(300, "62.31").replace(
+			/\n(=+ 300 passed)/,
+			"\nFAIL Required test coverage of 90% not reached. Total coverage: 85.00%\n$1",
+		);
+		expect(Buffer.byteLength(text)).toBeGreaterThan(24_576);
+		const result = await broker.observe(input(text, { tool: "capsule" }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).not.toMatch(/\bPASS\b/);
+		expect(result.text).toContain("TEST_RESULT FAIL 300 passed");
+		expect(result.text).toMatch(/\n\d+: FAIL Required test coverage of 90% not reached\. Total coverage: 85\.00%\n/);
+		expect(result.text).toMatch(hints);
+	});
+
+	it("shows a failure line of a log printed by a command that exited 0, with recovery hints", async () => {
+		const { broker } = await session();
+		const lines = Array.from(
+			{ length: 1500 },
+			(_, i) => `2024-05-01 12:00:${String(i % 60).padStart(2, "0")} INFO imported record ${i}`,
+		);
+		lines[237] = "FAIL: record 237 could not be imported";
+		const result = await broker.observe(
+			input(`${lines.join("\n")}\n`, { tool: "run", command: "cat import.log", exitCode: 0 }),
+		);
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain("\n238: FAIL: record 237 could not be imported\n");
+		expect(result.text).toMatch(hints);
+	});
+});
+
 describe("medium results", () => {
 	it("passes two distinct medium results through, then uses capsules of at most 1.5 KiB, across processes", async () => {
 		const s = await session();
@@ -303,7 +335,7 @@ describe("medium results", () => {
 });
 
 describe("excerpt selection", () => {
-	it("deduplicates repetitive decisive lines by shape and says how many there were", async () => {
+	it("never folds failure lines by shape: the first of each shape leads, the others follow as room allows", async () => {
 		const { broker } = await session();
 		const lines = Array.from(
 			{ length: 600 },
@@ -313,11 +345,35 @@ describe("excerpt selection", () => {
 		const text = `${lines.join("\n")}\nFATAL: giving up after 600 attempts\n`;
 		const result = await broker.observe(input(text, { exitCode: 1 }));
 		expect(result.decision).toBe("structured-capsule");
-		expect(result.text).toContain(
-			"1: ERROR: connection to 10.0.0.0 refused (attempt 0) at /srv/net/pool0.py:40 [x600 lines of this shape]",
-		);
-		expect(result.text.match(/ERROR: connection/g)).toHaveLength(1);
+		expect(result.text).toContain("\n1: ERROR: connection to 10.0.0.0 refused (attempt 0) at /srv/net/pool0.py:40\n");
+		expect(result.text).toContain("\n2: ERROR: connection to 10.0.1.1 refused (attempt 1) at /srv/net/pool1.py:41\n");
+		expect(result.text).not.toContain("lines of this shape");
 		expect(result.text).toContain("601: FATAL: giving up after 600 attempts");
+	});
+
+	it("lists every failing test of node's dot reporter, whose failure lines all share one shape", async () => {
+		const { broker } = await session();
+		const names = Array.from(
+			{ length: 49 },
+			(_, i) => `parses fixture ${i} of the ${["ascii", "utf8", "latin1"][i % 3]} set`,
+		);
+		const lines = [".".repeat(200) + "X".repeat(49), "", "Failed tests:", ""];
+		for (const [i, name] of names.entries()) {
+			lines.push(
+				`✖ ${name} (0.${i + 1}ms)`,
+				"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+				"",
+			);
+			for (let frame = 0; frame < 12; frame++)
+				lines.push(`      at Test.run (node:internal/test_runner/test:${796 + frame}:25)`);
+		}
+		const result = await broker.observe(
+			input(`${lines.join("\n")}\n`, { tool: "bash", command: "node --test --test-reporter=dot" }),
+		);
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain("FAILING_TESTS (49, all listed):");
+		for (const name of names) expect(result.text).toContain(`\n${name}\n`);
+		expect(result.text).not.toMatch(/✖ .*lines of this shape/);
 	});
 
 	it("never promotes Markdown bullet prose over failure evidence in a compact failure capsule", async () => {

@@ -136,6 +136,9 @@ function isTraceBurst(scan: Scan): boolean {
 function isClean(ctx: DecisionContext): boolean {
 	const { outcome, selection } = ctx.scan;
 	if (ctx.input.isError || outcome.failingIds.length > 0 || outcome.exceptions.length > 0) return false;
+	// Failure evidence anywhere (a `FAIL: record 237 ...` line in a log that `cat` printed with exit 0)
+	// is shown with recovery hints, never folded into a clean capsule.
+	if (selection.kinds.failure + selection.kinds.exception + selection.kinds.error > 0) return false;
 	const status = runStatus(outcome, ctx.input);
 	// The passing summary must be terminal: near the end, not a quoted line inside a document or diff.
 	const lastSummary = outcome.summaryLines.length > 0 ? Math.max(...outcome.summaryLines) : 0;
@@ -145,7 +148,6 @@ function isClean(ctx: DecisionContext): boolean {
 	return (
 		status !== "fail" &&
 		ctx.input.exitCode === 0 &&
-		selection.kinds.error === 0 &&
 		selection.nonBlank >= RULES.repetitiveMinLines &&
 		selection.distinctShapes <= selection.sampledLines * RULES.cleanMaxShapeRatio
 	);

@@ -37,8 +37,7 @@ export async function scanObservation(
 	const selector = new LineSelector();
 	const splitter = new LineSplitter((text, lineNo, bytes) => {
 		const clean = text.endsWith("\r") ? text.slice(0, -1) : text;
-		scanner.line(clean, lineNo);
-		selector.line(text, lineNo, bytes);
+		scanner.line(clean, lineNo, selector.line(text, lineNo, bytes));
 	});
 	const check = new TextCheck();
 	let body: Buffer[] | null = [];

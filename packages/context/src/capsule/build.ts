@@ -6,7 +6,7 @@ import { locationLines } from "./locations.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
 import type { KeptLine, Selection } from "./select.js";
-import { lineShape } from "./shape.js";
+import { foldKey, foldsByText } from "./shape.js";
 import { exceptionsLine, type RunFacts, runStatus, statusLines } from "./status.js";
 
 /**
@@ -54,7 +54,8 @@ const DECISIVE_PRIORITY: Partial<Record<LineKind, number>> = {
 };
 
 function toExcerpt(kept: KeptLine, priority: number): ExcerptLine {
-	return { line: kept.line, text: kept.text, priority, bytes: kept.bytes, repeats: kept.repeats };
+	const identical = foldsByText(kept.kind);
+	return { line: kept.line, text: kept.text, priority, bytes: kept.bytes, repeats: kept.repeats, identical };
 }
 
 /** The terminal outcome: the last few summary-shaped lines. */
@@ -87,8 +88,9 @@ function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>): E
 	const seen = new Set<string>();
 	const ordered = [...candidates].sort((a, b) => a.priority - b.priority || a.line - b.line);
 	return ordered.filter((c) => {
-		if (kinds.get(c.line) === "summary") return true;
-		const shape = lineShape(c.text);
+		const kind = kinds.get(c.line);
+		if (kind === "summary") return true;
+		const shape = foldKey(kind, c.text);
 		if (seen.has(shape)) return false;
 		seen.add(shape);
 		return true;
@@ -124,7 +126,8 @@ function rawExcerpt(input: StructuredCapsuleInput): ExcerptLine[] {
 	// exception messages and error lines say more.
 	const idsListed = input.outcome.failingIds.length > 0;
 	for (const k of selection.decisive) {
-		const kindPriority = k.kind === "failure" && idsListed ? 2.5 : (DECISIVE_PRIORITY[k.kind] ?? 5);
+		// Further evidence lines of a shape already shown come after every distinct line (never dropped).
+		const kindPriority = k.shapeSeen ? 4.5 : k.kind === "failure" && idsListed ? 2.5 : (DECISIVE_PRIORITY[k.kind] ?? 5);
 		const base = terminal.has(k.line) ? 0 : kindPriority;
 		out.push(toExcerpt(k, base));
 	}

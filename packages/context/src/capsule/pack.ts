@@ -12,6 +12,8 @@ export interface ExcerptLine {
 	bytes?: number;
 	/** How many lines of the same shape this line stands for (itself included). */
 	repeats?: number;
+	/** Those lines are identical to this one, not only of its shape. */
+	identical?: boolean;
 }
 
 export interface PackOptions {
@@ -40,7 +42,8 @@ const MIN_TRUNCATED_CONTENT = 24;
  */
 export function renderExcerptLine(entry: ExcerptLine, maxBytes: number): string | null {
 	const label = `${entry.line}: `;
-	const repeats = entry.repeats && entry.repeats > 1 ? ` [x${entry.repeats} lines of this shape]` : "";
+	const folded = entry.identical ? "identical lines" : "lines of this shape";
+	const repeats = entry.repeats && entry.repeats > 1 ? ` [x${entry.repeats} ${folded}]` : "";
 	const escaped = escapeXmlText(entry.text);
 	const fullBytes = entry.bytes ?? utf8Bytes(entry.text);
 	const capped = fullBytes > utf8Bytes(entry.text);

@@ -1,5 +1,5 @@
 import { classifyLine, type LineKind, stripAnsi } from "../outcome/index.js";
-import { lineShape } from "./shape.js";
+import { foldKey, lineShape } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
 export interface KeptLine {
@@ -12,8 +12,10 @@ export interface KeptLine {
 	/** UTF-8 bytes of the whole original line. */
 	bytes: number;
 	kind: LineKind;
-	/** Lines of the same shape this one stands for (decisive lines only; 1 otherwise). */
+	/** Lines this one stands for (decisive lines only; 1 otherwise): same shape, or same text for evidence kinds. */
 	repeats: number;
+	/** An evidence line (never folded by shape) whose shape an earlier kept line already has. */
+	shapeSeen?: boolean;
 }
 
 export interface Selection {
@@ -171,8 +173,8 @@ export class LineSelector {
 		this.tail = new TailRing(Math.max(0, limits.tailLines));
 	}
 
-	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. */
-	line(raw: string, lineNo: number, bytes?: number): void {
+	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. Returns its kind. */
+	line(raw: string, lineNo: number, bytes?: number): LineKind {
 		const limits = this.limits;
 		const capped = raw.length > limits.lineChars ? raw.slice(0, limits.lineChars) : raw;
 		const kind = this.classify(capped);
@@ -202,13 +204,14 @@ export class LineSelector {
 			this.wantAfter = false;
 		}
 		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, shape, kept);
-		if (blank) return;
+		if (blank) return kind;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
 		this.previousKind = kind;
 		this.previousKept = kept;
 		// A line nobody looked at keeps its size unmeasured when none was given, as `keptLine` expects.
 		this.previousBytes = kept || sampled ? whole : (bytes ?? -1);
+		return kind;
 	}
 
 	/** `classifyLine`, remembered for repeated short lines (blank, indentation, docstring quotes, `E` lines...). */
@@ -261,7 +264,8 @@ export class LineSelector {
 			byShape = new Map();
 			this.decisiveByShape.set(kind, byShape);
 		}
-		const same = byShape.get(shape);
+		const key = foldKey(kind, raw, shape);
+		const same = byShape.get(key);
 		if (same) {
 			same.repeats++;
 			return built;
@@ -270,7 +274,12 @@ export class LineSelector {
 		if (used >= this.limits.perKind) return built;
 		const kept = built ?? keptLine(raw, lineNo, bytes, kind);
 		this.perKind.set(kind, used + 1);
-		byShape.set(shape, kept);
+		if (key !== shape) {
+			// Kept by its text: remember whether its shape is new, so the first of each shape leads the excerpt.
+			if (byShape.has(shape)) kept.shapeSeen = true;
+			else byShape.set(shape, kept);
+		}
+		byShape.set(key, kept);
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {

@@ -1,3 +1,5 @@
+import type { LineKind } from "../outcome/index.js";
+
 /** Lines longer than this are shaped by their first characters only. */
 const SHAPE_CHARS = 240;
 
@@ -92,4 +94,20 @@ export function lineShape(text: string): string {
 		}
 	}
 	return verbatim === 0 ? (n === t.length ? t : t.slice(0, n)) : out + t.slice(verbatim, n);
+}
+
+/**
+ * Kinds whose lines are evidence, never noise: each distinct line names a failing test or states an
+ * exception, so such lines are folded only when their text is identical, never by shape.
+ */
+const NEVER_FOLDED_BY_SHAPE: ReadonlySet<LineKind> = new Set(["failure", "exception"]);
+
+/** Lines of this kind are folded only when identical. */
+export function foldsByText(kind: LineKind | undefined): boolean {
+	return kind !== undefined && NEVER_FOLDED_BY_SHAPE.has(kind);
+}
+
+/** What lines are folded by: their text for evidence kinds, else their shape. */
+export function foldKey(kind: LineKind | undefined, text: string, shape?: string): string {
+	return foldsByText(kind) ? `\u0000${text}` : (shape ?? lineShape(text));
 }

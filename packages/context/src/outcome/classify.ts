@@ -78,7 +78,8 @@ const LOCATION = [
 
 /** First characters in `ERROR_FIRST`. */
 const ERROR = [
-	/^(?:[Ee]rror|ERROR|[Ff]atal|FATAL)(?:\[[\w-]+\])?[: ]/,
+	// `error:` / `ERROR ` but not prose that starts with the word (`error handling`, a mocha suite title).
+	/^(?:(?:[Ee]rror|[Ff]atal)(?:\[[\w-]+\])?:|(?:ERROR|FATAL)(?:\[[\w-]+\])?[: ])/,
 	/^\[(?:ERROR|FATAL)\]/,
 	/^npm (?:ERR!|error) /,
 	/^E {2,}\S/,

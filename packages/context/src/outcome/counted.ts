@@ -35,7 +35,8 @@ const COUNT_FIELDS: Record<string, keyof OutcomeCounts | null> = {
 
 const ITEM =
 	"(\\d+) (?:tests? )?(passed|passing|failed|failing|failures?|skipped|pending|errors?|todo|xfailed|xpassed|deselected|warnings?|rerun|succeeded|subtests (?:passed|failed|skipped)|total)";
-const DURATION = "(?:in|after) \\d+(?:\\.\\d+)?\\s?(?:s|ms|sec|seconds?)(?: \\([\\d:.]+\\))?";
+/** `in 0.10s`, and pytest's `in 62.31s (0:01:02)` for a minute or more (the decoration trim may take its `)`). */
+const DURATION = "(?:in|after) \\d+(?:\\.\\d+)?\\s?(?:s|ms|sec|seconds?)(?: \\([\\d:.]+\\)?)?";
 /** A line made only of counts (`1 failed, 8 passed in 0.10s`), once decorations are trimmed. */
 const COUNTED_LINE = new RegExp(`^${ITEM}(?:,? ${ITEM})*(?: ${DURATION})?$`);
 const COUNT_ITEM = new RegExp(ITEM, "g");

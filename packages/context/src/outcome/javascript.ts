@@ -72,6 +72,11 @@ export function createJavascriptParser(state: ScanState): LineParser {
 		if (first === 70 /* F */) {
 			const fail = FAIL_HEADER.exec(trimmed);
 			if (fail) return failHeader(fail[1], text);
+			// node's dot reporter: a row of dots, then `Failed tests:` and one `✖ name (time)` per failure.
+			if (trimmed === "Failed tests:" && text === trimmed) {
+				state.sawRunner("node-test");
+				return true;
+			}
 		}
 		if (first === 0x25cf /* ● */) {
 			const test = JEST_TEST.exec(trimmed);
@@ -90,7 +95,7 @@ export function createJavascriptParser(state: ScanState): LineParser {
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
 			const cross = CROSS.exec(trimmed);
 			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
-				state.addId(cross[1], { leaf: true, needs: "js-test" });
+				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true });
 				return true;
 			}
 		}
@@ -124,7 +129,7 @@ export function createJavascriptParser(state: ScanState): LineParser {
 			if (notOk) {
 				if (!notOk[2]) {
 					tapFailure = (notOk[1] ?? trimmed).trim();
-					state.addId(tapFailure, { needs: "tap" });
+					state.addId(tapFailure, { needs: "tap", marked: true });
 				}
 				return true;
 			}

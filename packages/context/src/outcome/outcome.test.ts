@@ -192,11 +192,10 @@ describe("runners beyond the labelled corpus", () => {
 		expect(outcome).toMatchObject({ runner: "unittest", status: "pass", counts: { total: 6, skipped: 1, passed: 5 } });
 	});
 
-	it("unittest-looking lines without a unittest run are not ids", () => {
-		const outcome = parseOutcome(
-			lines("ERROR: Could not find a version that satisfies the requirement foo", "FAIL: see the log"),
-		);
-		expect(outcome.failingIds).toEqual([]);
+	it("unittest-looking lines without a unittest run are not ids, unless failure-marked in a run that did not exit 0", () => {
+		const text = lines("ERROR: Could not find a version that satisfies the requirement foo", "FAIL: see the log");
+		expect(parseOutcome(text, { exitCode: 0 }).failingIds).toEqual([]);
+		expect(parseOutcome(text).failingIds).toEqual(["see the log"]);
 	});
 
 	it("mocha numbered lines count only in a mocha run", () => {
@@ -360,10 +359,54 @@ describe("stripAnsi", () => {
 describe("hints", () => {
 	it("the command confirms a runner whose summary was cut off", () => {
 		const cut = lines("FAILED tests/test_a.py::test_one - ValueError: bad", "[... output truncated ...]");
-		expect(parseOutcome(cut).failingIds).toEqual([]);
-		expect(parseOutcome(cut, { command: "python -m pytest -x tests" }).failingIds).toEqual([
+		expect(parseOutcome(cut, { exitCode: 0 }).failingIds).toEqual([]);
+		expect(parseOutcome(cut, { command: "python -m pytest -x tests", exitCode: 0 }).failingIds).toEqual([
 			"tests/test_a.py::test_one",
 		]);
+	});
+});
+
+describe("failure evidence without a known runner or exit status", () => {
+	it("takes an unknown runner's failure-marked lines as failing ids, unless the command exited 0", () => {
+		const log = lines("FAIL: record 237 could not be imported", "not ok 4 - parses dates", "✖ keeps & and < (1.2ms)");
+		expect(parseOutcome(log).failingIds).toEqual(["record 237 could not be imported", "parses dates", "keeps & and <"]);
+		expect(parseOutcome(log).status).toBe("fail");
+		expect(parseOutcome(log, { exitCode: 0 }).failingIds).toEqual([]);
+	});
+
+	it("never reads a clean summary as a pass when a failure-shaped line precedes it", () => {
+		const log = lines(
+			"FAIL Required test coverage of 90% not reached. Total coverage: 85.00%",
+			"============================= 300 passed in 62.31s (0:01:02) =============================",
+		);
+		const outcome = parseOutcome(log);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.counts).toEqual({ passed: 300 });
+		expect(parseOutcome(lines("Error: cache miss for key 7", "300 passed in 2.10s")).status).toBe("unknown");
+		expect(parseOutcome("300 passed in 2.10s").status).toBe("pass");
+	});
+
+	it("reads pytest summaries of runs of a minute or more", () => {
+		expect(parseOutcome("===== 3 failed, 297 passed in 62.31s (0:01:02) =====").counts).toEqual({
+			failed: 3,
+			passed: 297,
+		});
+		expect(parseOutcome("1 passed in 3661.00s (1:01:01)").status).toBe("pass");
+	});
+
+	it("reads node's dot reporter: its failures are failing ids", () => {
+		const dot = lines(
+			"XXX.",
+			"",
+			"Failed tests:",
+			"",
+			"✖ adds one (0.3ms)",
+			"  AssertionError [ERR_ASSERTION]: 1 !== 2",
+			"✖ adds two (0.2ms)",
+		);
+		const outcome = parseOutcome(dot, { exitCode: 0 });
+		expect(outcome.runner).toBe("node-test");
+		expect(outcome.failingIds).toEqual(["adds one", "adds two"]);
 	});
 });
 

@@ -74,7 +74,7 @@ export function createPythonParser(state: ScanState): LineParser {
 		if (first === 70 /* F */ || first === 69 /* E */ || first === 91 /* [ */) {
 			const result = PYTEST_RESULT.exec(trimmed);
 			if (result && PYTEST_NODE.test(result[2])) {
-				state.addId(result[2], { needs: "pytest" });
+				state.addId(result[2], { needs: "pytest", marked: true });
 				if (result[3]) {
 					const thrown = exceptionOf(result[3], true);
 					if (thrown) state.addException(thrown.type, thrown.message, lineNo);
@@ -83,7 +83,7 @@ export function createPythonParser(state: ScanState): LineParser {
 			}
 			const header = UNITTEST_HEADER.exec(trimmed);
 			if (header) {
-				state.addId(header[2], { needs: "unittest" });
+				state.addId(header[2], { needs: "unittest", marked: header[1] === "FAIL" });
 				unittestHeaderLine = lineNo;
 				return true;
 			}

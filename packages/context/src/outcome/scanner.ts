@@ -1,5 +1,6 @@
 import type { Outcome } from "../types.js";
 import { visibleLine } from "./ansi.js";
+import { classifyLine, type LineKind } from "./classify.js";
 import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
@@ -17,8 +18,11 @@ export interface OutcomeHints {
 }
 
 export interface OutcomeScanner {
-	/** Feed one line (without its newline), 1-based line number. Bounded memory whatever the count. */
-	line(text: string, lineNo: number): void;
+	/**
+	 * Feed one line (without its newline), 1-based line number. Bounded memory whatever the count.
+	 * `kind` is the line's `classifyLine` kind when the caller has it already (else it is worked out).
+	 */
+	line(text: string, lineNo: number, kind?: LineKind): void;
 	finish(hints?: OutcomeHints): Outcome;
 }
 
@@ -34,9 +38,10 @@ export function createOutcomeScanner(): OutcomeScanner {
 	const javascript = createJavascriptParser(state);
 	const generic = createGenericParser(state);
 	return {
-		line(raw, lineNo) {
+		line(raw, lineNo, kind) {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
+			state.shapedLike(kind ?? classifyLine(raw), lineNo);
 			scanLocations(text, lineNo, state);
 			const trimmed = text.trim();
 			// Every family sees every line (each keeps its own multi-line context); the generic rules

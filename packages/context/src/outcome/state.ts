@@ -1,4 +1,5 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
+import type { LineKind } from "./classify.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
 export const LIMITS = {
@@ -24,6 +25,9 @@ export function isLibraryPath(file: string): boolean {
 /** Runners whose bare `×`/`✕`/`✖` result lines name failing tests (confirmed together as `js-test`). */
 const JAVASCRIPT_RUNNERS = new Set(["jest", "vitest", "mocha", "node-test", "tap", "uvu"]);
 
+/** Runner names that say nothing about which test runner printed the output. */
+const UNSPECIFIC_RUNNERS = new Set(["generic", "exit-status"]);
+
 /** Commands that reveal which runner printed the output. */
 const COMMAND_RUNNERS: [RegExp, string][] = [
 	[/\bpy\.?test\b/, "pytest"],
@@ -43,6 +47,8 @@ interface IdEntry {
 	leaf?: boolean;
 	/** Another spelling of a test named elsewhere too (pytest's section headers); listed after the others. */
 	alias?: boolean;
+	/** Named by an explicit failure mark (`FAIL`, `FAILED`, `✖`, `not ok`): a failure whatever printed it. */
+	marked?: boolean;
 }
 
 type Location = Outcome["locations"][number];
@@ -79,6 +85,15 @@ export class ScanState {
 	softFailureLine = 0;
 	lastCleanSummaryLine = 0;
 	statedExitCode: number | null = null;
+	/** Last line shaped like a failure (`FAIL ...`, `✖ name`, `not ok`) and like an error or exception. */
+	private failureShapedLine = 0;
+	private errorShapedLine = 0;
+
+	/** Records a line's kind: without an exit status, failure-shaped lines anywhere forbid a pass. */
+	shapedLike(kind: LineKind, lineNo: number): void {
+		if (kind === "failure") this.failureShapedLine = lineNo;
+		else if (kind === "exception" || kind === "error") this.errorShapedLine = lineNo;
+	}
 
 	private confirmRunner(runner: string): void {
 		this.confirmed.add(runner);
@@ -95,7 +110,7 @@ export class ScanState {
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
-	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean } = {}): void {
+	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean } = {}): void {
 		const id = raw.trim().slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id) || this.ids.length >= LIMITS.failingIds) return;
 		this.idSeen.add(id);
@@ -171,7 +186,7 @@ export class ScanState {
 		// The command names its runner even when the output was cut before the runner's summary.
 		for (const [pattern, runner] of COMMAND_RUNNERS) if (command && pattern.test(command)) this.confirmRunner(runner);
 		const exitCode = exitHint ?? this.statedExitCode;
-		const failingIds = this.finalIds();
+		const failingIds = this.finalIds(exitCode !== 0);
 		const counts = this.finalCounts();
 		const failedCount = (counts?.failed ?? 0) + (counts?.errors ?? 0);
 		const terminalCrash =
@@ -183,7 +198,17 @@ export class ScanState {
 			terminalCrash ||
 			(exitCode !== null && exitCode !== 0) ||
 			isError === true;
-		const status = failed ? "fail" : this.lastCleanSummaryLine > 0 ? "pass" : "unknown";
+		// With no exit status to trust, a clean summary is not enough: a failure-shaped line anywhere
+		// (a coverage gate's `FAIL ...` before `300 passed`) makes the run a failure, and an error or
+		// exception line leaves it undecided. A known exit status 0 says the command itself passed.
+		const evidence =
+			exitCode === null && this.failureShapedLine > 0
+				? "fail"
+				: exitCode === null && (this.errorShapedLine > 0 || this.exceptions.length > 0)
+					? "unknown"
+					: null;
+		const status =
+			failed || evidence === "fail" ? "fail" : this.lastCleanSummaryLine > 0 && evidence === null ? "pass" : "unknown";
 		const runner = this.runner ?? (exitCode !== null ? "exit-status" : null);
 		return {
 			runner,
@@ -211,8 +236,19 @@ export class ScanState {
 		return counts;
 	}
 
-	private finalIds(): string[] {
-		const kept = this.ids.filter((entry) => entry.needs === undefined || this.confirmed.has(entry.needs));
+	/**
+	 * The failing ids to report. An id whose runner was not confirmed is look-alike prose while another
+	 * runner is known; with no runner known and no clean exit, an id on a failure-marked line is all
+	 * there is, so it is reported (an unknown runner's failures are failures).
+	 */
+	private finalIds(mayHaveFailed: boolean): string[] {
+		const knownRunner = [...this.confirmed].some((runner) => !UNSPECIFIC_RUNNERS.has(runner));
+		const kept = this.ids.filter(
+			(entry) =>
+				entry.needs === undefined ||
+				this.confirmed.has(entry.needs) ||
+				(entry.marked === true && !knownRunner && mayHaveFailed),
+		);
 		const full = kept.filter((entry) => !entry.leaf);
 		// Every tail of a full id at a title separator (` › `, ` > `) names the same test as a bare leaf.
 		const tails = new Set<string>();
