@@ -12,6 +12,7 @@ export default defineConfig({
 		},
 	},
 	test: {
+		globalSetup: ["./vitest.global-setup.ts"],
 		include: [
 			"packages/*/src/**/*.test.ts",
 			"packages/*/test/**/*.test.ts",

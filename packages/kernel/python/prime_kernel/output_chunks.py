@@ -13,8 +13,9 @@ window is unacknowledged, for as long as it takes. It is never switched off: a h
 ends the kernel (see ``parent_watch``), and an interrupt ends the wait.
 
 Accounting: every stream message the kernel publishes is counted (in UTF-16 code units, the
-host's unit), and the total goes back in each ``execute_reply``'s metadata, so the host can tell
-whether anything sent never arrived and say so rather than report an incomplete output as whole.
+host's unit) under the request it answers, and each ``execute_reply``'s metadata carries its cell's
+count, so the host can tell whether anything sent never arrived and say so rather than report an
+incomplete output as whole.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CHUNK_CHARS = 64 * 1024
 WAIT_SLICE_S = 1.0
 #: Comm id of the host's acknowledgements (``{"consumed": <characters read>}``) on control.
 OUTPUT_CREDIT_COMM_ID = "prime.output.credit"
-#: Key of the published-characters total in ``execute_reply`` metadata.
+#: Key of the cell's published stream characters in its ``execute_reply`` metadata.
 PUBLISHED_METADATA_KEY = "prime_stream_published"
 
 
@@ -74,23 +75,45 @@ class OutputCredit:
 
 
 class PublishedTally:
-    """Stream characters handed to the iopub socket since the kernel started."""
+    """Stream characters handed to the iopub socket, per parent request (the cell they belong to)."""
+
+    #: Parents remembered at most: output of old cells (from background threads) must not grow it.
+    MAX_PARENTS = 1000
 
     def __init__(self) -> None:
-        self.total = 0
+        self._by_parent: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def count(self, msg_or_type: Any, content: Any) -> None:
+    def count(self, msg_or_type: Any, content: Any, parent: Any) -> None:
         if isinstance(msg_or_type, dict):
-            if msg_or_type.get("msg_type") != "stream" and (msg_or_type.get("header") or {}).get("msg_type") != "stream":
+            header = msg_or_type.get("header") or {}
+            if header.get("msg_type") != "stream":
                 return
             content = msg_or_type.get("content")
+            parent = msg_or_type.get("parent_header")
         elif msg_or_type != "stream":
             return
         text = content.get("text") if isinstance(content, dict) else None
-        if isinstance(text, str):
-            with self._lock:
-                self.total += utf16_units(text)
+        parent_id = _msg_id(parent)
+        if not isinstance(text, str) or parent_id is None:
+            return
+        with self._lock:
+            if parent_id not in self._by_parent and len(self._by_parent) >= self.MAX_PARENTS:
+                self._by_parent.pop(next(iter(self._by_parent)))
+            self._by_parent[parent_id] = self._by_parent.get(parent_id, 0) + utf16_units(text)
+
+    def take(self, parent: Any) -> int:
+        with self._lock:
+            return self._by_parent.pop(_msg_id(parent) or "", 0)
+
+
+def _msg_id(message: Any) -> str | None:
+    """The msg_id of a message or of a bare header."""
+    if not isinstance(message, dict):
+        return None
+    header = message.get("header") if isinstance(message.get("header"), dict) else message
+    msg_id = header.get("msg_id")
+    return msg_id if isinstance(msg_id, str) and msg_id else None
 
 
 credit = OutputCredit(0)
@@ -129,13 +152,13 @@ def bound_standard_streams() -> None:
 
 
 def account_published_output(kernel: Any) -> None:
-    """Counts the stream messages ``kernel`` publishes and reports the total with every reply."""
+    """Counts the stream messages ``kernel`` publishes per cell and reports each cell's count in its reply."""
     session = kernel.session
     original_send = session.send
 
-    def send(stream: Any, msg_or_type: Any, content: Any = None, *args: Any, **kwargs: Any) -> Any:
-        published.count(msg_or_type, content)
-        return original_send(stream, msg_or_type, content, *args, **kwargs)
+    def send(stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None, *args: Any, **kwargs: Any) -> Any:
+        published.count(msg_or_type, content, parent)
+        return original_send(stream, msg_or_type, content, parent, *args, **kwargs)
 
     session.send = send
     original_finish = kernel.finish_metadata
@@ -143,7 +166,7 @@ def account_published_output(kernel: Any) -> None:
     def finish_metadata(parent: Any, metadata: Any, reply_content: Any) -> Any:
         metadata = original_finish(parent, metadata, reply_content)
         if isinstance(metadata, dict):
-            metadata[PUBLISHED_METADATA_KEY] = published.total
+            metadata[PUBLISHED_METADATA_KEY] = published.take(parent)
         return metadata
 
     kernel.finish_metadata = finish_metadata

@@ -49,6 +49,8 @@ export class CellRun {
 	private done = false;
 	private reply?: Record<string, unknown>;
 	private replyMetadata: Record<string, unknown> = {};
+	/** Stream characters received for this cell, to compare with what the kernel says it published. */
+	private streamCharsReceived = 0;
 	private idle = false;
 	private idleTimer?: NodeJS.Timeout;
 	private readonly stops: Array<() => void> = [];
@@ -117,6 +119,7 @@ export class CellRun {
 			}
 			return;
 		}
+		if (type === "stream" && typeof content.text === "string") this.streamCharsReceived += content.text.length;
 		if (this.reported) return;
 		if (type === "stream") {
 			const name = content.name === "stderr" ? "stderr" : "stdout";
@@ -165,7 +168,7 @@ export class CellRun {
 		if (reply.status === "error") status = this.interrupted && isInterruptError(reply) ? "aborted" : "error";
 		else if (reply.status === "aborted") status = "aborted";
 		const published = this.replyMetadata[PUBLISHED_METADATA_KEY];
-		const lost = typeof published === "number" ? this.kernel.takeLostOutput(published) : 0;
+		const lost = typeof published === "number" ? Math.max(0, published - this.streamCharsReceived) : 0;
 		this.end(() => {
 			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply));
 			const result = this.collect(status, lost);
@@ -195,7 +198,7 @@ export class CellRun {
 	 */
 	private collect(status: CellResult["status"], lostChars = 0): CellResult {
 		const notes = lostChars > 0 ? [lostOutputNote(lostChars)] : [];
-		const collected = this.output.finish(notes);
+		const collected = this.output.finish(notes.map((note) => `${note}\n`));
 		if (collected.fileError) notes.push(`[${collected.fileError}]`);
 		const result: CellResult = {
 			status,

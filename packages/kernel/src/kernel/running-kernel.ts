@@ -63,8 +63,6 @@ export class RunningKernel {
 	private readonly unregisterExitKill: () => void;
 	private streamCharsRead = 0;
 	private streamCharsAcknowledged = 0;
-	/** How far behind the kernel's published total the host was at the last check (already reported). */
-	private streamCharsMissing = 0;
 
 	private constructor(
 		private readonly proc: KernelProcess,
@@ -194,17 +192,6 @@ export class RunningKernel {
 			stopWatching = this.watchReply(header.msg_id, (reply) => finish(reply));
 			this.send(channel, header, content).catch((error: Error) => finish(undefined, error));
 		});
-	}
-
-	/**
-	 * Stream characters the kernel says it published (`published`, its running total) that never
-	 * arrived here, not counted by an earlier call. Call once a cell's output is all in (its idle).
-	 */
-	takeLostOutput(published: number): number {
-		const missing = Math.max(0, published - this.streamCharsRead);
-		const lost = Math.max(0, missing - this.streamCharsMissing);
-		this.streamCharsMissing = Math.max(this.streamCharsMissing, missing);
-		return lost;
 	}
 
 	/** SIGKILL to the kernel's process group, now. */

@@ -19,7 +19,7 @@ export const OUTPUT_WINDOW_CHARS = 4 * 1024 * 1024;
 export const OUTPUT_ACK_EVERY_CHARS = 1024 * 1024;
 /** Comm id of those acknowledgements on the control channel. */
 export const OUTPUT_CREDIT_COMM_ID = "prime.output.credit";
-/** Key of the kernel's published stream total (UTF-16 units) in every `execute_reply`'s metadata. */
+/** Key of a cell's published stream characters (UTF-16 units) in its `execute_reply`'s metadata. */
 export const PUBLISHED_METADATA_KEY = "prime_stream_published";
 
 /** How many bytes of the kernel's own stderr are kept to explain a failed start or a crash. */

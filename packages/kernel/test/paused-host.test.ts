@@ -1,0 +1,80 @@
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const hostScript = join(dirname(fileURLToPath(import.meta.url)), "cell-host.mjs");
+
+interface HostReport {
+	status: string;
+	fullOutputBytes: number;
+	lostOutputChars?: number;
+	receivedChars: number;
+	stderr: string;
+	fileTail: string;
+}
+
+/**
+ * Runs `code` in a kernel owned by a separate host process, stops that host (SIGSTOP, as Ctrl-Z
+ * does) for `pauseMs` once the cell's first output reached it, then resumes it.
+ */
+async function runWithHostPaused(code: string, pauseMs: number): Promise<HostReport> {
+	const host = spawn(process.execPath, [hostScript, code], { stdio: ["ignore", "pipe", "inherit"] });
+	let out = "";
+	let paused = false;
+	const report = new Promise<HostReport>((resolve, reject) => {
+		host.stdout.on("data", (chunk: Buffer) => {
+			out += chunk.toString();
+			if (!paused && out.includes("first output\n")) {
+				paused = true;
+				host.kill("SIGSTOP");
+				setTimeout(() => host.kill("SIGCONT"), pauseMs);
+			}
+			const line = out.split("\n").find((text) => text.startsWith("{"));
+			if (line) resolve(JSON.parse(line));
+		});
+		host.once("exit", (code) => reject(new Error(`the host exited (${code}) before reporting; output: ${out}`)));
+	});
+	try {
+		return await report;
+	} finally {
+		host.kill("SIGCONT");
+	}
+}
+
+describe("a host that stops reading", () => {
+	it("keeps every byte of a 30 MB print through an 11 s pause of the host (longer than any give-up timer)", {
+		timeout: 90_000,
+	}, async () => {
+		const lines = 300_000;
+		const report = await runWithHostPaused(`for i in range(${lines}):\n    print(f"{i:08d} " + "x" * 91)`, 11_000);
+		expect(report.status).toBe("ok");
+		expect(report.lostOutputChars).toBeUndefined();
+		expect(report.receivedChars).toBe(lines * 101);
+		expect(report.fullOutputBytes).toBe(lines * 101);
+		expect(report.fileTail.endsWith(`${String(lines - 1).padStart(8, "0")} ${"x".repeat(91)}\n`)).toBe(true);
+	});
+
+	it("says how much output never arrived when messages bypassing flow control were dropped", {
+		timeout: 90_000,
+	}, async () => {
+		const messages = 20_000;
+		const report = await runWithHostPaused(
+			[
+				"import time",
+				"print('start', flush=True)",
+				"time.sleep(1)",
+				"k = get_ipython().kernel",
+				`for _ in range(${messages}):`,
+				"    k.session.send(k.iopub_socket, 'stream', {'name': 'stdout', 'text': 'y' * 1000 + '\\n'}, parent=k.get_parent('shell'))",
+			].join("\n"),
+			4_000,
+		);
+		const sent = "start\n".length + messages * 1001;
+		expect(report.lostOutputChars).toBeGreaterThan(0);
+		expect(report.receivedChars + (report.lostOutputChars ?? 0)).toBe(sent);
+		const note = `[... ${report.lostOutputChars} characters of output were sent by the kernel but never reached the host: this output is incomplete ...]\n`;
+		expect(report.stderr.endsWith(note)).toBe(true);
+		expect(report.fileTail.endsWith(note)).toBe(true);
+	});
+});
