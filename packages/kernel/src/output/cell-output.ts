@@ -160,9 +160,9 @@ export class CellOutput {
 	}
 
 	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string | undefined {
-		let finalPath = `${this.options.name}.out.txt`;
+		const finalPath = this.filePath(`${this.options.name}.out.txt`);
+		if (!finalPath) return undefined;
 		try {
-			finalPath = join(this.options.dir(), finalPath);
 			const partialPath = `${finalPath}.partial`;
 			const fd = openSync(partialPath, "w", 0o600);
 			try {
@@ -177,7 +177,7 @@ export class CellOutput {
 			renameSync(partialPath, finalPath);
 		} catch (error) {
 			unlinkQuietly(`${finalPath}.partial`);
-			this.fail("the complete-output file", finalPath, error);
+			this.fail(`Could not write the complete-output file ${finalPath} (${reasonOf(error)})`);
 			return undefined;
 		} finally {
 			for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
@@ -185,11 +185,20 @@ export class CellOutput {
 		return finalPath;
 	}
 
+	/** `fileName` in the output folder, or `undefined` (and the failure recorded) when it cannot be made. */
+	private filePath(fileName: string): string | undefined {
+		try {
+			return join(this.options.dir(), fileName);
+		} catch (error) {
+			this.fail(`Could not create the output folder (${reasonOf(error)})`);
+			return undefined;
+		}
+	}
+
 	/** Records the first file failure; the complete output is given up, the visible output kept. */
-	private fail(what: string, path: string, error: unknown): void {
+	private fail(description: string): void {
 		if (this.fileError) return;
-		const reason = error instanceof Error ? error.message : String(error);
-		this.fileError = `Could not write ${what} ${path} (${reason}); the visible output is kept, the complete output is not. Free disk space or pass another outputDir.`;
+		this.fileError = `${description}; the visible output is kept, the complete output is not. Free disk space or pass another outputDir.`;
 		this.closeSpills();
 		this.removeFiles();
 		for (const record of [this.stdout, this.stderr]) record.chunks = [];
@@ -227,18 +236,21 @@ export class CellOutput {
 	}
 
 	private spill(record: StreamRecord, text: string): void {
-		let path = record.spillPath ?? `${this.options.name}.${record.name}.spill`;
+		if (record.spillFd === undefined) {
+			record.spillPath = this.filePath(`${this.options.name}.${record.name}.spill`);
+			if (!record.spillPath) return;
+		}
 		try {
-			if (record.spillFd === undefined) {
-				path = join(this.options.dir(), path);
-				record.spillPath = path;
-				record.spillFd = openSync(path, "w", 0o600);
-			}
+			record.spillFd ??= openSync(record.spillPath as string, "w", 0o600);
 			writeSync(record.spillFd, text);
 		} catch (error) {
-			this.fail("a spill file of the complete output", path, error);
+			this.fail(`Could not write the spill file ${record.spillPath} (${reasonOf(error)})`);
 		}
 	}
+}
+
+function reasonOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
 }
 
 function unlinkQuietly(path: string): void {
