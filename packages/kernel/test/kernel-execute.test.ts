@@ -50,6 +50,14 @@ describe("executing cells", () => {
 		expect(formatCellOutput(result)).toContain("ValueError: bad input 7");
 	});
 
+	it("collects the output of a forked subprocess (its pipe to the kernel is a private Unix socket)", async () => {
+		const result = await kernel.execute(
+			"import multiprocessing\nchild = multiprocessing.get_context('fork').Process(target=print, args=('from the child',))\nchild.start(); child.join()\nchild.exitcode",
+		);
+		expect(result.stdout).toBe("from the child\n");
+		expect(result.result).toBe("0");
+	});
+
 	it("runs %%bash cells and shell escapes, collecting their output", async () => {
 		const bash = await kernel.execute("%%bash\necho from bash\necho to err >&2");
 		expect(bash.stdout).toBe("from bash\n");

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -7,6 +8,27 @@ import { Kernel, KernelNotRunningError } from "../src/index.js";
 import { processGone, waitUntilGone } from "./process-gone.js";
 
 const started: Kernel[] = [];
+
+/** TCP sockets in LISTEN state that process `pid` holds (from /proc: its socket inodes). */
+function listeningTcpSockets(pid: number): string[] {
+	const inodes = new Set<string>();
+	for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+		try {
+			const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+			if (match) inodes.add(match[1]);
+		} catch {
+			// Closed while listing.
+		}
+	}
+	const listening: string[] = [];
+	for (const table of ["tcp", "tcp6"]) {
+		for (const line of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
+			const fields = line.trim().split(/\s+/);
+			if (fields[3] === "0A" && inodes.has(fields[9])) listening.push(`${table} ${fields[1]}`);
+		}
+	}
+	return listening;
+}
 
 async function startKernel(options: Parameters<typeof Kernel.start>[0] = {}): Promise<Kernel> {
 	const kernel = await Kernel.start(options);
@@ -19,16 +41,35 @@ afterEach(async () => {
 });
 
 describe("kernel process", () => {
-	it("connects through a connection file only the user can read, on loopback", async () => {
+	it("connects through a connection file only the user can read, over Unix sockets in that private folder", async () => {
 		const kernel = await startKernel();
 		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
 		const file = args[args.indexOf("-f") + 1];
 		expect(statSync(file).mode & 0o777).toBe(0o600);
 		expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
 		const info = JSON.parse(readFileSync(file, "utf8"));
-		expect(info.ip).toBe("127.0.0.1");
+		expect(info.transport).toBe("ipc");
+		expect(info.ip).toBe(join(dirname(file), "k"));
 		expect(info.key).toMatch(/^[0-9a-f]{64}$/);
-		expect(info.shell_port).toBeGreaterThan(0);
+		expect(statSync(`${info.ip}-${info.iopub_port}`).isSocket()).toBe(true);
+		expect(listeningTcpSockets(kernel.pid as number)).toEqual([]);
+	});
+
+	it("lets no other user connect to the kernel's sockets", async ({ skip }) => {
+		if (process.getuid?.() !== 0) skip("needs root to run a probe as another user");
+		const kernel = await startKernel();
+		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
+		const info = JSON.parse(readFileSync(args[args.indexOf("-f") + 1], "utf8"));
+		const probe = spawnSync(
+			process.execPath,
+			[
+				"-e",
+				"require('net').connect(process.argv[1]).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })",
+				`${info.ip}-${info.iopub_port}`,
+			],
+			{ uid: 65534, gid: 65534, encoding: "utf8" },
+		);
+		expect(probe.stdout.trim()).toBe("EACCES");
 	});
 
 	it("fails a cell whose kernel exits mid-cell, refuses further cells, and works again after restart", async () => {

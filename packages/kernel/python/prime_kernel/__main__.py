@@ -12,6 +12,7 @@ import sys
 from .control import install_control_handler
 from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
 from .parent_watch import watch_host
+from .private_pipe import keep_subprocess_pipe_private, subprocess_pipe_address
 from .signal_wakeup import install_signal_wakeup
 
 
@@ -25,10 +26,14 @@ def _connection_file(args: list[str]) -> str | None:
 
 
 def main() -> None:
+    connection_file = _connection_file(sys.argv[1:])
     host_pid = os.environ.get("PRIME_KERNEL_HOST_PID", "")
     if host_pid.isdigit():
         # Started before ipykernel initialises, so a host that dies during startup is noticed too.
-        watch_host(int(host_pid), _connection_file(sys.argv[1:]))
+        watch_host(int(host_pid), connection_file)
+    pipe_address = subprocess_pipe_address(connection_file)
+    if pipe_address:
+        keep_subprocess_pipe_private(pipe_address)
 
     from ipykernel.kernelapp import IPKernelApp
 

@@ -1,6 +1,6 @@
 import { Dealer, Subscriber } from "zeromq";
 import type { JupyterMessage, WireCodec } from "../wire/index.js";
-import type { ConnectionInfo } from "./connection-file.js";
+import { type ConnectionInfo, channelAddress } from "./connection-file.js";
 
 export type ChannelName = "shell" | "control" | "iopub";
 export type MessageListener = (channel: ChannelName, message: JupyterMessage) => void;
@@ -22,7 +22,7 @@ export class KernelChannels {
 		private readonly codec: WireCodec,
 		private readonly listener: MessageListener,
 	) {
-		const address = (port: number) => `${info.transport}://${info.ip}:${port}`;
+		const address = (port: number) => channelAddress(info, port);
 		this.iopub.subscribe();
 		this.iopub.connect(address(info.iopub_port));
 		this.shell.connect(address(info.shell_port));
