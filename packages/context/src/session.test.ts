@@ -135,3 +135,61 @@ describe("context session", () => {
 		expect(result.text).toBe(text);
 	});
 });
+
+/** A vitest run (ANSI colours between words) with `failures` failing tests among 2,000 passing lines. */
+function colouredVitest(names: string[]): string {
+	const out: string[] = [];
+	for (let i = 0; i < 2000; i++)
+		out.push(` \u001b[32m✓\u001b[39m src/grid.test.ts \u001b[2m>\u001b[22m cell ${i} \u001b[33m${i % 9}ms\u001b[39m`);
+	for (const name of names) out.push(` \u001b[31m×\u001b[39m \u001b[1msrc/esc.test.ts\u001b[22m > ${name}`);
+	out.push(` \u001b[2mTest Files\u001b[22m  \u001b[1m\u001b[31m1 failed\u001b[39m\u001b[22m (1)`);
+	out.push(
+		`      \u001b[2mTests\u001b[22m  \u001b[1m\u001b[31m${names.length} failed\u001b[39m\u001b[22m | \u001b[32m2000 passed\u001b[39m (${2000 + names.length})`,
+	);
+	return `${out.join("\n")}\n`;
+}
+
+describe("the capsule shows facts verbatim, and search finds what it shows", () => {
+	const names = ["keeps x<y && z", "quotes \u001b[1m&amp;\u001b[22m literally", "ends with a space "];
+
+	it("lists ids exactly as the tool printed them, with & and < and a trailing space", async () => {
+		const session = await open();
+		const result = await session.observe({ tool: "bash", text: colouredVitest(names), isError: false });
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain("\nsrc/esc.test.ts > keeps x<y && z\n");
+		expect(result.text).toContain("\nsrc/esc.test.ts > quotes &amp; literally\n");
+		expect(result.text).toContain("\nsrc/esc.test.ts > ends with a space \n");
+		expect(result.text).not.toContain("&lt;");
+	});
+
+	it("finds an id copied from the capsule although colour codes sit between its words, at its original line", async () => {
+		const session = await open();
+		const result = await session.observe({ tool: "bash", text: colouredVitest(names), isError: false });
+		const found = await session.recover({
+			action: "search",
+			id: result.id,
+			query: "src/esc.test.ts > quotes &amp; literally",
+		});
+		expect(found.text).toContain("1 match for");
+		expect(found.text).toContain("\n2002:  × src/esc.test.ts > quotes &amp; literally\n");
+	});
+
+	it("escapes only a literal closing tag of the envelope", async () => {
+		const session = await open();
+		const text = colouredVitest(["prints </prime_context_output> inside"]);
+		const result = await session.observe({ tool: "bash", text, isError: false });
+		expect(result.text).toContain("\nsrc/esc.test.ts > prints &lt;/prime_context_output> inside\n");
+		expect(result.text.match(/<\/prime_context_output>/g)).toHaveLength(1);
+	});
+
+	it("shows a progress bar's final frame, not its first", async () => {
+		const session = await open();
+		const bar = Array.from({ length: 200 }, (_, i) => `fetching [${"=".repeat(i % 30)}] ${i}/199`).join("\r");
+		const lines = Array.from({ length: 3000 }, (_, i) => `row ${i}: value ${i * 7}`);
+		lines[5] = bar;
+		lines.push("ValueError: row 2999 has no owner");
+		const result = await session.observe({ tool: "bash", text: `${lines.join("\n")}\n`, isError: false, exitCode: 1 });
+		expect(result.text).toContain(`6: fetching [${"=".repeat(199 % 30)}] 199/199`);
+		expect(result.text).not.toContain("fetching [] 0/199");
+	});
+});

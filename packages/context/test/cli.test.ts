@@ -229,7 +229,12 @@ describe("reading the archive from the command line", () => {
 		const archive = await sessionArchive("t");
 		const path = join(archive.dir, "obs_000001", "output.gz");
 		const bytes = await readFile(path);
-		bytes[Math.floor(bytes.length / 2)] ^= 0x55;
+		// Inside the chunk that holds line 8000: chunks start on line boundaries, so a read inflates only its own.
+		const meta = JSON.parse(await readFile(join(archive.dir, "obs_000001", "meta.json"), "utf8"));
+		const chunk = meta.chunks.find(
+			(c: { firstLine: number; newlines: number }) => c.firstLine <= 8000 && 8000 < c.firstLine + c.newlines,
+		);
+		bytes[chunk.offset + Math.floor(chunk.length / 2)] ^= 0x55;
 		await writeFile(path, bytes);
 		const corrupted = await cli("--session", "t", "read", "obs_000001", "8000:8001");
 		expect(corrupted.status).toBe(1);

@@ -244,7 +244,7 @@ describe("structured capsules", () => {
 		expect(result.decision).toBe("structured-capsule");
 		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(1536);
 		expect(result.text).toContain("1: error: unrecognized argument '--colour'");
-		expect(result.text).toContain("2: usage: build [options] &lt;target>");
+		expect(result.text).toContain("2: usage: build [options] <target>");
 		expect(result.text).toContain(`action=read id=${result.id} startLine=1 endLine=11`);
 		expect(result.text).toContain('query="error: unrecognized argument"');
 	});

@@ -36,8 +36,7 @@ export async function scanObservation(
 	const scanner = createOutcomeScanner();
 	const selector = new LineSelector();
 	const splitter = new LineSplitter((text, lineNo, bytes) => {
-		const clean = text.endsWith("\r") ? text.slice(0, -1) : text;
-		scanner.line(clean, lineNo, selector.line(text, lineNo, bytes));
+		scanner.line(text, lineNo, selector.line(text, lineNo, bytes));
 	});
 	const check = new TextCheck();
 	let body: Buffer[] | null = [];

@@ -23,7 +23,25 @@ function cut(buffer: Buffer, offsets: number[]): Buffer[] {
 	return chunks;
 }
 
+/** The reference for a line redrawn with `\r`: its last non-empty frame after a `\r` marker, else the line. */
+function finalFrame(line: string): string {
+	const [first, ...frames] = line.split("\r");
+	let out = first;
+	for (const frame of frames) if (frame !== "") out = `\r${frame}`;
+	return out;
+}
+
 describe("LineSplitter", () => {
+	it("keeps the final frame of a progress bar redrawn with carriage returns, far past the first 4 KiB", () => {
+		const frames = Array.from({ length: 101 }, (_, i) => `downloading ${"#".repeat(i % 40)} ${i}%`);
+		const line = `${frames.join("\r")}\r`;
+		const got = split(cut(Buffer.from(`${line}\nnext\n`), [5000, 5001, 9000]));
+		expect(got).toEqual([
+			{ text: "\rdownloading #################### 100%", line: 1, bytes: Buffer.byteLength(line) },
+			{ text: "next", line: 2, bytes: 4 },
+		]);
+	});
+
 	it("gives each line, its number and its exact byte size, however the bytes are chunked", () => {
 		const unit = fc.constantFrom("a", "é", "😀", "\n", " ", "\r");
 		fc.assert(
@@ -32,7 +50,7 @@ describe("LineSplitter", () => {
 				const expected = text === "" ? [] : text.split("\n");
 				if (text.endsWith("\n")) expected.pop();
 				const got = split(cut(bytes, offsets));
-				expect(got.map((l) => l.text)).toEqual(expected);
+				expect(got.map((l) => l.text)).toEqual(expected.map(finalFrame));
 				expect(got.map((l) => l.line)).toEqual(expected.map((_, i) => i + 1));
 				expect(got.map((l) => l.bytes)).toEqual(expected.map((l) => Buffer.byteLength(l)));
 			}),

@@ -75,18 +75,24 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
  * `LINE_KEEP_BYTES` characters of each line, so a single 10 MB line costs no more memory than a
  * short one. `bytes` is the whole line's UTF-8 size, taken from newline positions in the bytes
  * (a newline byte is never part of a multi-byte character, so text and bytes split alike).
+ *
+ * A line redrawn with carriage returns (a progress bar) is kept as its final non-empty frame, marked
+ * by a leading `\r`: that is what a terminal shows, and it may lie far past the first 4 KiB.
  */
 export class LineSplitter {
 	private readonly decoder = new StringDecoder("utf8");
 	private partial = "";
 	private partialBytes = 0;
 	private capped = false;
+	/** A carriage return was seen with no text after it yet: the next text starts a new frame. */
+	private pendingFrame = false;
 	private lineNo = 0;
 
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
 
 	push(chunk: Buffer): void {
 		const text = this.decoder.write(chunk);
+		const hasReturn = text.includes("\r");
 		let start = 0;
 		let byteStart = 0;
 		for (;;) {
@@ -94,7 +100,8 @@ export class LineSplitter {
 			if (nl === -1) break;
 			const byteNl = chunk.indexOf(0x0a, byteStart);
 			const bytes = this.partialBytes + (byteNl - byteStart);
-			if (this.partial === "" && this.partialBytes === 0) {
+			const framed = hasReturn && text.lastIndexOf("\r", nl) >= start;
+			if (this.partial === "" && this.partialBytes === 0 && !framed) {
 				const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
 				this.emit(text.slice(start, end), ++this.lineNo, bytes);
 			} else {
@@ -103,6 +110,7 @@ export class LineSplitter {
 				this.partial = "";
 				this.capped = false;
 			}
+			this.pendingFrame = false;
 			this.partialBytes = 0;
 			start = nl + 1;
 			byteStart = byteNl + 1;
@@ -112,6 +120,24 @@ export class LineSplitter {
 	}
 
 	private append(piece: string): void {
+		if (!piece.includes("\r")) {
+			this.appendFrame(piece);
+			return;
+		}
+		const frames = piece.split("\r");
+		for (const [index, frame] of frames.entries()) {
+			if (index > 0) this.pendingFrame = true;
+			this.appendFrame(frame);
+		}
+	}
+
+	private appendFrame(piece: string): void {
+		if (piece === "") return;
+		if (this.pendingFrame) {
+			this.partial = "\r";
+			this.capped = false;
+			this.pendingFrame = false;
+		}
 		if (this.capped) return;
 		const room = LINE_KEEP_BYTES - this.partial.length;
 		if (piece.length <= room) this.partial += piece;
@@ -128,6 +154,7 @@ export class LineSplitter {
 		if (this.partial !== "" || this.partialBytes > 0) this.emit(this.partial, ++this.lineNo, this.partialBytes);
 		this.partial = "";
 		this.partialBytes = 0;
+		this.pendingFrame = false;
 		return this.lineNo;
 	}
 }

@@ -1,28 +1,28 @@
 /**
- * XML text escaping for capsule bodies. Only `&` and `<` are escaped: that is all XML text content
- * needs, and it keeps `>` readable so ids such as `file > describe > test` stay literal.
- * C0 control characters other than tab (never valid in XML 1.0) become U+FFFD.
+ * Escaping for capsule bodies. Facts are shown exactly as the tool printed them (a model copies a
+ * test id to re-run it), so `&`, `<` and `>` stay literal: the only text escaped is a literal
+ * closing tag of the envelope, which would end the capsule early. Control characters other than tab
+ * are not printable: they are shown as `\xNN`, the spelling `search` matches (see `visibleText`).
  */
+import { escapeControls } from "../outcome/index.js";
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced.
-const NEEDS_ESCAPE = /[&<\u0000-\u0008\u000b-\u001f\u007f]/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced.
-const ESCAPES = /[&<\u0000-\u0008\u000b-\u001f\u007f]/g;
-
-function escapeChar(ch: string): string {
-	if (ch === "&") return "&amp;";
-	if (ch === "<") return "&lt;";
-	return "\uFFFD";
-}
+/** The one sequence that could end a capsule early; shown as `&lt;/prime_context_output`. */
+const CLOSING = "</prime_context_output";
+const CLOSING_ESCAPED = "&lt;/prime_context_output";
 
 /** Escapes one line of text for the body of a capsule (line breaks are not expected here). */
 export function escapeXmlText(text: string): string {
-	return NEEDS_ESCAPE.test(text) ? text.replace(ESCAPES, escapeChar) : text;
+	const visible = escapeControls(text);
+	return visible.includes(CLOSING) ? visible.split(CLOSING).join(CLOSING_ESCAPED) : visible;
 }
 
 /** Escapes an attribute value (double-quoted). */
 export function escapeXmlAttribute(text: string): string {
-	return escapeXmlText(text).replace(/"/g, "&quot;").replace(/>/g, "&gt;");
+	return escapeControls(text)
+		.replace(/&/g, "&amp;")
+		.replace(/</g, "&lt;")
+		.replace(/"/g, "&quot;")
+		.replace(/>/g, "&gt;");
 }
 
 /** UTF-8 byte length of a string. */
@@ -32,15 +32,17 @@ export function utf8Bytes(text: string): number {
 
 /**
  * The longest prefix of `text` whose escaped form fits in `maxBytes`, cut only between characters
- * (never inside a surrogate pair or an entity). Returns the escaped prefix and how many UTF-8 bytes
+ * (never inside a surrogate pair or an escape). Returns the escaped prefix and how many UTF-8 bytes
  * of the raw text it covers.
  */
 export function escapedPrefix(text: string, maxBytes: number): { escaped: string; rawBytes: number } {
 	let escaped = "";
 	let used = 0;
 	let rawBytes = 0;
+	let at = 0;
 	for (const ch of text) {
-		const piece = escapeXmlText(ch);
+		const piece = ch === "<" && text.startsWith(CLOSING, at) ? "&lt;" : escapeControls(ch);
+		at += ch.length;
 		const cost = utf8Bytes(piece);
 		if (used + cost > maxBytes) break;
 		escaped += piece;
@@ -50,11 +52,7 @@ export function escapedPrefix(text: string, maxBytes: number): { escaped: string
 	return { escaped, rawBytes };
 }
 
-/** Reverses `escapeXmlText` (for readers of capsules, e.g. checks that an id is shown literally). */
+/** Reverses `escapeXmlText`'s envelope escape (control characters stay in their visible `\xNN` form). */
 export function unescapeXmlText(text: string): string {
-	return text
-		.replace(/&lt;/g, "<")
-		.replace(/&quot;/g, '"')
-		.replace(/&gt;/g, ">")
-		.replace(/&amp;/g, "&");
+	return text.includes(CLOSING_ESCAPED) ? text.split(CLOSING_ESCAPED).join(CLOSING) : text;
 }

@@ -46,8 +46,6 @@ describe("packExcerpt", () => {
 						previous = label;
 						const original = byLine.get(label);
 						expect(original).toBeDefined();
-						// No broken entity: every & starts a whole entity.
-						expect(content.replace(/&(?:amp|lt);/g, "")).not.toContain("&");
 						const plain = unescapeXmlText(content);
 						if (truncated) expect(original?.startsWith(plain)).toBe(true);
 						else expect(plain).toBe(original);
@@ -95,11 +93,13 @@ describe("renderExcerptLine", () => {
 		expect(rendered).toBe("1: abc ...[+4999997 bytes]");
 	});
 
-	it("escapes & and < but leaves > readable so ids like `a > b` stay literal", () => {
-		expect(renderExcerptLine({ line: 1, text: "src/a.ts > parse > x<y && z", priority: 0 }, 200)).toBe(
-			`1: ${escapeXmlText("src/a.ts > parse > x<y && z")}`,
+	it("shows ids verbatim, escaping only a literal closing tag of the envelope and control characters", () => {
+		expect(renderExcerptLine({ line: 1, text: "src/a.ts > parse > x<y && z ", priority: 0 }, 200)).toBe(
+			"1: src/a.ts > parse > x<y && z ",
 		);
-		expect(escapeXmlText("x<y && z")).toBe("x&lt;y &amp;&amp; z");
+		expect(escapeXmlText("a</prime_context_output>b")).toBe("a&lt;/prime_context_output>b");
+		expect(unescapeXmlText(escapeXmlText("a</prime_context_output>b"))).toBe("a</prime_context_output>b");
+		expect(escapeXmlText("test\u0000name\u0007")).toBe("test\\x00name\\x07");
 	});
 
 	it("shows how many lines of the same shape a line stands for", () => {

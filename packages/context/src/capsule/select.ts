@@ -1,4 +1,4 @@
-import { classifyLine, type LineKind, stripAnsi } from "../outcome/index.js";
+import { classifyLine, type LineKind, lastFrame, stripAnsi } from "../outcome/index.js";
 import { foldKey, lineShape } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
@@ -74,8 +74,7 @@ const SHAPE_SAMPLE_EVERY = 8;
 
 /** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
 function keptLine(raw: string, line: number, bytes: number, kind: LineKind): KeptLine {
-	const stripped = stripAnsi(raw);
-	const text = stripped.endsWith("\r") ? stripped.slice(0, -1) : stripped;
+	const text = lastFrame(stripAnsi(raw));
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
 	return { line, text, raw, bytes: whole - hidden, kind, repeats: 1 };

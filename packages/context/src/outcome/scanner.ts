@@ -44,6 +44,7 @@ export function createOutcomeScanner(): OutcomeScanner {
 			state.shapedLike(kind ?? classifyLine(raw), lineNo);
 			scanLocations(text, lineNo, state);
 			const trimmed = text.trim();
+			state.startLine(text, trimmed);
 			// Every family sees every line (each keeps its own multi-line context); the generic rules
 			// apply only to lines no family claimed.
 			const claimed = toolchain(text, trimmed, lineNo);

@@ -110,8 +110,22 @@ export class ScanState {
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
+	/** The current line without surrounding whitespace, and the spaces it ended with. */
+	private lineTrimmed = "";
+	private lineTrailing = "";
+
+	/** Called for every line before the parsers see it. */
+	startLine(text: string, trimmed: string): void {
+		this.lineTrimmed = trimmed;
+		const end = text.trimEnd().length;
+		this.lineTrailing = end < text.length ? text.slice(end).replace(/[^ \t]/g, "") : "";
+	}
+
 	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean } = {}): void {
-		const id = raw.trim().slice(0, LIMITS.idLength);
+		let id = raw.trim();
+		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
+		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
+		id = id.slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id) || this.ids.length >= LIMITS.failingIds) return;
 		this.idSeen.add(id);
 		this.ids.push({ id, ...options });

@@ -31,17 +31,6 @@ export function displayLine(text: string, maxBytes: number, needle?: string, ful
 	return `${start > 0 ? "…" : ""}${piece}… [line cut: ${total} bytes]`;
 }
 
-/**
- * Binary content shown as text: control bytes (other than tab) become `\xNN` so they cannot drive a
- * terminal or hide text; invalid UTF-8 has already become U+FFFD. The archive keeps the exact bytes.
- */
-export function escapeControls(text: string): string {
-	return text.replace(CONTROL_BYTES, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const CONTROL_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
 /** Accumulates response lines within a byte budget, keeping room for a closing note. */
 export class BoundedText {
 	private readonly lines: string[] = [];

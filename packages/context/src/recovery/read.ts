@@ -1,4 +1,5 @@
-import { BoundedText, displayLine, escapeControls } from "./output.js";
+import { escapeControls } from "../outcome/index.js";
+import { BoundedText, displayLine } from "./output.js";
 import type { RecoveryContext, RecoveryHints, RecoveryLimits, RecoveryResponse } from "./types.js";
 
 /** Exact lines of one observation, numbered, within the line and byte caps; says how to page on. */

@@ -1,5 +1,6 @@
+import { visibleText } from "../outcome/index.js";
 import type { ObservationRecord } from "../types.js";
-import { BoundedText, displayLine, escapeControls } from "./output.js";
+import { BoundedText, displayLine } from "./output.js";
 import type { RecoveryContext, RecoveryHints, RecoveryLimits, RecoveryResponse } from "./types.js";
 
 interface ShownLine {
@@ -41,7 +42,10 @@ async function scanObservation(context: RecoveryContext, record: ObservationReco
 	let lastBlock: Block | null = null;
 	let hits = 0;
 	for await (const { line, text } of context.archive.lines(record.id)) {
-		const isMatch = text.toLowerCase().includes(scan.needle);
+		// What a reader sees (ANSI removed, final progress frame, control bytes as \xNN) is what the
+		// capsule showed, so a string copied from it is found; the raw line matches too.
+		const visible = visibleText(text);
+		const isMatch = visible.toLowerCase().includes(scan.needle) || text.toLowerCase().includes(scan.needle);
 		let selectedIndex: number | null = null;
 		if (isMatch) {
 			hits++;
@@ -53,8 +57,7 @@ async function scanObservation(context: RecoveryContext, record: ObservationReco
 		}
 		const filling = open !== null || scan.selected < scan.max || selectedIndex !== null;
 		if (!filling) continue; // only counting from here on
-		const visible = displayLine(text, scan.lineMaxBytes, scan.needle);
-		const shown: ShownLine = { line, text: record.binary ? escapeControls(visible) : visible, match: selectedIndex };
+		const shown: ShownLine = { line, text: displayLine(visible, scan.lineMaxBytes, scan.needle), match: selectedIndex };
 		if (selectedIndex !== null) {
 			if (!open) {
 				const lead = before.filter((entry) => entry.line > lastShown);
