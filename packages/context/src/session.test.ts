@@ -193,3 +193,45 @@ describe("the capsule shows facts verbatim, and search finds what it shows", () 
 		expect(result.text).not.toContain("fetching [] 0/199");
 	});
 });
+
+describe("text with a few odd bytes is still text", () => {
+	it("shows a vitest log with NUL bytes inside test names as text, escaping them, with hints and ids", async () => {
+		const session = await open();
+		const names = ["parses a\u0000b", "keeps \u0000 apart", "joins\u0000"];
+		const result = await session.observe({ tool: "bash", text: colouredVitest(names), isError: false });
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).not.toContain("Binary output");
+		expect(result.text).toContain("\nsrc/esc.test.ts > parses a\\x00b\n");
+		expect(result.text).toMatch(/prime_context action=read/);
+		const found = await session.recover({ action: "search", id: result.id, query: "keeps \\x00 apart" });
+		expect(found.text).toContain("1 match for");
+	});
+
+	it("shows a pytest log with one Latin-1 byte as text", async () => {
+		const session = await open();
+		const lines = Array.from({ length: 2000 }, (_, i) => `tests/test_io.py::test_case_${i} PASSED`);
+		lines.push(
+			"FAILED tests/test_io.py::test_caf\u00e9 - UnicodeDecodeError: bad byte",
+			"1 failed, 2000 passed in 3.10s",
+		);
+		const bytes = Buffer.from(`${lines.join("\n")}\n`, "latin1");
+		const path = join(base, "pytest.log");
+		await writeFile(path, bytes);
+		const result = await session.observe({ tool: "bash", text: "", fullOutputPath: path, isError: false });
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).not.toContain("Binary output");
+		expect(result.text).toContain("tests/test_io.py::test_caf\uFFFD");
+		expect(result.text).toContain("TEST_RESULT FAIL 1 failed, 2000 passed");
+		expect((await session.archive.readBytes(result.id)).equals(bytes)).toBe(true);
+	});
+
+	it("still calls output that is mostly not text binary", async () => {
+		const session = await open();
+		const bytes = Buffer.alloc(40_000);
+		for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;
+		const path = join(base, "blob.bin");
+		await writeFile(path, bytes);
+		const result = await session.observe({ tool: "bash", text: "", fullOutputPath: path, isError: false });
+		expect(result.text).toContain("Binary output archived locally");
+	});
+});

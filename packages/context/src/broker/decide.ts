@@ -219,7 +219,7 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 /** Which structured capsule an output needs, if any, before the grace and return-on-investment rules. */
 function capsuleKind(ctx: DecisionContext): CapsuleKind | "medium-candidate" | null {
 	const { scan, budgets } = ctx;
-	if (scan.binary) return "binary";
+	if (scan.mostlyBinary) return "binary";
 	// A clean test run often looks like a progress burst; its terminal summary is what matters.
 	if (scan.bytes >= MEDIUM_RESULT_BYTES && isClean(ctx)) return "clean";
 	if (isUsage(scan)) return "usage";
@@ -297,7 +297,7 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	if (kind === null) return pass("pass-through", ctx, memo);
 	if (kind === "medium-candidate" && ctx.graceUsed < RULES.graceResults) return pass("grace", ctx, memo);
 	// Usage listings are archived at once (the seed); the return-on-investment rule is for sampled failures.
-	const roiApplies = kind !== "usage" && !scan.binary;
+	const roiApplies = kind !== "usage" && !scan.mostlyBinary;
 
 	const capsuleKindFinal: CapsuleKind = kind === "medium-candidate" ? "medium" : kind;
 	const capsule = buildStructuredCapsule({
@@ -313,7 +313,7 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	if (failed && roiApplies && scan.bytes < RULES.roiBelowBytes && capsuleBytes > scan.bytes * RULES.roiMaxRatio) {
 		return pass("failure-roi", ctx, memo);
 	}
-	if (!scan.binary && !smaller(capsule.text)) return pass("pass-through", ctx, memo);
+	if (!scan.mostlyBinary && !smaller(capsule.text)) return pass("pass-through", ctx, memo);
 	return {
 		decision: "structured-capsule",
 		text: capsule.text,

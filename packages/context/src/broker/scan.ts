@@ -10,7 +10,10 @@ export interface Scan {
 	source: ObservationSource;
 	bytes: number;
 	lines: number;
+	/** Not exact text: some byte is NUL or not valid UTF-8 (exact comparisons then use bytes only). */
 	binary: boolean;
+	/** Mostly not text: shown as a binary capsule. A few odd bytes in a log do not make it binary. */
+	mostlyBinary: boolean;
 	/** The exact bytes, when at most `BODY_MAX_BYTES`. */
 	body: Buffer | null;
 	outcome: Outcome;
@@ -71,6 +74,7 @@ export async function scanObservation(
 		bytes,
 		lines,
 		binary,
+		mostlyBinary: check.mostlyNotText(),
 		body: body === null ? null : Buffer.concat(body),
 		outcome,
 		selection: selector.finish(),

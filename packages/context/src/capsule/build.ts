@@ -14,7 +14,7 @@ import { exceptionsLine, type RunFacts, runStatus, statusLines } from "./status.
  * - `large`: at or above the threshold; `repetitive`: large and mostly lines of few shapes;
  * - `clean`: a clean success (terminal summary plus a short informative head, no hints);
  * - `medium`: an 8-24 KiB result after the two-result grace; `usage`: a help/usage listing;
- * - `trace`: a trace/debug/progress burst; `binary`: not valid UTF-8 text.
+ * - `trace`: a trace/debug/progress burst; `binary`: mostly not text (over 10% NUL or invalid UTF-8 bytes).
  */
 export type CapsuleKind = "large" | "repetitive" | "clean" | "medium" | "usage" | "trace" | "binary";
 
@@ -38,7 +38,7 @@ const LARGE_KINDS: ReadonlySet<CapsuleKind> = new Set(["large", "repetitive", "c
 const RECOVERY_ONLY_NOTICE =
 	"Large output archived locally. No excerpt fits this capsule; recover exact text as below.";
 const BINARY_NOTICE =
-	"Binary output archived locally, byte-exact: it is not valid UTF-8 text or holds NUL bytes, so no excerpt is shown.";
+	"Binary output archived locally, byte-exact: over 10% of its bytes are NUL or not valid UTF-8, so no excerpt is shown.";
 
 /** Lines whose text is only trace, debug or progress noise. */
 const NOISE: ReadonlySet<LineKind> = new Set(["trace", "progress", "blank"]);
