@@ -65,6 +65,18 @@ describe("a kernel never outlives its host", () => {
 		expect(existsSync(connectionFile)).toBe(false);
 	});
 
+	it("is gone within 2 s of a SIGKILL of its host while a C call holds the GIL, with its subprocesses", async () => {
+		const host = await startHost([
+			"--cell",
+			"import subprocess\nchild = subprocess.Popen(['sleep', '300'])\nprint(child.pid, flush=True)\nsum(range(10**12))",
+		]);
+		const sleeperPid = Number(JSON.parse(await host.nextLine()).printed);
+		process.kill(host.hostPid, "SIGKILL");
+		await host.exited;
+		await waitUntilGone(host.kernelPid, 2_000);
+		await waitUntilGone(sleeperPid, 2_000);
+	});
+
 	it("survives a SIGINT the host app handles itself, and still dies with the host afterwards", async () => {
 		const host = await startHost(["--own-sigint"]);
 		process.kill(host.hostPid, "SIGINT");

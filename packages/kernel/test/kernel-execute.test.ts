@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatCellOutput, Kernel, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../src/index.js";
+import { runUntilPrinted } from "./kernels.js";
 
 let kernel: Kernel;
 let outputDir: string;
@@ -143,11 +144,13 @@ describe("executing cells", () => {
 	it("interrupts an endless loop within 2 seconds and keeps the variables", async () => {
 		await kernel.execute("survivor = 'still here'");
 		const controller = new AbortController();
-		const cell = kernel.execute("while True: pass", { signal: controller.signal });
-		await new Promise((resolve) => setTimeout(resolve, 300));
+		const cell = runUntilPrinted(kernel, "print('spinning', flush=True)\nwhile True: pass", "spinning", {
+			signal: controller.signal,
+		});
+		await cell.started;
 		const abortedAt = Date.now();
 		controller.abort();
-		const result = await cell;
+		const result = await cell.result;
 		expect(Date.now() - abortedAt).toBeLessThan(2_000);
 		expect(result.status).toBe("aborted");
 		expect(result.error?.ename).toBe("KeyboardInterrupt");

@@ -3,11 +3,28 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Kernel, KernelNotRunningError } from "../src/index.js";
+import { runUntilPrinted, startKernel } from "./kernels.js";
 import { processGone, waitUntilGone } from "./process-gone.js";
 
-const started: Kernel[] = [];
+/** Kernel processes (not their guards) whose parent is this test process. */
+function kernelProcessesOfThisHost(): number[] {
+	const pids: number[] = [];
+	for (const entry of readdirSync("/proc")) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+			const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+			if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("prime_kernel")) {
+				pids.push(Number(entry));
+			}
+		} catch {
+			// Exited while listing.
+		}
+	}
+	return pids;
+}
 
 /** TCP sockets in LISTEN state that process `pid` holds (from /proc: its socket inodes). */
 function listeningTcpSockets(pid: number): string[] {
@@ -29,16 +46,6 @@ function listeningTcpSockets(pid: number): string[] {
 	}
 	return listening;
 }
-
-async function startKernel(options: Parameters<typeof Kernel.start>[0] = {}): Promise<Kernel> {
-	const kernel = await Kernel.start(options);
-	started.push(kernel);
-	return kernel;
-}
-
-afterEach(async () => {
-	await Promise.all(started.splice(0).map((kernel) => kernel.shutdown()));
-});
 
 describe("kernel process", () => {
 	it("connects through a connection file only the user can read, over Unix sockets in that private folder", async () => {
@@ -94,6 +101,39 @@ describe("kernel process", () => {
 		expect(gone.error?.ename).toBe("NameError");
 	});
 
+	it("takes the subprocesses of a kernel that crashed down with it", async () => {
+		const kernel = await startKernel();
+		const started = await kernel.execute(
+			"import subprocess\nsleeper = subprocess.Popen(['sleep', '300'])\nsleeper.pid",
+		);
+		const sleeperPid = Number(started.result);
+		expect(processGone(sleeperPid)).toBe(false);
+		const result = await kernel.execute("import os\nos._exit(3)");
+		expect(result.status).toBe("died");
+		await waitUntilGone(sleeperPid, 2_000);
+	});
+
+	it("leaks no kernel when restart() is called twice at once", async () => {
+		const before = kernelProcessesOfThisHost();
+		const kernel = await startKernel();
+		await kernel.execute("first = 1");
+		await Promise.all([kernel.restart(), kernel.restart()]);
+		expect((await kernel.execute("'fresh'")).result).toBe("'fresh'");
+		expect(kernelProcessesOfThisHost().filter((pid) => !before.includes(pid))).toEqual([kernel.pid]);
+		await kernel.shutdown();
+		expect(kernelProcessesOfThisHost().filter((pid) => !before.includes(pid) && !processGone(pid))).toEqual([]);
+	});
+
+	it("says a cell was ended by shutdown(), without advising a restart", async () => {
+		const kernel = await startKernel();
+		const cell = runUntilPrinted(kernel, "import time\nprint('running', flush=True)\ntime.sleep(30)", "running");
+		await cell.started;
+		await kernel.shutdown();
+		const result = await cell.result;
+		expect(result.status).toBe("died");
+		expect(result.error?.evalue).toBe("The kernel was shut down while this cell was running; its variables are gone.");
+	});
+
 	it("reports a segfault mid-cell with the signal that killed the kernel", async () => {
 		const kernel = await startKernel();
 		const result = await kernel.execute("import ctypes\nctypes.string_at(0)");
@@ -105,11 +145,15 @@ describe("kernel process", () => {
 
 	it("reports a cell that stays busy after an interrupt, and recovers with kill and restart", async () => {
 		const kernel = await startKernel({ stillBusyAfterMs: 1_000 });
-		const cell = kernel.execute("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)");
-		await new Promise((resolve) => setTimeout(resolve, 300));
+		const cell = runUntilPrinted(
+			kernel,
+			"import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('deaf', flush=True)\ntime.sleep(60)",
+			"deaf",
+		);
+		await cell.started;
 		const interrupted = await kernel.interrupt();
 		expect(interrupted.stillBusy).toBe(true);
-		const result = await cell;
+		const result = await cell.result;
 		expect(result.status).toBe("aborted");
 		expect(result.stillBusyAfterInterrupt).toBe(true);
 		const pid = kernel.pid as number;
@@ -126,10 +170,10 @@ describe("kernel process", () => {
 			"import time\nget_ipython().kernel.control_handlers['interrupt_request'] = lambda *args: time.sleep(3)",
 		);
 		await kernel.execute("kept = 'yes'");
-		const cell = kernel.execute("while True: pass");
-		await new Promise((resolve) => setTimeout(resolve, 300));
+		const cell = runUntilPrinted(kernel, "print('spinning', flush=True)\nwhile True: pass", "spinning");
+		await cell.started;
 		expect(await kernel.interrupt()).toEqual({ stillBusy: false });
-		const result = await cell;
+		const result = await cell.result;
 		expect(result.status).toBe("aborted");
 		expect(result.error?.ename).toBe("KeyboardInterrupt");
 		expect((await kernel.execute("kept")).result).toBe("'yes'");

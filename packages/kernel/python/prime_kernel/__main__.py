@@ -1,7 +1,8 @@
 """Launch an IPython kernel for a host process: ``python -m prime_kernel -f <connection file> [ipykernel args]``.
 
-``PRIME_KERNEL_HOST_PID`` names the host process; the kernel exits (with its process group) once it
-is gone, so a host killed with SIGKILL leaves no kernel behind.
+``PRIME_KERNEL_HOST_PID`` names the host process; the kernel's process group is killed once the
+host or the kernel is gone, so a host killed with SIGKILL leaves no kernel behind, and a kernel
+that crashes leaves none of its subprocesses behind (see ``parent_watch``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 
 from .control import install_control_handler
 from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
-from .parent_watch import watch_host
+from .parent_watch import start_guard
 from .private_pipe import keep_subprocess_pipe_private, subprocess_pipe_address
 from .signal_wakeup import install_signal_wakeup
 
@@ -29,8 +30,9 @@ def main() -> None:
     connection_file = _connection_file(sys.argv[1:])
     host_pid = os.environ.get("PRIME_KERNEL_HOST_PID", "")
     if host_pid.isdigit():
-        # Started before ipykernel initialises, so a host that dies during startup is noticed too.
-        watch_host(int(host_pid), connection_file)
+        # Started before ipykernel initialises (and its threads), so a host that dies during
+        # startup is noticed too.
+        start_guard(int(host_pid), connection_file)
     pipe_address = subprocess_pipe_address(connection_file)
     if pipe_address:
         keep_subprocess_pipe_private(pipe_address)

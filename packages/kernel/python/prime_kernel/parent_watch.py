@@ -1,4 +1,12 @@
-"""Exit the kernel when its host process is gone.
+"""Take the kernel and everything it started down when its host, or the kernel itself, is gone.
+
+The watch runs in a small guard process forked before ipykernel starts, not in a thread of the
+kernel: a thread cannot run while a long C call holds the GIL, so a host killed with SIGKILL
+during ``numpy`` work would leave the kernel alive until the call returned. The guard stays in the
+kernel's process group (the kernel leads it) and kills the whole group, itself included, when
+
+- the host is gone (SIGKILL of the host included), after removing the connection file, or
+- the kernel is gone (a crash): whatever the kernel started must not run on as an orphan.
 
 The host pid is watched directly: an orphan may be re-parented to a subreaper rather than to pid 1,
 so ``getppid() == 1`` is not a reliable sign that the host died.
@@ -8,8 +16,9 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
+
+POLL_S = 0.25
 
 
 def host_alive(pid: int) -> bool:
@@ -32,31 +41,48 @@ def _remove_connection_file(path: str | None) -> None:
     # The host that would have removed it is gone; leave no key lying in the temp directory.
     if not path:
         return
+    folder = os.path.dirname(path)
     try:
         os.unlink(path)
-        os.rmdir(os.path.dirname(path))
+        if os.path.basename(folder).startswith("prime-kernel-"):
+            # The host's private folder: the channel sockets are in it too.
+            for name in os.listdir(folder):
+                os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
     except OSError:
         pass
 
 
-def _exit_with_group() -> None:
-    pid = os.getpid()
+def _guard(host_pid: int, kernel_pid: int, connection_file: str | None) -> None:
+    while True:
+        if not host_alive(host_pid):
+            _remove_connection_file(connection_file)
+            break
+        if os.getppid() != kernel_pid:
+            break  # the kernel exited: its children go with it
+        time.sleep(POLL_S)
     try:
-        if os.getpgid(0) == pid:
-            # The kernel leads its own process group: take its subprocesses down with it.
-            os.killpg(pid, signal.SIGKILL)
+        os.killpg(kernel_pid, signal.SIGKILL)
     except OSError:
         pass
-    os._exit(1)
 
 
-def watch_host(pid: int, connection_file: str | None = None, interval: float = 0.5) -> threading.Thread:
-    def run() -> None:
-        while host_alive(pid):
-            time.sleep(interval)
-        _remove_connection_file(connection_file)
-        _exit_with_group()
-
-    thread = threading.Thread(target=run, name="prime-kernel-host-watch", daemon=True)
-    thread.start()
-    return thread
+def start_guard(host_pid: int, connection_file: str | None = None) -> None:
+    """Forks the guard; call before any thread starts (a fork copies only the calling thread)."""
+    kernel_pid = os.getpid()
+    try:
+        if os.getpgid(0) != kernel_pid:
+            os.setpgid(0, 0)  # lead a group of our own, so the guard's kill cannot reach the host
+    except OSError:
+        pass
+    if os.fork() != 0:
+        return
+    try:
+        # Let go of the host's pipes: they should close when the kernel exits, not when the guard does.
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for the kernel's cells
+        _guard(host_pid, kernel_pid, connection_file)
+    finally:
+        os._exit(0)

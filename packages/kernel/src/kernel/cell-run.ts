@@ -25,7 +25,12 @@ export interface CellRunOptions extends ExecuteOptions {
 	name: string;
 	/** After the execute_reply, how long to wait for iopub's idle before completing anyway. */
 	idleGraceMs: number;
+	/** Why the host is stopping the kernel, if it is (so a cell it ends says so, not "it died"). */
+	stopReason: () => StopReason | undefined;
 }
+
+/** Why the host stopped a kernel process: `shutdown()`, `restart()` or `kill()`. */
+export type StopReason = "shutdown" | "restart" | "kill";
 
 /**
  * One execute_request from send to completion. It completes when BOTH its execute_reply and its
@@ -182,9 +187,7 @@ export class CellRun {
 		this.end(() => {
 			this.output.setError({
 				ename: "KernelDied",
-				evalue:
-					`The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone. ` +
-					"Call restart() to start a fresh kernel.",
+				evalue: diedMessage(exit, this.options.stopReason()),
 				traceback: [],
 			});
 			return this.collect("died");
@@ -240,6 +243,18 @@ export class CellRun {
 		this.reported = true;
 		this.resolveResult(result);
 	}
+}
+
+/** What a cell ended by the kernel's exit says: what happened, and what to do where there is a choice. */
+function diedMessage(exit: KernelExit, reason: StopReason | undefined): string {
+	if (reason === "shutdown") return "The kernel was shut down while this cell was running; its variables are gone.";
+	if (reason === "restart") {
+		return "The kernel was restarted while this cell was running; its variables are gone (the new kernel starts empty).";
+	}
+	return (
+		`The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone. ` +
+		"Call restart() to start a fresh kernel."
+	);
 }
 
 /** The line that tells a reader some of the cell's output never arrived. */

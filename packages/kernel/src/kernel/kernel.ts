@@ -7,9 +7,11 @@ import { HOST_REQUEST_TARGET, HostRequestRegistry } from "../host-requests/index
 import { KernelSetupError, resolveKernelPython, SETUP_HINT } from "../setup/index.js";
 import type { CellResult, ExecuteOptions, HostRequestHandler, KernelStartOptions } from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
-import { CellRun } from "./cell-run.js";
+import { CellRun, type StopReason } from "./cell-run.js";
 import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
 import { RunningKernel } from "./running-kernel.js";
+
+const SHUT_DOWN = "This kernel was shut down; start a new one with Kernel.start().";
 
 const DEFAULTS = {
 	memoryOutputLimit: 1 << 20,
@@ -34,12 +36,14 @@ const DEFAULTS = {
  */
 export class Kernel {
 	private current?: RunningKernel;
-	private booting?: Promise<RunningKernel>;
+	/** Start, restart and shutdown, one after the other: two at once would leak a kernel. */
+	private lifecycle: Promise<void> = Promise.resolve();
 	private queue: Promise<void> = Promise.resolve();
 	private running?: CellRun;
 	private cellSeq = 0;
 	private droppedBefore = 0;
-	private stopping = false;
+	/** Why the current process is being stopped, when the host asked for it (not a crash). */
+	private stopping?: StopReason;
 	private closed = false;
 	private readonly requests = new HostRequestRegistry();
 	private readonly python: string;
@@ -124,15 +128,14 @@ export class Kernel {
 
 	/** Replaces the kernel process with a fresh one (same options, `startupCode` rerun); all state is lost. */
 	async restart(): Promise<void> {
-		if (this.closed) throw new KernelNotRunningError("this kernel was shut down; start a new one with Kernel.start()");
-		await this.boot(() => this.stopProcess(false));
+		if (this.closed) throw new KernelNotRunningError(SHUT_DOWN);
+		await this.boot(() => this.stopProcess("restart"));
 	}
 
 	/** Asks the kernel to shut down, kills it if it has not exited in time, and releases its resources. */
 	async shutdown(): Promise<void> {
 		this.closed = true;
-		await this.booting?.catch(() => undefined);
-		await this.stopProcess(true);
+		await this.inTurn(() => this.stopProcess("shutdown"));
 		if (this.ownsOutputDir && this.outputDir) await rm(this.outputDir, { recursive: true, force: true });
 	}
 
@@ -140,11 +143,8 @@ export class Kernel {
 	kill(): void {
 		const current = this.current;
 		if (!current?.alive) return;
-		this.stopping = true;
+		this.stopping = "kill";
 		current.kill();
-		void current.exited.then(() => {
-			if (this.current === current) this.stopping = false;
-		});
 	}
 
 	/**
@@ -156,8 +156,9 @@ export class Kernel {
 	}
 
 	private async runCell(code: string, options: ExecuteOptions): Promise<{ result: CellResult; run?: CellRun }> {
-		const kernel = (await this.booting?.catch(() => undefined)) ?? this.current;
-		if (this.closed) throw new KernelNotRunningError("This kernel was shut down; start a new one with Kernel.start().");
+		await this.lifecycle;
+		const kernel = this.current;
+		if (this.closed) throw new KernelNotRunningError(SHUT_DOWN);
 		if (!kernel?.alive) {
 			const why = kernel?.exit ? `its process ${describeExit(kernel.exit)}` : "it was shut down";
 			throw new KernelNotRunningError(
@@ -183,6 +184,7 @@ export class Kernel {
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
+			stopReason: () => this.stopping,
 		});
 		this.running = run;
 		const onAbort = () => void this.interrupt();
@@ -215,16 +217,24 @@ export class Kernel {
 	}
 
 	/** Starts a process, after `before` (stopping the old one); cells wait for the whole of it. */
-	private async boot(before?: () => Promise<void>): Promise<void> {
-		this.booting = (before ? before() : Promise.resolve()).then(() => this.bootProcess());
-		try {
-			const kernel = await this.booting;
+	private boot(before?: () => Promise<void>): Promise<void> {
+		return this.inTurn(async () => {
+			if (this.closed && this.current) {
+				throw new KernelNotRunningError(SHUT_DOWN);
+			}
+			if (before) await before();
+			const kernel = await this.bootProcess();
 			this.droppedBefore += this.current?.droppedMessages ?? 0;
 			this.current = kernel;
-			this.stopping = false;
-		} finally {
-			this.booting = undefined;
-		}
+			this.stopping = undefined;
+		});
+	}
+
+	/** Runs `step` after every start, restart and shutdown asked for before it. */
+	private inTurn(step: () => Promise<void>): Promise<void> {
+		const turn = this.lifecycle.then(step);
+		this.lifecycle = turn.catch(() => {});
+		return turn;
 	}
 
 	private async bootProcess(): Promise<RunningKernel> {
@@ -264,6 +274,7 @@ export class Kernel {
 				memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 				name: this.nextOutputName("startup"),
 				idleGraceMs: DEFAULTS.idleGraceMs,
+				stopReason: () => this.stopping,
 			});
 			await run.start();
 			const result = await run.result;
@@ -312,11 +323,11 @@ export class Kernel {
 		});
 	}
 
-	private async stopProcess(polite: boolean): Promise<void> {
+	private async stopProcess(reason: "shutdown" | "restart"): Promise<void> {
 		const current = this.current;
 		if (!current?.alive) return;
-		this.stopping = true;
-		if (polite) {
+		this.stopping = reason;
+		if (reason === "shutdown") {
 			await current
 				.request("control", "shutdown_request", { restart: false }, DEFAULTS.shutdownGraceMs)
 				.catch(() => undefined);

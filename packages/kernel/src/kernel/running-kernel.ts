@@ -9,6 +9,7 @@ import {
 } from "../connection/index.js";
 import {
 	type KernelProcess,
+	killLeftovers,
 	killOnHostExit,
 	OUTPUT_ACK_EVERY_CHARS,
 	OUTPUT_CREDIT_COMM_ID,
@@ -74,6 +75,7 @@ export class RunningKernel {
 		});
 		this.exited = proc.exited.then((exit) => {
 			this.exit = exit;
+			killLeftovers(proc.child.pid);
 			this.unregisterExitKill();
 			this.channels?.close();
 			for (const waiter of this.exitWaiters) waiter(exit);

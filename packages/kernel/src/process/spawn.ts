@@ -82,6 +82,19 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	return kernelProcess;
 }
 
+/**
+ * SIGKILL to what is left of an exited kernel's process group: the subprocesses it started must
+ * not run on as orphans. (A process group id is not reused while any member lives.)
+ */
+export function killLeftovers(pid: number | undefined): void {
+	if (pid === undefined) return;
+	try {
+		process.kill(-pid, "SIGKILL");
+	} catch {
+		// No member left.
+	}
+}
+
 /** Sends `signal` to the kernel's whole process group (falls back to the process alone). */
 export function signalKernel(child: ChildProcess, signal: NodeJS.Signals): void {
 	if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
