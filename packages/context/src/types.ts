@@ -100,8 +100,10 @@ export interface Outcome {
 	status: "pass" | "fail" | "unknown";
 	/** Counts from the terminal summary line, when present. */
 	counts: OutcomeCounts | null;
-	/** Every failing test id seen, in first-seen order, without duplicates. */
+	/** Every failing test id seen, in first-seen order, without duplicates (the first 5,000). */
 	failingIds: string[];
+	/** Failing ids seen past the first 5,000: counted, not kept. */
+	unrecordedFailingIds?: number;
 	/** Exceptions from `Type: message` lines or a bare type, with 1-based line numbers. */
 	exceptions: { type: string; message: string; line: number }[];
 	/** Source locations (`file:line`), with the 1-based output line they appear on. */

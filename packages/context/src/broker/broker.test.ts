@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionArchive } from "../archive/index.js";
+import { runRecovery } from "../recovery/index.js";
+import { memoryTaskStore } from "../task/index.js";
 import { type ContextConfig, DEFAULT_CONFIG, type ObservationInput } from "../types.js";
 import { createBroker } from "./index.js";
 
@@ -166,6 +168,42 @@ describe("structured capsules", () => {
 		expect(result.text).toContain("No excerpt fits this capsule");
 		expect(result.text).toContain("TEST_RESULT FAIL 400 failed");
 		expect(result.text).toMatch(/action=read id=obs_\d+ startLine=\d+ endLine=\d+/);
+	});
+
+	it("keeps a capsule of 4,000 failing tests under its ceiling, counting the rest per file with the search that finds them", async () => {
+		const { broker, archive } = await session();
+		const ids = Array.from({ length: 4000 }, (_, i) => `tests/test_grid_${i % 7}.py::test_cell_${i}`);
+		const lines = [
+			"=========================== short test summary info ============================",
+			...ids.map((id) => `FAILED ${id} - AssertionError: grid mismatch`),
+			"============================== 4000 failed in 9.02s ==============================",
+		];
+		const text = `${lines.join("\n")}\n`;
+		const result = await broker.observe(input(text, { tool: "bash", exitCode: 1 }));
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(4 * DEFAULT_CONFIG.capsuleMaxBytes);
+		const listed = ids.filter((id) => result.text.includes(`\n${id}\n`)).length;
+		expect(result.text).toContain(`FAILING_TESTS (4000; ${listed} listed here, ${4000 - listed} more below):`);
+		expect(result.text).toContain(`MORE_FAILING_TESTS (${4000 - listed}, counted per file; not listed here):`);
+		expect(result.text).not.toContain("all listed");
+		const groups = [...result.text.matchAll(/^tests\/test_grid_\d\.py: (\d+)$/gm)].map((m) => Number(m[1]));
+		expect(groups.reduce((a, b) => a + b, 0)).toBe(4000 - listed);
+		expect(result.text).toContain(`Search the rest: prime_context action=search id=${result.id} query="FAILED"`);
+		const context = { sessionId: "s", archive, tasks: memoryTaskStore(), config: DEFAULT_CONFIG };
+		const found = await runRecovery(context, { action: "search", id: result.id, query: "FAILED" });
+		// Every failure line, and the summary ("4000 failed").
+		expect(found.text).toContain("4001 matches");
+	});
+
+	it("never says all listed past the ids it records", async () => {
+		const { broker } = await session();
+		const lines = Array.from({ length: 6000 }, (_, i) => `not ok ${i + 1} - case ${i}`);
+		const result = await broker.observe(
+			input(`TAP version 13\n${lines.join("\n")}\n1..6000\n`, { tool: "bash", exitCode: 1 }),
+		);
+		expect(result.text).not.toContain("all listed");
+		expect(result.text).toMatch(/FAILING_TESTS \(6000; \d+ listed here/);
+		expect(result.text).toContain("(+1000 past the first 5000 recorded; not grouped)");
+		expect(result.text).toContain('query="not ok"');
 	});
 
 	it("passes everything through, still archived, when the broker is disabled", async () => {
@@ -442,34 +480,65 @@ describe("deltas", () => {
 
 	it("reports a semantically identical test outcome as unchanged even when wrapper text differs", async () => {
 		const { broker } = await session();
-		const first = await broker.observe(input(pytestRun(9, "0.12"), { tool: "bash", exitCode: 0 }));
+		const first = await broker.observe(input(pytestRun(300, "0.12"), { tool: "bash", exitCode: 0 }));
 		const second = await broker.observe(
-			input(pytestRun(9, "0.31", "rootdir: /srv/project, configfile: pyproject.toml"), { tool: "bash", exitCode: 0 }),
+			input(pytestRun(300, "0.31", "rootdir: /srv/project, configfile: pyproject.toml"), {
+				tool: "bash",
+				exitCode: 0,
+			}),
 		);
 		expect(second.decision).toBe("delta-capsule");
-		expect(second.text).toContain(`TEST_RESULT PASS 9/9 unchanged since ${first.id}`);
+		expect(second.text).toContain(`TEST_RESULT PASS 300/300 unchanged since ${first.id}`);
+		// A short run with the same outcome is new text: it passes through.
+		await broker.observe(input(pytestRun(9, "0.12"), { tool: "bash", exitCode: 0 }));
+		const short = await broker.observe(input(pytestRun(9, "0.31"), { tool: "bash", exitCode: 0 }));
+		expect(short.decision).toBe("pass-through");
 	});
 
 	it("reports an identical failing outcome as unchanged, still listing the failing ids and exception types", async () => {
 		const { broker } = await session();
-		const run = (seconds: string) =>
+		const run = (seconds: string, message = "division by zero", line = 12) =>
 			[
+				...Array.from({ length: 400 }, (_, i) => `tests/test_calc.py::test_case_${i} PASSED${" ".repeat(30)}[ 50%]`),
 				"=================================== FAILURES ===================================",
 				"_________________________________ test_total __________________________________",
-				"E       ZeroDivisionError: division by zero",
-				"tests/test_calc.py:12: ZeroDivisionError",
+				`E       ZeroDivisionError: ${message}`,
+				`tests/test_calc.py:${line}: ZeroDivisionError`,
 				"=========================== short test summary info ============================",
-				"FAILED tests/test_calc.py::test_total - ZeroDivisionError: division by zero",
-				`========================= 1 failed, 8 passed in ${seconds}s ==========================`,
+				`FAILED tests/test_calc.py::test_total - ZeroDivisionError: ${message}`,
+				`========================= 1 failed, 400 passed in ${seconds}s ==========================`,
 				"",
 			].join("\n");
 		const first = await broker.observe(input(run("0.12"), { tool: "bash", exitCode: 1 }));
 		const second = await broker.observe(input(run("0.47"), { tool: "bash", exitCode: 1 }));
 		expect(second.decision).toBe("delta-capsule");
-		expect(second.text).toContain(`TEST_RESULT FAIL 1 failed, 8 passed, exit 1 unchanged since ${first.id}`);
+		expect(second.text).toContain(`TEST_RESULT FAIL 1 failed, 400 passed, exit 1 unchanged since ${first.id}`);
 		expect(second.text).toContain("tests/test_calc.py::test_total");
 		expect(second.text).toContain("ZeroDivisionError");
 		expect(second.text).not.toMatch(/\bPASS\b/);
+	});
+
+	it("never calls a failure unchanged when its message or its line changed", async () => {
+		const { broker } = await session();
+		const run = (message: string, line: number) =>
+			[
+				...Array.from({ length: 400 }, (_, i) => `tests/test_calc.py::test_case_${i} PASSED${" ".repeat(30)}[ 50%]`),
+				"=================================== FAILURES ===================================",
+				"_________________________________ test_total __________________________________",
+				`E       ZeroDivisionError: ${message}`,
+				`tests/test_calc.py:${line}: ZeroDivisionError`,
+				"=========================== short test summary info ============================",
+				`FAILED tests/test_calc.py::test_total - ZeroDivisionError: ${message}`,
+				"========================= 1 failed, 400 passed in 0.12s ==========================",
+				"",
+			].join("\n");
+		await broker.observe(input(run("division by zero", 12), { tool: "bash", exitCode: 1 }));
+		const message = await broker.observe(input(run("float division by zero", 12), { tool: "bash", exitCode: 1 }));
+		expect(message.decision).toBe("structured-capsule");
+		expect(message.text).toContain("float division by zero");
+		const line = await broker.observe(input(run("float division by zero", 31), { tool: "bash", exitCode: 1 }));
+		expect(line.decision).toBe("structured-capsule");
+		expect(line.text).toContain("tests/test_calc.py:31");
 	});
 
 	it("never turns a changed test count into a delta", async () => {
@@ -545,7 +614,8 @@ describe("determinism, state and metrics", () => {
 			"pass-through",
 			"delta-capsule",
 			"pass-through",
-			"delta-capsule",
+			// A short repeat of a test outcome is new text, so it passes through (the seed).
+			"pass-through",
 			"pass-through",
 			"structured-capsule",
 		]);

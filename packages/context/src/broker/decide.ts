@@ -5,8 +5,11 @@ import {
 	type CapsuleKind,
 	compactFailingIds,
 	exceptionsLine,
+	FAILING_IDS_CEILING,
+	failingIdsBlock,
 	MEDIUM_RESULT_BYTES,
 	outcomeHeadline,
+	restSearchHint,
 	runStatus,
 	statusLines,
 	utf8Bytes,
@@ -216,6 +219,28 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 	return utf8Bytes(rendered) <= ctx.budgets.threshold ? rendered : null;
 }
 
+/** An outcome delta whose failing-id block is bounded like a capsule's (see `failingIdsBlock`). */
+function outcomeDelta(
+	ctx: DecisionContext,
+	header: CapsuleHeader,
+	earlierId: string,
+	headline: string,
+	status: string[],
+): string {
+	const { outcome } = ctx.scan;
+	const exceptions = exceptionsLine(outcome);
+	const details = exceptions ? [...status.slice(1), exceptions] : status.slice(1);
+	const bare = utf8Bytes(renderOutcomeDelta(header, earlierId, headline, details, []));
+	const ceiling = Math.min(FAILING_IDS_CEILING * ctx.budgets.large, ctx.scan.bytes);
+	const ids = failingIdsBlock(
+		compactFailingIds(outcome.failingIds),
+		outcome.unrecordedFailingIds ?? 0,
+		ceiling - bare,
+		restSearchHint(header.id, ctx.scan.selection, outcome),
+	);
+	return renderOutcomeDelta(header, earlierId, headline, details, ids);
+}
+
 /** Which structured capsule an output needs, if any, before the grace and return-on-investment rules. */
 function capsuleKind(ctx: DecisionContext): CapsuleKind | "medium-candidate" | null {
 	const { scan, budgets } = ctx;
@@ -258,9 +283,12 @@ function budgetFor(kind: CapsuleKind, budgets: CapsuleBudgets): number {
 export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	const { scan, input, id } = ctx;
 	const header: CapsuleHeader = { id, tool: input.tool, bytes: scan.bytes, lines: scan.lines, source: scan.source };
-	const structured = isStructured(scan.outcome);
+	// The signature holds the evidence lines too (exception messages, failure and location lines), so a
+	// test failing with another message or at another line is never "unchanged"; when the evidence is
+	// too large to hold, nothing can be proved unchanged and there is no signature.
+	const structured = isStructured(scan.outcome) && scan.selection.evidence !== null;
 	const memo = {
-		signature: structured ? outcomeSignature(scan.outcome) : null,
+		signature: structured ? `${outcomeSignature(scan.outcome)}\nevidence=${scan.selection.evidence}` : null,
 		headline: structured ? outcomeHeadline(scan.outcome, input) : null,
 	};
 	if (scan.bytes === 0) return pass("pass-through", ctx, memo);
@@ -273,18 +301,16 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 		const text = renderUnchangedDelta(header, repeat, status);
 		if (smaller(text)) return { decision: "delta-capsule", text, reason: "unchanged", consumedGrace: false, ...memo };
 	}
-	if (memo.signature !== null && memo.headline !== null) {
+	const kind = capsuleKind(ctx);
+	// Short results pass through as they are (the seed); only what would be a capsule may be an outcome delta.
+	if (kind !== null && memo.signature !== null && memo.headline !== null) {
 		const last = ctx.earlier.recent.find((r) => r.tool === input.tool && r.signature !== null);
 		if (last && last.signature === memo.signature && last.headline === memo.headline) {
-			const exceptions = exceptionsLine(scan.outcome);
-			const details = exceptions ? [...status.slice(1), exceptions] : status.slice(1);
-			const ids = compactFailingIds(scan.outcome.failingIds);
-			const text = renderOutcomeDelta(header, last.id, memo.headline, details, ids);
+			const text = outcomeDelta(ctx, header, last.id, memo.headline, status);
 			if (smaller(text)) return { decision: "delta-capsule", text, reason: "outcome", consumedGrace: false, ...memo };
 		}
 	}
 
-	const kind = capsuleKind(ctx);
 	if (kind === "large" || kind === "repetitive") {
 		const delta = await trySectionDelta(ctx, header, status);
 		if (delta && smaller(delta))

@@ -1,6 +1,7 @@
-import type { LineKind } from "../outcome/index.js";
+import { type LineKind, visibleText } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
 import { utf8Bytes } from "./escape.js";
+import { failingIdsBlock, fileOfId } from "./failing-block.js";
 import { compactFailingIds } from "./failing-ids.js";
 import { locationLines } from "./locations.js";
 import type { ExcerptLine } from "./pack.js";
@@ -209,6 +210,38 @@ export function chooseSearchQuery(selection: Selection, outcome: Outcome): strin
 	return null;
 }
 
+/** A capsule with many failing ids may grow to this many times its budget (never past the output's size). */
+export const FAILING_IDS_CEILING = 4;
+
+/** Characters a rest-search query must avoid (a failure mark such as `✖` alone is fine). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
+const UNSAFE_MARK = /["\\\u0000-\u001f\u007f]/;
+
+/**
+ * The search that lists failing ids a capsule could not: the failure mark that precedes an id on
+ * its failure line (`FAILED`, `✖`, `not ok 12 -` shortened to `not ok`), else the file of the first
+ * id. Null when neither is safe to quote.
+ */
+export function restSearchHint(id: string, selection: Selection, outcome: Outcome): string | null {
+	const ids = outcome.failingIds;
+	let query: string | null = null;
+	for (const k of selection.decisive) {
+		if (k.kind !== "failure" || query !== null) continue;
+		const text = visibleText(k.raw);
+		const named = ids.find((failing) => text.includes(failing));
+		if (named === undefined) continue;
+		const mark = text
+			.slice(0, text.indexOf(named))
+			.trim()
+			.replace(/\s+\d+\s*-?$/, "");
+		// A numbered mark (`12)`) names one failure, not all of them.
+		if (mark !== "" && mark.length <= 40 && !UNSAFE_MARK.test(mark) && !/\d/.test(mark)) query = mark;
+	}
+	const file = ids.length > 0 ? fileOfId(ids[ids.length - 1]) : null;
+	query ??= file !== null && !UNSAFE_MARK.test(file) ? file : null;
+	return query === null ? null : `Search the rest: prime_context action=search id=${id} query="${query}"`;
+}
+
 /** Recovery hints: a Read window from 20 lines before to 10 after the focus line, and a true Search string. */
 export function recoveryHints(id: string, lines: number, focus: number | null, query: string | null): string[] {
 	const at = focus ?? 1;
@@ -268,22 +301,31 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			kind === "binary" ? BINARY_NOTICE : LARGE_KINDS.has(kind) ? NOTICE : NOTICE.replace("Large output", "Output"),
 		recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
 		status,
-		failingIds: compactFailingIds(outcome.failingIds),
+		failingIds: [] as string[],
 		excerpt: excerptFor(input, failed),
 		maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
 		footer,
 	};
 	if (kind !== "clean") {
-		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id
-		// list may overflow the budget: when it does (and no excerpt fits), the locations still fit
-		// the budget beside the other fixed parts.
-		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
 		// With the ids overflowing, the capsule may take its recovery-only form: count the longer notice.
 		const notice = utf8Bytes(RECOVERY_ONLY_NOTICE) > utf8Bytes(parts.notice) ? RECOVERY_ONLY_NOTICE : parts.notice;
-		const withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, failingIds: [], excerpt: [] }, input.budget).text);
+		const withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, excerpt: [] }, input.budget).text);
+		// Failing ids may take the capsule past its budget, up to a hard ceiling; past that they are
+		// counted per file, with the search that lists them.
+		const ceiling = Math.min(FAILING_IDS_CEILING * input.budget, header.bytes);
+		parts.failingIds = failingIdsBlock(
+			compactFailingIds(outcome.failingIds),
+			outcome.unrecordedFailingIds ?? 0,
+			ceiling - withoutIds,
+			restSearchHint(header.id, selection, outcome),
+		);
+		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id
+		// block may overflow the budget: when it does (and no excerpt fits), the locations get what both
+		// the budget beside the other fixed parts and the ceiling beside the ids leave.
+		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
 		const room =
 			fixed > input.budget
-				? input.budget - withoutIds
+				? Math.min(input.budget - withoutIds, ceiling - fixed)
 				: input.budget - fixed - evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
 		if (room > 0) parts.status = [...status, ...locationLines(outcome, room)];
 	}

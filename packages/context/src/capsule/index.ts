@@ -7,8 +7,9 @@
  * `TOOL_ERROR`, `EXCEPTIONS: ...`); `LOCATIONS (N in F files; each line is path:line,line,... under
  * <dir>/):` then one row per file, `path:12,40,77` (that file's lines, ascending; paths relative to
  * `<dir>` when stated), most decisive files first, and a `(+N more locations ...)` note when cut;
- * `FAILING_TESTS (N, all listed):` one id per line; excerpt lines `N: text`; the recovery hints.
- * Everything but the failing-id list fits the budget.
+ * `FAILING_TESTS (N, all listed):` one id per line (past a ceiling of 4x the budget: as many as fit,
+ * then the rest counted per file with the search that lists them); excerpt lines `N: text`; the
+ * recovery hints. Everything but the failing-id block fits the budget.
  */
 export {
 	type CapsuleBudgets,
@@ -23,12 +24,15 @@ export {
 	buildStructuredCapsule,
 	type CapsuleKind,
 	chooseSearchQuery,
+	FAILING_IDS_CEILING,
 	hasDecisiveDiagnostic,
 	recoveryHints,
+	restSearchHint,
 	type StructuredCapsule,
 	type StructuredCapsuleInput,
 } from "./build.js";
 export { escapedPrefix, escapeXmlAttribute, escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
+export { failingIdsBlock, fileOfId } from "./failing-block.js";
 export { compactFailingIds } from "./failing-ids.js";
 export { type LocationRank, locationLines, rankLocations } from "./locations.js";
 export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";

@@ -20,7 +20,7 @@ export interface CapsuleParts {
 	recoveryOnlyNotice?: string;
 	/** Outcome and status lines (plain text; escaped here). */
 	status: string[];
-	/** Failing test ids: always listed in full, one per line, even past the budget (see `renderCapsule`). */
+	/** The failing-test block (`failingIdsBlock`): kept whole, even past the budget (see `renderCapsule`). */
 	failingIds?: readonly string[];
 	/** Excerpt candidates with their original line numbers. */
 	excerpt?: readonly ExcerptLine[];
@@ -53,22 +53,17 @@ function block(lines: readonly string[]): string {
 	return lines.map((line) => `${escapeXmlText(line)}\n`).join("");
 }
 
-function failingBlock(ids: readonly string[] | undefined): string {
-	if (!ids || ids.length === 0) return "";
-	return block([`FAILING_TESTS (${ids.length}, all listed):`, ...ids]);
-}
-
 /**
  * Fits a capsule into `budget` bytes: the fixed parts (envelope, notice, status, failing ids,
  * footer) first, then as much excerpt as the rest allows. When the rest is too small for any
  * excerpt, the compact recovery-only form is used. The budget is never exceeded, with one
- * deliberate exception: failing test ids are never dropped, so a run with more failing ids than
- * the budget holds gets a capsule that lists them all (and no excerpt).
+ * deliberate exception: the failing-test block is kept whole, so a run with more failing ids than
+ * the budget holds gets a capsule up to the block's own ceiling (see `buildStructuredCapsule`).
  */
 export function renderCapsule(parts: CapsuleParts, budget: number): RenderedCapsule {
 	const open = `${openTag(parts.header)}\n`;
 	const fixedTail = block(parts.footer) + CLOSE_TAG;
-	const middle = block(parts.status) + failingBlock(parts.failingIds);
+	const middle = block(parts.status) + block(parts.failingIds ?? []);
 	const withNotice = (notice: string) => open + block([notice]) + middle;
 	const head = withNotice(parts.notice);
 	const room = budget - utf8Bytes(head) - utf8Bytes(fixedTail);

@@ -1,4 +1,4 @@
-import { classifyLine, type LineKind, lastFrame, stripAnsi } from "../outcome/index.js";
+import { classifyLine, type LineKind, lastFrame, normalizeEvidence, stripAnsi } from "../outcome/index.js";
 import { foldKey, lineShape } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
@@ -32,7 +32,16 @@ export interface Selection {
 	sampledLines: number;
 	/** Distinct line shapes among the sampled lines (saturates at the tracking bound). */
 	distinctShapes: number;
+	/**
+	 * Every failure, exception, error and location line in order (see `normalizeEvidence`), one per
+	 * text line; null when they exceed `evidenceBytes`. Outcome deltas compare it: an outcome is
+	 * "unchanged" only when this evidence is too.
+	 */
+	evidence: string | null;
 }
+
+/** Kinds whose lines are the evidence an outcome delta may only drop when unchanged. */
+const EVIDENCE: ReadonlySet<LineKind> = new Set(["failure", "exception", "error", "location"]);
 
 const DECISIVE: ReadonlySet<LineKind> = new Set(["summary", "failure", "exception", "error", "location", "warning"]);
 /** Kinds whose neighbours are worth keeping as context. */
@@ -52,6 +61,8 @@ export interface SelectorLimits {
 	shapes: number;
 	/** Non-blank lines shaped one by one before sampling starts. */
 	shapeAllLines: number;
+	/** Bytes of evidence text kept for outcome comparison; past it, none is kept. */
+	evidenceBytes: number;
 }
 
 export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
@@ -63,6 +74,7 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	lineChars: 1024,
 	shapes: 20_000,
 	shapeAllLines: 1_000,
+	evidenceBytes: 4096,
 };
 
 /** Lines up to this long have their kind and shape remembered, up to this many at once: a repeated line is worked out once. */
@@ -150,6 +162,8 @@ export class LineSelector {
 	private previousKind: LineKind = "blank";
 	private previousKept: KeptLine | null = null;
 	private sampledLines = 0;
+	private evidence: string[] | null = [];
+	private evidenceSize = 0;
 	private wantAfter = false;
 	private count = 0;
 	private nonBlank = 0;
@@ -180,6 +194,7 @@ export class LineSelector {
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
 		this.kinds[kind]++;
+		if (EVIDENCE.has(kind) && this.evidence !== null) this.addEvidence(capped);
 		this.tail.push(capped, lineNo, whole, kind);
 		const blank = kind === "blank";
 		if (!blank) this.nonBlank++;
@@ -291,6 +306,13 @@ export class LineSelector {
 		return kept;
 	}
 
+	private addEvidence(raw: string): void {
+		const text = normalizeEvidence(lastFrame(stripAnsi(raw)));
+		this.evidenceSize += text.length + 1;
+		if (this.evidenceSize > this.limits.evidenceBytes) this.evidence = null;
+		else this.evidence?.push(text);
+	}
+
 	finish(): Selection {
 		const decisive = [...this.decisive, ...this.lastSummary].sort((a, b) => a.line - b.line);
 		return {
@@ -303,6 +325,7 @@ export class LineSelector {
 			kinds: { ...this.kinds },
 			sampledLines: this.sampledLines,
 			distinctShapes: this.shapes.size + this.shapesOverflow,
+			evidence: this.evidence === null ? null : this.evidence.join("\n"),
 		};
 	}
 }

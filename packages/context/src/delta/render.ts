@@ -20,8 +20,9 @@ export function renderUnchangedDelta(
 }
 
 /**
- * The same normalized outcome as an earlier run of the same tool, e.g.
- * `TEST_RESULT PASS 9/9 unchanged since obs_000004`. Failing ids and exceptions are still listed.
+ * The same outcome as an earlier run of the same tool, e.g. `TEST_RESULT PASS 9/9 unchanged since
+ * obs_000004`: same counts, failing ids, and failure, exception, error and location lines (durations
+ * and clock times aside). `failingIds` is the failing-test block (`failingIdsBlock`), still shown.
  */
 export function renderOutcomeDelta(
 	header: CapsuleHeader,
@@ -30,12 +31,11 @@ export function renderOutcomeDelta(
 	details: readonly string[],
 	failingIds: readonly string[],
 ): string {
-	const ids = failingIds.length > 0 ? [`FAILING_TESTS (${failingIds.length}, all listed):`, ...failingIds] : [];
 	return envelope(header, [
 		`${headline} unchanged since ${earlierId}`,
-		"Same normalized outcome as that run (wrapper or trace text may differ); the full output is archived.",
+		"Same outcome and the same failure, exception and location lines as that run (timings and wrapper text may differ); the full output is archived.",
 		...details,
-		...ids,
+		...failingIds,
 	]);
 }
 

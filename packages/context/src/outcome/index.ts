@@ -18,5 +18,5 @@
 export { stripAnsi } from "./ansi.js";
 export { classifyLine, type LineKind } from "./classify.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
-export { outcomeSignature } from "./signature.js";
+export { normalizeEvidence, outcomeSignature } from "./signature.js";
 export { escapeControls, lastFrame, visibleText } from "./visible.js";

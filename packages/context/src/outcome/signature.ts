@@ -17,6 +17,23 @@ function normalize(text: string): string {
 	return out.trim();
 }
 
+/** Durations and clock times, which differ between runs of the same failure. */
+const TIMING: [RegExp, string][] = [
+	[/\b\d+(?:\.\d+)?\s?(?:ms|s|sec)\b/g, "<t>"],
+	[/\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?/g, "<time>"],
+	[/\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b/g, "<time>"],
+];
+
+/**
+ * One evidence line (a failure, exception, error or location line) as outcome deltas compare it:
+ * exact but for addresses, temp paths, durations and clock times.
+ */
+export function normalizeEvidence(text: string): string {
+	let out = normalize(text);
+	for (const [pattern, replacement] of TIMING) out = out.replace(pattern, replacement);
+	return out;
+}
+
 /**
  * A normalized, comparable text of an outcome for outcome deltas: runner, status, exit status, counts,
  * sorted failing ids and sorted exception types. Equal strings mean semantically identical outcomes.
@@ -38,7 +55,7 @@ export function outcomeSignature(outcome: Outcome): string {
 		`status=${outcome.status}`,
 		`exit=${outcome.exitCode ?? "-"}`,
 		`counts=${counts}`,
-		`failing=${ids.length}:${ids.join("\u001f")}`,
+		`failing=${ids.length}+${outcome.unrecordedFailingIds ?? 0}:${ids.join("\u001f")}`,
 		`exceptions=${types.join("\u001f")}`,
 	].join("\n");
 }

@@ -4,6 +4,8 @@ import type { LineKind } from "./classify.js";
 /** Bounds that keep a scan's memory constant whatever the output's size. */
 export const LIMITS = {
 	failingIds: 5000,
+	/** Distinct ids remembered for counting past `failingIds` (beyond it, repeats may be counted twice). */
+	countedIds: 100_000,
 	idLength: 500,
 	exceptions: 500,
 	messageLength: 300,
@@ -66,6 +68,7 @@ export type LineParser = (text: string, trimmed: string, lineNo: number) => bool
 export class ScanState {
 	private readonly ids: IdEntry[] = [];
 	private readonly idSeen = new Set<string>();
+	private unrecordedIds = 0;
 	private readonly exceptions: Outcome["exceptions"] = [];
 	private readonly exceptionSeen = new Set<string>();
 	private readonly projectLocations: Location[] = [];
@@ -126,7 +129,13 @@ export class ScanState {
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
 		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
 		id = id.slice(0, LIMITS.idLength);
-		if (id === "" || this.idSeen.has(id) || this.ids.length >= LIMITS.failingIds) return;
+		if (id === "" || this.idSeen.has(id)) return;
+		if (this.ids.length >= LIMITS.failingIds) {
+			// Past the cap ids are only counted, so a capsule never claims to list them all.
+			if (this.idSeen.size < LIMITS.countedIds) this.idSeen.add(id);
+			this.unrecordedIds++;
+			return;
+		}
 		this.idSeen.add(id);
 		this.ids.push({ id, ...options });
 	}
@@ -208,6 +217,7 @@ export class ScanState {
 		const failed =
 			this.hardFailure ||
 			failingIds.length > 0 ||
+			this.unrecordedIds > 0 ||
 			failedCount > 0 ||
 			terminalCrash ||
 			(exitCode !== null && exitCode !== 0) ||
@@ -229,6 +239,7 @@ export class ScanState {
 			status,
 			counts,
 			failingIds,
+			unrecordedFailingIds: this.unrecordedIds,
 			exceptions: [...this.exceptions],
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
