@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { INJECTED_HANDLES } from "../src/kernel-state/index.js";
-import { RUNTIME_PYTHON_DIR, SessionKernel } from "../src/tools/index.js";
+import { SessionKernel } from "../src/tools/index.js";
 import { type CliProcess, spawnCli } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -97,7 +97,7 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	expect(forkId).not.toBe(session.id);
 	const forkManifest = readFileSync(join(world.home, "sessions", forkId, "kernel-state", "manifest.json"), "utf8");
 	expect(forkManifest).toContain('"double"');
-});
+}, 60_000); // four command-line runs, each starting its own kernel
 
 it("a corrupt snapshot does not break the resume: the model is told and the kernel starts empty", async () => {
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
@@ -115,38 +115,70 @@ it("a corrupt snapshot does not break the resume: the model is told and the kern
 	expect(toolResultSent(model, 1)).toContain("False");
 });
 
-it("saves after successful cells once the kernel is quiet, and at the end of the session", async () => {
-	world = makeTempWorld();
-	const dir = join(world.home, "state");
-	const saves: string[][] = [];
-	kernel = new SessionKernel({
+/** A session kernel saving into `<home>/state`; `nextSave()` resolves with the names of the next save. */
+function savingKernel(): { kernel: SessionKernel; nextSave(): Promise<string[]>; saves(): number } {
+	const waiters: ((names: string[]) => void)[] = [];
+	let saves = 0;
+	const saving = new SessionKernel({
 		cwd: world.project,
 		outputDir: join(world.home, "outputs"),
 		python: kernelPythonForTests(),
 		state: {
-			dir,
-			onSaved: (outcome) => saves.push(outcome.ok ? outcome.report.variables.map((v) => v.name) : ["failed"]),
+			dir: join(world.home, "state"),
+			onSaved: (outcome) => {
+				saves++;
+				const names = outcome.ok ? outcome.report.variables.map((variable) => variable.name) : ["failed"];
+				waiters.shift()?.(names);
+			},
 		},
 	});
-	await kernel.run("a = 1");
-	await kernel.run("b = 2");
-	expect(saves).toEqual([]);
-	await new Promise((resolve) => setTimeout(resolve, 1500));
-	expect(saves).toEqual([["a", "b"]]);
-	await kernel.run("raise ValueError('no save for a failed cell')");
-	await new Promise((resolve) => setTimeout(resolve, 1500));
-	expect(saves).toHaveLength(1);
-	await kernel.run("c = 3");
-	await kernel.dispose();
-	expect(saves).toEqual([
+	kernel = saving;
+	return { kernel: saving, nextSave: () => new Promise((resolve) => waiters.push(resolve)), saves: () => saves };
+}
+
+it("a cell that runs on for minutes does not hold back the save of the cells before it", async () => {
+	world = makeTempWorld();
+	const { kernel: session, nextSave } = savingKernel();
+	await session.run("a = 1");
+	const saved = nextSave();
+	// The next cell comes before the quiet time is over: the save runs before it starts.
+	const long = session.run("import time\nb = 2\ntime.sleep(600)");
+	expect(await saved).toEqual(["a"]);
+	expect(session.interruptCell()).toBe(true);
+	expect((await long).cell.status).toBe("aborted");
+});
+
+it("saves once the kernel is quiet, before the next cell otherwise, never for a failed cell, and at the end", async () => {
+	world = makeTempWorld();
+	const { kernel: session, nextSave, saves: count } = savingKernel();
+	const quiet = nextSave();
+	await session.run("a = 1");
+	expect(await quiet).toEqual(["a"]);
+	const saves = [nextSave(), nextSave()];
+	await session.run("b = 2");
+	// b is saved before the failed cell runs; the failed cell and `c = 3` then start with nothing to save.
+	await session.run("raise ValueError('no save for a failed cell')");
+	await session.run("c = 3");
+	await session.dispose();
+	expect(await Promise.all(saves)).toEqual([
 		["a", "b"],
 		["a", "b", "c"],
 	]);
+	expect(count()).toBe(3);
 });
 
-it("every handle the runtime injects is on the never-saved list", () => {
-	const source = readFileSync(join(RUNTIME_PYTHON_DIR, "prime_agent_runtime", "namespace.py"), "utf8");
-	const injected = /INJECTED_NAMES = \(([^)]*)\)/.exec(source)?.[1].match(/"[^"]+"/g) ?? [];
-	expect(injected.length).toBeGreaterThan(0);
-	for (const name of injected) expect(INJECTED_HANDLES).toContain(JSON.parse(name));
+it("never saves what the runtime or an extension's start-up code defines in every kernel", async () => {
+	world = makeTempWorld();
+	const { kernel: session, nextSave } = savingKernel();
+	session.addStartupCode("import json as injected_by_extension\nhelper = 1", {
+		names: ["injected_by_extension", "helper"],
+	});
+	await session.run("mine = [edit, asyncio, compact, injected_by_extension, helper]");
+	const saved = nextSave();
+	await session.dispose();
+	expect(await saved).toEqual(["mine"]);
+	const manifest = JSON.parse(readFileSync(join(world.home, "state", "manifest.json"), "utf8"));
+	expect(manifest.imports).toEqual({});
+	expect(manifest.variables.map((variable: { name: string }) => variable.name)).toEqual(["mine"]);
+	expect(INJECTED_HANDLES).toEqual(expect.arrayContaining(["edit", "asyncio", "compact"]));
 });

@@ -36,7 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 				return await runAgent(args, io);
 		}
 	} catch (error) {
-		return reportError(error, io, argv.includes("json"));
+		return reportError(error, io, wantsJson(argv));
 	}
 }
 
@@ -51,6 +51,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
 	}
 	const { startSession } = await import("../startup/index.js");
+	const { parseSlashCommand } = await import("../orchestrator/index.js");
 	const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
 	const started = await startSession({
 		cwd: io.cwd,
@@ -63,6 +64,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		tools: args.tools,
 		thinkingLevel: args.thinkingLevel,
 		extensionPaths: args.extensions,
+		// A slash command may need no model (`/pc status`); one that does says the key is missing then.
+		allowMissingKey: prompt !== undefined && parseSlashCommand(prompt) !== undefined,
 	});
 	try {
 		if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
@@ -192,6 +195,15 @@ function reportError(error: unknown, io: CliIo, json: boolean): ExitCodeValue {
 	const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
 	io.stderr.write(`Unexpected error: ${message}\nPlease report this with the command you ran.\n`);
 	return ExitCode.modelError;
+}
+
+/** Whether errors go out as a JSON line: `--mode json` or `--mode=json`, even when other arguments are bad. */
+function wantsJson(argv: readonly string[]): boolean {
+	try {
+		return parseArgs(argv).mode === "json";
+	} catch {
+		return argv.some((arg, index) => arg === "--mode=json" || (arg === "--mode" && argv[index + 1] === "json"));
+	}
 }
 
 function packageVersion(): string {

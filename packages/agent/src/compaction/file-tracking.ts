@@ -13,8 +13,9 @@ const PATH_WRITE = new RegExp(String.raw`\bPath\(\s*${STRING}\s*\)\s*\.\s*write_
 
 /**
  * Collect file activity from ipython calls and results: files changed by `edit()` (the diffs in
- * the result's details), files written or read with `open(...)` / `Path(...)` on string literals.
- * Paths built at run time are not seen; the list is a memory aid, not an audit.
+ * the result's details), files the kernel saw a cell write (Python, `%%bash`, programs it ran;
+ * `writtenFiles` in the details), and files read with `open(...)` / `Path(...)` on string literals.
+ * The list is a memory aid, not an audit.
  */
 export function collectFileActivity(messages: readonly AgentMessage[], previous?: FileActivity): FileActivity {
 	const read = new Set(previous?.readFiles ?? []);
@@ -27,8 +28,11 @@ export function collectFileActivity(messages: readonly AgentMessage[], previous?
 				if (typeof code === "string") scanCode(code, read, modified);
 			}
 		} else if (message.role === "toolResult") {
-			const diffs = (message.details as { diffs?: { path?: unknown }[] } | undefined)?.diffs;
-			if (Array.isArray(diffs)) for (const diff of diffs) if (typeof diff.path === "string") modified.add(diff.path);
+			const details = message.details as { diffs?: { path?: unknown }[]; writtenFiles?: unknown[] } | undefined;
+			if (Array.isArray(details?.diffs))
+				for (const diff of details.diffs) if (typeof diff.path === "string") modified.add(diff.path);
+			if (Array.isArray(details?.writtenFiles))
+				for (const path of details.writtenFiles) if (typeof path === "string") modified.add(path);
 		}
 	}
 	for (const path of modified) read.delete(path);

@@ -8,11 +8,15 @@ const MARK = "<<prime-kernel-names>>";
 export const MAX_LISTED_NAMES = 200;
 
 /**
- * One cell listing the user's names: no underscore names, nothing IPython or the runtime injected.
- * Everything happens inside one expression, so the cell defines nothing. Prints the total and the
- * first names in sorted order, so the output stays small even for a huge namespace.
+ * One cell listing the user's names: no underscore names, nothing IPython, the runtime or an
+ * extension injected (`injected`). Everything happens inside one expression, so the cell defines
+ * nothing. Prints the total and the first names in sorted order, so the output stays small even
+ * for a huge namespace.
  */
-const LIST_NAMES_CODE = `print(${JSON.stringify(MARK)} + (lambda names: __import__("json").dumps({"total": len(names), "names": names[:${MAX_LISTED_NAMES}]}))(sorted([k, type(v).__name__] for k, v in list(get_ipython().user_ns.items()) if not k.startswith("_") and k not in get_ipython().user_ns_hidden and k not in ("In", "Out", "exit", "quit", "get_ipython") and k not in getattr(__import__("sys").modules.get("prime_agent_runtime.namespace"), "INJECTED_NAMES", ("edit", "asyncio", "compact")))))`;
+function listNamesCode(injected: readonly string[]): string {
+	const skipped = JSON.stringify(["In", "Out", "exit", "quit", "get_ipython", ...injected]);
+	return `print(${JSON.stringify(MARK)} + (lambda names: __import__("json").dumps({"total": len(names), "names": names[:${MAX_LISTED_NAMES}]}))(sorted([k, type(v).__name__] for k, v in list(get_ipython().user_ns.items()) if not k.startswith("_") and k not in get_ipython().user_ns_hidden and k not in ${skipped})))`;
+}
 
 /** A name defined in the kernel and the type of its value. */
 export interface KernelName {
@@ -40,7 +44,7 @@ export interface KernelListing {
 export async function listKernelNames(kernel: SessionKernel): Promise<KernelListing | undefined> {
 	if (!kernel.started || kernel.busy) return undefined;
 	try {
-		const run = await kernel.run(LIST_NAMES_CODE);
+		const run = await kernel.run(listNamesCode(kernel.injectedNames));
 		const line = run.cell.stdout.split("\n").find((text) => text.startsWith(MARK));
 		if (run.cell.status !== "ok" || !line) return { notice: run.resetNotice };
 		const listed = JSON.parse(line.slice(MARK.length)) as { total: number; names: [string, string][] };

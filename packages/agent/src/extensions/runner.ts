@@ -10,6 +10,7 @@ import type {
 	ExtensionFactory,
 	ExtensionProblem,
 	HiddenMessage,
+	KernelStartupOptions,
 	SlashCommand,
 } from "./types.js";
 
@@ -21,7 +22,7 @@ export interface ExtensionHost {
 	getContextUsage(): ContextUsage;
 	requestCompaction(customInstructions?: string): void;
 	onHostRequest(type: string, handler: HostRequestHandler): () => void;
-	addKernelStartup(code: string): void;
+	addKernelStartup(code: string, options?: KernelStartupOptions): void;
 }
 
 /** Handlers are stored untyped; `on` and `emit` keep each event's types paired. */
@@ -88,7 +89,7 @@ export class ExtensionRunner {
 					unregister?.();
 				};
 			},
-			addKernelStartup: (code) => this.withHost((host) => host.addKernelStartup(code)),
+			addKernelStartup: (code, options) => this.withHost((host) => host.addKernelStartup(code, options)),
 		};
 		try {
 			await factory(api);

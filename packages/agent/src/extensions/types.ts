@@ -87,11 +87,13 @@ export interface ExtensionEvents {
 		result: { block?: boolean; reason?: string } | undefined;
 	};
 	/**
-	 * A tool finished. `content` is what the model would see; `details` are the tool's details
-	 * (for `ipython`, `fullOutputPath` names the complete output when a stream was capped, also
-	 * given here directly). Return any of `content`, `details`, `isError` to replace them: the
-	 * replacement is what the model sees and what the transcript stores. Later handlers see the
-	 * earlier replacements.
+	 * A tool finished. `content` is what the model would see; `details` are the tool's details, as
+	 * data (for `ipython`: `stdout`, `stderr`, `result`, `errorName`, `diffs`, `writtenFiles`).
+	 * `fullOutputPath` names the file holding the complete output when a stream was capped, and is
+	 * given only while `content` is still the tool's own: after a handler replaced the content it is
+	 * undefined, since the file no longer stands for what the model sees. Return any of `content`,
+	 * `details`, `isError` to replace them: the replacement is what the model sees and what the
+	 * transcript stores. Later handlers see the earlier replacements.
 	 */
 	tool_result: {
 		event: {
@@ -198,8 +200,20 @@ export interface ExtensionAPI {
 	 * it can define names in the user namespace) and after a saved kernel state is restored (so its
 	 * names win). Applies to kernels started after the call: call it while loading or from
 	 * `session_start`. Code that fails makes the kernel's start fail with its error: keep it small.
+	 * `options.pythonPath` puts the extension's own Python packages on the kernel's path (so a cell
+	 * can `import` them); `options.names` lists the names the code defines in the user namespace:
+	 * like the runtime's handles they are never saved with the kernel state nor listed to the model
+	 * as its variables, since every kernel defines them again.
 	 */
-	addKernelStartup(code: string): void;
+	addKernelStartup(code: string, options?: KernelStartupOptions): void;
+}
+
+/** What start-up code of an extension brings into the kernel (see `addKernelStartup`). */
+export interface KernelStartupOptions {
+	/** Directories put on the kernel's `PYTHONPATH` (after the agent runtime's). */
+	pythonPath?: string[];
+	/** Names the code defines in the user namespace. */
+	names?: string[];
 }
 
 /** The module's default export (or its `extension` export). May be async. */

@@ -8,7 +8,8 @@ export function kernelStateDir(artifactDir: string): string {
 
 /**
  * Names the runtime injects into every kernel (see `python/prime_agent_runtime/namespace.py`, and the
- * handles the specification adds). They are injected again after a restore, so they are never saved.
+ * handles the specification adds). They are injected again after a restore, so they are never saved;
+ * names an extension's start-up code defines are added by the session kernel.
  */
 export const INJECTED_HANDLES: readonly string[] = [
 	"edit",
@@ -18,7 +19,6 @@ export const INJECTED_HANDLES: readonly string[] = [
 	"compact",
 	"refine",
 	"agent_message",
-	"prime_context",
 ];
 
 export type StateSaveOutcome = { ok: true; report: StateSaveReport } | { ok: false; error: Error };
@@ -26,43 +26,43 @@ export type StateSaveOutcome = { ok: true; report: StateSaveReport } | { ok: fal
 export interface StateSaverOptions {
 	/** The snapshot folder. */
 	dir: string;
+	/** Names never saved, asked at each save (extensions may add some while the session starts). */
+	exclude?: () => readonly string[];
 	/** Quiet time after a successful cell before saving, so a burst of cells saves once. Default 1 s. */
 	quietMs?: number;
-	/** Longest a change may wait while cells keep coming. Default 10 s. */
-	maxDelayMs?: number;
 	/** Told of every save, for diagnostics. A failed save never fails a cell. */
 	onSaved?: (outcome: StateSaveOutcome) => void;
 }
 
 /**
- * Saves a kernel's namespace after successful cells, debounced and off the cell's path: the save
- * runs as a silent cell once the kernel has been quiet for `quietMs`, so a cell never waits for
- * its own snapshot (a cell sent during a save waits for that save, which is usually a few ms).
+ * Saves a kernel's namespace after each successful cell, debounced: the save runs as a silent
+ * cell once the kernel has been quiet for `quietMs`, or, when the next cell comes sooner, just
+ * before that cell. A cell that then runs for minutes (or never ends) cannot take the variables of
+ * the cells before it with it; a cell waits at most for the previous cell's snapshot.
  */
 export class StateSaver {
 	private timer: NodeJS.Timeout | undefined;
-	private dirtySince: number | undefined;
+	/** A successful cell ran since the last save started. */
+	private dirty = false;
 	private saving: Promise<void> | undefined;
 	private target: Kernel | undefined;
 
 	constructor(private readonly options: StateSaverOptions) {}
 
-	/** A cell is about to run: no save may start before it ends. */
-	cellStarting(): void {
+	/** A cell is about to run: what earlier cells changed is saved first. Never throws. */
+	async beforeCell(): Promise<void> {
 		this.clearTimer();
+		await this.saving;
+		if (this.dirty) await this.save();
 	}
 
 	/** A cell ended. Only a successful cell marks the namespace as worth saving. */
 	cellEnded(kernel: Kernel, succeeded: boolean): void {
-		if (succeeded) {
-			this.target = kernel;
-			this.dirtySince ??= Date.now();
-		}
-		if (this.dirtySince === undefined) return;
-		const waited = Date.now() - this.dirtySince;
-		const delay = Math.max(0, Math.min(this.options.quietMs ?? 1000, (this.options.maxDelayMs ?? 10_000) - waited));
+		if (!succeeded) return;
+		this.target = kernel;
+		this.dirty = true;
 		this.clearTimer();
-		this.timer = setTimeout(() => void this.save(), delay);
+		this.timer = setTimeout(() => void this.save(), this.options.quietMs ?? 1000);
 		// A pending save never keeps the process alive; `flush()` saves at the end instead.
 		this.timer.unref();
 	}
@@ -70,15 +70,13 @@ export class StateSaver {
 	/** The kernel was replaced: whatever was unsaved in it is gone, and the next save describes the new one. */
 	kernelReplaced(): void {
 		this.clearTimer();
-		this.dirtySince = undefined;
+		this.dirty = false;
 		this.target = undefined;
 	}
 
 	/** Save now if anything changed since the last save (session end). Never throws. */
 	async flush(): Promise<void> {
-		this.clearTimer();
-		await this.saving;
-		if (this.dirtySince !== undefined) await this.save();
+		await this.beforeCell();
 	}
 
 	private async save(): Promise<void> {
@@ -89,9 +87,9 @@ export class StateSaver {
 			return this.save();
 		}
 		const kernel = this.target;
-		if (!kernel?.alive || this.dirtySince === undefined) return;
-		this.dirtySince = undefined;
-		this.saving = saveKernelState(kernel, this.options.dir, { exclude: INJECTED_HANDLES })
+		if (!kernel?.alive || !this.dirty) return;
+		this.dirty = false;
+		this.saving = saveKernelState(kernel, this.options.dir, { exclude: this.options.exclude?.() ?? INJECTED_HANDLES })
 			.then(
 				(report) => this.options.onSaved?.({ ok: true, report }),
 				(error: Error) => this.options.onSaved?.({ ok: false, error }),

@@ -11,7 +11,7 @@ export interface TextStreams {
 const PREVIEW_CHARS = 100;
 
 /**
- * One line for a tool call: the first line of a cell's code, or for other tools (`prime_context`)
+ * One line for a tool call: the first line of a cell's code, or for an extension's tools
  * their arguments as `key=value`, so the line says what was asked.
  */
 function previewArguments(args: unknown): string {

@@ -5,14 +5,7 @@ import {
 	type AgentTool,
 	type ThinkingLevel,
 } from "@mariozechner/pi-agent-core";
-import {
-	type Api,
-	type AssistantMessage,
-	isContextOverflow,
-	type Model,
-	type ToolResultMessage,
-} from "@mariozechner/pi-ai";
-import type { HostRequestHandler } from "prime-agent-kernel";
+import { type Api, type AssistantMessage, isContextOverflow, type Model } from "@mariozechner/pi-ai";
 import {
 	type CompactionSettings,
 	type CompactResult,
@@ -21,24 +14,26 @@ import {
 	DEFAULT_COMPACTION_SETTINGS,
 	shouldCompact,
 } from "../compaction/index.js";
-import type {
-	CompactionReason,
-	ContextUsage,
-	Delivery,
-	ExtensionHost,
-	ExtensionRunner,
-	HiddenMessage,
-} from "../extensions/index.js";
-import { type NewEntry, type Session, type SessionEntry, toLlmMessages } from "../session/index.js";
-import type { SessionKernel } from "../tools/index.js";
-import { parseSlashCommand } from "./slash-commands.js";
+import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
+import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
+import { type SessionKernel, unknownToolText } from "../tools/index.js";
+import { streamWithCallSignal } from "./call-signal.js";
+import { CompactionScheduler } from "./compaction-scheduler.js";
+import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+import { parseSlashCommand, promptText } from "./slash-commands.js";
 
 export interface AgentSessionOptions {
 	model: Model<Api>;
-	/** Key for the model's provider (resolved before the session starts). */
-	apiKey: string;
+	/**
+	 * Key for the model's provider. A function is asked before each model call and may throw a
+	 * `UserError` saying where to put a key: a session whose prompts are only local commands
+	 * (`/pc status`) then runs without one.
+	 */
+	apiKey: string | (() => string);
 	systemPrompt: string;
 	tools: AgentTool[];
+	/** Only these tools (the session's and the extensions'), when given; names are checked by the caller. */
+	toolNames?: readonly string[];
 	thinkingLevel?: ThinkingLevel;
 	/** Loaded extensions; their tools join `tools` and their handlers see every event. */
 	extensions?: ExtensionRunner;
@@ -65,31 +60,26 @@ export type SessionNotice =
 	| { type: "compaction_failed"; reason: CompactionReason; message: string }
 	| { type: "extension_problem"; path: string; phase: string; message: string };
 
-interface CompactionRequest {
-	reason: CompactionReason;
-	customInstructions?: string;
-}
-
 /**
  * Wires one session to the agent loop: the context is rebuilt from the session's active branch,
  * every message the loop finishes is appended to the session as it happens, and model changes are
- * recorded. Extensions see every event through the loop's hooks; compaction runs at turn
- * boundaries (before a provider call) when the context nears the window or was asked for, and
- * after a context-overflow error (then the request is retried once).
+ * recorded. Extensions meet the session through the `ExtensionBridge`; compactions are timed by
+ * the `CompactionScheduler`: at turn boundaries (before a provider call) when the context nears
+ * the window or one was asked for, and after a context-overflow error (then the request is retried once).
  */
-export class AgentSession implements ExtensionHost {
+export class AgentSession {
 	readonly agent: Agent;
 	readonly extensions: ExtensionRunner | undefined;
+	private readonly bridge: ExtensionBridge;
+	private readonly compactions: CompactionScheduler;
 	private readonly listeners = new Set<(event: AgentEvent) => void>();
 	private readonly noticeListeners = new Set<(notice: SessionNotice) => void>();
 	/** Entries recorded only once a prompt is sent, so opening a session and leaving changes nothing. */
 	private pending: NewEntry[] = [];
 	private readonly baseSystemPrompt: string;
 	private readonly compactionSettings: CompactionSettings;
-	private compactionRequest: CompactionRequest | undefined;
 	/** A compaction happened during the current run: the loop's own message list is stale. */
 	private compactedInRun = false;
-	private turnIndex = 0;
 
 	constructor(
 		readonly session: Session,
@@ -98,54 +88,38 @@ export class AgentSession implements ExtensionHost {
 		this.extensions = options.extensions;
 		this.baseSystemPrompt = options.systemPrompt;
 		this.compactionSettings = options.compaction ?? DEFAULT_COMPACTION_SETTINGS;
+		this.compactions = new CompactionScheduler(
+			(reason, instructions) => this.compact(reason, instructions),
+			() => this.running,
+		);
+		this.bridge = new ExtensionBridge(options.extensions, {
+			session,
+			kernel: options.kernel,
+			contextWindow: () => this.model.contextWindow,
+			isRunning: () => this.running,
+			deliver: (message, how) => this.deliver(message, how),
+			requestCompaction: (instructions) => this.requestCompaction(instructions),
+		});
 		const context = session.context();
 		const thinkingLevel = options.thinkingLevel ?? context.thinkingLevel ?? "off";
+		const tools = this.bridge.tools(options.tools);
+		const toolNames = options.toolNames;
 		this.agent = new Agent({
 			initialState: {
 				systemPrompt: options.systemPrompt,
 				model: options.model,
 				thinkingLevel,
-				tools: this.collectTools(options.tools),
+				tools: toolNames ? tools.filter((tool) => toolNames.includes(tool.name)) : tools,
 				messages: context.messages,
 			},
 			convertToLlm: toLlmMessages,
-			getApiKey: () => options.apiKey,
+			getApiKey: () => this.apiKey(),
 			sessionId: session.id,
+			streamFn: streamWithCallSignal,
 			toolExecution: "sequential",
-			transformContext: (messages, signal) => this.beforeProviderCall(messages, signal),
-			beforeToolCall: async ({ toolCall, args }) =>
-				this.extensions?.toolCall({
-					toolCallId: toolCall.id,
-					toolName: toolCall.name,
-					input: (args ?? {}) as Record<string, unknown>,
-				}),
-			afterToolCall: async ({ toolCall, args, result, isError }) => {
-				// A tool reports a failed run (a cell that raised) in its details, keeping them intact.
-				const failed = isError || (result.details as { isError?: unknown } | undefined)?.isError === true;
-				if (!this.extensions?.has("tool_result")) return failed ? { isError: true } : undefined;
-				const final = await this.extensions.emit(
-					"tool_result",
-					{
-						toolCallId: toolCall.id,
-						toolName: toolCall.name,
-						input: (args ?? {}) as Record<string, unknown>,
-						content: result.content,
-						details: result.details,
-						isError: failed,
-						fullOutputPath: fullOutputPath(result.details),
-					},
-					(replacement, payload) => ({
-						...payload,
-						...(replacement?.content ? { content: replacement.content } : {}),
-						...(replacement && "details" in replacement ? { details: replacement.details } : {}),
-						...(typeof replacement?.isError === "boolean" ? { isError: replacement.isError } : {}),
-						fullOutputPath: fullOutputPath(
-							replacement && "details" in replacement ? replacement.details : payload.details,
-						),
-					}),
-				);
-				return { content: final.content, details: final.details, isError: final.isError };
-			},
+			transformContext: (messages) => this.beforeProviderCall(messages),
+			beforeToolCall: (context) => this.bridge.beforeToolCall(context),
+			afterToolCall: (context) => this.bridge.afterToolCall(context),
 		});
 		const recorded = context.model;
 		if (!recorded || recorded.provider !== options.model.provider || recorded.modelId !== options.model.id) {
@@ -157,10 +131,9 @@ export class AgentSession implements ExtensionHost {
 		this.agent.subscribe(async (event) => {
 			if (event.type === "message_end") this.record(event.message);
 			for (const listener of this.listeners) listener(event);
-			await this.forwardToExtensions(event);
+			await this.bridge.forward(event);
 		});
 		this.extensions?.onProblem((problem) => this.notify({ type: "extension_problem", ...problem }));
-		this.extensions?.bind(this);
 	}
 
 	get model(): Model<Api> {
@@ -186,27 +159,26 @@ export class AgentSession implements ExtensionHost {
 		this.pending.push({ type: "custom_message", customType, content: text, display: false });
 	}
 
+	/** Names of the slash commands a prompt may start with (`/compact` and the extensions'). */
+	get commandNames(): string[] {
+		return [...new Set(["compact", ...(this.extensions?.commandNames ?? [])])].sort();
+	}
+
 	/**
-	 * Run one user prompt to the end of the agent's turn. Never throws for model failures. A
-	 * prompt `/name args` runs the slash command `name` instead (`/compact` or an extension's).
+	 * Run one user prompt to the end of the agent's turn. Never throws for model failures; throws a
+	 * `UserError` when the provider has no key. A prompt `/name args` runs the slash command `name`
+	 * instead (`/compact` or an extension's); an unknown name is an error, not a prompt.
 	 */
-	async prompt(text: string): Promise<RunOutcome> {
-		const command = parseSlashCommand(text);
-		if (command && (command.name === "compact" || this.extensions?.command(command.name))) {
-			return this.runCommand(command.name, command.args);
-		}
+	async prompt(input: string): Promise<RunOutcome> {
+		await this.compactions.settled();
+		const command = parseSlashCommand(input);
+		if (command) return this.runCommand(command.name, command.args);
+		const text = promptText(input);
+		this.apiKey();
 		await this.flushPending();
-		const started = await this.extensions?.emit(
-			"before_agent_start",
-			{ prompt: text, systemPrompt: this.baseSystemPrompt },
-			(result, payload) => {
-				if (result?.message) this.pushHiddenMessage(result.message);
-				if (result?.systemPromptAppend)
-					return { ...payload, systemPrompt: `${payload.systemPrompt}\n\n${result.systemPromptAppend}` };
-				return payload;
-			},
-		);
-		this.agent.state.systemPrompt = started?.systemPrompt ?? this.baseSystemPrompt;
+		const started = await this.bridge.beforeAgentStart(text, this.baseSystemPrompt);
+		for (const message of started.messages) this.pushHiddenMessage(message);
+		this.agent.state.systemPrompt = started.systemPrompt;
 		try {
 			let outcome = await this.run(() => this.agent.prompt(text));
 			if (
@@ -216,11 +188,9 @@ export class AgentSession implements ExtensionHost {
 			) {
 				outcome = await this.retryAfterOverflow(outcome);
 			}
-			if (this.compactionRequest && outcome.status !== "aborted") {
-				const request = this.compactionRequest;
-				this.compactionRequest = undefined;
-				await this.compact(request.reason, request.customInstructions);
-			}
+			// Asked for during the run's last turn, after its last provider call.
+			const late = this.compactions.takeRequest();
+			if (late && outcome.status !== "aborted") await this.compact(late.reason, late.customInstructions);
 			return outcome;
 		} finally {
 			this.agent.state.systemPrompt = this.baseSystemPrompt;
@@ -236,7 +206,7 @@ export class AgentSession implements ExtensionHost {
 			const result = await compactSession({
 				session: this.session,
 				model: this.model,
-				apiKey: this.options.apiKey,
+				apiKey: this.apiKey(),
 				kernel: this.options.kernel,
 				extensions: this.extensions,
 				settings: this.compactionSettings,
@@ -259,13 +229,12 @@ export class AgentSession implements ExtensionHost {
 		}
 	}
 
-	/** Ask for a compaction: at the next turn boundary during a run, else now (when idle, it runs at once). */
+	/**
+	 * Ask for a compaction: during a run at the next turn boundary; when idle it starts at once and
+	 * the next prompt, command or `shutdown()` waits for it.
+	 */
 	requestCompaction(customInstructions?: string, reason: CompactionReason = "extension"): void {
-		this.compactionRequest = { reason, customInstructions };
-		if (!this.running) {
-			this.compactionRequest = undefined;
-			void this.compact(reason, customInstructions);
-		}
+		this.compactions.request(reason, customInstructions);
 	}
 
 	/** Abort the whole run (the running cell is interrupted too). */
@@ -277,65 +246,20 @@ export class AgentSession implements ExtensionHost {
 		return this.agent.state.isStreaming;
 	}
 
-	// ExtensionHost
-
-	appendEntry(customType: string, data: unknown): string {
-		return this.session.appendCustom(customType, data);
-	}
-
-	sendMessage(message: HiddenMessage, deliverAs?: Delivery): void {
-		const how = deliverAs ?? (this.running ? "steer" : "nextTurn");
-		const note = hostMessage(message);
-		if (how === "nextTurn" || !this.running) {
-			this.pending.push({ type: "custom_message", ...message, display: false });
-		} else if (how === "steer") this.agent.steer(note);
-		else this.agent.followUp(note);
-	}
-
-	getBranch(): readonly SessionEntry[] {
-		return this.session.branch();
-	}
-
-	getContextUsage(): ContextUsage {
-		const tokens = contextTokens(this.session.context().messages);
-		const contextWindow = this.model.contextWindow;
-		return { tokens, contextWindow, fraction: contextWindow > 0 ? tokens / contextWindow : 0 };
-	}
-
-	/** Without a kernel (an embedding host that gave none) there is nothing to answer. */
-	onHostRequest(type: string, handler: HostRequestHandler): () => void {
-		return this.options.kernel?.onHostRequest(type, handler) ?? (() => {});
-	}
-
-	addKernelStartup(code: string): void {
-		this.options.kernel?.addStartupCode(code);
-	}
-
 	/** Emit the session events of start-up to extensions (the session is ready, before any prompt). */
-	async announceStart(event: {
-		reason: "new" | "resume" | "fork";
-		forkedFrom?: { sessionFile: string; atEntryId: string | null };
-		branchedFrom?: { leafId: string | null; previousLeafId: string | null };
-	}): Promise<void> {
-		const runner = this.extensions;
-		if (!runner) return;
-		await runner.emit("session_start", {
-			reason: event.reason,
-			sessionId: this.session.id,
-			sessionFile: this.session.path,
-		});
-		if (event.forkedFrom)
-			await runner.emit("session_fork", {
-				fromSessionFile: event.forkedFrom.sessionFile,
-				atEntryId: event.forkedFrom.atEntryId,
-			});
-		if (event.reason === "resume") await runner.emit("session_switch", { sessionFile: this.session.path });
-		if (event.branchedFrom) await runner.emit("session_tree", event.branchedFrom);
+	announceStart(event: StartAnnouncement): Promise<void> {
+		return this.bridge.announceStart(event);
 	}
 
-	/** Tell extensions the session is closing (call before the kernel shuts down). */
+	/** Finish queued compactions, then tell extensions the session is closing (before the kernel shuts down). */
 	async shutdown(): Promise<void> {
+		await this.compactions.settled();
 		await this.extensions?.emit("session_shutdown", { sessionId: this.session.id });
+	}
+
+	private apiKey(): string {
+		const key = this.options.apiKey;
+		return typeof key === "string" ? key : key();
 	}
 
 	private async run(start: () => Promise<void>): Promise<RunOutcome> {
@@ -386,24 +310,16 @@ export class AgentSession implements ExtensionHost {
 	}
 
 	private async runCommand(name: string, args: string): Promise<RunOutcome> {
-		if (name === "compact" && !this.extensions?.command("compact")) {
-			await this.flushPending();
-			const result = await this.compact("command", args || undefined);
-			if (!result)
-				return {
-					status: "error",
-					errorMessage: "Compaction failed; the conversation is unchanged.",
-					command: { name },
-				};
-			const message =
-				result.status === "compacted"
-					? `Compacted: ${result.entry.tokensBefore.toLocaleString("en-US")} tokens before; the kernel kept its state.`
-					: result.message;
-			return { status: "ok", command: { name, message } };
-		}
 		const command = this.extensions?.command(name);
+		if (!command && name !== "compact") {
+			const message = `Unknown command /${name}. Commands: ${this.commandNames.map((known) => `/${known}`).join(", ")}. To send text that starts with a slash to the model, begin it with two: //${name}.`;
+			return { status: "error", errorMessage: message, command: { name, message } };
+		}
+		if (!command) return this.runCompactCommand(args);
 		try {
-			const answer = await command?.handler(args);
+			const answer = await command.handler(args);
+			// A compaction the command asked for is part of the command.
+			await this.compactions.settled();
 			return { status: "ok", command: typeof answer === "string" ? { name, message: answer } : { name } };
 		} catch (error) {
 			const message = `The command /${name} failed: ${(error as Error).message}`;
@@ -411,28 +327,46 @@ export class AgentSession implements ExtensionHost {
 		}
 	}
 
-	/** Before every provider call: compact when due (a turn boundary), then let extensions rewrite. */
-	private async beforeProviderCall(messages: AgentMessage[], _signal?: AbortSignal): Promise<AgentMessage[]> {
-		let current = messages;
-		try {
-			const request = this.compactionRequest;
-			const due = shouldCompact(contextTokens(current), this.model.contextWindow, this.compactionSettings);
-			if (request || due) {
-				this.compactionRequest = undefined;
-				await this.compact(request?.reason ?? "threshold", request?.customInstructions);
-			}
-			if (this.compactedInRun) current = this.session.context().messages;
-		} catch {
-			// compact() reports its own failures; the call goes on with the uncompacted context.
+	private async runCompactCommand(args: string): Promise<RunOutcome> {
+		this.apiKey();
+		await this.flushPending();
+		let failure = "";
+		const stop = this.onNotice((notice) => {
+			if (notice.type === "compaction_failed") failure = notice.message;
+		});
+		const result = await this.compact("command", args || undefined).finally(stop);
+		if (!result) {
+			const message = `Compaction failed (${failure}); the conversation is unchanged.`;
+			return { status: "error", errorMessage: message, command: { name: "compact", message } };
 		}
-		if (!this.extensions?.has("context")) return current;
-		const result = await this.extensions.emit("context", { messages: current }, (replacement, payload) =>
-			Array.isArray(replacement?.messages) ? { messages: replacement.messages } : payload,
-		);
-		return result.messages;
+		const message =
+			result.status === "compacted"
+				? `Compacted: ${result.entry.tokensBefore.toLocaleString("en-US")} tokens before; the kernel kept its state.`
+				: result.message;
+		return { status: "ok", command: { name: "compact", message } };
+	}
+
+	/**
+	 * Before every provider call: compact when due or asked for (a turn boundary), then let
+	 * extensions rewrite what is sent.
+	 */
+	private async beforeProviderCall(messages: AgentMessage[]): Promise<AgentMessage[]> {
+		let current = messages;
+		const request = this.compactions.takeRequest();
+		const due = shouldCompact(contextTokens(current), this.model.contextWindow, this.compactionSettings);
+		// compact() reports its own failures; the call then goes on with the uncompacted context.
+		if (request || due) await this.compact(request?.reason ?? "threshold", request?.customInstructions);
+		if (this.compactedInRun) current = this.session.context().messages;
+		return this.bridge.transformContext(current);
 	}
 
 	private record(message: AgentMessage): void {
+		const tools = this.agent.state.tools.map((tool) => tool.name);
+		if (message.role === "toolResult" && message.isError && !tools.includes(message.toolName)) {
+			// The loop answers a call of a tool that does not exist with a bare "Tool bash not found".
+			// Replaced in place: the loop sends this same message on its next call, and the transcript keeps it.
+			message.content = [{ type: "text", text: unknownToolText(message.toolName, tools) }];
+		}
 		if (message.role === "host") {
 			const { customType, content, display, details } = message;
 			this.session.append({
@@ -447,29 +381,12 @@ export class AgentSession implements ExtensionHost {
 		}
 	}
 
-	private async forwardToExtensions(event: AgentEvent): Promise<void> {
-		const runner = this.extensions;
-		if (!runner) return;
-		switch (event.type) {
-			case "agent_start":
-				this.turnIndex = 0;
-				return;
-			case "turn_start":
-				await runner.emit("turn_start", { turnIndex: this.turnIndex });
-				return;
-			case "turn_end":
-				await runner.emit("turn_end", {
-					turnIndex: this.turnIndex++,
-					message: event.message,
-					toolResults: inCallOrder(event.message, event.toolResults),
-				});
-				return;
-			case "message_start":
-			case "message_update":
-			case "message_end":
-				await runner.emit(event.type, { message: event.message });
-				return;
-		}
+	/** A hidden message from an extension: with the next prompt, or into the running turn. */
+	private deliver(message: HiddenMessage, how: Delivery): void {
+		if (how === "nextTurn" || !this.running) {
+			this.pending.push({ type: "custom_message", ...message, display: false });
+		} else if (how === "steer") this.agent.steer(hostMessage(message));
+		else this.agent.followUp(hostMessage(message));
 	}
 
 	private async flushPending(): Promise<void> {
@@ -491,22 +408,6 @@ export class AgentSession implements ExtensionHost {
 		this.agent.state.messages = [...this.agent.state.messages, hostMessage(message)];
 	}
 
-	private collectTools(own: AgentTool[]): AgentTool[] {
-		const tools = [...own];
-		for (const tool of this.extensions?.tools ?? []) {
-			if (tools.some((existing) => existing.name === tool.name)) {
-				this.extensions?.report({
-					path: this.extensions.toolPath(tool) ?? "(extension)",
-					phase: "registerTool",
-					message: `a tool named "${tool.name}" already exists; the second one was left out`,
-				});
-				continue;
-			}
-			tools.push(tool);
-		}
-		return tools;
-	}
-
 	private notify(notice: SessionNotice): void {
 		for (const listener of this.noticeListeners) listener(notice);
 	}
@@ -521,20 +422,4 @@ function hostMessage(message: HiddenMessage): AgentMessage {
 		details: message.details,
 		timestamp: Date.now(),
 	};
-}
-
-function fullOutputPath(details: unknown): string | undefined {
-	const path = (details as { fullOutputPath?: unknown } | undefined)?.fullOutputPath;
-	return typeof path === "string" ? path : undefined;
-}
-
-/** Tool results in the order the assistant message called them (tools may finish out of order). */
-function inCallOrder(message: AgentMessage, results: ToolResultMessage[]): ToolResultMessage[] {
-	if (message.role !== "assistant") return results;
-	const order = message.content.filter((part) => part.type === "toolCall").map((part) => part.id);
-	const rank = (result: ToolResultMessage) => {
-		const index = order.indexOf(result.toolCallId);
-		return index < 0 ? order.length : index;
-	};
-	return [...results].sort((a, b) => rank(a) - rank(b));
 }

@@ -1,3 +1,5 @@
 /** Orchestrator: wires a session, its extensions and compaction to the pi-agent-core loop. */
 export { AgentSession, type AgentSessionOptions, type RunOutcome, type SessionNotice } from "./agent-session.js";
-export { parseSlashCommand, type SlashCommandCall } from "./slash-commands.js";
+export { CompactionScheduler } from "./compaction-scheduler.js";
+export { type BridgedSession, ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+export { parseSlashCommand, promptText, type SlashCommandCall } from "./slash-commands.js";

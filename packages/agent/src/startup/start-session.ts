@@ -24,6 +24,7 @@ import {
 	createIpythonTool,
 	IPYTHON_TOOL_NAME,
 	type KernelStatus,
+	rejectRemovedTools,
 	SessionKernel,
 	validateToolNames,
 } from "../tools/index.js";
@@ -41,8 +42,13 @@ export interface StartOptions {
 	fork?: string;
 	/** Entry to continue from in the picked session; the next message starts a new branch there. */
 	at?: string;
-	/** Tool names from the command line; only `ipython` exists. */
+	/** Only these tools (`--tools`): `ipython` and the extensions' tools. */
 	tools?: string[];
+	/**
+	 * Start even when the model's provider has no key: slash commands that need no model work
+	 * (`-p "/pc status"`); a prompt for the model then fails with the missing-key error.
+	 */
+	allowMissingKey?: boolean;
 	thinkingLevel?: ThinkingLevel;
 	/** Use this registry instead of pi-ai's catalogue plus models.json (embedding hosts, tests). */
 	registry?: ModelRegistry;
@@ -81,7 +87,7 @@ const RESUMED_KERNEL_NOTE =
 export async function startSession(options: StartOptions): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
-	if (options.tools) validateToolNames(options.tools);
+	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
@@ -116,10 +122,31 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const model = options.model
 		? resolveModelRef(registry, auth, options.model, env)
 		: (recordedModel ?? chooseDefaultModel(registry, auth, settings.defaultModel, env));
-	const credential = requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env);
+	const apiKey = providerKey(
+		() => requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env),
+		options.allowMissingKey === true,
+	);
 	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
 
 	const pickedLeaf = picked?.leafId ?? null;
+	const sessionCwd = picked?.cwd ?? options.cwd;
+	const cwd = existsSync(sessionCwd) ? sessionCwd : options.cwd;
+	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
+	// Prime Context ships with the agent and loads last, so the results it archives are final;
+	// `enabled: false` in prime-context.json or `/pc mode off` turns its effect off.
+	const extensions = await loadExtensions({
+		cwd,
+		agentHome: paths.root,
+		env,
+		extraPaths: options.extensionPaths,
+		builtins: { [PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension },
+	});
+	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
+	const toolNames = options.tools
+		? validateToolNames(options.tools, [IPYTHON_TOOL_NAME, ...extensions.tools.map((tool) => tool.name)])
+		: undefined;
+
+	// Every check has passed: from here on the session may be written.
 	let session: Session;
 	if (picked && options.fork) {
 		session = picked.fork(options.at ?? picked.leafId);
@@ -131,21 +158,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
 	const resumed = session.persisted;
-	const cwd = existsSync(session.cwd) ? session.cwd : options.cwd;
-	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
-
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
 	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
-	// Prime Context ships with the agent and loads last, so the results it archives are final;
-	// `enabled: false` in prime-context.json or `/pc mode off` turns its effect off.
-	const extensions = await loadExtensions({
-		cwd,
-		agentHome: paths.root,
-		env,
-		extraPaths: options.extensionPaths,
-		builtins: { [PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension },
-	});
-	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const kernel = new SessionKernel({
 		cwd,
@@ -158,7 +172,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	});
 	const agentSession = new AgentSession(session, {
 		model,
-		apiKey: credential.key,
+		apiKey,
+		toolNames,
 		systemPrompt: buildSystemPrompt({ cwd, contextFiles: findContextFiles(cwd, paths.root) }),
 		tools: [createIpythonTool(kernel)],
 		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
@@ -194,6 +209,19 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			await kernel.dispose();
 		},
 	};
+}
+
+/** The key, checked now; or, when a missing key is allowed, checked at each model call. */
+function providerKey(find: () => { key: string }, allowMissing: boolean): string | (() => string) {
+	if (!allowMissing) return find().key;
+	try {
+		return find().key;
+	} catch (error) {
+		if (!(error instanceof UserError)) throw error;
+		return () => {
+			throw error;
+		};
+	}
 }
 
 function checkKernelPython(env: NodeJS.ProcessEnv): string {

@@ -1,6 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { renderTask, type TaskSnapshot } from "prime-agent-context";
-import type { HostMessage, SessionEntry } from "../../index.js";
+import type { HostMessage, SessionEntry } from "../../extensions/api.js";
 
 export const TASK_MESSAGE_TYPE = "prime_context_task";
 /** Host messages that describe the kernel's state; only the newest one is sent. */

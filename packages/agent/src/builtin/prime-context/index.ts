@@ -5,6 +5,7 @@
  * archived output; `/pc` commands; the task snapshot before each provider call.
  */
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import {
 	ArchiveError,
@@ -20,7 +21,7 @@ import {
 	type RecoveryResponse,
 	runRecovery,
 } from "prime-agent-context";
-import type { ExtensionAPI, HostMessage } from "../../index.js";
+import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
 import { runPcCommand } from "./commands.js";
 import { taskMessage, taskText, trimKernelNotices } from "./context-view.js";
 import { archiveWithParent } from "./fork-archive.js";
@@ -33,7 +34,9 @@ export const PRIME_CONTEXT_REQUEST_TYPE = "prime_context";
 /** `prime_context.text(id)` refuses observations larger than this (read or search them instead). */
 export const TEXT_MAX_BYTES = 64 * 1024 * 1024;
 
-const KERNEL_STARTUP = "import prime_agent_runtime.prime_context as prime_context\n";
+/** The kernel module `prime_context` (`python-builtin/prime_context.py`): defined in every kernel, and importable. */
+const KERNEL_MODULE = "prime_context";
+const KERNEL_PYTHON_DIR = fileURLToPath(new URL("../../../python-builtin", import.meta.url));
 
 export default async function primeContextExtension(api: ExtensionAPI): Promise<void> {
 	// The config file decides whether the model gets the tool and the policy; `/pc mode` later
@@ -55,7 +58,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 	const recover = async (args: Record<string, unknown>, options: RecoveryOptions = {}): Promise<RecoveryResponse> =>
 		runRecovery(await (recoveryContext ?? context().then(ownRecoveryContext)), args, options);
 
-	api.addKernelStartup(KERNEL_STARTUP);
+	api.addKernelStartup(`import ${KERNEL_MODULE}\n`, { pythonPath: [KERNEL_PYTHON_DIR], names: [KERNEL_MODULE] });
 
 	api.on("session_start", async (event) => {
 		opened = openContextSession({ sessionId: event.sessionId, cwd: api.cwd, env: contextEnv(api) });
@@ -97,7 +100,8 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		const result = await (await opened).observe({
 			tool: event.toolName,
 			text,
-			fullOutputPath: ownsCompleteOutput(text, event.fullOutputPath) ? event.fullOutputPath : undefined,
+			// Given only while the text is still the tool's own (an earlier extension did not replace it).
+			fullOutputPath: event.fullOutputPath,
 			isError: event.isError,
 			command: typeof code === "string" ? code : undefined,
 			contextUsage: api.getContextUsage().fraction,
@@ -160,15 +164,6 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			throw error;
 		}
 	}
-}
-
-/**
- * The complete-output file stands for the visible text only while that text is the tool's own,
- * which names the file (`[complete output (N bytes): path]`); after an earlier extension replaced
- * the text, the replacement is what gets archived.
- */
-function ownsCompleteOutput(text: string, path: string | undefined): boolean {
-	return path !== undefined && text.includes(` bytes): ${path}]`);
 }
 
 function ownRecoveryContext(session: ContextSession): RecoveryContext {

@@ -29,6 +29,8 @@ export interface IpythonDetails {
 	fullOutputPath?: string;
 	/** Files changed by `edit()` in this cell. */
 	diffs: FileDiff[];
+	/** Files the cell changed in the working directory, however it wrote them. */
+	writtenFiles: string[];
 	/** The kernel was restarted before this cell; earlier variables were lost. */
 	kernelReset?: boolean;
 }
@@ -91,10 +93,11 @@ function toDetails(run: CellRun): IpythonDetails {
 		executionCount: cell.executionCount,
 		fullOutputPath: cell.fullOutputPath,
 		diffs: run.diffs,
+		writtenFiles: run.writtenFiles,
 		...(run.resetNotice ? { kernelReset: true } : {}),
 	};
 }
 
 function partialDetails(streamed: string): IpythonDetails {
-	return { status: "ok", isError: false, stdout: streamed, stderr: "", durationMs: 0, diffs: [] };
+	return { status: "ok", isError: false, stdout: streamed, stderr: "", durationMs: 0, diffs: [], writtenFiles: [] };
 }

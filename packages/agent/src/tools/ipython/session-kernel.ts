@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
 	type CellResult,
@@ -9,7 +9,7 @@ import {
 	type StreamChunk,
 } from "prime-agent-kernel";
 import { ensurePrivateDir } from "../../home/index.js";
-import { restoreNotice, type StateSaveOutcome, StateSaver } from "../../kernel-state/index.js";
+import { INJECTED_HANDLES, restoreNotice, type StateSaveOutcome, StateSaver } from "../../kernel-state/index.js";
 
 /** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
 export const RUNTIME_PYTHON_DIR = fileURLToPath(new URL("../../../python", import.meta.url));
@@ -58,6 +58,11 @@ export interface CellRun {
 	cell: CellResult;
 	diffs: FileDiff[];
 	/**
+	 * Files under the kernel's working directory the cell changed, however it wrote them (Python,
+	 * `%%bash`, a program it ran): relative to the session's directory when inside it, else absolute.
+	 */
+	writtenFiles: string[];
+	/**
 	 * Set once on the first cell in a new kernel that the model must hear about: a restart (its
 	 * variables are gone) or a restore from the saved state (which names came back and which did not).
 	 */
@@ -75,6 +80,7 @@ export class SessionKernel {
 	private starting: Promise<Kernel> | undefined;
 	private pendingNotice: string | undefined;
 	private diffs: FileDiff[] = [];
+	private written = new Set<string>();
 	private cellController: AbortController | undefined;
 	private disposed = false;
 	private readonly saver: StateSaver | undefined;
@@ -84,6 +90,10 @@ export class SessionKernel {
 	private installedHandlers = new Map<string, () => void>();
 	/** Extra start-up code (from extensions), run after the runtime in every kernel started later. */
 	private readonly startupExtras: string[] = [];
+	/** Directories extensions put on the kernel's path, after the runtime's. */
+	private readonly extraPythonPath: string[] = [];
+	/** Names extensions' start-up code defines: never saved, never listed as the model's. */
+	private readonly extraNames: string[] = [];
 	/** Cleared once the first kernel has tried the restore. */
 	private restoreFrom: string | undefined;
 	/**
@@ -94,7 +104,8 @@ export class SessionKernel {
 
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
-		if (state) this.saver = new StateSaver({ dir: state.dir, onSaved: state.onSaved });
+		if (state)
+			this.saver = new StateSaver({ dir: state.dir, onSaved: state.onSaved, exclude: () => this.injectedNames });
 		this.restoreFrom = state?.restoreFrom;
 		// `edit()` reports each diff; the cell's result carries them.
 		this.onHostRequest("file.edit", (payload) => {
@@ -106,6 +117,17 @@ export class SessionKernel {
 			});
 			return {};
 		});
+		// The runtime reports the files each cell changed (see `written_files.py`).
+		this.onHostRequest("files.written", (payload) => {
+			const paths = Array.isArray(payload.paths) ? payload.paths : [];
+			for (const path of paths) if (typeof path === "string") this.written.add(sessionRelative(this.options.cwd, path));
+			return {};
+		});
+	}
+
+	/** Names the runtime and the extensions define in every kernel (never saved, never the model's own). */
+	get injectedNames(): string[] {
+		return [...INJECTED_HANDLES, ...this.extraNames];
 	}
 
 	/** Whether a cell is running right now. */
@@ -125,12 +147,13 @@ export class SessionKernel {
 		signal?.addEventListener("abort", forward, { once: true });
 		if (signal?.aborted) controller.abort();
 		this.cellController = controller;
-		this.diffs = [];
-		this.saver?.cellStarting();
 		try {
+			await this.saver?.beforeCell();
+			this.diffs = [];
+			this.written = new Set();
 			const cell = await kernel.execute(code, { signal: controller.signal, onStream });
 			this.saver?.cellEnded(kernel, cell.status === "ok");
-			const run: CellRun = { cell, diffs: this.diffs };
+			const run: CellRun = { cell, diffs: this.diffs, writtenFiles: [...this.written].sort() };
 			if (this.pendingNotice) {
 				run.resetNotice = this.pendingNotice;
 				this.pendingNotice = undefined;
@@ -180,9 +203,12 @@ export class SessionKernel {
 	/**
 	 * Run `code` in every kernel started from now on, after the runtime is installed (so it may use
 	 * its names). A failure is reported in the kernel's start-up error, like the runtime's own.
+	 * `pythonPath` goes on those kernels' path; `names` are the names the code defines.
 	 */
-	addStartupCode(code: string): void {
+	addStartupCode(code: string, options: { pythonPath?: string[]; names?: string[] } = {}): void {
 		this.startupExtras.push(code.endsWith("\n") ? code : `${code}\n`);
+		this.extraPythonPath.push(...(options.pythonPath ?? []));
+		this.extraNames.push(...(options.names ?? []));
 	}
 
 	private get startupCode(): string {
@@ -257,7 +283,7 @@ export class SessionKernel {
 			python: this.options.python,
 			cwd: this.options.cwd,
 			env: this.options.env,
-			pythonPath: [RUNTIME_PYTHON_DIR],
+			pythonPath: [RUNTIME_PYTHON_DIR, ...this.extraPythonPath],
 			outputDir: this.options.outputDir,
 			startupCode,
 		});
@@ -286,6 +312,12 @@ export class SessionKernel {
 		}
 		return true;
 	}
+}
+
+/** A path inside the session's directory relative to it (as the model names files), any other absolute. */
+function sessionRelative(cwd: string, path: string): string {
+	const inside = relative(cwd, path);
+	return inside && !inside.startsWith("..") && !isAbsolute(inside) ? inside : path;
 }
 
 export function cellOutputDir(artifactDir: string): string {

@@ -1,0 +1,83 @@
+"""Tell the host which files each cell wrote, so compaction can list them as modified.
+
+Before a cell the time is noted; after it, the working directory is walked for files changed
+since then. That sees what Python code, ``%%bash`` cells and the programs they ran wrote, not
+only literal ``open()`` calls. The list is a memory aid for the summary, not an audit: the walk
+skips tool folders (``.git``, ``node_modules``, virtual environments, caches) and stops after
+``MAX_FILES_WALKED`` files so a huge tree costs a bounded time after each cell.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+REQUEST_TYPE = "files.written"
+SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+MAX_FILES_WALKED = 20_000
+MAX_REPORTED = 200
+# File times come from a coarse clock (a few ms per tick): a write right after the cell started can
+# carry a time slightly before the one noted here.
+CLOCK_SLACK_NS = 50_000_000
+
+_started_ns: int | None = None
+
+
+def changed_since(root: str, since_ns: int) -> tuple[list[str], bool]:
+    """Absolute paths of files under ``root`` modified at or after ``since_ns``; and whether the walk stopped early."""
+    found: list[str] = []
+    walked = 0
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(name for name in subdirs if name not in SKIPPED_DIRS)
+        for name in files:
+            walked += 1
+            if walked > MAX_FILES_WALKED:
+                return found, True
+            path = os.path.join(directory, name)
+            try:
+                if os.stat(path, follow_symlinks=False).st_mtime_ns >= since_ns:
+                    found.append(path)
+            except OSError:
+                continue
+    return found, False
+
+
+def _before_cell(_info: Any = None) -> None:
+    global _started_ns
+    _started_ns = time.time_ns() - CLOCK_SLACK_NS
+
+
+def _after_cell(_result: Any = None) -> None:
+    if _started_ns is None:
+        return
+    paths, partial = changed_since(os.getcwd(), _started_ns)
+    if paths:
+        _notify({"paths": sorted(paths)[:MAX_REPORTED], "partial": partial or len(paths) > MAX_REPORTED})
+
+
+def _notify(payload: dict[str, Any]) -> None:
+    """Send a host request without waiting for its reply (the hook runs synchronously, after the cell).
+
+    ``host_request`` sends its comm before its first ``await``: running the coroutine one step
+    sends it, and closing it drops the wait. The host's reply to a closed request is discarded.
+    """
+    try:
+        from prime_kernel import host_request
+    except ImportError:
+        return  # not a Prime Agent kernel: nobody to tell
+    request = host_request(REQUEST_TYPE, payload)
+    try:
+        request.send(None)
+    except (StopIteration, RuntimeError):
+        pass  # no host or no running loop: the report is skipped, the cell is unaffected
+    finally:
+        request.close()
+
+
+def watch(shell: Any) -> None:
+    """Report the files each cell of ``shell`` writes (bookkeeping cells run silently and are not watched)."""
+    shell.events.register("pre_run_cell", _before_cell)
+    shell.events.register("post_run_cell", _after_cell)
