@@ -58,6 +58,12 @@ export interface CellError {
 export interface DisplayData {
 	data: Record<string, unknown>;
 	metadata: Record<string, unknown>;
+	/**
+	 * Set when the display was too large to keep in memory (its data over VISIBLE_OUTPUT_CAP
+	 * characters of JSON, or the cell's displays over `memoryOutputLimit`): the file holds the
+	 * whole display as JSON, and `data` keeps only its capped `text/plain`.
+	 */
+	fullDataPath?: string;
 }
 
 /**
@@ -77,8 +83,11 @@ export interface CellResult {
 	result?: string;
 	displays: DisplayData[];
 	error?: CellError;
-	/** Which visible parts were cut (`result`, the execution result, is capped the same way). */
-	truncated: { stdout: boolean; stderr: boolean; result?: boolean };
+	/**
+	 * Which visible parts were cut (`result`, the execution result, is capped the same way; `error`:
+	 * its `evalue` or traceback was cut, see `capError`).
+	 */
+	truncated: { stdout: boolean; stderr: boolean; result?: boolean; error?: boolean };
 	/**
 	 * Path of a file holding the complete output (every byte of stdout, stderr, result and
 	 * traceback, in the layout of `formatCellOutput`), written once when the cell completed and

@@ -1,7 +1,7 @@
-import { closeSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type CellError, type DisplayData, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../types.js";
-import { capText, errorText } from "./format.js";
+import { capError, capText, errorText } from "./format.js";
 
 export interface CellOutputOptions {
 	/** Bytes of complete output held in memory (all streams together) before spilling to files. */
@@ -21,7 +21,7 @@ export interface CollectedOutput {
 	result?: string;
 	displays: DisplayData[];
 	error?: CellError;
-	truncated: { stdout: boolean; stderr: boolean; result: boolean };
+	truncated: { stdout: boolean; stderr: boolean; result: boolean; error: boolean };
 	fullOutputPath?: string;
 	fullOutputBytes: number;
 	/**
@@ -67,6 +67,7 @@ export class CellOutput {
 	private error?: CellError;
 	private readonly displays: DisplayData[] = [];
 	private fileError?: string;
+	private displayChars = 0;
 
 	constructor(private readonly options: CellOutputOptions) {}
 
@@ -103,6 +104,7 @@ export class CellOutput {
 		this.result = text;
 	}
 
+	/** The error, kept whole for the complete-output file; `finish` caps what is shown. */
 	setError(error: CellError): void {
 		this.error = error;
 	}
@@ -112,8 +114,32 @@ export class CellOutput {
 		this.error ??= error;
 	}
 
+	/**
+	 * Keeps a display whole while it is small and the displays held stay within `memoryLimit`;
+	 * otherwise writes it whole to a JSON file (`fullDataPath`) and keeps only its capped
+	 * `text/plain`, so a cell showing large images or tables cannot fill the host's memory.
+	 */
 	addDisplay(display: DisplayData): void {
-		this.displays.push(display);
+		const size = JSON.stringify(display.data).length;
+		if (size <= VISIBLE_OUTPUT_CAP && this.displayChars + size <= this.options.memoryLimit) {
+			this.displayChars += size;
+			this.displays.push(display);
+			return;
+		}
+		const path = this.filePath(`${this.options.name}.display-${this.displays.length + 1}.json`);
+		const plain = display.data["text/plain"];
+		const shown = typeof plain === "string" ? capText(plain, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER).text : "";
+		const kept: DisplayData = { data: shown ? { "text/plain": shown } : {}, metadata: {} };
+		if (path) {
+			try {
+				writeFileSync(path, JSON.stringify(display), { mode: 0o600 });
+				kept.fullDataPath = path;
+			} catch (error) {
+				this.fail(`Could not write the display file ${path} (${reasonOf(error)})`);
+			}
+		}
+		this.displayChars += JSON.stringify(kept.data).length;
+		this.displays.push(kept);
 	}
 
 	/**
@@ -126,9 +152,15 @@ export class CellOutput {
 		const stdout = capText(this.stdout.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
 		const stderr = capText(this.stderr.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
 		const result = this.result === undefined ? undefined : capText(this.result, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
+		const error = this.error && capError(this.error, VISIBLE_OUTPUT_CAP);
 		const sections = this.sections(notes);
 		const fullOutputBytes = sections.reduce((sum, section) => sum + section.bytes + (section.newlineAfter ? 1 : 0), 0);
-		const needsFile = this.spilling || stdout.truncated || stderr.truncated || (result?.truncated ?? false);
+		const needsFile =
+			this.spilling ||
+			stdout.truncated ||
+			stderr.truncated ||
+			(result?.truncated ?? false) ||
+			(error?.truncated ?? false);
 		const fullOutputPath = needsFile && !this.fileError ? this.writeFullOutput(sections) : undefined;
 		if (this.fileError) this.removeFiles();
 		return {
@@ -136,8 +168,13 @@ export class CellOutput {
 			stderr: stderr.text,
 			result: result?.text,
 			displays: this.displays,
-			error: this.error,
-			truncated: { stdout: stdout.truncated, stderr: stderr.truncated, result: result?.truncated ?? false },
+			error: error?.error,
+			truncated: {
+				stdout: stdout.truncated,
+				stderr: stderr.truncated,
+				result: result?.truncated ?? false,
+				error: error?.truncated ?? false,
+			},
 			fullOutputPath,
 			fullOutputBytes,
 			fileError: this.fileError,

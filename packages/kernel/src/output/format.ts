@@ -36,3 +36,42 @@ export function capText(text: string, cap: number, marker: string): { text: stri
 	if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
 	return { text: `${head}${head.endsWith("\n") ? "" : "\n"}${marker}`, truncated: true };
 }
+
+/**
+ * An error as shown: `evalue` capped like a stream, each traceback line capped at a quarter of
+ * `cap`, and the traceback cut to its first and last lines when still longer than `cap` (the end
+ * is where the exception is). The whole error goes to the complete-output file.
+ */
+export function capError(error: CellError, cap: number): { error: CellError; truncated: boolean } {
+	const marker = (omitted: number) => `[... ${omitted} chars truncated ...]`;
+	const evalue = capText(error.evalue, cap, marker(error.evalue.length - cap));
+	let truncated = evalue.truncated;
+	const lineCap = Math.floor(cap / 4);
+	let lines = error.traceback.map((line) => {
+		if (line.length <= lineCap) return line;
+		truncated = true;
+		return capText(line, lineCap, marker(line.length - lineCap)).text;
+	});
+	const total = lines.reduce((sum, line) => sum + line.length + 1, 0);
+	if (total > cap) {
+		truncated = true;
+		const head: string[] = [];
+		const tail: string[] = [];
+		let used = 0;
+		for (let i = 0, j = lines.length - 1; i <= j; ) {
+			const takeTail = tail.length <= head.length;
+			const line = takeTail ? lines[j] : lines[i];
+			if (used + line.length + 1 > cap) break;
+			used += line.length + 1;
+			if (takeTail) {
+				tail.unshift(line);
+				j--;
+			} else {
+				head.push(line);
+				i++;
+			}
+		}
+		lines = [...head, `[... ${lines.length - head.length - tail.length} traceback lines truncated ...]`, ...tail];
+	}
+	return { error: { ename: error.ename, evalue: evalue.text, traceback: lines }, truncated };
+}
