@@ -33,6 +33,13 @@ export interface KernelStartOptions {
 	 * busy (`stillBusy` / `stillBusyAfterInterrupt`). Default 5 s.
 	 */
 	stillBusyAfterMs?: number;
+	/**
+	 * How long a host-request handler may take before Python gets an error reply saying so.
+	 * Default 10 minutes; 0 for no limit. Python's own wait (`host_request(..., timeout=)`)
+	 * defaults to this plus 30 s, so a host that stops answering altogether raises
+	 * `HostRequestTimeout` there instead of hanging the cell.
+	 */
+	hostRequestTimeoutMs?: number;
 }
 
 export interface StreamChunk {

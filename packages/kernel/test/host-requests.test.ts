@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Kernel } from "../src/index.js";
+import { startKernel } from "./kernels.js";
 
 let kernel: Kernel;
 
@@ -100,5 +101,39 @@ describe("host requests", () => {
 		expect((await kernel.execute("(await host_request('temporary'))['status']")).result).toBe("'ok'");
 		unregister();
 		expect((await kernel.execute("(await host_request('temporary'))['status']")).result).toBe("'error'");
+	});
+});
+
+describe("host requests that are never answered", () => {
+	it("sends an error reply once the handler has taken longer than hostRequestTimeoutMs", async () => {
+		const kernel = await startKernel({
+			startupCode: "from prime_kernel import host_request",
+			hostRequestTimeoutMs: 300,
+		});
+		kernel.onHostRequest("never", () => new Promise(() => {}));
+		const result = await kernel.execute("print((await host_request('never', {}))['error'])");
+		expect(result.stdout).toBe('the host\'s handler for "never" did not answer within 0.3 s (hostRequestTimeoutMs)\n');
+	});
+
+	it("raises HostRequestTimeout in Python when no reply comes within its timeout", async () => {
+		const kernel = await startKernel({ startupCode: "from prime_kernel import host_request" });
+		kernel.onHostRequest("never", () => new Promise(() => {}));
+		const result = await kernel.execute("await host_request('never', {}, timeout=0.3)");
+		expect(result.status).toBe("error");
+		expect(result.error?.ename).toBe("HostRequestTimeout");
+		expect(result.error?.evalue).toBe(
+			"the host sent no reply to request 'never' within 0.3 s; it may be stopped or busy. Retry, or pass a longer timeout= to host_request.",
+		);
+		expect((await kernel.execute("'still usable'")).result).toBe("'still usable'");
+	});
+});
+
+describe("what execute accepts", () => {
+	it("rejects code that is not a string at once, and the queue goes on", async () => {
+		await expect(kernel.execute(undefined as unknown as string)).rejects.toThrow(
+			"execute(code) takes the cell's Python code as a string, not undefined.",
+		);
+		await expect(kernel.execute(42 as unknown as string)).rejects.toThrow("not a number.");
+		expect((await kernel.execute("'next'")).result).toBe("'next'");
 	});
 });

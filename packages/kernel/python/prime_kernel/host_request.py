@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from typing import Any
 
@@ -15,12 +16,27 @@ class HostRequestUnavailable(RuntimeError):
     """Raised when the kernel was not started by a host that answers requests."""
 
 
-async def host_request(type: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+class HostRequestTimeout(TimeoutError):
+    """Raised when the host sent no reply at all in time (it is stopped, or stuck)."""
+
+
+def _default_timeout() -> float | None:
+    # Set by the host: its own handler timeout plus a margin, so its error reply normally comes first.
+    try:
+        seconds = float(os.environ.get("PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S", ""))
+    except ValueError:
+        return None
+    return seconds if seconds > 0 else None
+
+
+async def host_request(type: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
     """Send ``{**payload, "type": type}`` to the host and return its reply.
 
     The reply is ``{"status": "ok", ...}`` or ``{"status": "error", "error": message}``; it is
     returned as-is. ``type`` is written last so a payload key cannot reroute the request.
     Safe to run from many tasks at once and from tasks that outlive the cell that started them.
+    ``timeout`` (seconds; default: the host's handler timeout plus 30 s) bounds the wait for any
+    reply: past it, ``HostRequestTimeout`` is raised.
     """
     kernel = current_kernel()
     if kernel is None:
@@ -35,6 +51,7 @@ async def host_request(type: str, payload: dict[str, Any] | None = None) -> dict
     loop = asyncio.get_running_loop()
     future: asyncio.Future[dict[str, Any]] = loop.create_future()
     register_pending(comm_id, loop, future)
+    wait = timeout if timeout is not None else _default_timeout()
     try:
         kernel.session.send(
             kernel.iopub_socket,
@@ -43,6 +60,12 @@ async def host_request(type: str, payload: dict[str, Any] | None = None) -> dict
             parent=kernel.get_parent("shell"),
             ident=b"comm_open",
         )
-        return await future
+        try:
+            return await asyncio.wait_for(future, wait)
+        except asyncio.TimeoutError:
+            raise HostRequestTimeout(
+                f"the host sent no reply to request {type!r} within {wait:g} s; it may be stopped or busy. "
+                "Retry, or pass a longer timeout= to host_request."
+            ) from None
     finally:
         forget_pending(comm_id)

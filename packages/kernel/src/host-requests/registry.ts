@@ -12,6 +12,9 @@ export type HostReply = { status: "ok"; [field: string]: unknown } | { status: "
 export class HostRequestRegistry {
 	private readonly handlers = new Map<string, HostRequestHandler>();
 
+	/** `timeoutMs`: how long a handler may take before the reply is an error saying so (0: no limit). */
+	constructor(private readonly timeoutMs = 0) {}
+
 	/** Registers `handler` for `type` (replacing any other); returns the function that unregisters it. */
 	register(type: string, handler: HostRequestHandler): () => void {
 		this.handlers.set(type, handler);
@@ -37,10 +40,30 @@ export class HostRequestRegistry {
 				error: `no host handler for request type "${type}" (known types: ${known.length > 0 ? known.join(", ") : "none"})`,
 			};
 		}
+		let timer: NodeJS.Timeout | undefined;
+		const expired = new Promise<HostReply>((resolve) => {
+			if (this.timeoutMs <= 0) return;
+			timer = setTimeout(
+				() =>
+					resolve({
+						status: "error",
+						error: `the host's handler for "${type}" did not answer within ${this.timeoutMs / 1000} s (hostRequestTimeoutMs)`,
+					}),
+				this.timeoutMs,
+			);
+			timer.unref();
+		});
+		const answered = (async (): Promise<HostReply> => {
+			try {
+				return toOkReply(await handler(payload));
+			} catch (error) {
+				return { status: "error", error: error instanceof Error ? error.message : String(error) };
+			}
+		})();
 		try {
-			return toOkReply(await handler(payload));
-		} catch (error) {
-			return { status: "error", error: error instanceof Error ? error.message : String(error) };
+			return await Promise.race([answered, expired]);
+		} finally {
+			clearTimeout(timer);
 		}
 	}
 }

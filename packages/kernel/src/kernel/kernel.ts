@@ -20,7 +20,10 @@ const DEFAULTS = {
 	stillBusyAfterMs: 5_000,
 	shutdownGraceMs: 2_000,
 	idleGraceMs: 5_000,
+	hostRequestTimeoutMs: 600_000,
 };
+/** Python waits this much longer than the host's handler timeout, so the host's error reply comes first. */
+const PYTHON_WAIT_MARGIN_MS = 30_000;
 
 /**
  * A real IPython kernel. `execute` queues cells and runs them one at a time. A kernel that dies
@@ -45,7 +48,7 @@ export class Kernel {
 	/** Why the current process is being stopped, when the host asked for it (not a crash). */
 	private stopping?: StopReason;
 	private closed = false;
-	private readonly requests = new HostRequestRegistry();
+	private readonly requests: HostRequestRegistry;
 	private readonly python: string;
 	private outputDir?: string;
 	private ownsOutputDir = false;
@@ -54,6 +57,11 @@ export class Kernel {
 
 	private constructor(private readonly options: KernelStartOptions) {
 		this.python = options.python ?? resolveKernelPython();
+		this.requests = new HostRequestRegistry(this.hostRequestTimeoutMs);
+	}
+
+	private get hostRequestTimeoutMs(): number {
+		return this.options.hostRequestTimeoutMs ?? DEFAULTS.hostRequestTimeoutMs;
 	}
 
 	/** Starts a kernel; resolves once it answered kernel_info and ran `startupCode`. */
@@ -93,6 +101,11 @@ export class Kernel {
 	 * running when the cell's turn comes (call `restart()`).
 	 */
 	execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {
+		if (typeof code !== "string") {
+			return Promise.reject(
+				new TypeError(`execute(code) takes the cell's Python code as a string, not ${describeValue(code)}.`),
+			);
+		}
 		const turn = this.queue.then(() => this.runCell(code, options));
 		this.queue = turn.then(
 			({ run }) => run?.settled,
@@ -249,7 +262,12 @@ export class Kernel {
 			kernel = await RunningKernel.boot({
 				python: this.python,
 				cwd: this.options.cwd,
-				env: this.options.env,
+				env: {
+					...this.options.env,
+					PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S: String(
+						this.hostRequestTimeoutMs > 0 ? (this.hostRequestTimeoutMs + PYTHON_WAIT_MARGIN_MS) / 1000 : 0,
+					),
+				},
 				pythonPath: this.options.pythonPath,
 				readyTimeoutMs: this.options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs,
 			});
@@ -339,4 +357,10 @@ export class Kernel {
 		current.kill();
 		await current.exited;
 	}
+}
+
+function describeValue(value: unknown): string {
+	if (value === null || value === undefined) return String(value);
+	if (Array.isArray(value)) return "an array";
+	return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
