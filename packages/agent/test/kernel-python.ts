@@ -11,7 +11,7 @@ export function kernelPythonForTests(): string {
 		throw new Error(
 			`These tests start a real IPython kernel and need its Python environment: ${(error as Error).message}\n` +
 				"Create it with `npx tsc -b && node packages/kernel/dist/setup-cli.js`, or set PRIME_AGENT_KERNEL_PYTHON " +
-				"to a Python 3.11 venv with ipykernel==7.4.0 dill==0.4.1 nest_asyncio==1.6.0.",
+				"to a Python 3.11 venv with ipykernel==7.4.0 dill==0.4.1.",
 		);
 	}
 }

@@ -38,11 +38,12 @@ describe("finding the kernel interpreter", () => {
 
 describe("setting up the kernel environment", () => {
 	it("reuses a venv that already has the pinned versions, quickly", async () => {
-		const python = resolveKernelPython();
-		const agentDir = join(python, "..", "..", "..");
+		// The setup venv of this machine's agent home (never derived from PRIME_AGENT_KERNEL_PYTHON,
+		// which may be any interpreter), made by `npm run setup`.
+		const python = resolveKernelPython({ ...process.env, PRIME_AGENT_KERNEL_PYTHON: "" });
 		const lines: string[] = [];
 		const startedAt = Date.now();
-		const outcome = await setupKernelEnvironment({ agentDir, log: (line) => lines.push(line) });
+		const outcome = await setupKernelEnvironment({ log: (line) => lines.push(line) });
 		expect(outcome).toEqual({ python, created: false });
 		expect(Date.now() - startedAt).toBeLessThan(10_000);
 		expect(lines.join("\n")).toContain("ipykernel==7.4.0");
