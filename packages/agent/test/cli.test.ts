@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
@@ -103,6 +104,58 @@ describe("command line", () => {
 			ExitCode.missingCredentials,
 		);
 		expect(JSON.parse(io.out().trim())).toMatchObject({ type: "error", exitCode: ExitCode.missingCredentials });
+	});
+
+	it("--mode=json reports an error as a JSON line; a prompt that reads json does not", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["--mode=json", "-p", "hi", "--model", "openai/gpt-5"], io)).toBe(ExitCode.missingCredentials);
+		expect(JSON.parse(io.out().trim())).toMatchObject({ type: "error", exitCode: ExitCode.missingCredentials });
+		const text = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "json", "--model", "openai/gpt-5"], text)).toBe(ExitCode.missingCredentials);
+		expect(text.out()).toBe("");
+		expect(text.err()).toContain('No API key for provider "openai"');
+	});
+
+	it("a local slash command needs no provider key; an unknown one is an error naming the commands", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		const status = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "/pc status", "--model", "anthropic/claude-sonnet-4-5"], status)).toBe(ExitCode.ok);
+		expect(status.out()).toContain("Prime Context status");
+		const unknown = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "/nope now", "--model", "anthropic/claude-sonnet-4-5"], unknown)).toBe(ExitCode.usage);
+		expect(unknown.err()).toContain(
+			"Unknown command /nope. Commands: /compact, /pc. To send text that starts with a slash to the model, begin it with two: //nope.",
+		);
+		// A command that needs the model says the key is missing.
+		const compact = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "/compact", "--model", "anthropic/claude-sonnet-4-5"], compact)).toBe(
+			ExitCode.missingCredentials,
+		);
+		expect(compact.err()).toContain('No API key for provider "anthropic"');
+	});
+
+	it("--tools names only tools there are: an unknown one lists them", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("auth.json", { openai: "sk-test" });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "openai/gpt-5", "--tools", "ipython,grepper"], io)).toBe(
+			ExitCode.usage,
+		);
+		expect(io.err()).toContain(
+			'Unknown tool: grepper.\nThe tools are "ipython", "prime_context"; name only those in --tools.',
+		);
+	});
+
+	it("a run that ends before any answer leaves no session file and no empty folder", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, models: [{ id: "m" }] } },
+		});
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "local/m"], io)).toBe(ExitCode.modelError);
+		expect(io.err()).toContain("Nothing was saved");
+		expect(readdirSync(world.home)).toEqual(["models.json"]);
 	});
 
 	it("setup that cannot create the environment says what failed and what to do", async () => {

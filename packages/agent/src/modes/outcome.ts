@@ -15,7 +15,8 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 		? ` The session is saved: resume it with \`prime-agent --resume ${started.session.id}\`.`
 		: " Nothing was saved (no answer had arrived yet): run the request again.";
 	if (outcome.command && outcome.status === "error") {
-		return { exitCode: ExitCode.modelError, message: outcome.command.message ?? outcome.errorMessage };
+		const exitCode = outcome.command.unknown ? ExitCode.usage : ExitCode.modelError;
+		return { exitCode, message: outcome.command.message ?? outcome.errorMessage };
 	}
 	if (outcome.status === "aborted") {
 		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };

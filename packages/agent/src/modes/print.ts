@@ -6,7 +6,8 @@ import { describeOutcome } from "./outcome.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 
 /**
- * `-p text`: run one prompt to the end, stream the answer to stdout and progress to stderr.
+ * `-p text`: run one prompt to the end, stream the answer (or a slash command's) to stdout and
+ * progress to stderr.
  * Ctrl-C interrupts the running cell first; a second Ctrl-C ends the run.
  */
 export async function runPrintMode(
@@ -36,7 +37,8 @@ export async function runPrintMode(
 		const outcome = await started.agentSession.prompt(prompt);
 		const report = describeOutcome(outcome, started);
 		if (report.message) streams.err.write(`${report.message}\n`);
-		else if (outcome.command?.message) streams.err.write(`${outcome.command.message}\n`);
+		// A command's answer is its output, as the model's answer is (`-p "/pc status" > status.txt`).
+		else if (outcome.command?.message) streams.out.write(`${outcome.command.message}\n`);
 		return report.exitCode;
 	} finally {
 		interrupts.dispose();

@@ -50,7 +50,7 @@ export interface RunOutcome {
 	/** The last assistant message of the run, if any. */
 	lastAssistant?: AssistantMessage;
 	/** Set when the prompt was a slash command (no model call unless the command made one). */
-	command?: { name: string; message?: string };
+	command?: { name: string; message?: string; unknown?: boolean };
 }
 
 /** What the session does besides loop events: compactions, extension problems, command messages. */
@@ -313,7 +313,7 @@ export class AgentSession {
 		const command = this.extensions?.command(name);
 		if (!command && name !== "compact") {
 			const message = `Unknown command /${name}. Commands: ${this.commandNames.map((known) => `/${known}`).join(", ")}. To send text that starts with a slash to the model, begin it with two: //${name}.`;
-			return { status: "error", errorMessage: message, command: { name, message } };
+			return { status: "error", errorMessage: message, command: { name, message, unknown: true } };
 		}
 		if (!command) return this.runCompactCommand(args);
 		try {

@@ -4,7 +4,9 @@
  * and the transcript stores what it decided; the `prime_context` tool and kernel module recover
  * archived output; `/pc` commands; the task snapshot before each provider call.
  */
+import { existsSync, rmdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import {
@@ -49,6 +51,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 	let enabledByConfig = startConfig.enabled;
 	/** The last task message sent, reused while its text is unchanged (byte-identical requests). */
 	let lastTask: HostMessage | undefined;
+	let sessionFile: string | undefined;
 
 	const context = (): Promise<ContextSession> => {
 		if (!opened) throw new Error("Prime Context starts with the session; try again once it has started.");
@@ -61,6 +64,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 	api.addKernelStartup(`import ${KERNEL_MODULE}\n`, { pythonPath: [KERNEL_PYTHON_DIR], names: [KERNEL_MODULE] });
 
 	api.on("session_start", async (event) => {
+		sessionFile = event.sessionFile;
 		opened = openContextSession({ sessionId: event.sessionId, cwd: api.cwd, env: contextEnv(api) });
 		const session = await opened;
 		enabledByConfig = session.config.enabled;
@@ -87,6 +91,13 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			...ownRecoveryContext(session),
 			archive: archiveWithParent(session.archive, parent),
 		});
+	});
+
+	// A session that ended before any answer leaves no file; its archive folder goes too while empty.
+	api.on("session_shutdown", async () => {
+		if (!opened || !sessionFile || existsSync(sessionFile)) return;
+		const session = await opened;
+		removeEmptyFolders([session.archive.dir, dirname(session.archive.dir), session.root]);
 	});
 
 	api.on("before_agent_start", () => (active() ? { systemPromptAppend: ECONOMIC_POLICY } : undefined));
@@ -162,6 +173,17 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			if (error instanceof ArchiveError)
 				return { text: `${error.message}; list the archived ids with prime_context.list().`, isError: true };
 			throw error;
+		}
+	}
+}
+
+/** Remove each folder in turn while it is empty; stop at the first that holds anything. */
+function removeEmptyFolders(folders: string[]): void {
+	for (const folder of folders) {
+		try {
+			rmdirSync(folder);
+		} catch {
+			return;
 		}
 	}
 }
