@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -151,6 +151,46 @@ describe("prime-context run", () => {
 		expect(result.status).toBe(6);
 		expect(result.stdout.toString()).toBe("direct\n");
 		expect(result.stderr).toMatch(/cannot capture output .*running the command without archiving/);
+	});
+
+	describe("with a full temp disk (a small tmpfs; needs permission to mount one)", () => {
+		let disk: string;
+		const mounted = (size: string) => {
+			disk = join(base, "small-tmp");
+			mkdirSync(disk);
+			return spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", disk]).status === 0;
+		};
+		afterEach(() => {
+			spawnSync("umount", [disk]);
+		});
+
+		it("prints the output and exits with the command's status when the disk is full from the start", async (ctx) => {
+			if (!mounted("64k")) return ctx.skip();
+			writeFileSync(join(disk, "fill"), Buffer.alloc(64 * 1024));
+			const result = await runCli(["--session", "t", "run", "--", "sh", "-c", "echo hello; seq 1 3; exit 3"], {
+				...options,
+				env: { ...options.env, TMPDIR: disk },
+			});
+			expect(result.status).toBe(3);
+			expect(result.stdout.toString()).toBe("hello\n1\n2\n3\n");
+			expect(result.stderr).toMatch(
+				/cannot capture output \(only 0 bytes free in .*\); running the command without archiving/,
+			);
+		});
+
+		it("prints what was captured and exits with the command's status when the disk fills during the run", async (ctx) => {
+			if (!mounted("2m")) return ctx.skip();
+			const result = await runCli(["--session", "t", "run", "--", "sh", "-c", "seq 1 1000000; exit 3"], {
+				...options,
+				env: { ...options.env, TMPDIR: disk },
+			});
+			expect(result.status).toBe(3);
+			expect(result.stdout.toString().startsWith("1\n2\n3\n")).toBe(true);
+			expect(result.stdout.length).toBeGreaterThan(1024 * 1024);
+			expect(result.stderr).toMatch(
+				/output not archived \(the temp disk is full\); printed as captured, which may be incomplete/,
+			);
+		});
 	});
 
 	it("stops printing quietly when the reader goes away and keeps the command's status", async () => {

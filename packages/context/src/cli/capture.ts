@@ -1,9 +1,9 @@
 import { type StdioOptions, spawn } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
-import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
+import { type FileHandle, mkdtemp, open, rm, statfs } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Readable } from "node:stream";
+import { dirname, join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 
 /** A private temp file holding captured output; `dispose` removes it. */
@@ -37,7 +37,7 @@ const FORWARDED: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
  * the result is frozen. Signals sent to this process are passed to the command while it runs.
  * With `path` null the command writes straight to this process's own stdout and stderr.
  */
-export async function runCommand(argv: string[], path: string | null): Promise<CommandRun> {
+export async function runCommand(argv: string[], path: string | null): Promise<CapturedRun> {
 	if (path === null) {
 		const { size: _, ...result } = await spawnForwarding(argv, "inherit");
 		return result;
@@ -51,9 +51,38 @@ export async function runCommand(argv: string[], path: string | null): Promise<C
 		await handle.close();
 	}
 	const { size, ...result } = run;
-	await copyPrefix(live, path, size);
+	// A full disk fails the command's own writes: what the file holds may then be only a part.
+	if (size > 0 && (await freeBytes(dirname(path))) === 0) {
+		return { ...result, incomplete: { path: live, bytes: size, reason: "the temp disk is full" } };
+	}
+	try {
+		await copyPrefix(live, path, size);
+	} catch (error) {
+		return { ...result, incomplete: { path: live, bytes: size, reason: (error as Error).message } };
+	}
 	await rm(live, { force: true });
 	return result;
+}
+
+/** A run whose output could not be captured whole: what it wrote is in `path` (first `bytes` bytes). */
+export interface CapturedRun extends CommandRun {
+	incomplete?: { path: string; bytes: number; reason: string };
+}
+
+/** Bytes free for this user on the filesystem holding `dir`; null when it cannot be told. */
+export async function freeBytes(dir: string): Promise<number | null> {
+	try {
+		const info = await statfs(dir);
+		return info.bavail * info.bsize;
+	} catch {
+		return null;
+	}
+}
+
+/** Prints the first `bytes` bytes of a file. */
+export async function printPrefix(path: string, bytes: number, out: Writable): Promise<void> {
+	if (bytes <= 0) return;
+	await pipeline(createReadStream(path, { start: 0, end: bytes - 1 }), out, { end: false });
 }
 
 /** Spawns with both output streams on `output`; reports the output file's size at exit. */

@@ -1,11 +1,12 @@
 import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { ArchiveError } from "../archive/types.js";
 import { CLI_HINTS, type RecoveryResponse } from "../recovery/index.js";
 import type { ContextSession } from "../session.js";
 import { displayCommand, integerArg, type ParsedArgs, parseRange, UsageError } from "./args.js";
-import { type CaptureFile, captureStream, createCaptureFile, runCommand } from "./capture.js";
+import { type CaptureFile, captureStream, createCaptureFile, freeBytes, printPrefix, runCommand } from "./capture.js";
 import { deliverOutput, type Streams, write } from "./deliver.js";
 
 export interface CommandIo extends Streams {
@@ -41,14 +42,21 @@ export async function runRun(args: ParsedArgs, openSession: SessionOpener, io: C
 	const argv = args.commandArgv;
 	if (argv.length === 0) throw new UsageError("run needs a command: prime-context run -- <command> [args...]");
 	const session = await openOrWarn(openSession, io);
-	let capture: CaptureFile;
+	let capture: CaptureFile | null = null;
+	let why: string | null = null;
 	try {
 		capture = await createCaptureFile();
+		const room = await freeBytes(dirname(capture.path));
+		if (room !== null && room < MIN_CAPTURE_ROOM) why = `only ${room} bytes free in ${tmpdir()}`;
 	} catch (error) {
+		why = (error as Error).message;
+	}
+	if (capture === null || why !== null) {
 		// Nowhere to capture: the command still runs, its output goes straight to the terminal.
+		await capture?.dispose().catch(() => {});
 		await write(
 			io.stderr,
-			`prime-context: cannot capture output (${(error as Error).message}); running the command without archiving. Set TMPDIR to a writable directory.\n`,
+			`prime-context: cannot capture output (${why}); running the command without archiving. Free space or set TMPDIR to a writable directory with room.\n`,
 		);
 		const run = await runCommand(argv, null);
 		return run.startError ? reportStartError(argv, run.startError, io) : run.status;
@@ -56,17 +64,30 @@ export async function runRun(args: ParsedArgs, openSession: SessionOpener, io: C
 	try {
 		const run = await runCommand(argv, capture.path);
 		if (run.startError) return reportStartError(argv, run.startError, io);
+		if (run.incomplete) {
+			// Print what the command wrote, as it is; never lose it or the status to a failed copy.
+			await printPrefix(run.incomplete.path, run.incomplete.bytes, io.stdout).catch(() => {});
+			await write(
+				io.stderr,
+				`prime-context: output not archived (${run.incomplete.reason}); printed as captured, which may be incomplete. Free space in ${tmpdir()} or set TMPDIR to a directory with room.\n`,
+			);
+			return run.status;
+		}
+		// Whatever fails from here on, the command's own status is what this exits with.
 		await deliverOutput(
 			session,
 			capture.path,
 			{ tool: "run", command: displayCommand(argv), exitCode: run.status, isError: run.status !== 0 },
 			io,
-		);
+		).catch((error: Error) => write(io.stderr, `prime-context: could not print the output (${error.message})\n`));
 		return run.status;
 	} finally {
-		await capture.dispose();
+		await capture.dispose().catch(() => {});
 	}
 }
+
+/** Less free space than this where output is captured, and the command's output goes straight to the terminal. */
+const MIN_CAPTURE_ROOM = 1024 * 1024;
 
 async function reportStartError(argv: string[], error: NodeJS.ErrnoException, io: CommandIo): Promise<number> {
 	const hint = error.code === "ENOENT" ? "check the name and your PATH" : "check that it is an executable file";

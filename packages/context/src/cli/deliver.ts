@@ -102,7 +102,7 @@ export async function printFile(path: string, out: Writable): Promise<void> {
 	await pipeline(createReadStream(path), out, { end: false }).catch(ignoreClosedReader);
 }
 
-export function write(out: Writable, text: string): Promise<void> {
+export function write(out: Writable, text: string | Buffer): Promise<void> {
 	return new Promise<void>((resolve, reject) => {
 		out.write(text, (error) => (error ? reject(error) : resolve()));
 	}).catch(ignoreClosedReader);
