@@ -1,19 +1,11 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxToolCall,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { openSessionArchive } from "prime-agent-context";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import { describe, expect, it } from "vitest";
+import type { StartedSession } from "../src/startup/index.js";
+import { useFauxSessions } from "./faux-session.js";
 
 /** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */
 const FIXTURE = new URL("../../../fixtures/outputs/006-attrs-validator-flip-verbose/", import.meta.url);
@@ -22,46 +14,15 @@ const FAILING_IDS = (JSON.parse(readFileSync(new URL("meta.json", FIXTURE), "utf
 	.failing_ids;
 const PRINT_LOG = "print(open('pytest.log').read(), end='')";
 
-let faux: FauxProviderRegistration;
-let world: TempWorld;
-let started: StartedSession | undefined;
-let python: string;
+const sessions = useFauxSessions();
 
-beforeAll(() => {
-	python = kernelPythonForTests();
-	faux = registerFauxProvider({ provider: "faux" });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	await started?.dispose();
-	started = undefined;
-	world?.cleanup();
-});
-
-function registry(): ModelRegistry {
-	const models = new ModelRegistry();
-	models.add(faux.getModel());
-	return models;
-}
-
-function newWorld(settings?: unknown): TempWorld {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-	world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+function newWorld(settings?: unknown): void {
+	const world = sessions.newWorld();
 	if (settings) world.writeHome("settings.json", settings);
 	world.writeProject("pytest.log", LOG.toString("utf8"));
-	return world;
 }
 
-async function start(options: { fork?: string } = {}): Promise<StartedSession> {
-	started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry: registry(),
-		...options,
-	});
-	return started;
-}
+const start = (options: { fork?: string } = {}): Promise<StartedSession> => sessions.start(options);
 
 function textOf(message: unknown): string {
 	const content = (message as { content: unknown }).content;
@@ -81,7 +42,7 @@ function taskMessages(context: Context): string[] {
 }
 
 function archiveOf(session: StartedSession) {
-	return openSessionArchive({ root: join(world.home, "prime-context"), sessionId: session.session.id });
+	return openSessionArchive({ root: join(sessions.world.home, "prime-context"), sessionId: session.session.id });
 }
 
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
@@ -92,7 +53,7 @@ describe("Prime Context in the agent", () => {
 		const sent: Context[] = [];
 		let id = "";
 		const record = (context: Context) => sent.push(JSON.parse(JSON.stringify(context)));
-		faux.setResponses([
+		sessions.faux.setResponses([
 			(context) => {
 				record(context);
 				return fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]);
@@ -180,7 +141,7 @@ describe("Prime Context in the agent", () => {
 			sent.push(JSON.parse(JSON.stringify(context)));
 			return fauxAssistantMessage(answers.shift() ?? "");
 		};
-		faux.setResponses(Array.from({ length: 6 }, () => reply));
+		sessions.faux.setResponses(Array.from({ length: 6 }, () => reply));
 		const session = await start();
 		await session.agentSession.prompt("ROOT: port the parser to the new grammar");
 		await session.agentSession.prompt("then add tests for the lexer");
@@ -211,7 +172,7 @@ describe("Prime Context in the agent", () => {
 			sent.push(JSON.parse(JSON.stringify(context)));
 			return (steps.shift() ?? (() => fauxAssistantMessage("")))();
 		};
-		faux.setResponses(Array.from({ length: 8 }, () => reply));
+		sessions.faux.setResponses(Array.from({ length: 8 }, () => reply));
 		const session = await start();
 		await session.agentSession.prompt("ROOT: keep the public API stable");
 		await session.agentSession.prompt("now rename the module to parser_core, and only that");
@@ -226,7 +187,7 @@ describe("Prime Context in the agent", () => {
 
 	it("/pc commands read, search and change the task, check the setup, and clean up this session only", async () => {
 		newWorld();
-		faux.setResponses([
+		sessions.faux.setResponses([
 			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]),
 			fauxAssistantMessage("done"),
 		]);
@@ -264,9 +225,28 @@ describe("Prime Context in the agent", () => {
 		expect((await pc("status")).text).not.toContain("PINNED_OUTPUTS");
 	});
 
+	it("`import prime_context` in a cell gives the module the session defines", async () => {
+		newWorld();
+		const sent: Context[] = [];
+		sessions.faux.setResponses([
+			fauxAssistantMessage(
+				fauxToolCall("ipython", {
+					code: "import prime_context as pc\nprint(pc is prime_context)\nprint((await pc.status()).splitlines()[0])",
+				}),
+			),
+			(context) => {
+				sent.push(JSON.parse(JSON.stringify(context)));
+				return fauxAssistantMessage("done");
+			},
+		]);
+		const session = await start();
+		expect((await session.agentSession.prompt("check the module")).status).toBe("ok");
+		expect(toolResults(sent[0] as Context)).toEqual(["True\nPrime Context status"]);
+	});
+
 	it("a fork keeps pinned and parent ids readable; /pc mode off leaves new results untouched", async () => {
 		newWorld();
-		faux.setResponses([
+		sessions.faux.setResponses([
 			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-1" })]),
 			fauxAssistantMessage([fauxToolCall("ipython", { code: "print('x' * 30000)" }, { id: "run-2" })]),
 			fauxAssistantMessage("done"),
@@ -279,7 +259,6 @@ describe("Prime Context in the agent", () => {
 		expect(pin.status).toBe("ok");
 		const parentId = parent.session.id;
 		await parent.dispose();
-		started = undefined;
 
 		const fork = await start({ fork: parentId });
 		const forkArchive = await archiveOf(fork);
@@ -292,7 +271,7 @@ describe("Prime Context in the agent", () => {
 		expect((await fork.agentSession.prompt("/pc status")).command?.message).toContain(first?.id);
 
 		const sent: Context[] = [];
-		faux.setResponses([
+		sessions.faux.setResponses([
 			fauxAssistantMessage([fauxToolCall("ipython", { code: PRINT_LOG }, { id: "run-3" })]),
 			(context) => {
 				sent.push(JSON.parse(JSON.stringify(context)));

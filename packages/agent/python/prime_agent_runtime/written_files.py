@@ -24,11 +24,14 @@ MAX_REPORTED = 200
 CLOCK_SLACK_NS = 50_000_000
 
 _started_ns: int | None = None
+# What the previous cell reported, with the times seen: within the slack a file it wrote looks new again.
+_reported: dict[str, int] = {}
 
 
-def changed_since(root: str, since_ns: int) -> tuple[list[str], bool]:
-    """Absolute paths of files under ``root`` modified at or after ``since_ns``; and whether the walk stopped early."""
-    found: list[str] = []
+def changed_since(root: str, since_ns: int, known: dict[str, int] | None = None) -> tuple[dict[str, int], bool]:
+    """Files under ``root`` (absolute path to modification time) changed at or after ``since_ns``,
+    leaving out those ``known`` with the same time; and whether the walk stopped early."""
+    found: dict[str, int] = {}
     walked = 0
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(name for name in subdirs if name not in SKIPPED_DIRS)
@@ -38,10 +41,11 @@ def changed_since(root: str, since_ns: int) -> tuple[list[str], bool]:
                 return found, True
             path = os.path.join(directory, name)
             try:
-                if os.stat(path, follow_symlinks=False).st_mtime_ns >= since_ns:
-                    found.append(path)
+                modified = os.stat(path, follow_symlinks=False).st_mtime_ns
             except OSError:
                 continue
+            if modified >= since_ns and (known or {}).get(path) != modified:
+                found[path] = modified
     return found, False
 
 
@@ -51,9 +55,12 @@ def _before_cell(_info: Any = None) -> None:
 
 
 def _after_cell(_result: Any = None) -> None:
+    global _reported
     if _started_ns is None:
         return
-    paths, partial = changed_since(os.getcwd(), _started_ns)
+    found, partial = changed_since(os.getcwd(), _started_ns, _reported)
+    _reported = found
+    paths = list(found)
     if paths:
         _notify({"paths": sorted(paths)[:MAX_REPORTED], "partial": partial or len(paths) > MAX_REPORTED})
 
