@@ -1,12 +1,20 @@
 #!/usr/bin/env node
 /**
  * `npm run bench:kernel`: kernel cold start (median of 5), trivial cell round trip (p50/p95 of 200),
- * and a 50 MB print (throughput and the host's peak RSS). Prints figures; asserts nothing.
+ * a 50 MB print (throughput and the host's peak RSS), interrupt latency of an awaiting cell and
+ * of a busy CPU cell (p50/p95 of 20 each), and a 100 MB print during which the host process is
+ * stopped (SIGSTOP) for 15 s (bytes kept). Prints figures; asserts nothing.
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Kernel } from "./index.js";
+
+const PAUSED_PRINT_CHILD = "--paused-print-child";
+const PAUSED_PRINT_MB = 100;
+const PAUSE_MS = 15_000;
 
 function percentile(sorted: number[], p: number): number {
 	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -47,35 +55,127 @@ async function bigPrint(kernel: Kernel, megabytes: number): Promise<{ seconds: n
 	return { seconds, fullBytes: result.fullOutputBytes };
 }
 
-const outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-bench-"));
-try {
-	const starts = await coldStart(5);
-	console.log(
-		`cold start to ready: median ${ms(percentile(starts, 50))} (min ${ms(starts[0])}, max ${ms(starts[starts.length - 1])}, 5 runs)`,
-	);
+/** Time from `interrupt()` to the cell's result, for `runs` cells that print a line and then run `body`. */
+async function interruptLatency(kernel: Kernel, body: string, runs: number): Promise<number[]> {
+	const times: number[] = [];
+	for (let i = 0; i < runs; i++) {
+		let started = 0;
+		let interrupted: Promise<unknown> = Promise.resolve();
+		const result = kernel.execute(`print('running', flush=True)\n${body}`, {
+			onStream: () => {
+				if (started) return;
+				started = performance.now();
+				interrupted = kernel.interrupt();
+			},
+		});
+		const cell = await result;
+		times.push(performance.now() - started);
+		await interrupted;
+		if (cell.status !== "aborted") throw new Error(`an interrupted cell ended ${cell.status}, not aborted`);
+	}
+	return times.sort((a, b) => a - b);
+}
 
-	const kernel = await Kernel.start({ outputDir });
+/** In a child host: prints a 100 MB output and reports it; the parent stops this process meanwhile. */
+async function pausedPrintChild(): Promise<void> {
+	const kernel = await Kernel.start();
+	let first = true;
+	const started = performance.now();
+	const result = await kernel.execute(
+		`import sys\nchunk = ('x' * 1023 + '\\n') * 1024\nfor _ in range(${PAUSED_PRINT_MB}): sys.stdout.write(chunk)`,
+		{
+			onStream: () => {
+				if (first) process.stdout.write("first output\n");
+				first = false;
+			},
+		},
+	);
+	const seconds = (performance.now() - started) / 1000;
+	const { status, fullOutputBytes, lostOutputChars } = result;
+	process.stdout.write(`${JSON.stringify({ status, fullOutputBytes, lostOutputChars, seconds })}\n`);
+	await kernel.shutdown();
+}
+
+/** Runs `pausedPrintChild` in a child process and stops it for PAUSE_MS once its print has begun. */
+function pausedPrint(): Promise<{
+	status: string;
+	fullOutputBytes: number;
+	lostOutputChars?: number;
+	seconds: number;
+}> {
+	const child = spawn(process.execPath, [fileURLToPath(import.meta.url), PAUSED_PRINT_CHILD], {
+		stdio: ["ignore", "pipe", "inherit"],
+	});
+	return new Promise((resolve, reject) => {
+		let out = "";
+		let paused = false;
+		child.stdout.on("data", (chunk: Buffer) => {
+			out += chunk.toString();
+			if (out.includes("first output\n") && !paused) {
+				paused = true;
+				child.kill("SIGSTOP");
+				setTimeout(() => child.kill("SIGCONT"), PAUSE_MS);
+			}
+			const line = out.split("\n").find((text) => text.startsWith("{"));
+			if (line) resolve(JSON.parse(line));
+		});
+		child.once("close", (code) => reject(new Error(`the paused host exited (${code}) before reporting`)));
+	});
+}
+
+async function main(): Promise<void> {
+	const outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-bench-"));
 	try {
-		const trips = await roundTrips(kernel, 200);
+		const starts = await coldStart(5);
 		console.log(
-			`trivial cell round trip: p50 ${ms(percentile(trips, 50))}, p95 ${ms(percentile(trips, 95))} (200 cells)`,
+			`cold start to ready: median ${ms(percentile(starts, 50))} (min ${ms(starts[0])}, max ${ms(starts[starts.length - 1])}, 5 runs)`,
 		);
 
-		const rssBefore = process.memoryUsage().rss;
-		let peakRss = rssBefore;
-		const sampler = setInterval(() => {
+		const kernel = await Kernel.start({ outputDir });
+		try {
+			const trips = await roundTrips(kernel, 200);
+			console.log(
+				`trivial cell round trip: p50 ${ms(percentile(trips, 50))}, p95 ${ms(percentile(trips, 95))} (200 cells)`,
+			);
+
+			const rssBefore = process.memoryUsage().rss;
+			let peakRss = rssBefore;
+			const sampler = setInterval(() => {
+				peakRss = Math.max(peakRss, process.memoryUsage().rss);
+			}, 10);
+			const { seconds, fullBytes } = await bigPrint(kernel, 50);
+			clearInterval(sampler);
 			peakRss = Math.max(peakRss, process.memoryUsage().rss);
-		}, 10);
-		const { seconds, fullBytes } = await bigPrint(kernel, 50);
-		clearInterval(sampler);
-		peakRss = Math.max(peakRss, process.memoryUsage().rss);
-		const mb = fullBytes / 1e6;
+			const mb = fullBytes / 1e6;
+			console.log(
+				`50 MB print: ${seconds.toFixed(2)} s, ${(mb / seconds).toFixed(1)} MB/s; host RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, peak ${(peakRss / 2 ** 20).toFixed(0)} MiB during`,
+			);
+
+			const awaiting = await interruptLatency(kernel, "import asyncio\nawait asyncio.sleep(60)", 20);
+			console.log(
+				`interrupt of an awaiting cell: p50 ${ms(percentile(awaiting, 50))}, p95 ${ms(percentile(awaiting, 95))} (20 cells)`,
+			);
+			const busy = await interruptLatency(kernel, "while True: pass", 20);
+			console.log(
+				`interrupt of a busy CPU cell: p50 ${ms(percentile(busy, 50))}, p95 ${ms(percentile(busy, 95))} (20 cells)`,
+			);
+		} finally {
+			await kernel.shutdown();
+		}
+
+		const paused = await pausedPrint();
+		const expected = PAUSED_PRINT_MB * 1024 * 1024;
+		const kept = ((paused.fullOutputBytes / expected) * 100).toFixed(paused.fullOutputBytes === expected ? 0 : 2);
+		const working = paused.seconds - PAUSE_MS / 1000;
 		console.log(
-			`50 MB print: ${seconds.toFixed(2)} s, ${(mb / seconds).toFixed(1)} MB/s; host RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, peak ${(peakRss / 2 ** 20).toFixed(0)} MiB during`,
+			`${PAUSED_PRINT_MB} MB print with the host stopped ${PAUSE_MS / 1000} s mid-print: ${kept}% of bytes kept ` +
+				`(${paused.fullOutputBytes} of ${expected}${paused.lostOutputChars ? `, ${paused.lostOutputChars} reported lost` : ""}), ` +
+				`${paused.seconds.toFixed(1)} s in all, ${(expected / 1e6 / working).toFixed(1)} MB/s outside the pause, status ${paused.status}`,
 		);
 	} finally {
-		await kernel.shutdown();
+		await rm(outputDir, { recursive: true, force: true });
 	}
-} finally {
-	await rm(outputDir, { recursive: true, force: true });
 }
+
+if (process.argv.includes(PAUSED_PRINT_CHILD)) await pausedPrintChild();
+else await main();

@@ -33,7 +33,7 @@ async function runWithHostPaused(code: string, pauseMs: number): Promise<HostRep
 			const line = out.split("\n").find((text) => text.startsWith("{"));
 			if (line) resolve(JSON.parse(line));
 		});
-		host.once("exit", (code) => reject(new Error(`the host exited (${code}) before reporting; output: ${out}`)));
+		host.once("close", (code) => reject(new Error(`the host exited (${code}) before reporting; output: ${out}`)));
 	});
 	try {
 		return await report;
