@@ -15,7 +15,9 @@ afterEach(async () => {
 	world?.cleanup();
 });
 
-it("a run of 100 model calls over HTTP leaves no listener warning: each call's abort listener goes when it ends", async () => {
+it("a run of 100 model calls over HTTP leaves no listener warning: each call's abort listener goes when it ends", {
+	timeout: 90_000,
+}, async () => {
 	process.on("warning", onWarning);
 	const cells = Array.from({ length: 99 }, (_, index) => ({ code: `n = ${index}` }));
 	server = await openAiCompletionsServer([...cells, { text: "done" }]);

@@ -1,42 +1,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxToolCall,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PassThrough } from "node:stream";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
+import { runPrintMode } from "../src/modes/index.js";
+import type { StartedSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import { useFauxSessions } from "./faux-session.js";
+import type { TempWorld } from "./temp-home.js";
 
-let faux: FauxProviderRegistration;
+const sessions = useFauxSessions();
 let world: TempWorld;
 let started: StartedSession | undefined;
-let python: string;
-
-beforeAll(() => {
-	python = kernelPythonForTests();
-	faux = registerFauxProvider({ provider: "faux" });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	await started?.dispose();
-	started = undefined;
-	world?.cleanup();
-});
-
-function registryWithFaux(): ModelRegistry {
-	const registry = new ModelRegistry();
-	registry.add(faux.getModel());
-	return registry;
-}
 
 function fileEntries(path: string): Record<string, unknown>[] {
 	return readFileSync(path, "utf8")
@@ -111,6 +88,7 @@ export default function (api) {
 const LOG_EXTENSION = `
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 export default function (api) {
 	const log = (line) => appendFileSync(join(api.cwd, "events.log"), line + "\\n");
 	api.on("session_start", (event) => log("session_start " + event.reason));
@@ -123,8 +101,7 @@ export default function (api) {
 
 describe("extensions", () => {
 	it("a project extension and an installed package shape results and context; a broken one is left out", async () => {
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world = sessions.newWorld();
 		world.writeProject(".prime/agent/extensions/shrink.js", SHRINK_EXTENSION);
 		world.writeProject(
 			".prime/agent/extensions/broken.js",
@@ -150,7 +127,7 @@ describe("extensions", () => {
 		);
 
 		const sent: Context[] = [];
-		faux.setResponses([
+		sessions.faux.setResponses([
 			(context) => {
 				sent.push(JSON.parse(JSON.stringify(context)));
 				return fauxAssistantMessage([
@@ -164,12 +141,7 @@ describe("extensions", () => {
 			},
 		]);
 		world.writeProject("keep.txt", "keep me");
-		started = await startSession({
-			cwd: world.project,
-			env: world.env,
-			model: "faux/faux-1",
-			registry: registryWithFaux(),
-		});
+		started = await sessions.start({});
 
 		// Load problems carry the module's path; the .ts file gets the "compile it" advice.
 		const problems = started.extensions.problems;
@@ -214,20 +186,19 @@ describe("extensions", () => {
 		).toBe(1);
 
 		// A slash command runs without a model call and persists its entry on the branch.
-		const before = faux.state.callCount;
+		const before = sessions.faux.state.callCount;
 		const note = await started.agentSession.prompt("/note remember this");
 		expect(note).toMatchObject({ status: "ok", command: { name: "note" } });
-		expect(faux.state.callCount).toBe(before);
+		expect(sessions.faux.state.callCount).toBe(before);
 		expect(started.session.customEntries("note")[0]?.data).toEqual({ text: "remember this" });
 	});
 
 	it("extensions add to the prompt, steer a run, and can supply the compaction summary", async () => {
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world = sessions.newWorld();
 		world.writeHome("settings.json", { compaction: { keepRecentTokens: 1 } });
 		world.writeProject(".prime/agent/extensions/coach.js", COACH_EXTENSION);
 		const sent: Context[] = [];
-		faux.setResponses([
+		sessions.faux.setResponses([
 			(context) => {
 				sent.push(JSON.parse(JSON.stringify(context)));
 				return fauxAssistantMessage(fauxToolCall("ipython", { code: "x = 1" }));
@@ -237,12 +208,7 @@ describe("extensions", () => {
 				return fauxAssistantMessage("ok");
 			},
 		]);
-		started = await startSession({
-			cwd: world.project,
-			env: world.env,
-			model: "faux/faux-1",
-			registry: registryWithFaux(),
-		});
+		started = await sessions.start({});
 		expect((await started.agentSession.prompt("sum the table")).status).toBe("ok");
 
 		const [first, second] = sent as [Context, Context];
@@ -254,10 +220,10 @@ describe("extensions", () => {
 			started.session.branch().some((entry) => entry.type === "custom_message" && entry.customType === "steer"),
 		).toBe(true);
 
-		const calls = faux.state.callCount;
+		const calls = sessions.faux.state.callCount;
 		const compacted = await started.agentSession.prompt("/compact");
 		expect(compacted.command?.message).toMatch(/^Compacted/);
-		expect(faux.state.callCount).toBe(calls);
+		expect(sessions.faux.state.callCount).toBe(calls);
 		const compaction = started.session.branch().find((entry) => entry.type === "compaction");
 		expect(compaction?.type === "compaction" && compaction.summary).toMatch(/^EXTENSION SUMMARY of \d+ messages/);
 		expect(started.session.customEntries("compacted")[0]?.data).toEqual({ fromExtension: true });
@@ -265,18 +231,13 @@ describe("extensions", () => {
 	});
 
 	it("session events tell extensions about new, forked, resumed and branched sessions and shutdown", async () => {
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world = sessions.newWorld();
 		world.writeProject(".prime/agent/extensions/log.js", LOG_EXTENSION);
 		const log = join(world.project, "events.log");
 		const events = () => readFileSync(log, "utf8").trim().split("\n");
-		faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
+		sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
 		const open = (options: { fork?: string; resume?: string; at?: string }) =>
-			startSession({
-				cwd: world.project,
-				env: world.env,
-				model: "faux/faux-1",
-				registry: registryWithFaux(),
+			sessions.start({
 				...options,
 			});
 
@@ -304,18 +265,45 @@ describe("extensions", () => {
 		]);
 	});
 
+	it("api.compact() from a command while idle finishes before print mode ends, and before the next prompt", async () => {
+		world = sessions.newWorld();
+		world.writeHome("settings.json", { compaction: { keepRecentTokens: 1 } });
+		world.writeProject(
+			".prime/agent/extensions/squash.js",
+			"export default function (api) { api.registerCommand('squash', { handler() { api.compact({ customInstructions: 'squash it' }); return 'asked'; } }); }\n",
+		);
+		const summaries: string[] = [];
+		const summary = (context: Context) => {
+			summaries.push(textOf(context.messages[0]));
+			return fauxAssistantMessage(`## Goal\nSquashed ${summaries.length}.`);
+		};
+		sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two"), summary, summary]);
+		started = await sessions.start();
+		await started.agentSession.prompt("first");
+		await started.agentSession.prompt("second");
+		const out = new PassThrough();
+		const err = new PassThrough();
+		let shown = "";
+		out.on("data", (chunk) => {
+			shown += chunk;
+		});
+		expect(await runPrintMode(started, "/squash", { out, err })).toBe(0);
+		expect(shown).toBe("asked\n");
+		const compactions = () =>
+			fileEntries(started?.session.path as string).filter((entry) => entry.type === "compaction");
+		expect(compactions().length).toBe(1);
+		// One summary of the history, one of the split turn's beginning (the kept part starts at "two").
+		expect(summaries.length).toBe(2);
+		expect(summaries[0]).toContain("Additional instructions: squash it");
+	});
+
 	it("-e loads a module for one run; a missing one is reported and the session starts anyway", async () => {
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-		world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
+		world = sessions.newWorld();
 		world.writeProject(
 			"tools/hello.mjs",
 			"export function extension(api) { api.registerCommand('hello', { handler() {} }); }\n",
 		);
-		started = await startSession({
-			cwd: world.project,
-			env: world.env,
-			model: "faux/faux-1",
-			registry: registryWithFaux(),
+		started = await sessions.start({
 			extensionPaths: ["tools/hello.mjs", "tools/missing.js"],
 		});
 		expect(started.extensions.commandNames).toEqual(["hello", "pc"]);
@@ -340,7 +328,7 @@ describe("prime-agent package", () => {
 	});
 
 	it("installs a folder package globally or locally, lists and removes it, keeping other settings", async () => {
-		world = makeTempWorld();
+		world = sessions.newWorld();
 		world.writeHome("settings.json", { defaultModel: "faux/faux-1" });
 		world.writeProject("ext/index.js", "export default function () {}\n");
 		// Run from a subfolder of the repository: --local means the repository's .prime/agent.

@@ -32,6 +32,23 @@ function jsonLines(text: string): Record<string, unknown>[] {
 }
 
 describe("real provider path through pi-ai", () => {
+	it("--tools ipython sends the model that one tool only; --tools prime_context,ipython sends both", async () => {
+		server = await openAiCompletionsServer([{ text: "one" }, { text: "two" }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
+		});
+		const toolsSent = (index: number) =>
+			(server.requests[index]?.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
+		expect(
+			await runCli(["-p", "hi", "--model", "local/coder", "--tools", "ipython"], memoryIo(world.project, world.env)),
+		).toBe(0);
+		expect(toolsSent(0)).toEqual(["ipython"]);
+		const both = ["-p", "hi", "--model", "local/coder", "--tools", "prime_context,ipython"];
+		expect(await runCli(both, memoryIo(world.project, world.env))).toBe(0);
+		expect(toolsSent(1)).toEqual(["ipython", "prime_context"]);
+	});
+
 	it("an OpenAI-compatible local server in models.json drives a tool call and an answer", async () => {
 		server = await openAiCompletionsServer(SCRIPT);
 		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
