@@ -57,10 +57,9 @@ export async function openContextSession(options: ContextSessionOptions = {}): P
 	const root = options.root ?? resolveContextRoot(env);
 	const sessionId = options.sessionId ?? defaultSessionId(cwd);
 	const loaded = await loadConfig({ cwd, env, overrides: options.config });
+	// Nothing is created until something is written (the archive and the task store create their
+	// directories user-only), so reading a mistyped session leaves no trace.
 	const archive = await openSessionArchive({ root, sessionId });
-	// Created here, user-only, before anything else writes into it. Failure is not fatal: reads still
-	// work and writes report their own error (run and capsule then print the original output).
-	await mkdir(archive.dir, { recursive: true, mode: 0o700 }).catch(() => {});
 	const broker = await createBroker({ archive, config: loaded.config });
 	const tasks = options.tasks ?? fileTaskStore(archive.dir);
 	const recoveryContext = {

@@ -45,6 +45,8 @@ export interface ObservationResult {
 	archived: boolean;
 	/** Why archiving failed, when it did. */
 	archiveError?: string;
+	/** Why the broker's state (metrics, recent outcomes) could not be updated; the result itself is complete. */
+	stateError?: string;
 }
 
 /** Broker configuration (file: `prime-context.json`, project values over global values). */
@@ -130,7 +132,7 @@ export interface BrokerMetrics {
 	decisions: Record<Decision, number>;
 	/** Bytes of original output the model did not have to see (original minus visible, summed). */
 	visibleBytesSaved: number;
-	/** Recovery calls by action, and how many returned evidence (a non-empty read or a search hit). */
+	/** Recovery calls by action; of the reads and searches, how many returned evidence (lines, or a hit) and how many none. */
 	recovery: { calls: Record<string, number>; withEvidence: number; empty: number };
 }
 

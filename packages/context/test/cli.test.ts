@@ -299,6 +299,14 @@ describe("reading the archive from the command line", () => {
 		expect(doctor.stdout.toString()).toMatch(/is not writable/);
 	});
 
+	it("creates nothing when listing or reading a mistyped session", async () => {
+		const listed = await cli("--session", "typo", "list");
+		expect(listed.status).toBe(0);
+		await cli("--session", "typo", "status");
+		await cli("--session", "typo", "search", "all", "x");
+		expect(existsSync(join(home, "sessions", "typo"))).toBe(false);
+	});
+
 	it("keeps one session per working directory unless --session is given", async () => {
 		await cli("run", "--", "echo", "here");
 		const list = await cli("list");

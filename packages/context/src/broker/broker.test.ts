@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -646,6 +646,37 @@ describe("determinism, state and metrics", () => {
 		expect(metrics.decisions).toEqual({ "pass-through": 1, "structured-capsule": 1, "delta-capsule": 0 });
 		expect(metrics.visibleBytesSaved).toBe(Buffer.byteLength(big) - Buffer.byteLength(capsule.text));
 		expect(metrics.recovery).toEqual({ calls: { read: 1, search: 1 }, withEvidence: 1, empty: 1 });
+	});
+
+	it("counts the complete output's bytes as saved, not only the visible head a host handed in", async () => {
+		const s = await session();
+		const dir = await tempDir("broker-complete-");
+		const path = join(dir, "out.txt");
+		const full = pythonSource(3_000_000);
+		await writeFile(path, full);
+		const head = full.slice(0, 1024 * 1024);
+		const result = await s.broker.observe(input(head, { fullOutputPath: path }));
+		expect(result.decision).toBe("structured-capsule");
+		const metrics = await s.broker.metrics();
+		expect(metrics.visibleBytesSaved).toBe(Buffer.byteLength(full) - Buffer.byteLength(result.text));
+	});
+
+	it("counts status, list and update calls, but only reads and searches as evidence or its absence", async () => {
+		const s = await session();
+		await s.broker.observe(input("tiny"));
+		await s.broker.recordRecovery("status", true);
+		await s.broker.recordRecovery("list", true);
+		await s.broker.recordRecovery("read", false);
+		const metrics = await s.broker.metrics();
+		expect(metrics.recovery).toEqual({ calls: { status: 1, list: 1, read: 1 }, withEvidence: 0, empty: 1 });
+	});
+
+	it("records nothing, and creates nothing, for a session that has no directory yet", async () => {
+		const root = await tempDir("broker-none-");
+		const archive = await openSessionArchive({ root, sessionId: "typo" });
+		const broker = await createBroker({ archive, config: DEFAULT_CONFIG });
+		await broker.recordRecovery("list", true);
+		expect(existsSync(archive.dir)).toBe(false);
 	});
 });
 

@@ -2,6 +2,7 @@
  * The observation broker: decides once per final tool result whether the model sees it as it is,
  * as a structured capsule, or as a delta; archives every observation's exact bytes first.
  */
+import { stat } from "node:fs/promises";
 import type { ArchiveWriter, SessionArchive } from "../archive/types.js";
 import { capsuleBudgets } from "../capsule/index.js";
 import type { BrokerMetrics, ContextConfig, ObservationBroker, ObservationInput, ObservationResult } from "../types.js";
@@ -14,8 +15,7 @@ import {
 	loadState,
 	RECENT_TEXT_MAX_BYTES,
 	type RecentObservation,
-	saveState,
-	withStateLock,
+	updateState,
 } from "./state.js";
 
 export { TextCheck } from "../archive/text-check.js";
@@ -27,6 +27,13 @@ export { type BrokerState, loadState, type RecentObservation, STATE_FILE, saveSt
 export interface BrokerOptions {
 	archive: SessionArchive;
 	config: ContextConfig;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+	return stat(path).then(
+		(info) => info.isDirectory(),
+		() => false,
+	);
 }
 
 function describe(error: unknown): string {
@@ -93,21 +100,49 @@ function remember(state: BrokerState, id: string, input: ObservationInput, scan:
 	if (verdict.consumedGrace) state.graceUsed++;
 }
 
-function count(metrics: BrokerMetrics, result: ObservationResult, input: ObservationInput): void {
+/**
+ * Counts a decision. Bytes saved are the complete output's bytes (not only the visible text handed
+ * in, which a host may have capped) minus what the model sees instead; a pass-through saves nothing.
+ */
+function count(metrics: BrokerMetrics, result: ObservationResult): void {
 	metrics.decisions[result.decision]++;
-	metrics.visibleBytesSaved += Math.max(0, Buffer.byteLength(input.text) - Buffer.byteLength(result.text));
+	if (result.decision !== "pass-through") {
+		metrics.visibleBytesSaved += Math.max(0, result.bytes - Buffer.byteLength(result.text));
+	}
+}
+
+/** Recovery actions whose answer is evidence from the archive (or its absence); the others are only counted. */
+const EVIDENCE_ACTIONS: ReadonlySet<string> = new Set(["read", "search"]);
+
+function describeStateError(error: unknown): string {
+	return `the broker state (metrics, recent outcomes) was not updated: ${describe(error)}; this result is complete, but later deltas and status figures will not know it`;
 }
 
 /**
  * Creates the broker of one session. Its state (grace count, recent observations, metrics) lives
- * in the session directory (`archive.dir`) and is re-read under a lock for every observation, so
- * separate processes on one session behave as one broker.
+ * in the session directory (`archive.dir`): each observation decides on the state as it reads it,
+ * then stores its changes under the session's state lock (re-reading the newest state first), so
+ * separate processes on one session lose nothing of each other's.
  */
 export async function createBroker(options: BrokerOptions): Promise<ObservationBroker> {
 	const { archive, config } = options;
 	const dir = archive.dir;
 
-	async function observeUnlocked(input: ObservationInput): Promise<ObservationResult> {
+	/** Stores what this observation changes in the state, under the lock; a failure is reported, not hidden. */
+	async function record(result: ObservationResult, apply: (state: BrokerState) => void): Promise<ObservationResult> {
+		try {
+			await updateState(dir, (state) => {
+				apply(state);
+				count(state.metrics, result);
+			});
+			return result;
+		} catch (error) {
+			return { ...result, stateError: describeStateError(error) };
+		}
+	}
+
+	async function observe(input: ObservationInput): Promise<ObservationResult> {
+		// Decisions read the state as it is now; only the update at the end holds the lock.
 		const state = await loadState(dir);
 		let writer: ArchiveWriter | null = null;
 		let archiveError: string | undefined;
@@ -144,9 +179,8 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 				archived: false,
 				archiveError: `observation not archived (${reason}); the original output is shown instead. Check that the Prime Context storage directory is writable and has free space.`,
 			};
-			count(state.metrics, result, input);
-			await saveState(dir, state).catch(() => {});
-			return result;
+			// Nothing was archived: there may be no session directory to keep state in either.
+			return archiveError === undefined ? record(result, () => {}) : result;
 		};
 		if (!writer || archiveError !== undefined) return fallback(archiveError ?? "archive unavailable");
 
@@ -179,8 +213,9 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 		} catch (error) {
 			return fallback(describe(error));
 		}
+		const id = writer.id;
 		const result: ObservationResult = {
-			id: writer.id,
+			id,
 			decision: verdict.decision,
 			text: verdict.text,
 			source: scan.source,
@@ -188,26 +223,24 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			lines: scan.lines,
 			archived: true,
 		};
-		remember(state, writer.id, input, scan, verdict);
-		count(state.metrics, result, input);
-		await saveState(dir, state).catch(() => {});
-		return result;
+		return record(result, (latest) => remember(latest, id, input, scan, verdict));
 	}
 
 	return {
-		observe: (input) => withStateLock(dir, () => observeUnlocked(input)),
+		observe,
 		async metrics() {
 			return (await loadState(dir)).metrics;
 		},
 		async recordRecovery(action, returnedEvidence) {
-			await withStateLock(dir, async () => {
-				const state = await loadState(dir);
+			// A session with no directory has nothing archived: recording there would create it (a
+			// mistyped session name must create nothing).
+			if (!(await isDirectory(dir))) return;
+			await updateState(dir, (state) => {
 				const recovery = state.metrics.recovery;
 				recovery.calls[action] = (recovery.calls[action] ?? 0) + 1;
+				if (!EVIDENCE_ACTIONS.has(action)) return;
 				if (returnedEvidence) recovery.withEvidence++;
 				else recovery.empty++;
-				// Metrics are diagnostics: an unwritable session directory must not fail the recovery itself.
-				await saveState(dir, state).catch(() => {});
 			});
 		},
 	};

@@ -1,5 +1,6 @@
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { withFileLock } from "../file-lock.js";
 import type { BrokerMetrics, Decision, OutcomeCounts } from "../types.js";
 
 /** What the broker remembers of one recent observation, for deltas. */
@@ -130,42 +131,19 @@ export async function saveState(dir: string, state: BrokerState): Promise<void> 
 	}
 }
 
-const LOCK_WAIT_MS = 10_000;
-const LOCK_STALE_MS = 30_000;
-
 /**
- * Serialises state updates between processes working on one session (the CLI may run several).
- * Best effort: if the directory cannot hold a lock file (read-only, missing), runs unlocked.
+ * Applies `change` to the newest stored state and stores it, under the session's state lock, so
+ * separate processes on one session never lose each other's updates. Only this short
+ * read-modify-write holds the lock. Never runs unlocked: a lock that cannot be taken is a `LockError`.
  */
-export async function withStateLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
-	const path = join(dir, LOCK_FILE);
-	let locked = false;
-	const deadline = Date.now() + LOCK_WAIT_MS;
-	try {
-		await mkdir(dir, { recursive: true });
-	} catch {
-		// Unwritable: proceed unlocked.
-	}
-	while (!locked) {
-		try {
-			const handle = await open(path, "wx", 0o600);
-			await handle.close();
-			locked = true;
-		} catch (error) {
-			const code = (error as NodeJS.ErrnoException).code;
-			if (code !== "EEXIST") break;
-			const age = await stat(path).then(
-				(s) => Date.now() - s.mtimeMs,
-				() => 0,
-			);
-			if (age > LOCK_STALE_MS) await rm(path, { force: true }).catch(() => {});
-			else if (Date.now() > deadline) break;
-			else await new Promise((resolve) => setTimeout(resolve, 15));
-		}
-	}
-	try {
-		return await work();
-	} finally {
-		if (locked) await rm(path, { force: true }).catch(() => {});
-	}
+export async function updateState(dir: string, change: (state: BrokerState) => void): Promise<void> {
+	await withFileLock(
+		join(dir, LOCK_FILE),
+		async () => {
+			const state = await loadState(dir);
+			change(state);
+			await saveState(dir, state);
+		},
+		{ what: "the broker state" },
+	);
 }

@@ -52,6 +52,7 @@ export async function deliverOutput(
 		await printFile(path, streams.stdout);
 		return;
 	}
+	if (result.stateError) await write(streams.stderr, `prime-context: ${result.stateError}\n`);
 	if (!result.archived) {
 		const why = result.archiveError ?? "output not archived; the original output is shown instead";
 		await write(streams.stderr, `prime-context: ${why}\n`);

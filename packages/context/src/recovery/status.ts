@@ -14,7 +14,7 @@ export function describeMetrics(metrics: BrokerMetrics): string[] {
 			Object.entries(recovery.calls)
 				.map(([action, count]) => `${action} ${count}`)
 				.join(", ") || "none"
-		}; with evidence ${recovery.withEvidence}, empty ${recovery.empty}`,
+		}; reads and searches with evidence ${recovery.withEvidence}, without ${recovery.empty}`,
 	];
 	for (const [key, value] of Object.entries(rest)) lines.push(`${key}: ${JSON.stringify(value)}`);
 	return lines;

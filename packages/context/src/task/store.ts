@@ -1,7 +1,7 @@
-import { mkdir, open, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { writeAtomically } from "../archive/session-archive.js";
+import { LockError, withFileLock } from "../file-lock.js";
 import { EMPTY_TASK, type TaskSnapshot } from "./snapshot.js";
 
 /**
@@ -16,10 +16,6 @@ export interface TaskStore {
 	 */
 	update(change: (current: TaskSnapshot) => TaskSnapshot): Promise<TaskSnapshot>;
 }
-
-/** A lock older than this is left over from a process that died while holding it. */
-const LOCK_STALE_MS = 10_000;
-const LOCK_WAIT_MS = 5_000;
 
 export class TaskStoreError extends Error {
 	constructor(message: string) {
@@ -50,47 +46,21 @@ export function fileTaskStore(sessionDir: string): TaskStore {
 		},
 		async update(change) {
 			await mkdir(sessionDir, { recursive: true, mode: 0o700 });
-			return withLock(`${path}.lock`, async () => {
-				const next = change(await this.load());
-				await writeAtomically(path, JSON.stringify(next, null, "\t"));
-				return next;
-			});
+			try {
+				return await withFileLock(
+					`${path}.lock`,
+					async () => {
+						const next = change(await this.load());
+						await writeAtomically(path, JSON.stringify(next, null, "\t"));
+						return next;
+					},
+					{ what: "the task snapshot", waitMs: 5_000, staleMs: 10_000 },
+				);
+			} catch (error) {
+				throw error instanceof LockError ? new TaskStoreError(error.message) : error;
+			}
 		},
 	};
-}
-
-/** Runs `work` while holding an exclusively created lock file. */
-async function withLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
-	const deadline = Date.now() + LOCK_WAIT_MS;
-	for (;;) {
-		try {
-			await (await open(lockPath, "wx", 0o600)).close();
-			break;
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-				throw new TaskStoreError(`cannot lock the task snapshot (${lockPath}): ${(error as Error).message}`);
-			}
-			const age = await stat(lockPath).then(
-				(info) => Date.now() - info.mtimeMs,
-				() => 0,
-			);
-			if (age > LOCK_STALE_MS) {
-				await rm(lockPath, { force: true });
-				continue;
-			}
-			if (Date.now() > deadline) {
-				throw new TaskStoreError(
-					`the task snapshot is locked by another process (${lockPath}); if no other prime-context process is running, delete that file`,
-				);
-			}
-			await sleep(5 + Math.random() * 20);
-		}
-	}
-	try {
-		return await work();
-	} finally {
-		await rm(lockPath, { force: true });
-	}
 }
 
 /** A store held in memory only (for hosts that persist snapshots themselves, and for one-off runs). */
