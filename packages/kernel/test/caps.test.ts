@@ -1,20 +1,12 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Kernel } from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import { sharedKernel } from "./kernels.js";
 
-let kernel: Kernel;
-
-beforeAll(async () => {
-	kernel = await Kernel.start();
-});
-
-afterAll(async () => {
-	await kernel?.shutdown();
-});
+const kernel = sharedKernel();
 
 describe("caps on what a cell brings back", () => {
 	it("caps a 300,000-character exception message and its traceback, keeping both whole in the complete output", async () => {
-		const result = await kernel.execute("raise ValueError('E' * 300_000 + 'END')");
+		const result = await kernel().execute("raise ValueError('E' * 300_000 + 'END')");
 		expect(result.status).toBe("error");
 		expect(result.truncated.error).toBe(true);
 		expect(result.error?.evalue.length).toBeLessThan(65_536 + 100);
@@ -28,7 +20,7 @@ describe("caps on what a cell brings back", () => {
 
 	it("keeps a traceback's first and last lines when it has too many", async () => {
 		// Distinct functions, so IPython cannot fold the frames into one "similar frames" line.
-		const result = await kernel.execute(
+		const result = await kernel().execute(
 			[
 				"import sys",
 				"sys.setrecursionlimit(10_000)",
@@ -46,7 +38,7 @@ describe("caps on what a cell brings back", () => {
 	});
 
 	it("writes large displays to files and keeps only their capped text in memory", async () => {
-		const result = await kernel.execute(
+		const result = await kernel().execute(
 			"from IPython.display import display\nfor i in range(3):\n    display({'text/plain': f'table {i}', 'text/html': 'x' * 2_000_000}, raw=True)",
 		);
 		expect(result.displays.length).toBe(3);
@@ -58,7 +50,7 @@ describe("caps on what a cell brings back", () => {
 	});
 
 	it("keeps small displays whole", async () => {
-		const result = await kernel.execute("from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))");
+		const result = await kernel().execute("from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))");
 		expect(result.displays.length).toBe(1);
 		expect(result.displays[0].data["text/html"]).toBe("<b>hi</b>");
 		expect(result.displays[0].fullDataPath).toBeUndefined();

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Kernel } from "../src/index.js";
-import { startKernel } from "./kernels.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedKernel, startKernel } from "./kernels.js";
 
-let kernel: Kernel;
+const shared = sharedKernel({ startupCode: "from prime_kernel import host_request" });
+let kernel: ReturnType<typeof shared>;
 
-beforeAll(async () => {
-	kernel = await Kernel.start({ startupCode: "from prime_kernel import host_request" });
+beforeAll(() => {
+	kernel = shared();
 	kernel.onHostRequest("echo", (payload) => ({ echoed: payload }));
 	kernel.onHostRequest("double", async (payload) => {
 		await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
@@ -14,10 +14,6 @@ beforeAll(async () => {
 	kernel.onHostRequest("explode", () => {
 		throw new Error("handler blew up on purpose");
 	});
-});
-
-afterAll(async () => {
-	await kernel?.shutdown();
 });
 
 describe("host requests", () => {

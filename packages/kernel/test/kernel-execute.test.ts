@@ -1,21 +1,17 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatCellOutput, Kernel, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../src/index.js";
-import { runUntilPrinted } from "./kernels.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { formatCellOutput, type Kernel, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../src/index.js";
+import { runUntilPrinted, scratchDir, sharedKernel } from "./kernels.js";
 
+const scratch = scratchDir("kernel-exec-test-");
+const shared = sharedKernel(() => ({ outputDir: scratch() }));
 let kernel: Kernel;
 let outputDir: string;
 
-beforeAll(async () => {
-	outputDir = await mkdtemp(join(tmpdir(), "kernel-exec-test-"));
-	kernel = await Kernel.start({ outputDir });
-});
-
-afterAll(async () => {
-	await kernel?.shutdown();
-	await rm(outputDir, { recursive: true, force: true });
+beforeAll(() => {
+	kernel = shared();
+	outputDir = scratch();
 });
 
 describe("executing cells", () => {

@@ -1,4 +1,7 @@
-import { afterEach } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { type CellResult, type ExecuteOptions, Kernel, type KernelStartOptions } from "../src/index.js";
 
 /**
@@ -15,6 +18,36 @@ export async function startKernel(options: KernelStartOptions = {}): Promise<Ker
 	const kernel = await Kernel.start(options);
 	started.push(kernel);
 	return kernel;
+}
+
+/** A kernel shared by the tests of one file: started before them, shut down after them. */
+export function sharedKernel(options: KernelStartOptions | (() => KernelStartOptions) = {}): () => Kernel {
+	let kernel: Kernel | undefined;
+	beforeAll(async () => {
+		kernel = await Kernel.start(typeof options === "function" ? options() : options);
+	});
+	afterAll(async () => {
+		await kernel?.shutdown();
+	});
+	return () => {
+		if (!kernel) throw new Error("the shared kernel is not started yet (use it inside a test)");
+		return kernel;
+	};
+}
+
+/** A temp folder for the tests of one file, removed after them. */
+export function scratchDir(prefix: string): () => string {
+	let dir: string | undefined;
+	beforeAll(async () => {
+		dir = await mkdtemp(join(tmpdir(), prefix));
+	});
+	afterAll(async () => {
+		if (dir) await rm(dir, { recursive: true, force: true });
+	});
+	return () => {
+		if (!dir) throw new Error("the scratch folder is not made yet (use it inside a test)");
+		return dir;
+	};
 }
 
 /**

@@ -1,22 +1,13 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startKernel } from "./kernels.js";
+import { describe, expect, it } from "vitest";
+import { scratchDir, startKernel } from "./kernels.js";
 
-let scratch: string;
-
-beforeAll(async () => {
-	scratch = await mkdtemp(join(tmpdir(), "kernel-output-files-"));
-});
-
-afterAll(async () => {
-	await rm(scratch, { recursive: true, force: true });
-});
+const scratch = scratchDir("kernel-output-files-");
 
 describe("an output folder that cannot be written", () => {
 	it("ends a cell whose complete-output file cannot be written with an error naming the path, and runs the next cell", async () => {
-		const blocker = join(scratch, "not-a-folder");
+		const blocker = join(scratch(), "not-a-folder");
 		await writeFile(blocker, "a file where the output folder should be");
 		const outputDir = join(blocker, "outputs");
 		const kernel = await startKernel({ outputDir });
@@ -32,7 +23,7 @@ describe("an output folder that cannot be written", () => {
 	});
 
 	it("ends a cell whose spill file cannot be written mid-cell, keeping the visible output", async () => {
-		const outputDir = join(scratch, "spills");
+		const outputDir = join(scratch(), "spills");
 		const kernel = await startKernel({ outputDir, memoryOutputLimit: 1_000 });
 		await writeFile(outputDir, "the folder was replaced by a file");
 		const result = await kernel.execute("for i in range(2000):\n    print(i)\nvalue = 7");
@@ -46,7 +37,7 @@ describe("an output folder that cannot be written", () => {
 	});
 
 	it("keeps the cell's own error when the output file fails too", async () => {
-		const outputDir = join(scratch, "own-error");
+		const outputDir = join(scratch(), "own-error");
 		await writeFile(outputDir, "a file");
 		const kernel = await startKernel({ outputDir });
 		const result = await kernel.execute("print('y' * 70_000)\nraise KeyError('mine')");

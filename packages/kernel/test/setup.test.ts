@@ -49,7 +49,7 @@ describe("setting up the kernel environment", () => {
 		expect(lines.join("\n")).toContain("ipykernel==7.4.0");
 	});
 
-	it("explains a failed pip install and says what to do", async () => {
+	it("explains a failed pip install and says what to do", { timeout: 180_000 }, async () => {
 		const attempt = setupKernelEnvironment({
 			agentDir: join(emptyDir, "offline-agent"),
 			// An index-less pip that ignores any configured mirror: nothing can be installed.

@@ -77,7 +77,7 @@ describe("collecting a cell's output", () => {
 		output.append("stdout", "x".repeat(VISIBLE_OUTPUT_CAP));
 		output.append("stderr", "y".repeat(VISIBLE_OUTPUT_CAP + 1));
 		const collected = output.finish();
-		expect(collected.truncated).toEqual({ stdout: false, stderr: true, result: false });
+		expect(collected.truncated).toEqual({ stdout: false, stderr: true, result: false, error: false });
 		expect(collected.stdout).toBe("x".repeat(VISIBLE_OUTPUT_CAP));
 		expect(collected.stderr).toBe(`${"y".repeat(VISIBLE_OUTPUT_CAP)}\n${TRUNCATION_MARKER}`);
 		expect(collected.fullOutputPath).toBeDefined();
