@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 
 /** Bytes at the end of `data` that start a UTF-8 sequence the data does not complete (0 to 3). */
-function incompleteTail(data: Uint8Array): number {
+export function incompleteTail(data: Uint8Array): number {
 	const from = Math.max(0, data.length - 3);
 	for (let i = data.length - 1; i >= from; i--) {
 		const byte = data[i];

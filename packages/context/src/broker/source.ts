@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { StringDecoder } from "node:string_decoder";
+import { incompleteTail } from "../archive/text-check.js";
 import type { ObservationInput, ObservationSource } from "../types.js";
 
 /** Characters of a line kept for classification and excerpts; the rest is only counted. */
@@ -28,6 +28,12 @@ async function* fileChunks(path: string): AsyncIterable<Buffer> {
 	}
 }
 
+/**
+ * The text each chunk of a visible-text source was encoded from, so the line splitter need not
+ * decode those bytes again (weakly held: it goes with the chunk).
+ */
+const chunkTexts = new WeakMap<Buffer, string>();
+
 function* textChunks(text: string): Iterable<Buffer> {
 	const step = READ_CHUNK;
 	let at = 0;
@@ -36,7 +42,10 @@ function* textChunks(text: string): Iterable<Buffer> {
 		// Never separate a surrogate pair: it would encode as two replacement characters.
 		const last = text.charCodeAt(end - 1);
 		if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-		yield Buffer.from(text.slice(at, end), "utf8");
+		const piece = text.slice(at, end);
+		const bytes = Buffer.from(piece, "utf8");
+		chunkTexts.set(bytes, piece);
+		yield bytes;
 		at = end;
 	}
 }
@@ -80,7 +89,8 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
  * by a leading `\r`: that is what a terminal shows, and it may lie far past the first 4 KiB.
  */
 export class LineSplitter {
-	private readonly decoder = new StringDecoder("utf8");
+	/** Bytes of a character split between chunks, waiting for the rest. */
+	private carry: Buffer | null = null;
 	private partial = "";
 	private partialBytes = 0;
 	private capped = false;
@@ -90,9 +100,21 @@ export class LineSplitter {
 
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
 
-	push(chunk: Buffer): void {
-		const text = this.decoder.write(chunk);
-		const hasReturn = text.includes("\r");
+	push(input: Buffer): void {
+		// A chunk cut from a string on a character boundary is that string: no decoding needed. Other
+		// bytes are decoded up to their last whole character (a plain `toString` is several times
+		// faster than a StringDecoder); the unfinished character waits for the next chunk.
+		let chunk = input;
+		let text = chunkTexts.get(input);
+		if (text === undefined) {
+			const bytes = this.carry === null ? input : Buffer.concat([this.carry, input]);
+			const cut = bytes.length - incompleteTail(bytes);
+			this.carry = cut < bytes.length ? Buffer.from(bytes.subarray(cut)) : null;
+			chunk = bytes.subarray(0, cut);
+			text = chunk.toString("utf8");
+		}
+		// Next carriage return at or after `start` (-1: none left), found once per return, not per line.
+		let nextReturn = text.indexOf("\r");
 		let start = 0;
 		let byteStart = 0;
 		for (;;) {
@@ -100,7 +122,8 @@ export class LineSplitter {
 			if (nl === -1) break;
 			const byteNl = chunk.indexOf(0x0a, byteStart);
 			const bytes = this.partialBytes + (byteNl - byteStart);
-			const framed = hasReturn && text.lastIndexOf("\r", nl) >= start;
+			if (nextReturn !== -1 && nextReturn < start) nextReturn = text.indexOf("\r", start);
+			const framed = nextReturn !== -1 && nextReturn < nl;
 			if (this.partial === "" && this.partialBytes === 0 && !framed) {
 				const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
 				this.emit(text.slice(start, end), ++this.lineNo, bytes);
@@ -149,8 +172,12 @@ export class LineSplitter {
 
 	/** Emits the last line when the text does not end with a newline; returns the line count. */
 	end(): number {
-		const rest = this.decoder.end();
-		if (rest) this.append(rest);
+		if (this.carry !== null) {
+			// An unfinished character at the very end: its bytes are invalid, shown as U+FFFD.
+			this.append(this.carry.toString("utf8"));
+			this.partialBytes += this.carry.length;
+			this.carry = null;
+		}
 		if (this.partial !== "" || this.partialBytes > 0) this.emit(this.partial, ++this.lineNo, this.partialBytes);
 		this.partial = "";
 		this.partialBytes = 0;
