@@ -1,32 +1,17 @@
 import { PassThrough } from "node:stream";
-import { type FauxProviderRegistration, fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
 import { runChatMode } from "../src/modes/index.js";
-import { ModelRegistry } from "../src/providers/index.js";
 import { Session } from "../src/session/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import type { StartedSession } from "../src/startup/index.js";
+import { useFauxSessions } from "./faux-session.js";
 
-let faux: FauxProviderRegistration;
-let world: TempWorld;
+const sessions = useFauxSessions();
 let started: StartedSession | undefined;
-beforeAll(() => {
-	faux = registerFauxProvider({ provider: "faux" });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	await started?.dispose();
-	world?.cleanup();
-});
 
 it("the line-by-line chat streams each answer, keeps one session across lines, and leaves on /exit", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
-	faux.setResponses([fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);
-	const registry = new ModelRegistry();
-	registry.add(faux.getModel());
-	started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry });
+	sessions.faux.setResponses([fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);
+	started = await sessions.start();
 
 	const input = new PassThrough();
 	const out = new PassThrough();
@@ -57,7 +42,7 @@ it("the line-by-line chat streams each answer, keeps one session across lines, a
 	// Coming back to it shows where the conversation stands.
 	const path = started.session.path;
 	await started.dispose();
-	started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry, resume: path });
+	started = await sessions.start({ resume: path });
 	const again = new PassThrough();
 	const errAgain = new PassThrough();
 	let notesAgain = "";

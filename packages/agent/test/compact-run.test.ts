@@ -1,30 +1,12 @@
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxToolCall,
-	type Message,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import { type Context, fauxAssistantMessage, fauxToolCall, type Message } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
+import type { StartedSession } from "../src/startup/index.js";
+import { useFauxSessions } from "./faux-session.js";
+import type { TempWorld } from "./temp-home.js";
 
-let faux: FauxProviderRegistration;
+const sessions = useFauxSessions({ provider: "fauxk", models: [{ id: "m", contextWindow: 1_000_000 }] });
 let world: TempWorld;
 let started: StartedSession | undefined;
-
-beforeAll(() => {
-	faux = registerFauxProvider({ provider: "fauxk", models: [{ id: "m", contextWindow: 1_000_000 }] });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	await started?.dispose();
-	started = undefined;
-	world?.cleanup();
-});
 
 function text(message: Message): string {
 	if (typeof message.content === "string") return message.content;
@@ -36,12 +18,9 @@ function lastToolResult(context: Context): string {
 }
 
 it("`await compact.run()` in a session's kernel compacts at the next turn boundary and the kernel keeps its variables", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { fauxk: { type: "api_key", key: "test-key" } });
+	world = sessions.newWorld();
 	world.writeHome("settings.json", { compaction: { keepRecentTokens: 50 } });
-	const models = new ModelRegistry();
-	for (const model of faux.models) models.add(model);
-	started = await startSession({ cwd: world.project, env: world.env, model: "fauxk/m", registry: models });
+	started = await sessions.start();
 
 	const summaries: string[] = [];
 	const sent: Context[] = [];
@@ -51,7 +30,7 @@ it("`await compact.run()` in a session's kernel compacts at the next turn bounda
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "print(sum(table))" })),
 		fauxAssistantMessage("done"),
 	];
-	faux.setResponses(
+	sessions.faux.setResponses(
 		Array.from({ length: 8 }, () => (context: Context) => {
 			if (context.systemPrompt?.startsWith("You summarise")) {
 				summaries.push(text(context.messages[0] as Message));

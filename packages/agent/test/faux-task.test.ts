@@ -1,45 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxText,
-	fauxToolCall,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
+import { type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
+import type { StartedSession } from "../src/startup/index.js";
 import type { IpythonDetails } from "../src/tools/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import { useFauxSessions } from "./faux-session.js";
+import type { TempWorld } from "./temp-home.js";
 
-let faux: FauxProviderRegistration;
+const sessions = useFauxSessions();
 let world: TempWorld;
 let started: StartedSession | undefined;
-let python: string;
-
-beforeAll(() => {
-	python = kernelPythonForTests();
-	faux = registerFauxProvider({ provider: "faux" });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	await started?.dispose();
-	started = undefined;
-	world?.cleanup();
-});
 
 const CALC = "def add(a, b):\n    return a - b\n";
 const TEST =
 	"import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\nif __name__ == '__main__':\n    unittest.main()\n";
-
-function registryWithFaux(): ModelRegistry {
-	const registry = new ModelRegistry();
-	registry.add(faux.getModel());
-	return registry;
-}
 
 function entries(path: string) {
 	return readFileSync(path, "utf8")
@@ -49,17 +23,16 @@ function entries(path: string) {
 }
 
 it("fixes a failing test in a temp repo: reads into a variable, edits, runs the test in %%bash, answers", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+	world = sessions.newWorld();
 	world.writeProject("calc.py", CALC);
 	world.writeProject("test_calc.py", TEST);
 	world.writeProject("AGENTS.md", "Run tests with python3 -m unittest.\n");
 	execFileSync("git", ["init", "-q"], { cwd: world.project });
-	world.writeHome("auth.json", { faux: { type: "api_key", key: "test-key" } });
 
 	const sent: Context[] = [];
 	let fileExistedBeforeFirstAnswer: boolean | undefined;
 	const record = (context: Context) => sent.push(JSON.parse(JSON.stringify(context)));
-	faux.setResponses([
+	sessions.faux.setResponses([
 		(context) => {
 			record(context);
 			fileExistedBeforeFirstAnswer = started ? existsSync(started.session.path) : undefined;
@@ -86,12 +59,7 @@ it("fixes a failing test in a temp repo: reads into a variable, edits, runs the 
 		},
 	]);
 
-	started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry: registryWithFaux(),
-	});
+	started = await sessions.start({});
 	const outcome = await started.agentSession.prompt("fix the failing test in this repo");
 
 	expect(outcome.status).toBe("ok");
@@ -146,19 +114,13 @@ it("fixes a failing test in a temp repo: reads into a variable, edits, runs the 
 });
 
 it("a cell that raises comes back as an error result with the traceback, and the kernel keeps its state", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-	world.writeHome("auth.json", { faux: "test-key" });
-	faux.setResponses([
+	world = sessions.newWorld();
+	sessions.faux.setResponses([
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "x = 41\n1 / 0" })),
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "x + 1" })),
 		fauxAssistantMessage("done"),
 	]);
-	started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry: registryWithFaux(),
-	});
+	started = await sessions.start({});
 	await started.agentSession.prompt("divide");
 	const results = entries(started.session.path)
 		.filter((entry) => entry.type === "message" && entry.message.role === "toolResult")
@@ -171,22 +133,16 @@ it("a cell that raises comes back as an error result with the traceback, and the
 });
 
 it("%%bash: a failing command fails the cell with its output; shell state does not persist but %cd does", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-	world.writeHome("auth.json", { faux: "test-key" });
+	world = sessions.newWorld();
 	world.writeProject("sub/marker.txt", "here\n");
-	faux.setResponses([
+	sessions.faux.setResponses([
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "%%bash\necho before; export GONE=1; cd sub; exit 3" })),
 		fauxAssistantMessage(fauxToolCall("ipython", { code: '%%bash\necho "gone=[$GONE]"; pwd' })),
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "%cd sub" })),
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "%%bash\ncat marker.txt" })),
 		fauxAssistantMessage("done"),
 	]);
-	started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry: registryWithFaux(),
-	});
+	started = await sessions.start({});
 	await started.agentSession.prompt("shell");
 	const results = started.session
 		.context()
@@ -204,20 +160,14 @@ it("%%bash: a failing command fails the cell with its output; shell state does n
 });
 
 it("a huge output is capped for the model, which is told where the complete output is", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
-	world.writeHome("auth.json", { faux: "test-key" });
+	world = sessions.newWorld();
 	// The tool's own cap is what is tested here, so the context broker is off.
 	world.writeHome("prime-context.json", { enabled: false });
-	faux.setResponses([
+	sessions.faux.setResponses([
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "print('x' * 100_000 + 'END')" })),
 		fauxAssistantMessage("done"),
 	]);
-	started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry: registryWithFaux(),
-	});
+	started = await sessions.start({});
 	await started.agentSession.prompt("print a lot");
 	const result = started.session.context().messages.find((message) => message.role === "toolResult");
 	const text = result?.role === "toolResult" ? (result.content[0] as { text: string }).text : "";

@@ -1,16 +1,10 @@
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxToolCall,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
 import { handleInterrupts, type InterruptAction } from "../src/modes/index.js";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, startSession } from "../src/startup/index.js";
+import type { StartedSession } from "../src/startup/index.js";
 import { type CliProcess, spawnCli } from "./cli-process.js";
+import { useFauxSessions } from "./faux-session.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
@@ -21,24 +15,12 @@ let world: TempWorld;
 afterEach(() => world?.cleanup());
 
 describe("Ctrl-C in a session", () => {
-	let faux: FauxProviderRegistration;
-	let started: StartedSession | undefined;
-	beforeAll(() => {
-		faux = registerFauxProvider({ provider: "faux" });
-	});
-	afterAll(() => faux.unregister());
-	afterEach(async () => {
-		await started?.dispose();
-	});
+	const sessions = useFauxSessions();
 
 	async function startWithCellRunning(): Promise<{ started: StartedSession; run: Promise<unknown> }> {
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-		world.writeHome("auth.json", { faux: "key" });
-		const registry = new ModelRegistry();
-		registry.add(faux.getModel());
-		started = await startSession({ cwd: world.project, env: world.env, model: "faux/faux-1", registry });
+		const started = await sessions.start();
 		const printed = new Promise<void>((resolve) =>
-			started?.agentSession.subscribe((event) => {
+			started.agentSession.subscribe((event) => {
 				if (event.type === "tool_execution_update") resolve();
 			}),
 		);
@@ -49,7 +31,7 @@ describe("Ctrl-C in a session", () => {
 
 	it("the first press interrupts only the running cell; the kernel keeps its state and the model carries on", async () => {
 		const seen: Context[] = [];
-		faux.setResponses([
+		sessions.faux.setResponses([
 			fauxAssistantMessage(fauxToolCall("ipython", { code: `kept = 'yes'\n${LONG_CELL}` })),
 			(context) => {
 				seen.push(JSON.parse(JSON.stringify(context)));
@@ -72,7 +54,7 @@ describe("Ctrl-C in a session", () => {
 	});
 
 	it("a second press stops the run", async () => {
-		faux.setResponses([
+		sessions.faux.setResponses([
 			fauxAssistantMessage(fauxToolCall("ipython", { code: LONG_CELL })),
 			fauxAssistantMessage(fauxToolCall("ipython", { code: LONG_CELL })),
 		]);

@@ -39,7 +39,9 @@ describe("real provider path through pi-ai", () => {
 			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
 		});
 		const toolsSent = (index: number) =>
-			(server.requests[index]?.tools as { function: { name: string } }[]).map((tool) => tool.function.name);
+			(server.requests[index]?.tools as { function: { name: string } }[] | undefined)?.map(
+				(tool) => tool.function.name,
+			);
 		expect(
 			await runCli(["-p", "hi", "--model", "local/coder", "--tools", "ipython"], memoryIo(world.project, world.env)),
 		).toBe(0);

@@ -1,46 +1,17 @@
 import { readFileSync } from "node:fs";
-import {
-	type Context,
-	type FauxProviderRegistration,
-	fauxAssistantMessage,
-	fauxToolCall,
-	registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
-import { ModelRegistry } from "../src/providers/index.js";
 import { listSessions, Session } from "../src/session/index.js";
-import { type StartedSession, type StartOptions, startSession } from "../src/startup/index.js";
+import type { StartedSession, StartOptions } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import { useFauxSessions } from "./faux-session.js";
+import type { TempWorld } from "./temp-home.js";
 
-let faux: FauxProviderRegistration;
+const sessions = useFauxSessions();
 let world: TempWorld;
-const open: StartedSession[] = [];
 
-beforeAll(() => {
-	faux = registerFauxProvider({ provider: "faux" });
-});
-afterAll(() => faux.unregister());
-afterEach(async () => {
-	for (const started of open.splice(0)) await started.dispose();
-	world?.cleanup();
-});
-
-async function start(options: Partial<StartOptions> = {}): Promise<StartedSession> {
-	const registry = new ModelRegistry();
-	registry.add(faux.getModel());
-	const started = await startSession({
-		cwd: world.project,
-		env: world.env,
-		model: "faux/faux-1",
-		registry,
-		...options,
-	});
-	open.push(started);
-	return started;
-}
+const start = (options: Partial<StartOptions> = {}): Promise<StartedSession> => sessions.start(options);
 
 /** Reply with `text` and remember the conversation the model was sent. */
 function answer(text: string, seen: Context[]) {
@@ -58,10 +29,9 @@ const sentTexts = (context: Context) =>
 	});
 
 it("--resume and --continue pick the session up with its conversation, and say the kernel is new", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
+	world = sessions.newWorld();
 	const seen: Context[] = [];
-	faux.setResponses([
+	sessions.faux.setResponses([
 		fauxAssistantMessage(fauxToolCall("ipython", { code: "x = 5" })),
 		answer("stored", seen),
 		answer("x was 5", seen),
@@ -97,10 +67,9 @@ it("--resume and --continue pick the session up with its conversation, and say t
 });
 
 it("a fork restores only the branch up to the chosen entry, and a branch point is honoured on resume", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
+	world = sessions.newWorld();
 	const seen: Context[] = [];
-	faux.setResponses([
+	sessions.faux.setResponses([
 		answer("answer A", seen),
 		answer("answer B", seen),
 		answer("after fork", seen),
@@ -145,10 +114,9 @@ it("a fork restores only the branch up to the chosen entry, and a branch point i
 });
 
 it("--fork and --at continue from a chosen entry, and `sessions <id>` lists the entry ids", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
+	world = sessions.newWorld();
 	const seen: Context[] = [];
-	faux.setResponses([
+	sessions.faux.setResponses([
 		answer("answer A", seen),
 		answer("answer B", seen),
 		answer("forked", seen),
@@ -184,9 +152,11 @@ it("--fork and --at continue from a chosen entry, and `sessions <id>` lists the 
 });
 
 it("resuming a session and leaving without a prompt leaves its file unchanged", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
-	faux.setResponses([fauxAssistantMessage(fauxToolCall("ipython", { code: "1" })), fauxAssistantMessage("done")]);
+	world = sessions.newWorld();
+	sessions.faux.setResponses([
+		fauxAssistantMessage(fauxToolCall("ipython", { code: "1" })),
+		fauxAssistantMessage("done"),
+	]);
 	const first = await start();
 	await first.agentSession.prompt("go");
 	await first.dispose();
@@ -197,9 +167,8 @@ it("resuming a session and leaving without a prompt leaves its file unchanged", 
 });
 
 it("a resumed session keeps its model without --model, and a bad --at changes nothing", async () => {
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("auth.json", { faux: "key" });
-	faux.setResponses([fauxAssistantMessage("hi")]);
+	world = sessions.newWorld();
+	sessions.faux.setResponses([fauxAssistantMessage("hi")]);
 	const first = await start();
 	await first.agentSession.prompt("hello");
 	await first.dispose();
