@@ -79,6 +79,7 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 				return { archive, broker: await options.primeContext.createBroker(archive) };
 			},
 			progress,
+			scratch,
 		);
 		const labelledOurs = new PrimeContextArm(options.primeContext, join(scratch, "labelled"));
 		const labelled = await runLabelled(cases, [...peerArms(), labelledOurs], progress);

@@ -30,7 +30,14 @@ export function peerArms(): Arm[] {
 	arms.push({
 		name: "last-5-masking",
 		rule: "SWE-agent/OpenHands style: observations older than the last 5 become a one-line stub",
-		maskAfter: MASKING.keepLast,
+		mask: { keep: MASKING.keepLast, every: 1 },
+		trajectoriesOnly: true,
+		open: async () => ({ view: async (observation) => observation.text }),
+	});
+	arms.push({
+		name: "block-masking",
+		rule: `observations older than the last ${MASKING.keepLast} become a one-line stub, the masked boundary moving only every ${MASKING.blockEvery} observations (cache-friendly masking)`,
+		mask: { keep: MASKING.keepLast, every: MASKING.blockEvery },
 		trajectoriesOnly: true,
 		open: async () => ({ view: async (observation) => observation.text }),
 	});

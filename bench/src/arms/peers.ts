@@ -130,7 +130,7 @@ export function contextMode(text: string): string {
 	return head.join("\n") + marker + tail.join("\n");
 }
 
-export const MASKING = { keepLast: 5 };
+export const MASKING = { keepLast: 5, blockEvery: 10 };
 
 /**
  * SWE-agent / OpenHands style observation masking (SWE-agent's `last_n_observations` history

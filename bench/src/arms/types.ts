@@ -18,10 +18,11 @@ export interface Arm {
 	/** The public behaviour the arm reproduces, for the report. */
 	rule: string;
 	/**
-	 * Trajectory replay only: observations older than the last `maskAfter` become a one-line stub
-	 * in later prompts (the view itself is the raw output while recent).
+	 * Trajectory replay only: observations older than the last `keep` become a one-line stub in later
+	 * prompts (the view itself is the raw output while recent). With `every` > 1 the masked boundary
+	 * moves only every `every` observations (block masking); with 1 it moves every call (sliding).
 	 */
-	maskAfter?: number;
+	mask?: { keep: number; every: number };
 	/** Only meaningful on trajectories (masking needs a history). */
 	trajectoriesOnly?: boolean;
 	open(runId: string): Promise<ArmRun>;

@@ -98,6 +98,12 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"Each provider call re-sends the system prompt, the task, every earlier assistant message and the arm's view of every earlier observation; cumulative figures sum over all calls of all runs.",
 		"",
+		"## Trajectory replay: what a provider bills",
+		"",
+		...billingTable(results),
+		"",
+		"Cumulative input tokens are every call's whole prompt. With prompt caching, the part of a prompt identical to the previous call's (message by message from the start) is a cache read and the rest is new input: at Anthropic's ratios a read costs 0.1x and a cache write 1.25x the input price; at OpenAI's, cached input costs 0.5x (the highest published ratio) and new input 1x. Costs are in units of the plain input price per token, summed over all runs; output tokens are the same for every arm and left out. Masking an old observation rewrites a message in the middle of the prompt, so everything after it is billed as new again. The peak prompt is a run's largest single prompt, which is what forces compaction.",
+		"",
 		"## Recovery (prime-context)",
 		"",
 		row([
@@ -135,8 +141,20 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Speed (prime-context)",
 		"",
-		row(["size", "samples", "p50 ms", "p95 ms", "max ms", "p50 ms per MiB", "one session: p50 ms", "p95 ms", "max ms"]),
-		row(Array(9).fill("---")),
+		row([
+			"size",
+			"samples",
+			"p50 ms",
+			"p95 ms",
+			"max ms",
+			"CPU p50 ms",
+			"CPU p95 ms",
+			"p50 ms per MiB",
+			"one session: p50 ms",
+			"p95 ms",
+			"max ms",
+		]),
+		row(Array(11).fill("---")),
 		...results.speed.buckets.map((bucket) =>
 			row([
 				bucket.label,
@@ -144,14 +162,16 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 				bucket.p50Ms,
 				bucket.p95Ms,
 				bucket.maxMs,
+				bucket.cpuP50Ms,
+				bucket.cpuP95Ms,
 				bucket.p50MsPerMiB,
-				bucket.sameSession.p50Ms,
-				bucket.sameSession.p95Ms,
-				bucket.sameSession.maxMs,
+				bucket.source === "file" ? "-" : bucket.sameSession.p50Ms,
+				bucket.source === "file" ? "-" : bucket.sameSession.p95Ms,
+				bucket.source === "file" ? "-" : bucket.sameSession.maxMs,
 			]),
 		),
 		"",
-		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session; the last three observe the same samples one after another in one session, where each is also compared with the earlier ones.",
+		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session (wall time, then the CPU time of the process, which other load on the machine inflates less); the last three observe the same samples one after another in one session, where each is also compared with the earlier ones. The 100 MB samples arrive as a complete-output file, as a host hands them over.",
 		"",
 		`Peak RSS of the process: ${int(results.speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(results.speed.maxRssKiBAfter / 1024)} MiB after.`,
 		"",
@@ -168,6 +188,46 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 	lines.push(...(lost.length > 0 ? lost.map((line) => `- ${line}`) : ["- Nowhere on these corpora."]));
 	lines.push("", "## Arms", "", ...results.arms.map((arm) => `- \`${arm.name}\`: ${arm.rule}`), "");
 	return lines.join("\n");
+}
+
+/** Per arm: cumulative input tokens, cache reads, cache-aware cost at both price ratios, peak prompt per run. */
+function billingTable(results: BenchmarkResults): string[] {
+	const raw = results.trajectories.find((arm) => arm.arm === "raw");
+	const times = (value: number, base: number | undefined) => (base ? `${(value / base).toFixed(2)}x` : "-");
+	const out = [
+		row([
+			"arm",
+			"cumulative input tokens",
+			"x raw",
+			"cached share",
+			"cost, Anthropic ratios",
+			"x raw",
+			"cost, OpenAI ratios",
+			"x raw",
+			"peak prompt per run (median)",
+			"p90",
+			"max",
+		]),
+		row(Array(11).fill("---")),
+	];
+	for (const arm of results.trajectories) {
+		out.push(
+			row([
+				bold(arm.arm, arm.arm),
+				int(arm.cumulativePromptTokens),
+				times(arm.cumulativePromptTokens, raw?.cumulativePromptTokens),
+				pct(arm.cachedPromptTokens / Math.max(1, arm.cumulativePromptTokens)),
+				bold(arm.arm, int(arm.cost.anthropic)),
+				times(arm.cost.anthropic, raw?.cost.anthropic),
+				int(arm.cost.openai),
+				times(arm.cost.openai, raw?.cost.openai),
+				int(arm.peakPromptTokens.median),
+				int(arm.peakPromptTokens.p90),
+				int(arm.peakPromptTokens.max),
+			]),
+		);
+	}
+	return out;
 }
 
 /** How many labels the raw output itself does not show (they are left out of the recall columns). */

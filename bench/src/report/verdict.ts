@@ -66,7 +66,13 @@ export function targets(results: BenchmarkResults): Target[] {
 	const total = search.failingIds.total + search.errorTypes.total + search.locations.total;
 	list.push({ target: "search finds every labelled fact", measured: `${found}/${total}`, met: found === total });
 	const mb = results.speed.buckets.find((bucket) => bucket.bytes === 1024 * 1024);
-	if (mb) list.push({ target: "p95 < 50 ms per 1 MB observation", measured: `${mb.p95Ms} ms`, met: mb.p95Ms < 50 });
+	if (mb) {
+		list.push({
+			target: "p95 < 50 ms per 1 MB observation",
+			measured: `${mb.p95Ms} ms wall, ${mb.cpuP95Ms} ms CPU`,
+			met: mb.p95Ms < 50,
+		});
+	}
 	return list;
 }
 
@@ -120,6 +126,19 @@ export function losses(results: BenchmarkResults): string[] {
 			if (peer.cumulativeObservationTokens < replayOurs.cumulativeObservationTokens) {
 				out.push(
 					`Trajectories: ${peer.arm} has fewer cumulative observation tokens (${peer.cumulativeObservationTokens} vs ${replayOurs.cumulativeObservationTokens}).`,
+				);
+			}
+		}
+		const figures: [string, (arm: (typeof results.trajectories)[number]) => number][] = [
+			["cost at Anthropic's cache ratios", (arm) => arm.cost.anthropic],
+			["cost at OpenAI's cache ratios", (arm) => arm.cost.openai],
+			["median peak prompt per run", (arm) => arm.peakPromptTokens.median],
+		];
+		for (const [figure, value] of figures) {
+			const cheaper = results.trajectories.filter((peer) => peer.arm !== OURS && value(peer) < value(replayOurs));
+			for (const peer of cheaper) {
+				out.push(
+					`Trajectories: ${peer.arm} has a lower ${figure} (${Math.round(value(peer))} vs ${Math.round(value(replayOurs))}).`,
 				);
 			}
 		}

@@ -5,17 +5,25 @@
  * timed twice: every sample in a fresh session (the cost of one observation by its size), then all
  * samples in one session (later observations are also compared with the earlier ones).
  */
+import { open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { ObservationBroker, SessionArchive } from "prime-agent-context";
+import type { ObservationBroker, ObservationInput, SessionArchive } from "prime-agent-context";
 import { percentile } from "../measure/size.js";
 
 export interface SpeedBucket {
 	label: string;
 	bytes: number;
 	samples: number;
+	/** `text`: handed in as the visible text; `file`: as a complete-output file (a short visible text beside it). */
+	source: "text" | "file";
 	p50Ms: number;
 	p95Ms: number;
 	maxMs: number;
+	/** CPU time of this process (main thread and the compression threads) per observation: less sensitive to other load than wall time. */
+	cpuP50Ms: number;
+	cpuP95Ms: number;
 	/** p50 divided by the size in MiB: flat across buckets when time is linear in size. */
 	p50MsPerMiB: number;
 	/** The same samples observed one after another in a single session. */
@@ -29,14 +37,23 @@ export interface SpeedResult {
 	maxRssKiBAfter: number;
 }
 
-export const FULL_BUCKETS = [
+export interface BucketSpec {
+	label: string;
+	bytes: number;
+	samples: number;
+	/** Observe through a complete-output file instead of the visible text (how 100 MB outputs arrive). */
+	file?: boolean;
+}
+
+export const FULL_BUCKETS: BucketSpec[] = [
 	{ label: "1 KB", bytes: 1_024, samples: 200 },
 	{ label: "100 KB", bytes: 100 * 1_024, samples: 50 },
-	{ label: "1 MB", bytes: 1_024 * 1_024, samples: 20 },
+	{ label: "1 MB", bytes: 1_024 * 1_024, samples: 40 },
 	{ label: "10 MB", bytes: 10 * 1_024 * 1_024, samples: 5 },
+	{ label: "100 MB (file)", bytes: 100 * 1_024 * 1_024, samples: 2, file: true },
 ];
 
-export const SMOKE_BUCKETS = [
+export const SMOKE_BUCKETS: BucketSpec[] = [
 	{ label: "1 KB", bytes: 1_024, samples: 20 },
 	{ label: "100 KB", bytes: 100 * 1_024, samples: 5 },
 	{ label: "1 MB", bytes: 1_024 * 1_024, samples: 3 },
@@ -59,51 +76,88 @@ export function windowOf(source: Buffer, start: number, size: number): string {
 	return window.subarray(0, cut).toString("utf8");
 }
 
+/** Writes a `bytes`-long window of `source` (wrapping) to a file in 1 MiB pieces, never holding it whole. */
+async function writeWindowFile(path: string, source: Buffer, start: number, bytes: number): Promise<void> {
+	const handle = await open(path, "w", 0o600);
+	try {
+		let have = 0;
+		let at = start % source.length;
+		while (have < bytes) {
+			const piece = source.subarray(at, Math.min(source.length, at + 1024 * 1024, at + bytes - have));
+			await handle.write(piece);
+			have += piece.length;
+			at = at + piece.length >= source.length ? 0 : at + piece.length;
+		}
+	} finally {
+		await handle.close();
+	}
+}
+
+interface Timing {
+	wall: number;
+	cpu: number;
+}
+
 export async function runSpeed(
 	texts: string[],
-	buckets: { label: string; bytes: number; samples: number }[],
+	buckets: BucketSpec[],
 	session: (id: string) => Promise<{ archive: SessionArchive; broker: ObservationBroker }>,
 	progress: (message: string) => void = () => {},
+	scratch: string = tmpdir(),
 ): Promise<SpeedResult> {
 	const source = Buffer.from(texts.join("\n"), "utf8");
 	const maxRssKiBBefore = process.resourceUsage().maxRSS;
 	const results: SpeedBucket[] = [];
 	for (const bucket of buckets) {
 		const stride = Math.floor(source.length / bucket.samples) + 7_919;
-		const texts = Array.from({ length: bucket.samples }, (_, sample) =>
-			windowOf(source, sample * stride, bucket.bytes),
-		);
-		const time = async (broker: ObservationBroker, text: string) => {
-			const started = performance.now();
-			await broker.observe({ tool: "bash", text, isError: false, exitCode: 0, command: "cat output.log" });
-			return performance.now() - started;
+		const file = join(scratch, `speed-${bucket.bytes}.log`);
+		const inputFor = async (sample: number): Promise<ObservationInput> => {
+			const base = { tool: "bash", isError: false, exitCode: 0, command: "cat output.log" };
+			if (!bucket.file) return { ...base, text: windowOf(source, sample * stride, bucket.bytes) };
+			await writeWindowFile(file, source, sample * stride, bucket.bytes);
+			return { ...base, text: "(complete output in a file)", fullOutputPath: file };
 		};
-		const fresh: number[] = [];
-		for (const [sample, text] of texts.entries()) {
+		const time = async (broker: ObservationBroker, input: ObservationInput): Promise<Timing> => {
+			const cpu = process.cpuUsage();
+			const started = performance.now();
+			await broker.observe(input);
+			const used = process.cpuUsage(cpu);
+			return { wall: performance.now() - started, cpu: (used.user + used.system) / 1000 };
+		};
+		const fresh: Timing[] = [];
+		for (let sample = 0; sample < bucket.samples; sample++) {
 			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (fresh sessions)`);
-			fresh.push(await time((await session(`speed-${bucket.bytes}-${sample}`)).broker, text));
+			const input = await inputFor(sample);
+			fresh.push(await time((await session(`speed-${bucket.bytes}-${sample}`)).broker, input));
 		}
-		const shared = (await session(`speed-${bucket.bytes}-shared`)).broker;
 		const same: number[] = [];
-		for (const [sample, text] of texts.entries()) {
-			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (one session)`);
-			same.push(await time(shared, text));
+		if (!bucket.file) {
+			const shared = (await session(`speed-${bucket.bytes}-shared`)).broker;
+			for (let sample = 0; sample < bucket.samples; sample++) {
+				progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (one session)`);
+				same.push((await time(shared, await inputFor(sample))).wall);
+			}
 		}
-		fresh.sort((a, b) => a - b);
+		await rm(file, { force: true });
+		const wall = fresh.map((t) => t.wall).sort((a, b) => a - b);
+		const cpu = fresh.map((t) => t.cpu).sort((a, b) => a - b);
 		same.sort((a, b) => a - b);
-		const p50 = percentile(fresh, 0.5);
+		const p50 = percentile(wall, 0.5);
 		results.push({
 			label: bucket.label,
 			bytes: bucket.bytes,
 			samples: bucket.samples,
+			source: bucket.file ? "file" : "text",
 			p50Ms: round(p50),
-			p95Ms: round(percentile(fresh, 0.95)),
-			maxMs: round(fresh[fresh.length - 1]),
+			p95Ms: round(percentile(wall, 0.95)),
+			maxMs: round(wall[wall.length - 1]),
+			cpuP50Ms: round(percentile(cpu, 0.5)),
+			cpuP95Ms: round(percentile(cpu, 0.95)),
 			p50MsPerMiB: round(p50 / (bucket.bytes / (1024 * 1024))),
 			sameSession: {
 				p50Ms: round(percentile(same, 0.5)),
 				p95Ms: round(percentile(same, 0.95)),
-				maxMs: round(same[same.length - 1]),
+				maxMs: round(same[same.length - 1] ?? 0),
 			},
 		});
 	}

@@ -6,7 +6,21 @@
  */
 import { type Arm, maskedStub, type Observation } from "../arms/index.js";
 import type { Trajectory } from "../corpus/index.js";
+import { billRun, type PromptMessage } from "../measure/billing.js";
 import { bytesOf, type Distribution, distribution, tokensOf } from "../measure/size.js";
+
+/**
+ * Whether observation `index` is masked in a call that sees `observed` observations: sliding masking
+ * hides all but the last `keep` (the boundary moves every call); block masking moves the boundary
+ * only every `every` observations, so the prompt prefix stays the same between moves.
+ */
+export function isMasked(arm: Arm, index: number, observed: number): boolean {
+	const mask = arm.mask;
+	if (mask === undefined) return false;
+	const beyond = Math.max(0, observed - mask.keep);
+	const boundary = mask.every > 1 ? Math.floor(beyond / mask.every) * mask.every : beyond;
+	return index < boundary;
+}
 
 export interface TrajectoryArmResult {
 	arm: string;
@@ -22,8 +36,21 @@ export interface TrajectoryArmResult {
 	cumulativeObservationTokens: number;
 	/** Per run cumulative prompt tokens. */
 	perRunPromptTokens: Distribution;
+	/** Of the cumulative prompt tokens, those in a prefix identical to the previous call's (cache reads). */
+	cachedPromptTokens: number;
+	/** Cache-aware cost of all runs, in input-price units (see `PRICE_RATIOS`). */
+	cost: { anthropic: number; openai: number };
+	/** Per run, its largest single prompt. */
+	peakPromptTokens: Distribution;
 	/** Every run's figures, in corpus order. */
-	perRun: { id: string; calls: number; promptTokens: number; observationTokens: number }[];
+	perRun: {
+		id: string;
+		calls: number;
+		promptTokens: number;
+		observationTokens: number;
+		peakPromptTokens: number;
+		cost: { anthropic: number; openai: number };
+	}[];
 	viewsLargerThanInput: number;
 }
 
@@ -49,6 +76,10 @@ export async function runTrajectories(
 		const perRun: TrajectoryArmResult["perRun"] = [];
 		let prompt = 0;
 		let observationPart = 0;
+		let cached = 0;
+		let anthropic = 0;
+		let openai = 0;
+		const peaks: number[] = [];
 		let larger = 0;
 		for (const [index, trajectory] of trajectories.entries()) {
 			progress(`trajectories ${arm.name} ${index + 1}/${trajectories.length} ${trajectory.id}`);
@@ -65,30 +96,37 @@ export async function runTrajectories(
 				viewBytes.push(bytes);
 				viewTokens.push(tokens);
 				seen.push(tokens);
-				stubs.push(arm.maskAfter === undefined ? tokens : tokensOf(maskedStub(view)));
+				stubs.push(arm.mask === undefined ? tokens : tokensOf(maskedStub(view)));
 			}
 			// Call k produces assistant message k and sees observations 0..k-1.
-			let runPrompt = 0;
+			const calls: PromptMessage[][] = [];
 			let runObservations = 0;
 			for (let call = 0; call < assistants.length; call++) {
-				let visible = 0;
-				let history = fixed;
+				const prompt: PromptMessage[] = [{ key: "fixed", tokens: fixed }];
+				const observed = Math.min(call, seen.length);
 				for (let i = 0; i < call; i++) {
-					history += assistants[i];
+					prompt.push({ key: `a${i}`, tokens: assistants[i] });
 					if (i >= seen.length) continue;
-					const masked = arm.maskAfter !== undefined && i < Math.min(call, seen.length) - arm.maskAfter;
-					visible += masked ? stubs[i] : seen[i];
+					const hidden = isMasked(arm, i, observed);
+					prompt.push({ key: hidden ? `m${i}` : `v${i}`, tokens: hidden ? stubs[i] : seen[i] });
+					runObservations += hidden ? stubs[i] : seen[i];
 				}
-				runPrompt += history + visible;
-				runObservations += visible;
+				calls.push(prompt);
 			}
-			prompt += runPrompt;
+			const bill = billRun(calls);
+			prompt += bill.inputTokens;
 			observationPart += runObservations;
+			cached += bill.cachedTokens;
+			anthropic += bill.cost.anthropic;
+			openai += bill.cost.openai;
+			peaks.push(bill.peakPromptTokens);
 			perRun.push({
 				id: trajectory.id,
 				calls: assistants.length,
-				promptTokens: runPrompt,
+				promptTokens: bill.inputTokens,
 				observationTokens: runObservations,
+				peakPromptTokens: bill.peakPromptTokens,
+				cost: bill.cost,
 			});
 		}
 		results.push({
@@ -101,6 +139,9 @@ export async function runTrajectories(
 			cumulativePromptTokens: prompt,
 			cumulativeObservationTokens: observationPart,
 			perRunPromptTokens: distribution(perRun.map((run) => run.promptTokens)),
+			cachedPromptTokens: cached,
+			cost: { anthropic, openai },
+			peakPromptTokens: distribution(peaks),
 			perRun,
 			viewsLargerThanInput: larger,
 		});
