@@ -1,5 +1,6 @@
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
+import { THINKING_LEVELS } from "../home/index.js";
 
 export type Command = "run" | "setup" | "doctor" | "sessions" | "package" | "help" | "version";
 
@@ -32,7 +33,6 @@ export interface CliArgs {
 	local: boolean;
 }
 
-const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions", "package"];
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 

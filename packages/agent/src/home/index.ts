@@ -4,4 +4,4 @@
  */
 export { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readJsonFile, writePrivateJson } from "./files.js";
 export { type AgentPaths, agentDir, agentPaths } from "./paths.js";
-export { loadSettings, SETTINGS_KEYS, type Settings } from "./settings.js";
+export { loadSettings, SETTINGS_KEYS, type Settings, THINKING_LEVELS } from "./settings.js";

@@ -15,7 +15,8 @@ export interface Settings {
 }
 
 export const SETTINGS_KEYS: readonly (keyof Settings)[] = ["defaultModel", "thinkingLevel", "compaction", "packages"];
-const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+/** Every thinking level, in order (for `--thinking` and `thinkingLevel`). */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /** Load and validate settings.json; unknown keys are reported by `doctor`, not rejected here. */
 export function loadSettings(path: string): Settings {

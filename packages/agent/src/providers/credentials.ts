@@ -1,7 +1,7 @@
 import { getEnvApiKey } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
 import { readJsonFile } from "../home/index.js";
-import { keyVariableFor, PROVIDER_KEY_VARIABLES } from "./env-keys.js";
+import { keyVariableFor, providerEnvironment } from "./env-keys.js";
 import type { CustomProviderConfig } from "./models-file.js";
 
 /**
@@ -84,16 +84,30 @@ export function requireCredential(
 		);
 	}
 	const variable = keyVariableFor(provider);
-	const viaEnv = variable ? `export ${variable}=<key>, or ` : "";
+	if (variable) {
+		throw new UserError(
+			`No API key for provider "${provider}".`,
+			`export ${variable}=<key>, or add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
+			ExitCode.missingCredentials,
+		);
+	}
+	const { ambient } = providerEnvironment(provider);
+	if (ambient.length > 0) {
+		throw new UserError(
+			`No credentials for provider "${provider}": it signs in with its cloud's own credentials, and none are set.`,
+			`Set them in the environment (pi-ai reads ${ambient.join(", ")}), or add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
+			ExitCode.missingCredentials,
+		);
+	}
 	throw new UserError(
-		`No API key for provider "${provider}".`,
-		`${viaEnv}add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
+		`No API key for provider "${provider}", and it takes none from the environment (it signs in through its own login, which prime-agent cannot do yet).`,
+		`Add {"${provider}": {"type": "api_key", "key": "<key>"}} to ${authPath} if you have a key, or pick a provider that takes one (\`prime-agent doctor\` lists those with a key).`,
 		ExitCode.missingCredentials,
 	);
 }
 
 function envKey(provider: string, env: NodeJS.ProcessEnv): CredentialSource | undefined {
-	for (const name of PROVIDER_KEY_VARIABLES[provider] ?? []) {
+	for (const name of providerEnvironment(provider).keys) {
 		if (env[name]) return { key: env[name] as string, source: `$${name}` };
 	}
 	// Ambient credentials (AWS profiles, Google ADC) are only visible through pi-ai itself.

@@ -1,5 +1,6 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
+import { closeMatches } from "./close-matches.js";
 import type { AuthFile } from "./credentials.js";
 import { findCredential } from "./credentials.js";
 import type { ModelRegistry } from "./registry.js";
@@ -49,6 +50,20 @@ export function resolveModelRef(
 	env: NodeJS.ProcessEnv = process.env,
 ): Model<Api> {
 	const owners = ref.includes("/") ? [] : registry.providersOf(ref);
+	if (owners.length === 0 && !ref.includes("/")) {
+		// A bare id no provider offers: most likely a typo of one that does.
+		const ids = [...new Set(registry.refs().map((full) => full.slice(full.indexOf("/") + 1)))];
+		const close = closeMatches(ref, ids, 3).flatMap((id) =>
+			registry.providersOf(id).map((provider) => `${provider}/${id}`),
+		);
+		throw new UserError(
+			`No provider offers a model "${ref}".`,
+			close.length > 0
+				? `Did you mean ${close.slice(0, 5).join(", ")}? Pass it as --model provider/id.`
+				: "Pass --model provider/id, e.g. --model anthropic/claude-sonnet-4-5 or --model ollama/qwen2.5-coder:14b.",
+			ExitCode.usage,
+		);
+	}
 	if (owners.length === 0) return registry.resolve(ref);
 	const withKey = owners.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env));
 	const pick = withKey.length === 1 ? withKey : owners.length === 1 ? owners : [];

@@ -10,7 +10,7 @@ export {
 	requireCredential,
 } from "./credentials.js";
 export { chooseDefaultModel, DEFAULT_MODELS, resolveModelRef } from "./default-model.js";
-export { keyVariableFor, PROVIDER_KEY_VARIABLES } from "./env-keys.js";
+export { keyVariableFor, type ProviderEnvironment, providerEnvironment } from "./env-keys.js";
 export {
 	type CustomModelConfig,
 	type CustomProviderConfig,

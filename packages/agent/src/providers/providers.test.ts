@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { findCredential, LOCAL_SERVER_KEY, requireCredential } from "./credentials.js";
 import { chooseDefaultModel, resolveModelRef } from "./default-model.js";
+import { keyVariableFor, providerEnvironment } from "./env-keys.js";
 import { ModelRegistry, parseModelRef } from "./registry.js";
 
 const local = {
@@ -72,5 +73,52 @@ describe("credentials", () => {
 		expect(() =>
 			requireCredential("anthropic", { anthropic: { type: "oauth" } }, undefined, "/h/auth.json", {}),
 		).toThrow(/"oauth" credentials for "anthropic"/);
+	});
+});
+
+describe("key hints from pi-ai's own provider data", () => {
+	const missing = (provider: string) => {
+		try {
+			requireCredential(provider, {}, undefined, "/home/auth.json", {});
+		} catch (error) {
+			return `${(error as Error).message} | ${(error as { hint: string }).hint}`;
+		}
+		return "no error";
+	};
+
+	it("names the variable pi-ai reads, for providers an old table did not know too", () => {
+		expect(providerEnvironment("openai")).toEqual({ keys: ["OPENAI_API_KEY"], ambient: [] });
+		expect(keyVariableFor("anthropic")).toBe("ANTHROPIC_API_KEY");
+		expect(keyVariableFor("xiaomi-token-plan-cn")).toBe("XIAOMI_TOKEN_PLAN_CN_API_KEY");
+		expect(missing("xiaomi-token-plan-cn")).toContain("export XIAOMI_TOKEN_PLAN_CN_API_KEY=<key>");
+		// What pi-ai reads is also where a key is found.
+		expect(findCredential("xiaomi-token-plan-cn", {}, undefined, { XIAOMI_TOKEN_PLAN_CN_API_KEY: "k" })?.key).toBe("k");
+	});
+
+	it("Bedrock is told about its cloud credentials, and a login-only provider is not told to export a key", () => {
+		expect(missing("amazon-bedrock")).toBe(
+			'No credentials for provider "amazon-bedrock": it signs in with its cloud\'s own credentials, and none are set. | Set them in the environment (pi-ai reads AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_BEARER_TOKEN_BEDROCK, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_WEB_IDENTITY_TOKEN_FILE), or add {"amazon-bedrock": {"type": "api_key", "key": "<key>"}} to /home/auth.json; then retry.',
+		);
+		const codex = missing("openai-codex");
+		expect(codex).toContain("signs in through its own login");
+		expect(codex).not.toContain("export ");
+	});
+});
+
+describe("--model typos", () => {
+	const hint = (ref: string) => {
+		try {
+			resolveModelRef(new ModelRegistry(), {}, ref, {});
+		} catch (error) {
+			return (error as { hint: string }).hint;
+		}
+		return "resolved";
+	};
+
+	it("suggest the close provider, model, or provider/id of a bare id", () => {
+		expect(hint("antropic/claude-sonnet-4-5")).toMatch(/^Did you mean anthropic\/claude-sonnet-4-5\?/);
+		expect(hint("anthropic/claude-sonet-4-5")).toMatch(/^Did you mean anthropic\/claude-sonnet-4-5, /);
+		expect(hint("claude-sonet-4-5")).toMatch(/^Did you mean anthropic\/claude-sonnet-4-5, /);
+		expect(hint("openai/gpt-5-mnii")).toMatch(/^Did you mean openai\/gpt-5-mini, /);
 	});
 });

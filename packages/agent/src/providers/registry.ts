@@ -1,5 +1,6 @@
 import { type Api, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
+import { closeMatches } from "./close-matches.js";
 import { type CustomProviderConfig, type ModelsFile, toModel } from "./models-file.js";
 
 /**
@@ -52,22 +53,35 @@ export class ModelRegistry {
 		const { provider, id } = parseModelRef(ref);
 		const byId = this.models.get(provider);
 		if (!byId) {
+			const close = closeMatches(provider, this.providers(), 3);
 			throw new UserError(
 				`Unknown provider "${provider}" in --model ${ref}.`,
-				`Known providers: ${this.providers().join(", ")}. A local server can be added in models.json (see the README).`,
+				close.length > 0
+					? `Did you mean ${close.map((name) => `${name}/${id}`).join(" or ")}? A local server can be added in models.json (see the README).`
+					: `Known providers: ${this.providers().join(", ")}. A local server can be added in models.json (see the README).`,
 				ExitCode.usage,
 			);
 		}
 		const model = byId.get(id);
 		if (!model) {
-			const close = closestIds(id, [...byId.keys()]);
+			const close = closeMatches(id, [...byId.keys()]);
 			throw new UserError(
 				`Unknown model "${id}" for provider "${provider}".`,
-				`Try one of: ${close.map((candidate) => `${provider}/${candidate}`).join(", ")} (or add it to models.json).`,
+				close.length > 0
+					? `Did you mean ${close.map((candidate) => `${provider}/${candidate}`).join(", ")}? (Or add it to models.json.)`
+					: `None of its ${byId.size} models is close (they include ${[...byId.keys()]
+							.slice(0, 3)
+							.map((candidate) => `${provider}/${candidate}`)
+							.join(", ")}); or add the model to models.json.`,
 				ExitCode.usage,
 			);
 		}
 		return model;
+	}
+
+	/** Every model as `provider/id`. */
+	refs(): string[] {
+		return [...this.models.entries()].flatMap(([provider, byId]) => [...byId.keys()].map((id) => `${provider}/${id}`));
 	}
 
 	/** Providers offering a model with exactly this id. */
@@ -95,14 +109,4 @@ function applyOverride(model: Model<Api>, override: CustomProviderConfig): Model
 		baseUrl: override.baseUrl ?? model.baseUrl,
 		headers: override.headers ? { ...model.headers, ...override.headers } : model.headers,
 	};
-}
-
-/** A handful of ids sharing the longest prefix with the one asked for. */
-function closestIds(wanted: string, ids: string[]): string[] {
-	const score = (id: string) => {
-		let n = 0;
-		while (n < id.length && n < wanted.length && id[n] === wanted[n]) n++;
-		return n + (id.includes(wanted) ? wanted.length : 0);
-	};
-	return [...ids].sort((a, b) => score(b) - score(a) || a.localeCompare(b)).slice(0, 5);
 }
