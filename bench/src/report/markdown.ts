@@ -7,6 +7,8 @@ const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
 /** "96.0% (24/25)" */
 const recall = (r: { recall: number; kept: number; total: number }) => `${pct(r.recall)} (${r.kept}/${r.total})`;
 const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+/** A table's header row and its separator. */
+const header = (cells: string[]) => [row(cells), row(cells.map(() => "---"))];
 const bold = (name: string, text: string) => (name === OURS ? `**${text}**` : text);
 
 export function resultsMarkdown(results: BenchmarkResults, chartFile: string): string {
@@ -22,7 +24,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Labelled outputs: size and retention",
 		"",
-		row([
+		...header([
 			"arm",
 			"tokens total",
 			"tokens/obs median",
@@ -37,7 +39,6 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 			"false greens",
 			"views > input",
 		]),
-		row(Array(13).fill("---")),
 	];
 	for (const arm of results.labelled) {
 		lines.push(
@@ -66,7 +67,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Trajectory replay",
 		"",
-		row([
+		...header([
 			"arm",
 			"obs tokens median",
 			"p90",
@@ -77,7 +78,6 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 			"prompt tokens per run (median)",
 			"views > input",
 		]),
-		row(Array(9).fill("---")),
 	);
 	for (const arm of results.trajectories) {
 		lines.push(
@@ -106,7 +106,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Recovery (prime-context)",
 		"",
-		row([
+		...header([
 			"corpus",
 			"observations",
 			"byte-exact read-back",
@@ -117,7 +117,6 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 			"input bytes",
 			"archive bytes on disk",
 		]),
-		row(Array(9).fill("---")),
 	);
 	for (const [corpus, check] of Object.entries(results.recovery)) {
 		lines.push(
@@ -141,7 +140,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Speed (prime-context)",
 		"",
-		row([
+		...header([
 			"size",
 			"samples",
 			"p50 ms",
@@ -154,7 +153,6 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 			"p95 ms",
 			"max ms",
 		]),
-		row(Array(11).fill("---")),
 		...results.speed.buckets.map((bucket) =>
 			row([
 				bucket.label,
@@ -195,7 +193,7 @@ function billingTable(results: BenchmarkResults): string[] {
 	const raw = results.trajectories.find((arm) => arm.arm === "raw");
 	const times = (value: number, base: number | undefined) => (base ? `${(value / base).toFixed(2)}x` : "-");
 	const out = [
-		row([
+		...header([
 			"arm",
 			"cumulative input tokens",
 			"x raw",
@@ -208,7 +206,6 @@ function billingTable(results: BenchmarkResults): string[] {
 			"p90",
 			"max",
 		]),
-		row(Array(11).fill("---")),
 	];
 	for (const arm of results.trajectories) {
 		out.push(

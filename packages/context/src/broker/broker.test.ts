@@ -66,6 +66,21 @@ function pytestRun(passed: number, seconds: string, wrapper = "rootdir: /srv/pro
 	return `${lines.join("\n")}\n`;
 }
 
+/** A pytest run of 400 passing tests and one failure with `message`, raised at `line`. */
+function failingPytest(message: string, line: number, seconds: string): string {
+	return [
+		...Array.from({ length: 400 }, (_, i) => `tests/test_calc.py::test_case_${i} PASSED${" ".repeat(30)}[ 50%]`),
+		"=================================== FAILURES ===================================",
+		"_________________________________ test_total __________________________________",
+		`E       ZeroDivisionError: ${message}`,
+		`tests/test_calc.py:${line}: ZeroDivisionError`,
+		"=========================== short test summary info ============================",
+		`FAILED tests/test_calc.py::test_total - ZeroDivisionError: ${message}`,
+		`========================= 1 failed, 400 passed in ${seconds}s ==========================`,
+		"",
+	].join("\n");
+}
+
 const hints = /prime_context action=(read|search)/;
 
 describe("pass-through and archiving", () => {
@@ -497,18 +512,7 @@ describe("deltas", () => {
 
 	it("reports an identical failing outcome as unchanged, still listing the failing ids and exception types", async () => {
 		const { broker } = await session();
-		const run = (seconds: string, message = "division by zero", line = 12) =>
-			[
-				...Array.from({ length: 400 }, (_, i) => `tests/test_calc.py::test_case_${i} PASSED${" ".repeat(30)}[ 50%]`),
-				"=================================== FAILURES ===================================",
-				"_________________________________ test_total __________________________________",
-				`E       ZeroDivisionError: ${message}`,
-				`tests/test_calc.py:${line}: ZeroDivisionError`,
-				"=========================== short test summary info ============================",
-				`FAILED tests/test_calc.py::test_total - ZeroDivisionError: ${message}`,
-				`========================= 1 failed, 400 passed in ${seconds}s ==========================`,
-				"",
-			].join("\n");
+		const run = (seconds: string) => failingPytest("division by zero", 12, seconds);
 		const first = await broker.observe(input(run("0.12"), { tool: "bash", exitCode: 1 }));
 		const second = await broker.observe(input(run("0.47"), { tool: "bash", exitCode: 1 }));
 		expect(second.decision).toBe("delta-capsule");
@@ -520,18 +524,7 @@ describe("deltas", () => {
 
 	it("never calls a failure unchanged when its message or its line changed", async () => {
 		const { broker } = await session();
-		const run = (message: string, line: number) =>
-			[
-				...Array.from({ length: 400 }, (_, i) => `tests/test_calc.py::test_case_${i} PASSED${" ".repeat(30)}[ 50%]`),
-				"=================================== FAILURES ===================================",
-				"_________________________________ test_total __________________________________",
-				`E       ZeroDivisionError: ${message}`,
-				`tests/test_calc.py:${line}: ZeroDivisionError`,
-				"=========================== short test summary info ============================",
-				`FAILED tests/test_calc.py::test_total - ZeroDivisionError: ${message}`,
-				"========================= 1 failed, 400 passed in 0.12s ==========================",
-				"",
-			].join("\n");
+		const run = (message: string, line: number) => failingPytest(message, line, "0.12");
 		await broker.observe(input(run("division by zero", 12), { tool: "bash", exitCode: 1 }));
 		const message = await broker.observe(input(run("float division by zero", 12), { tool: "bash", exitCode: 1 }));
 		expect(message.decision).toBe("structured-capsule");
