@@ -106,6 +106,15 @@ describe("command line", () => {
 		expect(JSON.parse(io.out().trim())).toMatchObject({ type: "error", exitCode: ExitCode.missingCredentials });
 	});
 
+	it("--at without a session to pick from is a usage error saying what to combine it with", async () => {
+		world = makeTempWorld();
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--at", "abcd1234"], io)).toBe(ExitCode.usage);
+		expect(io.err()).toBe(
+			"Error: --at needs a session to pick the entry from.\nCombine it with --resume <id>, --continue or --fork <id>; `prime-agent sessions <id>` lists entry ids.\n",
+		);
+	});
+
 	it("--mode=json reports an error as a JSON line; a prompt that reads json does not", async () => {
 		world = makeTempWorld();
 		const io = memoryIo(world.project, world.env);

@@ -7,14 +7,12 @@ from . import written_files
 from .compact import compact
 from .edit import edit
 
-# Handles injected by the runtime; a state snapshot never saves these (they are injected again).
-INJECTED_NAMES = ("edit", "asyncio", "compact")
-
 
 def install(namespace: dict[str, Any] | None = None) -> None:
     """Inject the runtime names into ``namespace`` (default: the running IPython user namespace).
 
-    Inside IPython, the files each cell writes are reported to the host as well.
+    The host never saves these with the kernel state (its ``INJECTED_HANDLES`` lists them), since
+    every kernel gets them again. Inside IPython, the files each cell writes are reported to the host as well.
     """
     shell = None
     if namespace is None:

@@ -24,7 +24,7 @@ export interface LoadExtensionsOptions {
 	env?: NodeJS.ProcessEnv;
 	/**
 	 * Factories that ship with the agent, loaded after every discovered extension (so what they see
-	 * is final), keyed by a display name such as `builtin:prime-context`.
+	 * is final), keyed by a display name (`builtin:<name>`).
 	 */
 	builtins?: Record<string, ExtensionFactory>;
 }

@@ -336,7 +336,7 @@ export class AgentSession {
 		});
 		const result = await this.compact("command", args || undefined).finally(stop);
 		if (!result) {
-			const message = `Compaction failed (${failure}); the conversation is unchanged.`;
+			const message = `Compaction failed (${failure}); the conversation is unchanged. Retry /compact, or go on: it compacts again when the context nears the window.`;
 			return { status: "error", errorMessage: message, command: { name: "compact", message } };
 		}
 		const message =

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
-import primeContextExtension, { PRIME_CONTEXT_EXTENSION_NAME } from "../builtin/prime-context/index.js";
+import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
@@ -132,14 +132,12 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const sessionCwd = picked?.cwd ?? options.cwd;
 	const cwd = existsSync(sessionCwd) ? sessionCwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
-	// Prime Context ships with the agent and loads last, so the results it archives are final;
-	// `enabled: false` in prime-context.json or `/pc mode off` turns its effect off.
 	const extensions = await loadExtensions({
 		cwd,
 		agentHome: paths.root,
 		env,
 		extraPaths: options.extensionPaths,
-		builtins: { [PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension },
+		builtins: BUILTIN_EXTENSIONS,
 	});
 	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const toolNames = options.tools

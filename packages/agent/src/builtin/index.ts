@@ -1,0 +1,11 @@
+/**
+ * Extensions that ship with the agent, keyed by display name. The session loads them after every
+ * discovered extension, so what they see is final; each is written against the public extension
+ * API only, and each has its own switch in its own configuration.
+ */
+import type { ExtensionFactory } from "../extensions/api.js";
+import primeContextExtension, { PRIME_CONTEXT_EXTENSION_NAME } from "./prime-context/index.js";
+
+export const BUILTIN_EXTENSIONS: Readonly<Record<string, ExtensionFactory>> = {
+	[PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension,
+};
