@@ -17,7 +17,7 @@ REQUEST_TYPE = "files.written"
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 )
-MAX_FILES_WALKED = 20_000
+MAX_FILES_WALKED = 5_000
 MAX_REPORTED = 200
 # File times come from a coarse clock (a few ms per tick): a write right after the cell started can
 # carry a time slightly before the one noted here.

@@ -17,7 +17,7 @@ import {
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 import { type SessionKernel, unknownToolText } from "../tools/index.js";
-import { streamWithCallSignal } from "./call-signal.js";
+import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
@@ -202,6 +202,8 @@ export class AgentSession {
 	 * reported as a `compaction_failed` notice and returned; the session is unchanged then.
 	 */
 	async compact(reason: CompactionReason = "command", customInstructions?: string): Promise<CompactResult | undefined> {
+		// The summary calls get their own signal, as every model call does (see `callSignal`).
+		const { signal, release } = callSignal(this.agent.signal);
 		try {
 			const result = await compactSession({
 				session: this.session,
@@ -212,7 +214,7 @@ export class AgentSession {
 				settings: this.compactionSettings,
 				reason,
 				customInstructions,
-				signal: this.agent.signal,
+				signal,
 				onStart: () => this.notify({ type: "compaction_start", reason }),
 			});
 			if (result.status === "compacted") {
@@ -226,6 +228,8 @@ export class AgentSession {
 		} catch (error) {
 			this.notify({ type: "compaction_failed", reason, message: (error as Error).message });
 			return undefined;
+		} finally {
+			release();
 		}
 	}
 
