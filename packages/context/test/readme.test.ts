@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { CHUNK_BYTES } from "../src/archive/index.js";
+import { BINARY_ODD_SHARE } from "../src/archive/text-check.js";
+import { FAILING_IDS_CEILING } from "../src/capsule/index.js";
 import { CONFIG_RULES } from "../src/config/index.js";
 import { DEFAULT_CONFIG, RECOVERY_LIMITS } from "../src/types.js";
 
@@ -21,6 +23,8 @@ it("states the same limits as the code", async () => {
 	expect(text).toContain(`\`contextLines\` 0-${RECOVERY_LIMITS.contextLinesMax}`);
 	expect(text).toContain(`${RECOVERY_LIMITS.responseMaxBytes / 1024} KiB (${RECOVERY_LIMITS.responseMaxBytes} bytes`);
 	expect(text).toContain(`about ${CHUNK_BYTES / 1024} KiB`);
+	expect(text).toContain(`a ceiling of ${FAILING_IDS_CEILING}x its budget`);
+	expect(text).toContain(`over ${BINARY_ODD_SHARE * 100}% of its bytes are`);
 	for (const [key, rule] of Object.entries(CONFIG_RULES)) {
 		const row = text.split("\n").find((line) => line.startsWith(`| \`${key}\``));
 		expect(row, key).toBeDefined();

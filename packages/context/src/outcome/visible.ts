@@ -18,8 +18,13 @@ export function escapeControls(text: string): string {
  * control characters as `\xNN`. Invalid UTF-8 has already become U+FFFD when the line was decoded.
  */
 export function visibleText(raw: string): string {
+	// Most lines hold none of ESC, CSI, CR or another control character: one scan says so.
+	if (!ANY_CONTROL.test(raw)) return raw;
 	return escapeControls(lastFrame(stripAnsi(raw)));
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for.
+const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f\u009b]/;
 
 /** The final non-empty frame of a line redrawn with carriage returns; the line itself when it has none. */
 export function lastFrame(text: string): string {

@@ -45,7 +45,8 @@ async function scanObservation(context: RecoveryContext, record: ObservationReco
 		// What a reader sees (ANSI removed, final progress frame, control bytes as \xNN) is what the
 		// capsule showed, so a string copied from it is found; the raw line matches too.
 		const visible = visibleText(text);
-		const isMatch = visible.toLowerCase().includes(scan.needle) || text.toLowerCase().includes(scan.needle);
+		const isMatch =
+			text.toLowerCase().includes(scan.needle) || (visible !== text && visible.toLowerCase().includes(scan.needle));
 		let selectedIndex: number | null = null;
 		if (isMatch) {
 			hits++;
