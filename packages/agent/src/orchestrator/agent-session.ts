@@ -49,7 +49,10 @@ export interface RunOutcome {
 	errorMessage?: string;
 	/** The last assistant message of the run, if any. */
 	lastAssistant?: AssistantMessage;
-	/** Set when the prompt was a slash command (no model call unless the command made one). */
+	/**
+	 * Set when the prompt was a slash command (no model call unless the command made one);
+	 * `unknown`: no command has that name.
+	 */
 	command?: { name: string; message?: string; unknown?: boolean };
 }
 
