@@ -83,7 +83,8 @@ function headTail(selection: Selection, priority: number, headCount: number, tai
 
 /**
  * One candidate per line shape (the most important one), so a line repeated hundreds of times
- * appears once with its count instead of again in the head or tail. Summary lines are exempt.
+ * appears once with its count instead of again in the head or tail; failure and exception lines are
+ * evidence, folded only with identical ones (`foldKey`). Summary lines are exempt.
  */
 function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>): ExcerptLine[] {
 	const seen = new Set<string>();

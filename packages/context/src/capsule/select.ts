@@ -21,7 +21,7 @@ export interface KeptLine {
 export interface Selection {
 	head: KeptLine[];
 	tail: KeptLine[];
-	/** Decisive lines (summary, failure, exception, error, location, warning), one per shape, with counts. */
+	/** Decisive lines (summary, failure, exception, error, location, warning), one per fold key (`foldKey`), with counts. */
 	decisive: KeptLine[];
 	/** Lines just before and after decisive failure, exception and error lines. */
 	context: KeptLine[];
