@@ -192,7 +192,7 @@ export interface ExtensionAPI {
 	 * kernel and every kernel started later (restarts included). The handler's return value (a JSON
 	 * object) becomes the reply `{status: "ok", ...}`; a throw becomes `{status: "error", error}`.
 	 * May be called while loading. Returns an unregister function. A type the host already answers (`compact`,
-	 * `file.edit`) must not be taken.
+	 * `file.edit`, `files.written`) must not be taken.
 	 */
 	onHostRequest(type: string, handler: HostRequestHandler): () => void;
 	/**
