@@ -297,6 +297,38 @@ describe("extensions", () => {
 		expect(summaries[0]).toContain("Additional instructions: squash it");
 	});
 
+	it("api.compact() asked for while idle runs before the next prompt's model call, not alongside it", async () => {
+		world = sessions.newWorld();
+		world.writeHome("settings.json", { compaction: { keepRecentTokens: 1 } });
+		const calls: string[] = [];
+		const reply = (text: string) => async (context: Context) => {
+			const summary = textOf(context.messages[0]).startsWith("<conversation>");
+			calls.push(summary ? "summary asked" : `agent: ${textOf(context.messages[0]).slice(0, 40)}`);
+			if (!summary) return fauxAssistantMessage(text);
+			// A summariser takes a moment, as a real one does: long enough for a racing prompt to get in.
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			calls.push("summary answered");
+			return fauxAssistantMessage("## Goal\nEarlier.");
+		};
+		sessions.faux.setResponses([reply("one"), reply("two")]);
+		const first = await sessions.start();
+		await first.agentSession.prompt("first");
+		await first.dispose();
+		world.writeProject(
+			".prime/agent/extensions/compact-on-resume.js",
+			"export default function (api) { api.on('session_start', (event) => { if (event.reason === 'resume') api.compact(); }); }\n",
+		);
+		sessions.faux.setResponses([reply(""), reply("three")]);
+		started = await sessions.start({ resume: first.session.id });
+		expect((await started.agentSession.prompt("third")).status).toBe("ok");
+		expect(calls).toEqual([
+			"agent: first",
+			"summary asked",
+			"summary answered",
+			"agent: The conversation before this point was c",
+		]);
+	});
+
 	it("-e loads a module for one run; a missing one is reported and the session starts anyway", async () => {
 		world = sessions.newWorld();
 		world.writeProject(
