@@ -369,6 +369,7 @@ describe("no false green", () => {
 		expect(result.decision).toBe("structured-capsule");
 		expect(result.text).toContain("\n238: FAIL: record 237 could not be imported\n");
 		expect(result.text).toMatch(hints);
+		expect(result.text).toContain('query="FAIL: record 237 could not be"');
 	});
 });
 

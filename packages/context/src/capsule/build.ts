@@ -182,7 +182,7 @@ function usableQuery(query: string): boolean {
 /**
  * A fixed string that really occurs in the archived text, checked against the raw kept lines:
  * a `FAIL ...` line naming a failing id, else a failing id, else an exception type, else the start
- * of an error line. Null when no safe string exists (the search hint is then omitted).
+ * of an error, exception or failure line. Null when no safe string exists (the search hint is then omitted).
  */
 export function chooseSearchQuery(selection: Selection, outcome: Outcome): string | null {
 	const kept = [...selection.decisive, ...selection.context, ...selection.head, ...selection.tail];
@@ -201,7 +201,7 @@ export function chooseSearchQuery(selection: Selection, outcome: Outcome): strin
 	for (const id of ids) if (occurs(id)) return id;
 	for (const e of outcome.exceptions.slice(0, 50)) if (usableQuery(e.type) && occurs(e.type)) return e.type;
 	for (const k of selection.decisive) {
-		if (k.kind !== "error" && k.kind !== "exception") continue;
+		if (k.kind !== "error" && k.kind !== "exception" && k.kind !== "failure") continue;
 		const query = k.raw
 			.trim()
 			.slice(0, 60)
