@@ -133,3 +133,17 @@ describe("what execute accepts", () => {
 		expect((await kernel.execute("'next'")).result).toBe("'next'");
 	});
 });
+
+describe("notifications", () => {
+	it("runs the handler of notify_host from synchronous code, and sends nothing back", async () => {
+		const kernel = await startKernel({ startupCode: "from prime_kernel import notify_host" });
+		let heard!: (payload: Record<string, unknown>) => void;
+		const received = new Promise<Record<string, unknown>>((resolve) => {
+			heard = resolve;
+		});
+		kernel.onHostRequest("told", (payload) => heard(payload));
+		const result = await kernel.execute("def hook():\n    notify_host('told', {'n': 5})\nhook()\n'returned at once'");
+		expect(result.result).toBe("'returned at once'");
+		expect(await received).toEqual({ n: 5 });
+	});
+});

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -122,6 +122,14 @@ describe("kernel process", () => {
 		expect(kernelProcessesOfThisHost().filter((pid) => !before.includes(pid))).toEqual([kernel.pid]);
 		await kernel.shutdown();
 		expect(kernelProcessesOfThisHost().filter((pid) => !before.includes(pid) && !processGone(pid))).toEqual([]);
+	});
+
+	it("has removed its connection folder, key and sockets, when shutdown() resolves", async () => {
+		const kernel = await startKernel();
+		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
+		const folder = dirname(args[args.indexOf("-f") + 1]);
+		await kernel.shutdown();
+		expect(existsSync(folder)).toBe(false);
 	});
 
 	it("says a cell was ended by shutdown(), without advising a restart", async () => {

@@ -1,4 +1,5 @@
-import { writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scratchDir, startKernel } from "./kernels.js";
@@ -46,5 +47,15 @@ describe("an output folder that cannot be written", () => {
 		expect(result.stderr).toContain(
 			`Could not create the output folder (EEXIST: file already exists, mkdir '${outputDir}')`,
 		);
+	});
+
+	it("makes the output folder again when it was removed while the kernel runs", async () => {
+		const outputDir = join(scratch(), "removed-later");
+		const kernel = await startKernel({ outputDir });
+		expect((await kernel.execute("print('a' * 70_000)")).fullOutputPath).toBeDefined();
+		await rm(outputDir, { recursive: true, force: true });
+		const again = await kernel.execute("print('b' * 70_000)");
+		expect(again.status).toBe("ok");
+		expect(readFileSync(again.fullOutputPath as string, "utf8")).toBe(`${"b".repeat(70_000)}\n`);
 	});
 });

@@ -15,14 +15,15 @@ interface HostReport {
 }
 
 /**
- * Runs `code` in a kernel owned by a separate host process, stops that host (SIGSTOP, as Ctrl-Z
- * does) for `pauseMs` once the cell's first output reached it, then resumes it.
+ * Runs `cells` in a kernel owned by a separate host process, stops that host (SIGSTOP, as Ctrl-Z
+ * does) for `pauseMs` once the first cell's first output reached it, then resumes it. Resolves
+ * with one report per cell.
  */
-async function runWithHostPaused(code: string, pauseMs: number): Promise<HostReport> {
-	const host = spawn(process.execPath, [hostScript, code], { stdio: ["ignore", "pipe", "inherit"] });
+async function runWithHostPaused(cells: string[], pauseMs: number): Promise<HostReport[]> {
+	const host = spawn(process.execPath, [hostScript, ...cells], { stdio: ["ignore", "pipe", "inherit"] });
 	let out = "";
 	let paused = false;
-	const report = new Promise<HostReport>((resolve, reject) => {
+	const reports = new Promise<HostReport[]>((resolve, reject) => {
 		host.stdout.on("data", (chunk: Buffer) => {
 			out += chunk.toString();
 			if (!paused && out.includes("first output\n")) {
@@ -30,13 +31,13 @@ async function runWithHostPaused(code: string, pauseMs: number): Promise<HostRep
 				host.kill("SIGSTOP");
 				setTimeout(() => host.kill("SIGCONT"), pauseMs);
 			}
-			const line = out.split("\n").find((text) => text.startsWith("{"));
-			if (line) resolve(JSON.parse(line));
+			const lines = out.split("\n").filter((text) => text.startsWith("{"));
+			if (lines.length === cells.length) resolve(lines.map((line) => JSON.parse(line)));
 		});
 		host.once("close", (code) => reject(new Error(`the host exited (${code}) before reporting; output: ${out}`)));
 	});
 	try {
-		return await report;
+		return await reports;
 	} finally {
 		host.kill("SIGCONT");
 	}
@@ -47,7 +48,7 @@ describe("a host that stops reading", () => {
 		timeout: 90_000,
 	}, async () => {
 		const lines = 300_000;
-		const report = await runWithHostPaused(`for i in range(${lines}):\n    print(f"{i:08d} " + "x" * 91)`, 11_000);
+		const [report] = await runWithHostPaused([`for i in range(${lines}):\n    print(f"{i:08d} " + "x" * 91)`], 11_000);
 		expect(report.status).toBe("ok");
 		expect(report.lostOutputChars).toBeUndefined();
 		expect(report.receivedChars).toBe(lines * 101);
@@ -55,26 +56,36 @@ describe("a host that stops reading", () => {
 		expect(report.fileTail.endsWith(`${String(lines - 1).padStart(8, "0")} ${"x".repeat(91)}\n`)).toBe(true);
 	});
 
-	it("says how much output never arrived when messages bypassing flow control were dropped", {
+	it("keeps every line of 30,000 small flushed prints through a 6 s pause (paced by messages, not only characters)", {
+		timeout: 90_000,
+	}, async () => {
+		const [report] = await runWithHostPaused(['for i in range(30_000):\n    print("y" * 40, flush=True)'], 6_000);
+		expect(report.status).toBe("ok");
+		expect(report.lostOutputChars).toBeUndefined();
+		expect(report.receivedChars).toBe(30_000 * 41);
+	});
+
+	it("says how much output never arrived when messages bypassing flow control were dropped, and paces the next cells as before", {
 		timeout: 90_000,
 	}, async () => {
 		const messages = 20_000;
-		const report = await runWithHostPaused(
-			[
-				"import time",
-				"print('start', flush=True)",
-				"time.sleep(1)",
-				"k = get_ipython().kernel",
-				`for _ in range(${messages}):`,
-				"    k.session.send(k.iopub_socket, 'stream', {'name': 'stdout', 'text': 'y' * 1000 + '\\n'}, parent=k.get_parent('shell'))",
-			].join("\n"),
-			4_000,
-		);
+		const flood = [
+			"import time",
+			"print('start', flush=True)",
+			"time.sleep(1)",
+			"k = get_ipython().kernel",
+			`for _ in range(${messages}):`,
+			"    k.session.send(k.iopub_socket, 'stream', {'name': 'stdout', 'text': 'y' * 1000 + '\\n'}, parent=k.get_parent('shell'))",
+		].join("\n");
+		const afterwards = 'for i in range(5_000):\n    print("z" * 200, flush=True)';
+		const [report, next] = await runWithHostPaused([flood, afterwards, afterwards], 4_000);
 		const sent = "start\n".length + messages * 1001;
 		expect(report.lostOutputChars).toBeGreaterThan(0);
 		expect(report.receivedChars + (report.lostOutputChars ?? 0)).toBe(sent);
 		const note = `[... ${report.lostOutputChars} characters of output were sent by the kernel but never reached the host: this output is incomplete ...]\n`;
 		expect(report.stderr.endsWith(note)).toBe(true);
 		expect(report.fileTail.endsWith(note)).toBe(true);
+		expect(next.status).toBe("ok");
+		expect(next.receivedChars).toBe(5_000 * 201);
 	});
 });

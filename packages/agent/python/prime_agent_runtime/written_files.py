@@ -66,22 +66,15 @@ def _after_cell(_result: Any = None) -> None:
 
 
 def _notify(payload: dict[str, Any]) -> None:
-    """Send a host request without waiting for its reply (the hook runs synchronously, after the cell).
-
-    ``host_request`` sends its comm before its first ``await``: running the coroutine one step
-    sends it, and closing it drops the wait. The host's reply to a closed request is discarded.
-    """
+    """Tell the host without waiting for a reply (the hook runs synchronously, after the cell)."""
     try:
-        from prime_kernel import host_request
+        from prime_kernel import HostRequestUnavailable, notify_host
     except ImportError:
         return  # not a Prime Agent kernel: nobody to tell
-    request = host_request(REQUEST_TYPE, payload)
     try:
-        request.send(None)
-    except (StopIteration, RuntimeError):
-        pass  # no host or no running loop: the report is skipped, the cell is unaffected
-    finally:
-        request.close()
+        notify_host(REQUEST_TYPE, payload)
+    except HostRequestUnavailable:
+        pass  # no host: the report is skipped, the cell is unaffected
 
 
 def watch(shell: Any) -> None:

@@ -10,6 +10,6 @@ runs a stock ipykernel with two additions: the process exits when its host proce
 host replies are accepted on the control channel.
 """
 
-from .host_request import HOST_REQUEST_TARGET, HostRequestTimeout, HostRequestUnavailable, host_request
+from .host_request import HOST_REQUEST_TARGET, HostRequestTimeout, HostRequestUnavailable, host_request, notify_host
 
-__all__ = ["HOST_REQUEST_TARGET", "HostRequestTimeout", "HostRequestUnavailable", "host_request"]
+__all__ = ["HOST_REQUEST_TARGET", "HostRequestTimeout", "HostRequestUnavailable", "host_request", "notify_host"]

@@ -44,7 +44,7 @@ def _on_control_comm_msg(_stream: Any, _ident: Any, msg: dict[str, Any]) -> None
     comm_id = content.get("comm_id")
     data = content.get("data")
     if comm_id == output_chunks.OUTPUT_CREDIT_COMM_ID:
-        output_chunks.credit.on_ack((data or {}).get("consumed") if isinstance(data, dict) else None)
+        output_chunks.credit.on_ack(data)
         return
     if not isinstance(data, dict):
         data = {"status": "error", "error": "host reply carried no data object"}

@@ -29,6 +29,40 @@ def _default_timeout() -> float | None:
     return seconds if seconds > 0 else None
 
 
+#: Prefix of the comm id of a notification: the host runs the handler and sends no reply.
+NOTIFY_PREFIX = "notify-"
+
+
+def _open_request(kernel: Any, comm_id: str, type: str, payload: dict[str, Any] | None) -> None:
+    if not isinstance(type, str) or not type:
+        raise ValueError("host request type must be a non-empty string")
+    kernel.session.send(
+        kernel.iopub_socket,
+        "comm_open",
+        {"comm_id": comm_id, "target_name": HOST_REQUEST_TARGET, "data": {**(payload or {}), "type": type}},
+        parent=kernel.get_parent("shell"),
+        ident=b"comm_open",
+    )
+
+
+def _kernel() -> Any:
+    kernel = current_kernel()
+    if kernel is None:
+        raise HostRequestUnavailable(
+            "host_request needs a kernel started by prime-agent-kernel (python -m prime_kernel); "
+            "this kernel was started some other way"
+        )
+    return kernel
+
+
+def notify_host(type: str, payload: dict[str, Any] | None = None) -> None:
+    """Send ``{**payload, "type": type}`` to the host's handler without waiting: no reply comes back.
+
+    For what the host only needs to know (from synchronous code too, such as an IPython hook).
+    """
+    _open_request(_kernel(), NOTIFY_PREFIX + uuid.uuid4().hex, type, payload)
+
+
 async def host_request(type: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
     """Send ``{**payload, "type": type}`` to the host and return its reply.
 
@@ -38,28 +72,14 @@ async def host_request(type: str, payload: dict[str, Any] | None = None, timeout
     ``timeout`` (seconds; default: the host's handler timeout plus 30 s) bounds the wait for any
     reply: past it, ``HostRequestTimeout`` is raised.
     """
-    kernel = current_kernel()
-    if kernel is None:
-        raise HostRequestUnavailable(
-            "host_request needs a kernel started by prime-agent-kernel (python -m prime_kernel); "
-            "this kernel was started some other way"
-        )
-    if not isinstance(type, str) or not type:
-        raise ValueError("host_request type must be a non-empty string")
-    data = {**(payload or {}), "type": type}
+    kernel = _kernel()
     comm_id = uuid.uuid4().hex
     loop = asyncio.get_running_loop()
     future: asyncio.Future[dict[str, Any]] = loop.create_future()
     register_pending(comm_id, loop, future)
     wait = timeout if timeout is not None else _default_timeout()
     try:
-        kernel.session.send(
-            kernel.iopub_socket,
-            "comm_open",
-            {"comm_id": comm_id, "target_name": HOST_REQUEST_TARGET, "data": data},
-            parent=kernel.get_parent("shell"),
-            ident=b"comm_open",
-        )
+        _open_request(kernel, comm_id, type, payload)
         try:
             return await asyncio.wait_for(future, wait)
         except asyncio.TimeoutError:

@@ -5,17 +5,24 @@ becomes a single message of any size, which the host must then hold in memory at
 write is cut into slices of at most ``CHUNK_CHARS`` characters and the stream is flushed after
 each ``CHUNK_CHARS`` written.
 
-Flow control: a PUB socket never blocks, and drops what its queue cannot hold, so a host slower
-than the kernel (or stopped: Ctrl-Z of a terminal client) would either fill memory or lose output.
-When the host sets ``PRIME_KERNEL_OUTPUT_WINDOW`` it acknowledges, on the control channel, how many
-characters of stream output it has read; a thread writing output then waits while more than that
-window is unacknowledged, for as long as it takes. It is never switched off: a host that is gone
-ends the kernel (see ``parent_watch``), and an interrupt ends the wait.
+Flow control: a PUB socket never blocks; it drops what its queue (1,000 messages) cannot hold, so
+a host slower than the kernel (or stopped: Ctrl-Z of a terminal client) would lose output or fill
+memory. Every stream message the kernel publishes is stamped (metadata ``prime_published``) with
+the kernel's running totals of stream characters and messages; the host acknowledges, on the
+control channel, the totals of the newest message it has read. A thread writing output waits
+while more than the window of characters (``PRIME_KERNEL_OUTPUT_WINDOW``) or of messages
+(``MESSAGE_WINDOW``, well under the queue's 1,000) is unacknowledged, for as long as it takes: a
+host that is gone ends the kernel (see ``parent_watch``), and an interrupt ends the wait.
 
-Accounting: every stream message the kernel publishes is counted (in UTF-16 code units, the
-host's unit) under the request it answers, and each ``execute_reply``'s metadata carries its cell's
-count, so the host can tell whether anything sent never arrived and say so rather than report an
-incomplete output as whole.
+Because an acknowledgement names a position, not an amount, a message lost on the way (output
+that bypassed the pacing: a forked child, a direct ``session.send``) cannot leave the window short
+for good: a writer that has waited ``PROBE_AFTER_S`` without news publishes a probe with the
+current totals, and a host that reads it acknowledges them (iopub is ordered: what came before
+the probe has arrived or never will).
+
+Accounting: stream characters are also counted per request (in UTF-16 code units, the host's
+unit), and each ``execute_reply``'s metadata carries its cell's count, so the host can tell whether
+anything sent never arrived and say so rather than report an incomplete output as whole.
 """
 
 from __future__ import annotations
@@ -26,10 +33,16 @@ import threading
 from typing import Any
 
 CHUNK_CHARS = 64 * 1024
-#: How often a waiting writer wakes to check again (an interrupt ends the wait at once anyway).
-WAIT_SLICE_S = 1.0
-#: Comm id of the host's acknowledgements (``{"consumed": <characters read>}``) on control.
+#: Stream messages that may be unacknowledged (the iopub queue holds 1,000 of every kind).
+MESSAGE_WINDOW = 400
+#: How long a waiting writer goes without an acknowledgement before it sends a probe.
+PROBE_AFTER_S = 0.5
+#: Comm id of the host's acknowledgements (``{"chars": n, "messages": m}``) on control.
 OUTPUT_CREDIT_COMM_ID = "prime.output.credit"
+#: Metadata key of the totals stamped on every stream message.
+STAMP_METADATA_KEY = "prime_published"
+#: Message type of a probe (content: the totals), which Jupyter clients ignore.
+PROBE_MSG_TYPE = "prime_output_probe"
 #: Key of the cell's published stream characters in its ``execute_reply`` metadata.
 PUBLISHED_METADATA_KEY = "prime_stream_published"
 
@@ -42,36 +55,63 @@ def utf16_units(text: str) -> int:
 
 
 class OutputCredit:
-    """Characters written versus characters the host says it has read."""
+    """Stream characters and messages published versus the position the host says it has read."""
 
     def __init__(self, window: int) -> None:
         self.window = window
         self.enabled = window > 0
-        self.sent = 0
-        self.acknowledged = 0
-        self._pid = os.getpid()
+        self.chars = 0
+        self.messages = 0
+        self.acked_chars = 0
+        self.acked_messages = 0
+        self.pid = os.getpid()
         self._changed = threading.Condition()
         #: Threads that must never wait: they deliver the acknowledgements or publish the output.
         self.exempt: set[int] = set()
+        #: Publishes a probe with the current totals (set once the kernel runs).
+        self.send_probe: Any = None
 
-    def on_ack(self, consumed: Any) -> None:
-        if not isinstance(consumed, int):
+    def on_ack(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        chars, messages = data.get("chars"), data.get("messages")
+        if not isinstance(chars, int) or not isinstance(messages, int):
             return
         with self._changed:
-            if consumed > self.acknowledged:
-                self.acknowledged = consumed
-                self._changed.notify_all()
+            self.acked_chars = max(self.acked_chars, min(chars, self.chars))
+            self.acked_messages = max(self.acked_messages, min(messages, self.messages))
+            self._changed.notify_all()
 
-    def add(self, chars: int) -> None:
+    def publish(self, chars: int) -> dict[str, int]:
+        """Counts one stream message; returns the totals to stamp on it."""
         with self._changed:
-            self.sent += chars
+            self.chars += chars
+            self.messages += 1
+            return {"chars": self.chars, "messages": self.messages}
+
+    def totals(self) -> dict[str, int]:
+        with self._changed:
+            return {"chars": self.chars, "messages": self.messages}
+
+    def _full(self) -> bool:
+        return (
+            self.chars - self.acked_chars > self.window
+            or self.messages - self.acked_messages > MESSAGE_WINDOW
+        )
 
     def wait_for_room(self) -> None:
-        if not self.enabled or os.getpid() != self._pid or threading.get_ident() in self.exempt:
+        if not self.enabled or os.getpid() != self.pid or threading.get_ident() in self.exempt:
             return
         with self._changed:
-            while self.sent - self.acknowledged > self.window:
-                self._changed.wait(WAIT_SLICE_S)
+            while self._full():
+                position = (self.acked_chars, self.acked_messages)
+                self._changed.wait(PROBE_AFTER_S)
+                if self._full() and position == (self.acked_chars, self.acked_messages) and self.send_probe:
+                    self._changed.release()
+                    try:
+                        self.send_probe()
+                    finally:
+                        self._changed.acquire()
 
 
 class PublishedTally:
@@ -84,23 +124,14 @@ class PublishedTally:
         self._by_parent: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def count(self, msg_or_type: Any, content: Any, parent: Any) -> None:
-        if isinstance(msg_or_type, dict):
-            header = msg_or_type.get("header") or {}
-            if header.get("msg_type") != "stream":
-                return
-            content = msg_or_type.get("content")
-            parent = msg_or_type.get("parent_header")
-        elif msg_or_type != "stream":
-            return
-        text = content.get("text") if isinstance(content, dict) else None
+    def add(self, parent: Any, chars: int) -> None:
         parent_id = _msg_id(parent)
-        if not isinstance(text, str) or parent_id is None:
+        if parent_id is None:
             return
         with self._lock:
             if parent_id not in self._by_parent and len(self._by_parent) >= self.MAX_PARENTS:
                 self._by_parent.pop(next(iter(self._by_parent)))
-            self._by_parent[parent_id] = self._by_parent.get(parent_id, 0) + utf16_units(text)
+            self._by_parent[parent_id] = self._by_parent.get(parent_id, 0) + chars
 
     def take(self, parent: Any) -> int:
         with self._lock:
@@ -130,13 +161,13 @@ def bound_stream_messages(stream: Any, chunk_chars: int = CHUNK_CHARS) -> None:
             return original_write(text)
         for start in range(0, len(text), chunk_chars):
             piece = text[start : start + chunk_chars]
+            # Before each piece: many small flushed writes fill the message window, not the characters'.
+            credit.wait_for_room()
             original_write(piece)
-            credit.add(utf16_units(piece))
             pending += len(piece)
             if pending >= chunk_chars:
                 pending = 0
                 stream.flush()
-                credit.wait_for_room()
         return len(text)
 
     stream.write = write
@@ -151,13 +182,37 @@ def bound_standard_streams() -> None:
             bound_stream_messages(stream)
 
 
+def _stream_parts(msg_or_type: Any, content: Any, parent: Any) -> tuple[str, Any] | None:
+    """(text, parent) of a stream message in either form ``session.send`` takes, else None."""
+    if isinstance(msg_or_type, dict):
+        if (msg_or_type.get("header") or {}).get("msg_type") != "stream":
+            return None
+        content = msg_or_type.get("content")
+        parent = msg_or_type.get("parent_header")
+    elif msg_or_type != "stream":
+        return None
+    text = content.get("text") if isinstance(content, dict) else None
+    return (text, parent) if isinstance(text, str) else None
+
+
 def account_published_output(kernel: Any) -> None:
-    """Counts the stream messages ``kernel`` publishes per cell and reports each cell's count in its reply."""
+    """Stamps and counts every stream message ``kernel`` publishes; reports each cell's count in its reply."""
     session = kernel.session
     original_send = session.send
 
     def send(stream: Any, msg_or_type: Any, content: Any = None, parent: Any = None, *args: Any, **kwargs: Any) -> Any:
-        published.count(msg_or_type, content, parent)
+        parts = _stream_parts(msg_or_type, content, parent) if os.getpid() == credit.pid else None
+        if parts is not None:
+            text, owner = parts
+            units = utf16_units(text)
+            published.add(owner, units)
+            stamp = credit.publish(units)
+            if isinstance(msg_or_type, dict):
+                msg_or_type.setdefault("metadata", {})[STAMP_METADATA_KEY] = stamp
+            elif len(args) < 5:  # metadata is send()'s ninth parameter; passed by keyword in practice
+                metadata = dict(kwargs.get("metadata") or {})
+                metadata[STAMP_METADATA_KEY] = stamp
+                kwargs["metadata"] = metadata
         return original_send(stream, msg_or_type, content, parent, *args, **kwargs)
 
     session.send = send
@@ -170,6 +225,11 @@ def account_published_output(kernel: Any) -> None:
         return metadata
 
     kernel.finish_metadata = finish_metadata
+
+    def send_probe() -> None:
+        original_send(kernel.iopub_socket, PROBE_MSG_TYPE, credit.totals(), ident=b"prime_output_probe")
+
+    credit.send_probe = send_probe
 
 
 def exempt_kernel_threads(kernel: Any) -> None:

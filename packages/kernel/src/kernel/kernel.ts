@@ -11,6 +11,9 @@ import { CellRun, type StopReason } from "./cell-run.js";
 import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
 import { RunningKernel } from "./running-kernel.js";
 
+/** Comm ids of `notify_host` calls start so: the handler runs, no reply is sent. */
+const NOTIFY_COMM_PREFIX = "notify-";
+
 const SHUT_DOWN = "This kernel was shut down; start a new one with Kernel.start().";
 
 const DEFAULTS = {
@@ -218,14 +221,14 @@ export class Kernel {
 	/** The output directory, created (0700) the first time a cell has a file to write. */
 	private outputDirectory(): string {
 		if (!this.outputDir) {
-			if (this.options.outputDir) {
-				mkdirSync(this.options.outputDir, { recursive: true, mode: 0o700 });
-				this.outputDir = this.options.outputDir;
-			} else {
+			if (this.options.outputDir) this.outputDir = this.options.outputDir;
+			else {
 				this.outputDir = mkdtempSync(join(tmpdir(), "prime-kernel-output-"));
 				this.ownsOutputDir = true;
 			}
 		}
+		// Made again each time: a folder removed while the kernel runs (a temp cleaner) comes back.
+		mkdirSync(this.outputDir, { recursive: true, mode: 0o700 });
 		return this.outputDir;
 	}
 
@@ -275,7 +278,8 @@ export class Kernel {
 			throw this.explainStartFailure(error);
 		}
 		kernel.onCommOpen = (message) => this.answerHostRequest(kernel, message);
-		void kernel.exited.then((exit) => {
+		// At the exit itself (before the connection folder is cleaned up), as the running cell learns it.
+		kernel.onExit((exit) => {
 			if (this.current !== kernel || this.stopping) return;
 			for (const listener of this.diedListeners) {
 				try {
@@ -322,7 +326,8 @@ export class Kernel {
 		if (content.target_name !== HOST_REQUEST_TARGET || typeof content.comm_id !== "string") return;
 		const commId = content.comm_id;
 		void this.requests.answer(content.data).then(async (reply) => {
-			if (!kernel.alive) return;
+			// A notification (`notify_host`) waits for nothing.
+			if (!kernel.alive || commId.startsWith(NOTIFY_COMM_PREFIX)) return;
 			const header = kernel.header("comm_msg");
 			try {
 				await kernel.send("control", header, { comm_id: commId, data: reply }, message.header);

@@ -11,8 +11,10 @@ import {
 	type KernelProcess,
 	killLeftovers,
 	killOnHostExit,
-	OUTPUT_ACK_EVERY_CHARS,
+	OUTPUT_ACK_EVERY,
 	OUTPUT_CREDIT_COMM_ID,
+	OUTPUT_PROBE_MSG_TYPE,
+	OUTPUT_STAMP_METADATA_KEY,
 	signalKernel,
 	spawnKernelProcess,
 } from "../process/index.js";
@@ -62,8 +64,8 @@ export class RunningKernel {
 	private channels?: KernelChannels;
 	private codec?: WireCodec;
 	private readonly unregisterExitKill: () => void;
-	private streamCharsRead = 0;
-	private streamCharsAcknowledged = 0;
+	/** The kernel's output position (its running totals) last acknowledged. */
+	private acknowledged = { chars: 0, messages: 0 };
 
 	private constructor(
 		private readonly proc: KernelProcess,
@@ -73,14 +75,15 @@ export class RunningKernel {
 			signalKernel(proc.child, "SIGKILL");
 			rmSync(connectionDir, { recursive: true, force: true });
 		});
-		this.exited = proc.exited.then((exit) => {
+		this.exited = proc.exited.then(async (exit) => {
 			this.exit = exit;
 			killLeftovers(proc.child.pid);
 			this.unregisterExitKill();
 			this.channels?.close();
 			for (const waiter of this.exitWaiters) waiter(exit);
 			this.exitWaiters.clear();
-			void rm(this.connectionDir, { recursive: true, force: true }).catch(() => {});
+			// Awaited, so a host that exits right after shutdown() leaves no key behind.
+			await rm(this.connectionDir, { recursive: true, force: true }).catch(() => {});
 			return exit;
 		});
 	}
@@ -223,7 +226,11 @@ export class RunningKernel {
 			if (parentId) this.replyWaiters.get(parentId)?.(message);
 			return;
 		}
-		if (message.header.msg_type === "stream") this.countStreamRead(message);
+		if (message.header.msg_type === "stream") this.acknowledgeStream(message);
+		if (message.header.msg_type === OUTPUT_PROBE_MSG_TYPE) {
+			this.acknowledge(message.content, true);
+			return;
+		}
 		if (message.header.msg_type === "comm_open") {
 			this.onCommOpen?.(message);
 			return;
@@ -231,16 +238,26 @@ export class RunningKernel {
 		if (parentId) this.iopubListeners.get(parentId)?.(message);
 	}
 
-	/** Tells the kernel how much stream output has been read, so it may send more (flow control). */
-	private countStreamRead(message: JupyterMessage): void {
-		const text = (message.content as { text?: unknown }).text;
-		if (typeof text === "string") this.streamCharsRead += text.length;
-		if (this.streamCharsRead - this.streamCharsAcknowledged < OUTPUT_ACK_EVERY_CHARS || !this.codec) return;
-		this.streamCharsAcknowledged = this.streamCharsRead;
+	/**
+	 * Flow control: tells the kernel which position of its output (the running totals stamped on
+	 * each stream message) has been read, so it may send more. A position, not an amount: a message
+	 * lost on the way cannot leave the kernel waiting for an acknowledgement that never comes.
+	 */
+	private acknowledgeStream(message: JupyterMessage): void {
+		this.acknowledge(message.metadata?.[OUTPUT_STAMP_METADATA_KEY], false);
+	}
+
+	private acknowledge(position: unknown, now: boolean): void {
+		const { chars, messages } = (position ?? {}) as { chars?: unknown; messages?: unknown };
+		if (typeof chars !== "number" || typeof messages !== "number" || !this.codec) return;
+		const due =
+			chars - this.acknowledged.chars >= OUTPUT_ACK_EVERY.chars ||
+			messages - this.acknowledged.messages >= OUTPUT_ACK_EVERY.messages;
+		if (!now && !due) return;
+		if (chars < this.acknowledged.chars && messages < this.acknowledged.messages) return;
+		this.acknowledged = { chars, messages };
 		const header = this.codec.header("comm_msg");
-		this.send("control", header, { comm_id: OUTPUT_CREDIT_COMM_ID, data: { consumed: this.streamCharsRead } }).catch(
-			() => {},
-		);
+		this.send("control", header, { comm_id: OUTPUT_CREDIT_COMM_ID, data: { chars, messages } }).catch(() => {});
 	}
 
 	private async waitReady(deadline: number, readyTimeoutMs: number): Promise<void> {

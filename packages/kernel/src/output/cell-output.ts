@@ -235,7 +235,7 @@ export class CellOutput {
 	/** Records the first file failure; the complete output is given up, the visible output kept. */
 	private fail(description: string): void {
 		if (this.fileError) return;
-		this.fileError = `${description}; the visible output is kept, the complete output is not. Free disk space or pass another outputDir.`;
+		this.fileError = `${description}; the visible output is kept, the complete output is not. ${remedy(description)}`;
 		this.closeSpills();
 		this.removeFiles();
 		for (const record of [this.stdout, this.stderr]) record.chunks = [];
@@ -284,6 +284,15 @@ export class CellOutput {
 			this.fail(`Could not write the spill file ${record.spillPath} (${reasonOf(error)})`);
 		}
 	}
+}
+
+/** What to do about a file error, by its code. */
+function remedy(description: string): string {
+	if (/\b(ENOSPC|EDQUOT)\b/.test(description)) return "Free disk space; the next cell tries again.";
+	if (/\b(EACCES|EPERM|EROFS)\b/.test(description)) {
+		return "Make the folder writable, or start the kernel with another outputDir.";
+	}
+	return "Check that the folder's path can be created and written; the next cell tries again.";
 }
 
 function reasonOf(error: unknown): string {

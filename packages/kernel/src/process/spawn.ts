@@ -15,8 +15,12 @@ export interface KernelProcessOptions {
  * see `python/prime_kernel/output_chunks.py`); this bounds the host's receive queue.
  */
 export const OUTPUT_WINDOW_CHARS = 4 * 1024 * 1024;
-/** The host acknowledges what it has read at least this often. */
-export const OUTPUT_ACK_EVERY_CHARS = 1024 * 1024;
+/** The host acknowledges what it has read at least this often (characters, or stream messages). */
+export const OUTPUT_ACK_EVERY = { chars: 1024 * 1024, messages: 100 };
+/** Metadata key of the kernel's running totals `{chars, messages}` stamped on each stream message. */
+export const OUTPUT_STAMP_METADATA_KEY = "prime_published";
+/** Message type of the kernel's probe (content: its totals), acknowledged as soon as it is read. */
+export const OUTPUT_PROBE_MSG_TYPE = "prime_output_probe";
 /** Comm id of those acknowledgements on the control channel. */
 export const OUTPUT_CREDIT_COMM_ID = "prime.output.credit";
 /** Key of a cell's published stream characters (UTF-16 units) in its `execute_reply`'s metadata. */
