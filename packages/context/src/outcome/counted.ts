@@ -55,10 +55,15 @@ export interface CountedLine {
  */
 export function parseCountedLine(text: string): CountedLine | null {
 	if (text.length > 300 || !startsWithCount(text)) return null;
+	// The line classifier and the generic parser ask about the same line in turn.
+	if (text === lastCounted.text) return lastCounted.result;
 	const core = text.replace(DECORATION, "");
-	if (!COUNTED_LINE.test(core)) return null;
-	return { counts: countsOf(core), timed: / (?:in|after) \d/.test(core) };
+	const result = COUNTED_LINE.test(core) ? { counts: countsOf(core), timed: / (?:in|after) \d/.test(core) } : null;
+	lastCounted = { text, result };
+	return result;
 }
+
+let lastCounted: { text: string; result: CountedLine | null } = { text: "", result: null };
 
 /** Character codes of the decorations `startsWithCount` skips: space, tab and ``=-_*#!~.:>|[]()``. */
 const DECORATION_CODES = new Set([..." \t=-_*#!~.:>|[]()"].map((char) => char.charCodeAt(0)));

@@ -120,8 +120,9 @@ export class ScanState {
 	/** Called for every line before the parsers see it. */
 	startLine(text: string, trimmed: string): void {
 		this.lineTrimmed = trimmed;
-		const end = text.trimEnd().length;
-		this.lineTrailing = end < text.length ? text.slice(end).replace(/[^ \t]/g, "") : "";
+		const last = text.charCodeAt(text.length - 1);
+		// Most lines end in neither a space nor a tab: no string is built for them.
+		this.lineTrailing = last === 32 || last === 9 ? text.slice(text.trimEnd().length).replace(/[^ \t]/g, "") : "";
 	}
 
 	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean } = {}): void {
