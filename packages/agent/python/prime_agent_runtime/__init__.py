@@ -6,6 +6,7 @@ ready, which defines the names the system prompt promises in the user namespace:
 - ``edit``: ``await edit(path, old, new)`` replaces exactly one occurrence of ``old``.
 - ``asyncio``: imported, since top-level ``await`` is how host calls are made.
 - ``compact``: ``await compact.run(instructions)`` asks for a compaction at the next turn boundary.
+- ``rlm``: ``await rlm(task, name=..., model=..., thinking=...)`` starts a sub-agent (see ``rlm.py``).
 
 Inside IPython it also tells the host which files each cell wrote (``written_files``).
 """

@@ -6,6 +6,7 @@ from typing import Any
 from . import written_files
 from .compact import compact
 from .edit import edit
+from .rlm import rlm
 
 
 def install(namespace: dict[str, Any] | None = None) -> None:
@@ -25,5 +26,6 @@ def install(namespace: dict[str, Any] | None = None) -> None:
     namespace["edit"] = edit
     namespace["asyncio"] = asyncio
     namespace["compact"] = compact
+    namespace["rlm"] = rlm
     if shell is not None:
         written_files.watch(shell)

@@ -12,9 +12,17 @@ export interface Settings {
 	compaction?: unknown;
 	/** Extension packages: folder paths or `npm:name@version` (managed by `prime-agent package`). */
 	packages?: string[];
+	/** Sub-agents: `{maxDepth}` (default 1; `RLM_MAX_DEPTH` overrides it). */
+	rlm?: { maxDepth?: number };
 }
 
-export const SETTINGS_KEYS: readonly (keyof Settings)[] = ["defaultModel", "thinkingLevel", "compaction", "packages"];
+export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
+	"defaultModel",
+	"thinkingLevel",
+	"compaction",
+	"packages",
+	"rlm",
+];
 /** Every thinking level, in order (for `--thinking` and `thinkingLevel`). */
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 

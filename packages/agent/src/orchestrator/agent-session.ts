@@ -83,6 +83,11 @@ export class AgentSession {
 	private readonly compactionSettings: CompactionSettings;
 	/** A compaction happened during the current run: the loop's own message list is stale. */
 	private compactedInRun = false;
+	/** A prompt or a woken turn is under way (wider than the loop's own run: it covers the preamble and late compaction). */
+	private turnActive = false;
+	/** The turn started for messages that arrived while the session was idle. */
+	private wakeRun: Promise<void> | undefined;
+	private readonly wakeListeners = new Set<(outcome: RunOutcome) => void>();
 
 	constructor(
 		readonly session: Session,
@@ -173,6 +178,69 @@ export class AgentSession {
 	 * instead (`/compact` or an extension's); an unknown name is an error, not a prompt.
 	 */
 	async prompt(input: string): Promise<RunOutcome> {
+		await this.whenIdle();
+		this.turnActive = true;
+		try {
+			return await this.promptNow(input);
+		} finally {
+			this.turnActive = false;
+			this.wakeIfQueued();
+		}
+	}
+
+	/**
+	 * A message from outside the user's prompt (a sub-agent's notice, an agent message): a running
+	 * turn takes it at its next turn boundary; an idle session starts a turn for it. Never waits for
+	 * that turn, so two busy sessions messaging each other cannot deadlock.
+	 */
+	deliverExternal(message: HiddenMessage): void {
+		this.agent.steer(hostMessage(message));
+		this.wakeIfQueued();
+	}
+
+	/** Resolves once no prompt or woken turn runs and nothing waits to be delivered. */
+	async whenIdle(): Promise<void> {
+		while (this.wakeRun) await this.wakeRun;
+	}
+
+	/** Whether a prompt or a woken turn is under way, or a delivered message waits for one. */
+	get busy(): boolean {
+		return this.turnActive || this.wakeRun !== undefined || this.agent.hasQueuedMessages();
+	}
+
+	/** Listen to the outcome of every turn started by a delivered message. */
+	onWakeOutcome(listener: (outcome: RunOutcome) => void): () => void {
+		this.wakeListeners.add(listener);
+		return () => this.wakeListeners.delete(listener);
+	}
+
+	private wakeIfQueued(): void {
+		if (this.turnActive || this.wakeRun || !this.agent.hasQueuedMessages()) return;
+		this.wakeRun = this.runWoken().finally(() => {
+			this.wakeRun = undefined;
+			this.wakeIfQueued();
+		});
+	}
+
+	private async runWoken(): Promise<void> {
+		this.turnActive = true;
+		try {
+			while (this.agent.hasQueuedMessages()) {
+				await this.compactions.settled();
+				await this.flushPending();
+				const outcome = await this.run(() => this.agent.continue());
+				for (const listener of this.wakeListeners) listener(outcome);
+				if (outcome.status === "aborted") break;
+			}
+		} catch (error) {
+			const outcome: RunOutcome = { status: "error", errorMessage: (error as Error).message };
+			for (const listener of this.wakeListeners) listener(outcome);
+		} finally {
+			this.turnActive = false;
+		}
+	}
+
+	private async promptNow(input: string): Promise<RunOutcome> {
 		await this.compactions.settled();
 		const command = parseSlashCommand(input);
 		if (command) return this.runCommand(command.name, command.args);

@@ -20,6 +20,9 @@ export interface CreateSessionOptions {
 	cwd: string;
 	id?: string;
 	parentSession?: string;
+	/** A sub-agent's link to the parent entry that spawned it. */
+	parentEntryId?: string | null;
+	rlmChild?: SessionHeader["rlmChild"];
 }
 
 /**
@@ -62,6 +65,8 @@ export class Session {
 			timestamp: new Date().toISOString(),
 			cwd: options.cwd,
 			...(options.parentSession ? { parentSession: options.parentSession } : {}),
+			...(options.parentEntryId !== undefined ? { parentEntryId: options.parentEntryId } : {}),
+			...(options.rlmChild ? { rlmChild: options.rlmChild } : {}),
 		};
 		return new Session(header, join(options.dir, `${id}.jsonl`), [], false);
 	}

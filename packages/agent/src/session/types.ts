@@ -12,8 +12,12 @@ export interface SessionHeader {
 	timestamp: string;
 	/** Working directory the session runs in. */
 	cwd: string;
-	/** For a fork: path of the session file it was forked from. */
+	/** For a fork: path of the session file it was forked from; for a sub-agent: its parent's session file. */
 	parentSession?: string;
+	/** For a sub-agent: the parent's entry (the assistant message whose cell spawned it). */
+	parentEntryId?: string | null;
+	/** For a sub-agent: its id, name and depth (the root is depth 0). */
+	rlmChild?: { id: string; name: string; depth: number };
 }
 
 interface EntryBase {

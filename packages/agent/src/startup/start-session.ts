@@ -3,6 +3,14 @@ import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
+import {
+	type ChildEvent,
+	type ChildLaunchSpec,
+	ChildManager,
+	resolveMaxDepth,
+	rlmHostHandlers,
+	SpawnRefused,
+} from "../children/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
@@ -12,6 +20,7 @@ import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
 import {
 	chooseDefaultModel,
+	findCredential,
 	loadAuthFile,
 	loadModelsFile,
 	ModelRegistry,
@@ -28,6 +37,7 @@ import {
 	SessionKernel,
 	validateToolNames,
 } from "../tools/index.js";
+import { childRuntime } from "./child-runtime.js";
 
 export interface StartOptions {
 	cwd: string;
@@ -56,6 +66,8 @@ export interface StartOptions {
 	skipKernelCheck?: boolean;
 	/** Extension modules or package folders for this run only (`-e`), besides the discovered ones. */
 	extensionPaths?: string[];
+	/** Start a sub-agent's session (set by the parent's child registry, never by a user). */
+	child?: ChildLaunchSpec;
 }
 
 /** Everything a mode needs to drive one session. */
@@ -72,7 +84,16 @@ export interface StartedSession {
 	/** Notes for the user about what was decided (e.g. no session to continue). */
 	notices: string[];
 	onKernelStatus(listener: (status: KernelStatus) => void): () => void;
-	/** Shut the kernel down. The session file needs no closing. */
+	/** The session's sub-agents (`rlm`). */
+	children: ChildManager;
+	/** Progress of sub-agents at every depth below this session (spawned, finished, notices). */
+	onChildEvent(listener: (event: ChildEvent) => void): () => void;
+	/**
+	 * Resolves once the session is idle, every sub-agent has settled and every notice has been
+	 * handled by a turn (what `-p` waits for before it exits).
+	 */
+	whenSettled(): Promise<void>;
+	/** Shut the sub-agents down, then the kernel. The session file needs no closing. */
 	dispose(): Promise<void>;
 }
 
@@ -152,6 +173,15 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	} else if (picked) {
 		session = picked;
 		if (options.at) session.branchFrom(options.at);
+	} else if (options.child) {
+		const child = options.child;
+		session = Session.create({
+			dir: child.sessionDir,
+			cwd: options.cwd,
+			parentSession: child.parentSessionFile,
+			parentEntryId: child.parentEntryId,
+			rlmChild: { id: child.id, name: child.name, depth: child.depth },
+		});
 	} else {
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
@@ -159,9 +189,13 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
 	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
 	const statusListeners = new Set<(status: KernelStatus) => void>();
+	const depth = options.child?.depth ?? 0;
+	const maxDepth = resolveMaxDepth(env, settings.rlm?.maxDepth);
 	const kernel = new SessionKernel({
 		cwd,
 		python,
+		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
+		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
 		outputDir: cellOutputDir(session.artifactDir),
 		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom },
 		onStatus: (status) => {
@@ -180,6 +214,57 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		compaction,
 	});
 	kernel.onHostRequest(COMPACT_REQUEST_TYPE, compactRequestHandler(agentSession));
+	const childListeners = new Set<(event: ChildEvent) => void>();
+	const children = new ChildManager({
+		parent: {
+			sessionFile: session.path,
+			artifactDir: session.artifactDir,
+			leafId: () => session.leafId,
+			appendCustom: (customType, data) => session.appendCustom(customType, data),
+			deliver: (message) => agentSession.deliverExternal(message),
+		},
+		depth,
+		maxDepth,
+		parentModel: () => `${agentSession.model.provider}/${agentSession.model.id}`,
+		checkModel: (ref) => {
+			try {
+				const found = resolveModelRef(registry, auth, ref, env);
+				requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
+				return `${found.provider}/${found.id}`;
+			} catch (error) {
+				if (!(error instanceof UserError)) throw error;
+				throw new SpawnRefused(
+					`rlm(model=${JSON.stringify(ref)}): ${error.message} No other model is used in its place; pick an available one from await rlm.find_models("query").`,
+				);
+			}
+		},
+		launch: async (spec) => {
+			const child = await startSession({
+				cwd,
+				env,
+				model: spec.model,
+				registry,
+				thinkingLevel: spec.thinkingLevel ?? agentSession.agent.state.thinkingLevel,
+				skipKernelCheck: options.skipKernelCheck,
+				extensionPaths: options.extensionPaths,
+				tools: options.tools,
+				child: spec,
+			});
+			// Grandchildren's progress reaches the root's listeners too.
+			child.onChildEvent((event) => {
+				for (const listener of childListeners) listener(event);
+			});
+			return childRuntime(child);
+		},
+		onEvent: (event) => {
+			for (const listener of childListeners) listener(event);
+		},
+	});
+	const rlmHandlers = rlmHostHandlers(children, {
+		registry,
+		available: (provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined,
+	});
+	for (const [type, handler] of Object.entries(rlmHandlers)) kernel.onHostRequest(type, handler);
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
 	await agentSession.announceStart({
@@ -202,7 +287,19 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			statusListeners.add(listener);
 			return () => statusListeners.delete(listener);
 		},
+		children,
+		onChildEvent(listener) {
+			childListeners.add(listener);
+			return () => childListeners.delete(listener);
+		},
+		async whenSettled() {
+			while (agentSession.busy || children.busy) {
+				await agentSession.whenIdle();
+				await new Promise((resolve) => setTimeout(resolve, 25));
+			}
+		},
 		dispose: async () => {
+			await children.shutdown();
 			await agentSession.shutdown();
 			await kernel.dispose();
 		},

@@ -1,0 +1,284 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Usage } from "@mariozechner/pi-ai";
+import type { HiddenMessage } from "../extensions/index.js";
+import { NOTICE_CUSTOM_TYPE, noticeText } from "./notices.js";
+import { checkName, defaultName, parseSpawnRequest, SpawnRefused } from "./options.js";
+import type {
+	ChildEvent,
+	ChildHandle,
+	ChildLaunchSpec,
+	ChildRunOutcome,
+	ChildRuntime,
+	ChildStatus,
+	NoticeKind,
+} from "./types.js";
+import { addUsage, CHILD_USAGE_ENTRY, type ChildUsageData, emptyUsage } from "./usage.js";
+
+/** What the registry needs from the session that spawns children. */
+export interface ParentLink {
+	/** The parent's session file (linked from each child's header). */
+	readonly sessionFile: string;
+	/** The parent's artifact folder; children get `sub-xxxxxxxx/` folders inside. */
+	readonly artifactDir: string;
+	/** The entry a spawn happens under (the assistant message whose cell is running). */
+	leafId(): string | null;
+	/** Append a `custom` entry (never sent to the model). */
+	appendCustom(customType: string, data: unknown): void;
+	/** A notice for the parent's model: steers a running turn, wakes an idle session. */
+	deliver(message: HiddenMessage): void;
+}
+
+export interface ChildManagerOptions {
+	parent: ParentLink;
+	/** Depth of the parent (the root is 0). */
+	depth: number;
+	/** Deepest level a child may have. */
+	maxDepth: number;
+	/** `provider/id` of the parent's current model (a child's default). */
+	parentModel(): string;
+	/** `provider/id` of an available model for `ref`, or a `SpawnRefused` saying why not. */
+	checkModel(ref: string): string;
+	/** Start a child session (its kernel starts on first use). */
+	launch(spec: ChildLaunchSpec): Promise<ChildRuntime>;
+	onEvent?(event: ChildEvent): void;
+}
+
+interface ChildRecord {
+	handle: ChildHandle;
+	depth: number;
+	spawnedBy: string | null;
+	status: ChildStatus;
+	runtime?: ChildRuntime;
+	/** Set by delete or shutdown; `silent` when no notice should follow (shutdown). */
+	cancel?: { reason: string; silent: boolean };
+	/** The child sent its parent a message during the current run. */
+	replied: boolean;
+	lastText: string;
+	runUsage: Usage;
+	/** The current launch and first run. */
+	work: Promise<void>;
+}
+
+/**
+ * The children of one session: admission (`rlm(...)`), the registry of siblings, their runs in
+ * parallel, the notices their endings produce, the usage they roll up to the spawning entry, and
+ * their teardown.
+ */
+export class ChildManager {
+	private readonly children = new Map<string, ChildRecord>();
+	private closed = false;
+
+	constructor(private readonly options: ChildManagerOptions) {}
+
+	get depth(): number {
+		return this.options.depth;
+	}
+
+	/** Admit a child and start it; returns at once with its handle. */
+	spawn(payload: Record<string, unknown>): ChildHandle {
+		if (this.closed) throw new SpawnRefused("rlm(): this session is shutting down; no new sub-agents start.");
+		const { depth, maxDepth } = this.options;
+		if (depth + 1 > maxDepth) {
+			throw new SpawnRefused(
+				`rlm(): the depth limit is reached: this agent is at depth ${depth} and sub-agents may go ${maxDepth} level${maxDepth === 1 ? "" : "s"} deep (RLM_MAX_DEPTH or "rlm": {"maxDepth": n} in settings.json). Do this work yourself.`,
+			);
+		}
+		const request = parseSpawnRequest(payload);
+		const taken = new Set(this.children.keys());
+		const name = request.name ?? defaultName(request.task, taken);
+		if (taken.has(name)) {
+			throw new SpawnRefused(
+				`rlm(name=${JSON.stringify(name)}): a sub-agent of this session already has that name; pick another or remove it first with await rlm.delete_subagent(${JSON.stringify(name)}).`,
+			);
+		}
+		const model = this.options.checkModel(request.model ?? this.options.parentModel());
+		const id = `sub-${randomBytes(4).toString("hex")}`;
+		const handle: ChildHandle = {
+			rlm_child_id: id,
+			name,
+			session_dir: join(this.options.parent.artifactDir, id),
+			model,
+		};
+		const record: ChildRecord = {
+			handle,
+			depth: depth + 1,
+			spawnedBy: this.options.parent.leafId(),
+			status: "starting",
+			replied: false,
+			lastText: "",
+			runUsage: emptyUsage(),
+			work: Promise.resolve(),
+		};
+		this.children.set(name, record);
+		this.emit({ type: "child_spawned", ...handle, depth: record.depth });
+		record.work = this.start(record, request.task, request.thinking);
+		return handle;
+	}
+
+	/** The children, in spawn order. */
+	list(): (ChildHandle & { status: ChildStatus; session_file?: string; depth: number })[] {
+		return [...this.children.values()].map((record) => ({
+			...record.handle,
+			status: record.status,
+			depth: record.depth,
+			...(record.runtime ? { session_file: record.runtime.sessionFile } : {}),
+		}));
+	}
+
+	/** The runtime of a live child by name (agent messages). */
+	child(name: string): { runtime?: ChildRuntime; handle: ChildHandle; status: ChildStatus } | undefined {
+		return this.children.get(name);
+	}
+
+	/** A child told its parent something during its current run: no `completed_without_reply` then. */
+	noteReply(name: string): void {
+		const record = this.children.get(name);
+		if (record) record.replied = true;
+	}
+
+	/**
+	 * Cancel a child (starting, running or idle), shut its session down and free its name. Returns
+	 * the status it had.
+	 */
+	async delete(name: unknown): Promise<{ name: string; status: ChildStatus }> {
+		const key = checkName(name);
+		const record = this.children.get(key);
+		if (!record) {
+			const names = [...this.children.keys()];
+			throw new SpawnRefused(
+				`rlm.delete_subagent(${JSON.stringify(key)}): no sub-agent has that name${names.length ? ` (there are: ${names.join(", ")})` : ""}; await rlm.list_subagents() lists them.`,
+			);
+		}
+		this.children.delete(key);
+		const status = record.status;
+		await this.stop(record, { reason: "deleted by rlm.delete_subagent", silent: false });
+		return { name: key, status };
+	}
+
+	/** True while a child starts, runs, or has a delivered message to take. */
+	get busy(): boolean {
+		for (const record of this.children.values()) {
+			if (record.status === "starting" || record.status === "running") return true;
+			if (record.runtime?.busy) return true;
+		}
+		return false;
+	}
+
+	/** Cancel every child without notices and shut each down (its own children and kernel too). */
+	async shutdown(): Promise<void> {
+		this.closed = true;
+		const records = [...this.children.values()];
+		this.children.clear();
+		await Promise.all(records.map((record) => this.stop(record, { reason: "the parent session ended", silent: true })));
+	}
+
+	private async stop(record: ChildRecord, cancel: { reason: string; silent: boolean }): Promise<void> {
+		record.cancel ??= cancel;
+		if (record.status === "starting" || record.status === "running") record.runtime?.abort();
+		// The launch (and its first run) ends promptly once aborted; then the session goes.
+		await record.work.catch(() => undefined);
+		if (record.runtime?.busy) record.runtime.abort();
+		await record.runtime?.dispose().catch(() => undefined);
+		if (record.status !== "failed") record.status = "cancelled";
+	}
+
+	private async start(
+		record: ChildRecord,
+		task: string,
+		thinkingLevel: ChildLaunchSpec["thinkingLevel"],
+	): Promise<void> {
+		const { handle } = record;
+		let runtime: ChildRuntime;
+		try {
+			runtime = await this.options.launch({
+				id: handle.rlm_child_id,
+				name: handle.name,
+				model: handle.model,
+				thinkingLevel,
+				sessionDir: handle.session_dir,
+				depth: record.depth,
+				parentSessionFile: this.options.parent.sessionFile,
+				parentEntryId: record.spawnedBy,
+			});
+		} catch (error) {
+			if (record.cancel) return this.finish(record, { status: "aborted" });
+			return this.finish(record, { status: "error", errorMessage: `it could not start: ${(error as Error).message}` });
+		}
+		record.runtime = runtime;
+		if (record.cancel) return this.finish(record, { status: "aborted" });
+		record.status = "running";
+		runtime.onAssistant(({ text, usage }) => {
+			if (text.trim()) record.lastText = text;
+			addUsage(record.runUsage, usage);
+		});
+		runtime.onWokenTurnEnd((outcome) => this.finish(record, outcome));
+		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile));
+		this.finish(record, outcome);
+	}
+
+	/** A run of the child ended: roll its usage up, tell the parent when it did not reply. */
+	private finish(record: ChildRecord, outcome: ChildRunOutcome): void {
+		const { handle } = record;
+		if (record.runUsage.totalTokens > 0 || record.runUsage.cost.total > 0) {
+			const data: ChildUsageData = {
+				rlm_child_id: handle.rlm_child_id,
+				name: handle.name,
+				spawnedBy: record.spawnedBy,
+				usage: record.runUsage,
+			};
+			this.options.parent.appendCustom(CHILD_USAGE_ENTRY, data);
+			record.runUsage = emptyUsage();
+		}
+		let kind: NoticeKind | undefined;
+		if (record.cancel || outcome.status === "aborted") {
+			record.status = "cancelled";
+			kind = record.cancel?.silent ? undefined : "cancelled";
+		} else if (outcome.status === "error") {
+			record.status = "failed";
+			kind = "failed";
+		} else {
+			record.status = "idle";
+			if (!record.replied) kind = "completed_without_reply";
+		}
+		const replied = record.replied;
+		record.replied = false;
+		this.emit({
+			type: "child_finished",
+			rlm_child_id: handle.rlm_child_id,
+			name: handle.name,
+			status: record.status,
+			replied,
+		});
+		if (!kind) return;
+		const text = noticeText({
+			kind,
+			id: handle.rlm_child_id,
+			name: handle.name,
+			sessionDir: handle.session_dir,
+			lastText: record.lastText,
+			error: kind === "cancelled" ? record.cancel?.reason : outcome.errorMessage,
+		});
+		this.emit({ type: "child_notice", rlm_child_id: handle.rlm_child_id, name: handle.name, kind, text });
+		this.options.parent.deliver({
+			customType: NOTICE_CUSTOM_TYPE,
+			content: text,
+			details: { kind, rlm_child_id: handle.rlm_child_id, name: handle.name },
+		});
+	}
+
+	private emit(event: ChildEvent): void {
+		this.options.onEvent?.(event);
+	}
+}
+
+/** The child's first message: the task, marked as coming from the parent, and how to answer. */
+export function firstMessage(task: string, handle: ChildHandle, parentSessionFile: string): string {
+	return [
+		`[Task from your parent agent. You are its sub-agent "${handle.name}" (${handle.rlm_child_id}); parent session: ${parentSessionFile}.]`,
+		"",
+		task,
+		"",
+		`[When you are done, send your result to the parent with \`await agent_message.send(text, receiver_role="parent")\`, or write files into ${handle.session_dir} and say where; then end your turn.]`,
+	].join("\n");
+}

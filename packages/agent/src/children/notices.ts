@@ -1,0 +1,33 @@
+import type { NoticeKind } from "./types.js";
+
+export const NOTICE_CUSTOM_TYPE = "rlm_notice";
+export const PREVIEW_LIMIT = 160;
+
+/** At most 160 characters of the child's last text, on one line, marked with "…" when cut. */
+export function preview(text: string): string {
+	const line = text.replace(/\s+/g, " ").trim();
+	return line.length <= PREVIEW_LIMIT ? line : `${line.slice(0, PREVIEW_LIMIT - 1)}…`;
+}
+
+export interface NoticeFacts {
+	kind: NoticeKind;
+	id: string;
+	name: string;
+	sessionDir: string;
+	lastText: string;
+	error?: string;
+}
+
+/** The message the parent's model gets when a child settles without replying. */
+export function noticeText(facts: NoticeFacts): string {
+	const who = `Sub-agent "${facts.name}" (${facts.id})`;
+	const last = facts.lastText ? ` Its last text: "${preview(facts.lastText)}".` : " It wrote no text.";
+	switch (facts.kind) {
+		case "completed_without_reply":
+			return `[rlm notice: completed_without_reply] ${who} finished its task without sending you a message.${last} Its files are in ${facts.sessionDir}.`;
+		case "failed":
+			return `[rlm notice: failed] ${who} failed: ${facts.error ?? "no reason given"}.${last} Spawn it again (await rlm(...)) or do the work yourself.`;
+		case "cancelled":
+			return `[rlm notice: cancelled] ${who} was cancelled${facts.error ? ` (${facts.error})` : ""}.${last}`;
+	}
+}

@@ -1,0 +1,57 @@
+import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
+import type { Usage } from "@mariozechner/pi-ai";
+
+/** What `await rlm(...)` returns: admission only, never the child's answer. */
+export interface ChildHandle {
+	rlm_child_id: string;
+	name: string;
+	session_dir: string;
+	model: string;
+}
+
+/** Everything a launcher needs to start a child session. */
+export interface ChildLaunchSpec {
+	id: string;
+	name: string;
+	/** `provider/id`, already checked to be available. */
+	model: string;
+	thinkingLevel?: ThinkingLevel;
+	/** The child's `sub-xxxxxxxx/` folder (its session file and artifacts live inside). */
+	sessionDir: string;
+	/** Depth of the child (the root is 0). */
+	depth: number;
+	parentSessionFile: string;
+	parentEntryId: string | null;
+}
+
+/** A running child session, as the registry sees it. */
+export interface ChildRuntime {
+	readonly sessionFile: string;
+	/** Run one prompt to its end. */
+	prompt(text: string): Promise<ChildRunOutcome>;
+	/** Listen to the child's own finished messages (usage, last text). */
+	onAssistant(listener: (message: { text: string; usage: Usage }) => void): () => void;
+	/** A turn started by a delivered message (an agent message) ended. */
+	onWokenTurnEnd(listener: (outcome: ChildRunOutcome) => void): () => void;
+	/** A turn runs, a delivered message waits for one, or one of its own children is busy. */
+	readonly busy: boolean;
+	/** Abort the running turn. */
+	abort(): void;
+	/** Shut the child down: its own children, its kernel. */
+	dispose(): Promise<void>;
+}
+
+export interface ChildRunOutcome {
+	status: "ok" | "error" | "aborted";
+	errorMessage?: string;
+}
+
+export type ChildStatus = "starting" | "running" | "idle" | "failed" | "cancelled";
+
+/** Progress of children, for print and JSON modes. */
+export type ChildEvent =
+	| { type: "child_spawned"; rlm_child_id: string; name: string; model: string; session_dir: string; depth: number }
+	| { type: "child_finished"; rlm_child_id: string; name: string; status: ChildStatus; replied: boolean }
+	| { type: "child_notice"; rlm_child_id: string; name: string; kind: NoticeKind; text: string };
+
+export type NoticeKind = "completed_without_reply" | "failed" | "cancelled";
