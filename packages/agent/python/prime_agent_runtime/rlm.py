@@ -50,9 +50,12 @@ class Rlm:
         return list(reply.get("subagents", []))
 
     async def delete_subagent(self, name: str) -> dict[str, Any]:
-        """Cancel a sub-agent (starting, running or idle) and shut its session and kernel down."""
+        """Cancel a sub-agent (starting, running or idle) and shut its session and kernel down.
+
+        Returns ``{"name": ..., "was": <its status before: starting, running, idle, failed>}``.
+        """
         reply = await _request("rlm.delete", {"name": name})
-        return {"name": reply.get("name"), "status": reply.get("status")}
+        return {"name": reply.get("name"), "was": reply.get("was")}
 
     async def find_models(self, query: str = "") -> list[dict[str, Any]]:
         """Models whose ``provider/id`` or name contains ``query``; ``available`` says whether a key is set."""

@@ -33,7 +33,9 @@ export function rlmHostHandlers(
 		[RLM_REQUESTS.list]: () => ({ subagents: children.list() }),
 		[RLM_REQUESTS.delete]: async (payload) => {
 			try {
-				return await children.delete(payload.name);
+				// `status` is the reply's own field: the status the child had goes back as `was`.
+				const deleted = await children.delete(payload.name);
+				return { name: deleted.name, was: deleted.status };
 			} catch (error) {
 				refusal(error);
 			}

@@ -1,5 +1,6 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { StartedSession } from "../startup/index.js";
+import { settleChildren } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
 import { describeOutcome } from "./outcome.js";
 
@@ -7,7 +8,8 @@ import { describeOutcome } from "./outcome.js";
  * `--mode json`: one JSON object per line on stdout, for scripts. The first line describes the
  * session (`type: "session"`), then every loop event as emitted by pi-agent-core, kernel status
  * lines (`type: "kernel_status"`), session notices (`compaction_start`, `compaction_end`,
- * `compaction_failed`, `extension_problem`), and a last line `type: "result"` with the exit code.
+ * `compaction_failed`, `extension_problem`), sub-agent progress (`child_spawned`, `child_finished`,
+ * `child_notice`), and a last line `type: "result"` with the exit code.
  */
 export async function runJsonMode(
 	started: StartedSession,
@@ -27,11 +29,17 @@ export async function runJsonMode(
 	const unsubscribe = started.agentSession.subscribe(line);
 	const unstatus = started.onKernelStatus((status) => line({ type: "kernel_status", ...status }));
 	const unnotice = started.agentSession.onNotice((notice) => line(notice));
-	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) =>
-		line({ type: "interrupt", action }),
-	);
+	const unchild = started.onChildEvent(line);
+	const stopped = new AbortController();
+	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) => {
+		if (action !== "cell") stopped.abort();
+		line({ type: "interrupt", action });
+	});
 	try {
-		const outcome = await started.agentSession.prompt(prompt);
+		let outcome = await started.agentSession.prompt(prompt);
+		// The run ends when the root is idle, every sub-agent has settled and its notice was handled.
+		if (outcome.status === "ok" && !outcome.command)
+			outcome = (await settleChildren(started, stopped.signal)) ?? outcome;
 		const report = describeOutcome(outcome, started);
 		line({
 			type: "result",
@@ -47,5 +55,6 @@ export async function runJsonMode(
 		unsubscribe();
 		unstatus();
 		unnotice();
+		unchild();
 	}
 }

@@ -1,5 +1,6 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { StartedSession } from "../startup/index.js";
+import { describeChildEvent, settleChildren } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
 import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
@@ -24,17 +25,25 @@ export async function runPrintMode(
 		const text = describeNotice(notice);
 		if (text) streams.err.write(`${text}\n`);
 	});
+	const unchild = started.onChildEvent((event) => streams.err.write(`${describeChildEvent(event)}\n`));
+	const stopped = new AbortController();
 	const interrupts = handleInterrupts(
 		started.agentSession,
 		started.kernel,
 		(action) => {
 			if (action === "cell") streams.err.write("\nInterrupting the running cell (press Ctrl-C again to stop)…\n");
-			else streams.err.write("\nStopping…\n");
+			else {
+				stopped.abort();
+				streams.err.write("\nStopping…\n");
+			}
 		},
 		terminal,
 	);
 	try {
-		const outcome = await started.agentSession.prompt(prompt);
+		let outcome = await started.agentSession.prompt(prompt);
+		// The run ends when the root is idle, every sub-agent has settled and its notice was handled.
+		if (outcome.status === "ok" && !outcome.command)
+			outcome = (await settleChildren(started, stopped.signal)) ?? outcome;
 		const report = describeOutcome(outcome, started);
 		if (report.message) streams.err.write(`${report.message}\n`);
 		// A command's answer is its output, as the model's answer is (`-p "/pc status" > status.txt`).
@@ -45,5 +54,6 @@ export async function runPrintMode(
 		unsubscribe();
 		unstatus();
 		unnotice();
+		unchild();
 	}
 }

@@ -23,8 +23,18 @@ it("names one tool, %%bash, edit, the working directory and the permission warni
 
 it("does not promise kernel names that do not exist yet", () => {
 	const prompt = buildSystemPrompt({ cwd: "/p" });
-	for (const name of ["rlm(", "goal.", "refine.", "agent_message"]) expect(prompt).not.toContain(name);
+	for (const name of ["goal.", "refine."]) expect(prompt).not.toContain(name);
 	expect(prompt).toContain("await compact.run(");
+	expect(prompt).toContain('handle = await rlm("task", name=None, model=None, thinking=None)');
+});
+
+it("tells the model to end its turn after spawning sub-agents, and a child at the depth limit that it cannot spawn", () => {
+	expect(buildSystemPrompt({ cwd: "/p" })).toContain(
+		"After spawning, end your turn: do not poll, sleep or loop waiting.",
+	);
+	const child = buildSystemPrompt({ cwd: "/p", canSpawn: false });
+	expect(child).not.toContain("await rlm(");
+	expect(child).toContain("You cannot start sub-agents of your own here (the depth limit is reached)");
 });
 
 it("appends context files from the agent home and every directory down to the working directory, nearest last", () => {

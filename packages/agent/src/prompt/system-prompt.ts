@@ -8,11 +8,17 @@ export interface SystemPromptOptions {
 	contextFiles?: { path: string; content: string }[];
 	/** ISO date shown to the model; default today. */
 	date?: string;
+	/** Whether this agent may start sub-agents (`rlm`); default true. */
+	canSpawn?: boolean;
 }
 
 export function buildSystemPrompt(options: SystemPromptOptions): string {
 	const date = options.date ?? new Date().toISOString().slice(0, 10);
-	const sections = [BASE_PROMPT.trim(), `Working directory: ${options.cwd}\nToday's date: ${date}`];
+	const sections = [
+		BASE_PROMPT.trim(),
+		options.canSpawn === false ? NO_SUBAGENTS_PROMPT.trim() : SUBAGENTS_PROMPT.trim(),
+		`Working directory: ${options.cwd}\nToday's date: ${date}`,
+	];
 	const files = options.contextFiles ?? [];
 	if (files.length > 0) {
 		const body = files.map((file) => `## ${file.path}\n\n${file.content.trim()}`).join("\n\n");
@@ -95,4 +101,24 @@ Your code runs on the user's machine with the user's permissions. It is not a sa
 delete or overwrite work you were not asked to touch, do not run destructive commands (such as
 \`rm -rf\`, \`git reset --hard\` or force pushes) unless the user asked for them, and never send
 secrets or private data anywhere.
+`;
+
+const SUBAGENTS_PROMPT = `
+# Sub-agents
+
+\`handle = await rlm("task", name=None, model=None, thinking=None)\` starts a sub-agent: another
+agent with its own session and kernel, working in parallel with you on the task you describe (say
+everything it needs: it does not see this conversation). It returns at once with
+\`{rlm_child_id, name, session_dir, model}\`, never with the answer; \`model\` is "provider/id"
+(default: yours). After spawning, end your turn: do not poll, sleep or loop waiting. Each result
+comes to you as a new message: the sub-agent's own message, or a notice when it finished without
+replying (\`completed_without_reply\`, with a short preview of its last text: read its files in
+\`session_dir\`), failed, or was cancelled. \`await rlm.list_subagents()\` lists them,
+\`await rlm.delete_subagent(name)\` cancels one, \`await rlm.find_models("query")\` lists models.
+`;
+
+const NO_SUBAGENTS_PROMPT = `
+# Sub-agents
+
+You cannot start sub-agents of your own here (the depth limit is reached): do the work yourself.
 `;

@@ -92,7 +92,7 @@ export interface StartedSession {
 	 * Resolves once the session is idle, every sub-agent has settled and every notice has been
 	 * handled by a turn (what `-p` waits for before it exits).
 	 */
-	whenSettled(): Promise<void>;
+	whenSettled(signal?: AbortSignal): Promise<void>;
 	/** Shut the sub-agents down, then the kernel. The session file needs no closing. */
 	dispose(): Promise<void>;
 }
@@ -206,7 +206,11 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		model,
 		apiKey,
 		toolNames,
-		systemPrompt: buildSystemPrompt({ cwd, contextFiles: findContextFiles(cwd, paths.root) }),
+		systemPrompt: buildSystemPrompt({
+			cwd,
+			contextFiles: findContextFiles(cwd, paths.root),
+			canSpawn: depth + 1 <= maxDepth,
+		}),
 		tools: [createIpythonTool(kernel)],
 		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
 		extensions,
@@ -292,8 +296,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			childListeners.add(listener);
 			return () => childListeners.delete(listener);
 		},
-		async whenSettled() {
-			while (agentSession.busy || children.busy) {
+		async whenSettled(signal) {
+			while (!signal?.aborted && (agentSession.busy || children.busy)) {
 				await agentSession.whenIdle();
 				await new Promise((resolve) => setTimeout(resolve, 25));
 			}
