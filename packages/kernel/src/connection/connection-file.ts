@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,7 +67,7 @@ export function channelAddress(info: ConnectionInfo, port: number): string {
 	return info.transport === "ipc" ? `ipc://${info.ip}-${port}` : `tcp://${info.ip}:${port}`;
 }
 
-/** The connection info once the kernel has written its bound ports, or `undefined` if not yet. */
+/** The connection info once the kernel has bound its sockets (and written their ports), or `undefined` if not yet. */
 export async function readBoundPorts(path: string, key: string): Promise<ConnectionInfo | undefined> {
 	let parsed: Partial<ConnectionInfo>;
 	try {
@@ -76,5 +77,11 @@ export async function readBoundPorts(path: string, key: string): Promise<Connect
 	}
 	if (parsed.key !== key) return undefined;
 	if (!PORT_FIELDS.every((field) => Number.isInteger(parsed[field]) && (parsed[field] as number) > 0)) return undefined;
-	return parsed as ConnectionInfo;
+	const info = parsed as ConnectionInfo;
+	// Connecting to a Unix socket the kernel has not bound yet fails, and zeromq retries only
+	// 100 ms later: wait until the kernel has bound them all, as with TCP ports.
+	if (info.transport === "ipc" && !PORT_FIELDS.every((field) => existsSync(`${info.ip}-${info[field]}`))) {
+		return undefined;
+	}
+	return info;
 }
