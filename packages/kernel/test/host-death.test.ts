@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -11,6 +12,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 function connectionFileOf(pid: number): string {
 	const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
 	return args[args.indexOf("-f") + 1];
+}
+
+/** CPU time (user + system) process `pid` has used, in seconds (clock ticks are 1/100 s on Linux). */
+function cpuSeconds(pid: number): number {
+	const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()?.trim().split(" ") ?? [];
+	return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 describe("a kernel never outlives its host", () => {
@@ -66,11 +73,18 @@ describe("a kernel never outlives its host", () => {
 	});
 
 	it("is gone within 2 s of a SIGKILL of its host while a C call holds the GIL, with its subprocesses", async () => {
+		// The C call starts only once the host has the child's pid (it holds the GIL, so the kernel
+		// could send nothing after it): the cell waits for a file the test writes then, and the test
+		// knows the call runs once the kernel has burnt half a second of CPU (waiting burns none).
+		const go = join(mkdtempSync(join(tmpdir(), "kernel-gil-")), "go");
 		const host = await startHost([
 			"--cell",
-			"import subprocess\nchild = subprocess.Popen(['sleep', '300'])\nprint(child.pid, flush=True)\nsum(range(10**12))",
+			`import os, subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\nprint(child.pid, flush=True)\nwhile not os.path.exists(${JSON.stringify(go)}): time.sleep(0.01)\nsum(range(10**12))`,
 		]);
 		const sleeperPid = Number(JSON.parse(await host.nextLine()).printed);
+		const cpuBefore = cpuSeconds(host.kernelPid);
+		writeFileSync(go, "");
+		while (cpuSeconds(host.kernelPid) - cpuBefore < 0.5) await new Promise((resolve) => setTimeout(resolve, 50));
 		process.kill(host.hostPid, "SIGKILL");
 		await host.exited;
 		await waitUntilGone(host.kernelPid, 2_000);
