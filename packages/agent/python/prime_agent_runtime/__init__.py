@@ -7,6 +7,7 @@ ready, which defines the names the system prompt promises in the user namespace:
 - ``asyncio``: imported, since top-level ``await`` is how host calls are made.
 - ``compact``: ``await compact.run(instructions)`` asks for a compaction at the next turn boundary.
 - ``rlm``: ``await rlm(task, name=..., model=..., thinking=...)`` starts a sub-agent (see ``rlm.py``).
+- ``agent_message``: ``await agent_message.send(text, receiver_role=...)`` writes to the family.
 
 Inside IPython it also tells the host which files each cell wrote (``written_files``).
 """

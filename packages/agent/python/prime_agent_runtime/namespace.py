@@ -4,6 +4,7 @@ import asyncio
 from typing import Any
 
 from . import written_files
+from .agent_message import agent_message
 from .compact import compact
 from .edit import edit
 from .rlm import rlm
@@ -27,5 +28,6 @@ def install(namespace: dict[str, Any] | None = None) -> None:
     namespace["asyncio"] = asyncio
     namespace["compact"] = compact
     namespace["rlm"] = rlm
+    namespace["agent_message"] = agent_message
     if shell is not None:
         written_files.watch(shell)

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Usage } from "@mariozechner/pi-ai";
 import type { HiddenMessage } from "../extensions/index.js";
+import type { FamilyMember } from "../messages/index.js";
 import { NOTICE_CUSTOM_TYPE, noticeText } from "./notices.js";
 import { checkName, defaultName, parseSpawnRequest, SpawnRefused } from "./options.js";
 import type {
@@ -126,9 +127,23 @@ export class ChildManager {
 		}));
 	}
 
-	/** The runtime of a live child by name (agent messages). */
-	child(name: string): { runtime?: ChildRuntime; handle: ChildHandle; status: ChildStatus } | undefined {
-		return this.children.get(name);
+	/** A child as a receiver of agent messages: its mailbox, or why it has none. */
+	receiver(name: string): FamilyMember | undefined {
+		const record = this.children.get(name);
+		if (!record) return undefined;
+		if (record.runtime && (record.status === "running" || record.status === "idle")) {
+			return { name, mailbox: record.runtime.mailbox };
+		}
+		const why =
+			record.status === "starting"
+				? "it is still starting; send again in a moment"
+				: `it has ${record.status === "failed" ? "failed" : "been cancelled"}`;
+		return { name, why };
+	}
+
+	/** Names of the children, in spawn order. */
+	names(): string[] {
+		return [...this.children.keys()];
 	}
 
 	/** A child told its parent something during its current run: no `completed_without_reply` then. */

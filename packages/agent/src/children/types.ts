@@ -1,5 +1,6 @@
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
+import type { Mailbox } from "../messages/index.js";
 
 /** What `await rlm(...)` returns: admission only, never the child's answer. */
 export interface ChildHandle {
@@ -27,6 +28,8 @@ export interface ChildLaunchSpec {
 /** A running child session, as the registry sees it. */
 export interface ChildRuntime {
 	readonly sessionFile: string;
+	/** Where agent messages to the child go. */
+	readonly mailbox: Mailbox;
 	/** Run one prompt to its end. */
 	prompt(text: string): Promise<ChildRunOutcome>;
 	/** Listen to the child's own finished messages (usage, last text). */

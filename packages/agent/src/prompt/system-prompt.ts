@@ -103,6 +103,13 @@ delete or overwrite work you were not asked to touch, do not run destructive com
 secrets or private data anywhere.
 `;
 
+const AGENT_MESSAGES = `
+\`await agent_message.send(text, receiver_role="parent"|"sibling"|"child", receiver_name=None)\` writes
+to your family (the parent, your siblings, your children; a name for the last two). It returns at
+once and never waits for the receiver; your sender name is filled in for you. Messages to you arrive
+as \`[agent message ...]\` at your next turn; \`await agent_message.inbox()\` lists them.
+`;
+
 const SUBAGENTS_PROMPT = `
 # Sub-agents
 
@@ -115,10 +122,10 @@ comes to you as a new message: the sub-agent's own message, or a notice when it 
 replying (\`completed_without_reply\`, with a short preview of its last text: read its files in
 \`session_dir\`), failed, or was cancelled. \`await rlm.list_subagents()\` lists them,
 \`await rlm.delete_subagent(name)\` cancels one, \`await rlm.find_models("query")\` lists models.
-`;
+${AGENT_MESSAGES}`;
 
 const NO_SUBAGENTS_PROMPT = `
 # Sub-agents
 
 You cannot start sub-agents of your own here (the depth limit is reached): do the work yourself.
-`;
+${AGENT_MESSAGES}`;

@@ -16,6 +16,7 @@ import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
+import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
 import {
@@ -68,6 +69,8 @@ export interface StartOptions {
 	extensionPaths?: string[];
 	/** Start a sub-agent's session (set by the parent's child registry, never by a user). */
 	child?: ChildLaunchSpec;
+	/** A sub-agent's parent: its name, mailbox and children (the sub-agent's siblings). */
+	parentFamily?: { name: string; mailbox: Mailbox; children: ChildManager };
 }
 
 /** Everything a mode needs to drive one session. */
@@ -86,6 +89,8 @@ export interface StartedSession {
 	onKernelStatus(listener: (status: KernelStatus) => void): () => void;
 	/** The session's sub-agents (`rlm`). */
 	children: ChildManager;
+	/** Agent messages to this session. */
+	mailbox: Mailbox;
 	/** Progress of sub-agents at every depth below this session (spawned, finished, notices). */
 	onChildEvent(listener: (event: ChildEvent) => void): () => void;
 	/**
@@ -190,6 +195,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const depth = options.child?.depth ?? 0;
+	const selfName = options.child?.name ?? "root";
 	const maxDepth = resolveMaxDepth(env, settings.rlm?.maxDepth);
 	const kernel = new SessionKernel({
 		cwd,
@@ -253,6 +259,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 				extensionPaths: options.extensionPaths,
 				tools: options.tools,
 				child: spec,
+				parentFamily: { name: selfName, mailbox, children },
 			});
 			// Grandchildren's progress reaches the root's listeners too.
 			child.onChildEvent((event) => {
@@ -269,6 +276,28 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		available: (provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined,
 	});
 	for (const [type, handler] of Object.entries(rlmHandlers)) kernel.onHostRequest(type, handler);
+	const mailbox = new Mailbox(selfName, (message) => agentSession.deliverExternal(message));
+	agentSession.subscribe((event) => {
+		if (event.type !== "message_end" || event.message.role !== "host") return;
+		const details = event.message.details as { id?: unknown } | undefined;
+		if (event.message.customType === AGENT_MESSAGE_TYPE && typeof details?.id === "string")
+			mailbox.delivered(details.id);
+	});
+	const parentFamily = options.parentFamily;
+	const family: Family = {
+		self: selfName,
+		parent: parentFamily && {
+			name: parentFamily.name,
+			mailbox: parentFamily.mailbox,
+			noteReply: () => parentFamily.children.noteReply(selfName),
+		},
+		child: (name) => children.receiver(name),
+		childNames: () => children.names(),
+		sibling: (name) => parentFamily?.children.receiver(name),
+		siblingNames: () => parentFamily?.children.names().filter((name) => name !== selfName) ?? [],
+	};
+	for (const [type, handler] of Object.entries(messageHostHandlers(mailbox, family)))
+		kernel.onHostRequest(type, handler);
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
 	await agentSession.announceStart({
@@ -292,6 +321,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			return () => statusListeners.delete(listener);
 		},
 		children,
+		mailbox,
 		onChildEvent(listener) {
 			childListeners.add(listener);
 			return () => childListeners.delete(listener);

@@ -1,0 +1,109 @@
+import type { HiddenMessage } from "../extensions/index.js";
+
+export const AGENT_MESSAGE_TYPE = "agent_message";
+/** One message at most this many characters (Unicode code points). */
+export const MAX_MESSAGE_CHARS = 16_384;
+/** At most this many messages wait for one receiver's model at a time. */
+export const MAX_PENDING = 20;
+/** A sender may send at most this many messages a minute. */
+export const MAX_SENDS_PER_MINUTE = 60;
+const KEPT = 200;
+
+/** Raised for a message the host refuses; its text goes back to the sender's kernel. */
+export class MessageRefused extends Error {}
+
+export type FamilyRole = "parent" | "child" | "sibling";
+
+/** A message as the receiver sees it; `from_*` are filled in by the host from the sending session. */
+export interface AgentMail {
+	id: string;
+	/** What the sender is to the receiver. */
+	from_role: FamilyRole;
+	from_name: string;
+	text: string;
+	sent_at: string;
+	/** Whether the receiver's model has been given it. */
+	delivered: boolean;
+}
+
+/**
+ * One agent's incoming messages. Accepting never waits for the receiver: the message is queued for
+ * its model (a running turn takes it at its next turn boundary, an idle session starts a turn) and
+ * counts as pending until the model has been given it.
+ */
+export class Mailbox {
+	private readonly received: AgentMail[] = [];
+	private pending = 0;
+	private next = 1;
+
+	constructor(
+		readonly owner: string,
+		private readonly deliver: (message: HiddenMessage) => void,
+	) {}
+
+	get pendingCount(): number {
+		return this.pending;
+	}
+
+	accept(mail: Omit<AgentMail, "id" | "sent_at" | "delivered">): AgentMail {
+		if (this.pending >= MAX_PENDING) {
+			throw new MessageRefused(
+				`agent_message.send(): "${this.owner}" already has ${MAX_PENDING} messages it has not read yet; wait until it has taken them (it reads them at its next turn) and send again, or say more in fewer messages.`,
+			);
+		}
+		const full: AgentMail = {
+			...mail,
+			id: `msg_${String(this.next++).padStart(4, "0")}`,
+			sent_at: new Date().toISOString(),
+			delivered: false,
+		};
+		this.received.push(full);
+		if (this.received.length > KEPT) this.received.splice(0, this.received.length - KEPT);
+		this.pending++;
+		this.deliver({
+			customType: AGENT_MESSAGE_TYPE,
+			content: mailText(full),
+			details: { id: full.id, from_role: full.from_role, from_name: full.from_name },
+		});
+		return full;
+	}
+
+	/** The receiver's model was given the message `id` (its hidden message was recorded). */
+	delivered(id: string): void {
+		const mail = this.received.find((candidate) => candidate.id === id);
+		if (!mail || mail.delivered) return;
+		mail.delivered = true;
+		this.pending--;
+	}
+
+	/** The messages received, oldest first (the newest 200). */
+	inbox(): AgentMail[] {
+		return this.received.map((mail) => ({ ...mail }));
+	}
+}
+
+function replyHint(mail: AgentMail): string {
+	const role = mail.from_role === "parent" ? "parent" : mail.from_role;
+	const name = role === "parent" ? "" : `, receiver_name=${JSON.stringify(mail.from_name)}`;
+	return `await agent_message.send(text, receiver_role="${role}"${name})`;
+}
+
+/** What the receiver's model sees. */
+export function mailText(mail: AgentMail): string {
+	return `[agent message ${mail.id} from your ${mail.from_role} "${mail.from_name}"; reply with ${replyHint(mail)}]\n${mail.text}`;
+}
+
+/** A sliding one-minute window of sends per sender. */
+export class SendRate {
+	private readonly times: number[] = [];
+
+	check(now = Date.now()): void {
+		while (this.times.length > 0 && now - (this.times[0] as number) > 60_000) this.times.shift();
+		if (this.times.length >= MAX_SENDS_PER_MINUTE) {
+			throw new MessageRefused(
+				`agent_message.send(): at most ${MAX_SENDS_PER_MINUTE} messages a minute; wait a little, or put more in one message.`,
+			);
+		}
+		this.times.push(now);
+	}
+}
