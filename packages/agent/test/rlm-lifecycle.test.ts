@@ -1,10 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
+import { sessionUsage } from "../src/children/index.js";
+import { runCli } from "../src/cli/index.js";
 import { runPrintMode } from "../src/modes/index.js";
+import { Session } from "../src/session/index.js";
 import { allText, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxl", models: [{ id: "m" }] });
@@ -40,17 +44,27 @@ function notices(context: Context | undefined): string[] {
 }
 
 it("a failing child and one cancelled while starting each send their notice; a running child deleted leaves no kernel", async () => {
-	const started = await sessions.start();
+	// An extension holds every session's start while the file `hold` exists: the child "gone" is
+	// deleted while it is still starting.
+	const hold = join(sessions.world.project, "hold");
+	sessions.world.writeProject(
+		"hold-ext.mjs",
+		`import { existsSync } from "node:fs";\nexport default async function () {\n\twhile (existsSync(${JSON.stringify(hold)})) await new Promise((resolve) => setTimeout(resolve, 20));\n}\n`,
+	);
+	const started = await sessions.start({ extensionPaths: [join(sessions.world.project, "hold-ext.mjs")] });
+	sessions.world.writeProject("hold", "");
 	const pidFile = join(sessions.world.project, "sleeper.pid");
 	const seen = scriptAgents(sessions, {
 		root: [
 			cell(
 				[
-					'await rlm("fail on purpose", name="breaker")',
+					"import os",
 					'await rlm("never starts", name="gone")',
 					'print(await rlm.delete_subagent("gone"))',
+					`os.remove(${JSON.stringify(hold)})`,
+					'await rlm("fail on purpose", name="breaker")',
 					'await rlm("sleep a long time", name="sleeper")',
-					"import os, asyncio",
+					"import asyncio",
 					`while not os.path.exists(${JSON.stringify(pidFile)}): await asyncio.sleep(0.05)`,
 					'print(await rlm.delete_subagent("sleeper"))',
 					"print(await rlm.list_subagents() and [c['name'] for c in await rlm.list_subagents()])",
@@ -117,4 +131,36 @@ it("-p ends only once every child settled and the turn its notice started has en
 	expect(started.agentSession.busy).toBe(false);
 	expect(started.children.busy).toBe(false);
 	expect(existsSync(started.children.list()[0]?.session_dir as string)).toBe(true);
+});
+
+it("shutting the parent down tears a running child down; `sessions` shows the tree; the JSON usage totals include the child", async () => {
+	const started = await sessions.start();
+	const pidFile = join(sessions.world.project, "worker.pid");
+	scriptAgents(sessions, {
+		root: [cell('await rlm("work for a long time", name="worker")'), fauxAssistantMessage("Spawned the worker.")],
+		worker: [cell(`import os, time\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))\ntime.sleep(120)`)],
+	});
+	await started.agentSession.prompt("spawn a worker");
+	const deadline = Date.now() + 30_000;
+	while (!existsSync(pidFile) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+	const pid = Number(readFileSync(pidFile, "utf8"));
+	expect(alive(pid)).toBe(true);
+	const [child] = started.children.list();
+	expect(child?.status).toBe("running");
+	await started.dispose();
+	expect(alive(pid)).toBe(false);
+	expect(started.children.list()).toEqual([]);
+
+	const io = memoryIo(sessions.world.project, sessions.world.env);
+	expect(await runCli(["sessions"], io)).toBe(0);
+	const lines = io.out().split("\n");
+	expect(lines[0]).toMatch(new RegExp(`^${started.session.id} .* spawn a worker$`));
+	const childFile = readdirSync(child?.session_dir as string).find((name) => name.endsWith(".jsonl")) as string;
+	expect(lines[1]).toBe(
+		`  └ ${child?.rlm_child_id} "worker"  ${childFile.replace(".jsonl", "")}     4 msgs  ${join(child?.session_dir as string, childFile)}`,
+	);
+	const usage = sessionUsage(started.session.entries);
+	const childUsage = sessionUsage(Session.open(join(child?.session_dir as string, childFile)).entries);
+	expect(usage.children.totalTokens).toBe(childUsage.own.totalTokens);
+	expect(usage.total.totalTokens).toBe(usage.own.totalTokens + childUsage.own.totalTokens);
 });

@@ -54,3 +54,38 @@ it("a run killed with SIGKILL mid-turn leaves a transcript where every line pars
 	while (alive(ready.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 	expect(alive(ready.pid)).toBe(false);
 });
+
+it("a parent killed with SIGKILL while a sub-agent runs a cell leaves neither its kernel nor the child's alive", async () => {
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	const pidFile = `${world.project}/child.pid`;
+	server = await openAiCompletionsServer([
+		// The root spawns, then waits in its cell until the child's cell runs: the child's call is the second request.
+		{
+			code: `await rlm("sleep", name="sleeper")\nimport os, time, asyncio\nwhile not os.path.exists(${JSON.stringify(pidFile)}): await asyncio.sleep(0.05)\ntime.sleep(120)`,
+		},
+		{
+			code: `import os, time\nopen(${JSON.stringify(`${pidFile}.tmp`)}, "w").write(str(os.getpid()))\nos.rename(${JSON.stringify(`${pidFile}.tmp`)}, ${JSON.stringify(pidFile)})\ntime.sleep(120)`,
+		},
+	]);
+	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+	cli = spawnCli(["--mode", "json", "-p", "spawn a sleeper", "--model", "local/coder"], world.project, world.env);
+	await cli.waitForEvent((event) => event.type === "child_spawned");
+	const deadline = Date.now() + 30_000;
+	let childPid = 0;
+	while (!childPid && Date.now() < deadline) {
+		try {
+			childPid = Number(readFileSync(pidFile, "utf8"));
+		} catch {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+	}
+	expect(alive(childPid)).toBe(true);
+	const root = cli.events.find((event) => event.type === "kernel_status" && event.phase === "ready") as { pid: number };
+	cli.child.kill("SIGKILL");
+	await cli.exitCode();
+	const gone = Date.now() + 10_000;
+	while ((alive(childPid) || alive(root.pid)) && Date.now() < gone)
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(alive(childPid)).toBe(false);
+	expect(alive(root.pid)).toBe(false);
+});

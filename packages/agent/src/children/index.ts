@@ -11,4 +11,11 @@ export type {
 	ChildStatus,
 	NoticeKind,
 } from "./types.js";
-export { addUsage, CHILD_USAGE_ENTRY, type ChildUsageData, emptyUsage } from "./usage.js";
+export {
+	addUsage,
+	CHILD_USAGE_ENTRY,
+	type ChildUsageData,
+	emptyUsage,
+	type SessionUsage,
+	sessionUsage,
+} from "./usage.js";

@@ -185,13 +185,27 @@ export class ChildManager {
 		this.closed = true;
 		const records = [...this.children.values()];
 		this.children.clear();
-		await Promise.all(records.map((record) => this.stop(record, { reason: "the parent session ended", silent: true })));
+		await Promise.all(
+			records.map((record) => this.stop(record, { reason: "the parent session ended", silent: true }, true)),
+		);
 	}
 
-	private async stop(record: ChildRecord, cancel: { reason: string; silent: boolean }): Promise<void> {
+	/**
+	 * Cancel a child. A child still starting is shut down by its launch as soon as it is up; only
+	 * `waitForLaunch` (shutdown) waits for that, since a launch may take a while.
+	 */
+	private async stop(
+		record: ChildRecord,
+		cancel: { reason: string; silent: boolean },
+		waitForLaunch = false,
+	): Promise<void> {
 		record.cancel ??= cancel;
-		if (record.status === "starting" || record.status === "running") record.runtime?.abort();
-		// The launch (and its first run) ends promptly once aborted; then the session goes.
+		if (record.status === "starting") {
+			if (waitForLaunch) await record.work.catch(() => undefined);
+			return;
+		}
+		if (record.status === "running") record.runtime?.abort();
+		// The first run ends promptly once aborted; then the session goes.
 		await record.work.catch(() => undefined);
 		if (record.runtime?.busy) record.runtime.abort();
 		await record.runtime?.dispose().catch(() => undefined);
@@ -221,7 +235,11 @@ export class ChildManager {
 			return this.finish(record, { status: "error", errorMessage: `it could not start: ${(error as Error).message}` });
 		}
 		record.runtime = runtime;
-		if (record.cancel) return this.finish(record, { status: "aborted" });
+		if (record.cancel) {
+			// Cancelled while starting: shut it down before it runs anything.
+			await runtime.dispose().catch(() => undefined);
+			return this.finish(record, { status: "aborted" });
+		}
 		record.status = "running";
 		runtime.onAssistant(({ text, usage }) => {
 			if (text.trim()) record.lastText = text;

@@ -1,4 +1,5 @@
 import type { Usage } from "@mariozechner/pi-ai";
+import type { SessionEntry } from "../session/index.js";
 
 /** The custom entry on the parent's branch carrying a child's usage (never sent to the model). */
 export const CHILD_USAGE_ENTRY = "rlm_child_usage";
@@ -33,4 +34,27 @@ export interface ChildUsageData {
 	name: string;
 	spawnedBy: string | null;
 	usage: Usage;
+}
+
+/** A session's tokens and cost: its own answers, its sub-agents' (rolled up), and both. */
+export interface SessionUsage {
+	own: Usage;
+	children: Usage;
+	total: Usage;
+}
+
+/** Sum the usage of a session's entries (every branch): assistant messages and `rlm_child_usage` entries. */
+export function sessionUsage(entries: readonly SessionEntry[]): SessionUsage {
+	const own = emptyUsage();
+	const children = emptyUsage();
+	for (const entry of entries) {
+		if (entry.type === "message" && entry.message.role === "assistant") addUsage(own, entry.message.usage);
+		if (entry.type === "custom" && entry.customType === CHILD_USAGE_ENTRY) {
+			addUsage(children, (entry.data as ChildUsageData).usage);
+		}
+	}
+	const total = emptyUsage();
+	addUsage(total, own);
+	addUsage(total, children);
+	return { own, children, total };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
-import { describeBranch, listSessions, resolveSessionRef, Session } from "../session/index.js";
+import { describeBranch, describeChildren, listSessions, resolveSessionRef, Session } from "../session/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
 
@@ -145,6 +145,7 @@ function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 		io.stdout.write(
 			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}${damaged}  ${info.firstMessage}\n`,
 		);
+		for (const line of describeChildren(info)) io.stdout.write(`${line}\n`);
 	}
 	io.stdout.write("Resume one with `prime-agent --resume <id>` (a unique prefix is enough).\n");
 	if (sessions.some((info) => info.damagedLine !== undefined)) {

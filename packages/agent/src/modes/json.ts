@@ -1,3 +1,4 @@
+import { sessionUsage } from "../children/index.js";
 import type { ExitCodeValue } from "../errors.js";
 import type { StartedSession } from "../startup/index.js";
 import { settleChildren } from "./children.js";
@@ -48,6 +49,8 @@ export async function runJsonMode(
 			...(report.message ? { message: report.message } : {}),
 			...(outcome.command ? { command: outcome.command } : {}),
 			sessionPersisted: started.session.persisted,
+			// Tokens and cost of this session's answers, of its sub-agents, and both.
+			usage: sessionUsage(started.session.entries),
 		});
 		return report.exitCode;
 	} finally {

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
@@ -21,6 +21,10 @@ export interface SessionInfo {
 	 * from its last good entry. (A torn last line is not damage: it is set aside on the next append.)
 	 */
 	damagedLine?: number;
+	/** For a sub-agent: its id, name and depth. */
+	rlmChild?: SessionHeader["rlmChild"];
+	/** Sub-agent sessions it spawned (`sub-xxxxxxxx/` folders in its artifact folder), oldest first. */
+	children?: SessionInfo[];
 }
 
 /** Sessions in `dir`, newest first. Files that are not sessions are skipped. */
@@ -63,7 +67,43 @@ function readSessionInfo(path: string): SessionInfo | undefined {
 		firstMessage,
 		parentSession: header.parentSession,
 		...(scan.damagedLine !== undefined ? { damagedLine: scan.damagedLine } : {}),
+		...(header.rlmChild ? { rlmChild: header.rlmChild } : {}),
+		...childrenOf(join(dirname(path), header.id)),
 	};
+}
+
+/** The sub-agent sessions under an artifact folder (`sub-xxxxxxxx/<id>.jsonl`), each with its own children. */
+function childrenOf(artifactDir: string): { children?: SessionInfo[] } {
+	if (!existsSync(artifactDir)) return {};
+	const children: SessionInfo[] = [];
+	for (const folder of readdirSync(artifactDir)) {
+		if (!folder.startsWith("sub-")) continue;
+		const dir = join(artifactDir, folder);
+		let names: string[];
+		try {
+			names = readdirSync(dir);
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			if (!name.endsWith(".jsonl")) continue;
+			const info = readSessionInfo(join(dir, name));
+			if (info) children.push(info);
+		}
+	}
+	if (children.length === 0) return {};
+	return { children: children.sort((a, b) => a.created.getTime() - b.created.getTime()) };
+}
+
+/** A session and its sub-agents as indented lines (`prime-agent sessions`). */
+export function describeChildren(info: SessionInfo, indent = "  "): string[] {
+	const lines: string[] = [];
+	for (const child of info.children ?? []) {
+		const label = child.rlmChild ? `${child.rlmChild.id} "${child.rlmChild.name}"` : child.id;
+		lines.push(`${indent}└ ${label}  ${child.id}  ${String(child.messageCount).padStart(4)} msgs  ${child.path}`);
+		lines.push(...describeChildren(child, `${indent}  `));
+	}
+	return lines;
 }
 
 /** The most recently modified session started in `cwd`. */

@@ -2,7 +2,7 @@
  * Sessions: append-only JSONL trees, the context rebuilt from the active branch, and the
  * catalogue used by `--continue`, `--resume` and `prime-agent sessions`.
  */
-export { latestSession, listSessions, resolveSessionRef, type SessionInfo } from "./catalog.js";
+export { describeChildren, latestSession, listSessions, resolveSessionRef, type SessionInfo } from "./catalog.js";
 export {
 	BRANCH_SUMMARY_TYPE,
 	buildSessionContext,
