@@ -190,3 +190,34 @@ it("rlm() refuses unknown options, unavailable models, bad or taken names, and s
 		`{'status': 'error', 'error': 'rlm(): the depth limit is reached: this agent is at depth 1 and sub-agents may go 1 level deep (RLM_MAX_DEPTH or "rlm": {"maxDepth": n} in settings.json). Do this work yourself.'}`,
 	]);
 });
+
+it("a fan-out of 8 children runs in parallel: 8 kernels, 8 notices, one usage entry each", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start();
+	const names = Array.from({ length: 8 }, (_, index) => `w${index}`);
+	const scripts: Record<string, ReturnType<typeof cell>[]> = {
+		root: [
+			cell(`for name in ${JSON.stringify(names)}: await rlm(f"part {name}", name=name)`),
+			fauxAssistantMessage("Spawned eight."),
+			...names.map(() => fauxAssistantMessage("Noted.")),
+		],
+	};
+	for (const name of names)
+		scripts[name] = [cell("import os\nprint(os.getpid())"), fauxAssistantMessage(`${name} done`)];
+	const seen = scriptAgents(sessions, scripts);
+	await started.agentSession.prompt("fan out");
+	await started.whenSettled();
+	const pids = names.map((name) => lastToolResult(seen.get(name)?.[1]).trim());
+	expect(new Set(pids).size).toBe(8);
+	expect(pids.every((pid) => /^\d+$/.test(pid))).toBe(true);
+	const notices = started.session
+		.branch()
+		.filter((entry) => entry.type === "custom_message" && entry.customType === "rlm_notice")
+		.map((entry) => (entry.type === "custom_message" ? /Sub-agent "(w\d)"/.exec(String(entry.content))?.[1] : ""));
+	expect(notices.sort()).toEqual(names);
+	expect(
+		started.session.branch().filter((entry) => entry.type === "custom" && entry.customType === CHILD_USAGE_ENTRY),
+	).toHaveLength(8);
+	expect(started.children.list().map((child) => child.status)).toEqual(names.map(() => "idle"));
+});
