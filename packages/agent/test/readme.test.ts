@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "prime-agent-kernel";
 import { expect, it } from "vitest";
+import { MAX_NAME_LENGTH, PREVIEW_LIMIT } from "../src/children/index.js";
 import { HELP } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
+import { MAX_MESSAGE_CHARS, MAX_PENDING, MAX_SENDS_PER_MINUTE } from "../src/messages/index.js";
 import { CONTEXT_FILE_MAX_CHARS } from "../src/prompt/index.js";
 import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS } from "../src/providers/index.js";
 
@@ -16,6 +18,12 @@ it("the numbers the README states are the ones the code uses", () => {
 	expect(README).toContain(`\`contextWindow\` default ${DEFAULT_CONTEXT_WINDOW}`);
 	expect(README).toContain(`\`maxTokens\` default ${DEFAULT_MAX_TOKENS}`);
 	expect(README).toContain(grouped(CONTEXT_FILE_MAX_CHARS));
+	expect(README).toContain(
+		`most ${grouped(MAX_MESSAGE_CHARS)} characters a message, ${MAX_PENDING} unread messages per receiver`,
+	);
+	expect(README).toContain(`${MAX_SENDS_PER_MINUTE} sends a minute per sender`);
+	expect(README).toContain(`a preview of at most ${PREVIEW_LIMIT} characters of its last text`);
+	expect(README).toContain(`at most ${MAX_NAME_LENGTH} characters of letters`);
 	for (const [name, code] of Object.entries(ExitCode)) {
 		expect(README, `exit code ${name}`).toContain(`\`${code}\``);
 		expect(HELP, `exit code ${name}`).toContain(`${code} `);

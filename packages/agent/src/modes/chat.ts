@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
+import { describeChildEvent } from "./children.js";
 import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer } from "./text-renderer.js";
@@ -20,6 +21,7 @@ export async function runChatMode(
 	const renderer = new TextRenderer({ out, err });
 	started.agentSession.subscribe(renderer.onEvent);
 	started.onKernelStatus(renderer.onKernelStatus);
+	started.onChildEvent((event) => err.write(`${describeChildEvent(event)}\n`));
 	started.agentSession.onNotice((notice) => {
 		const text = describeNotice(notice);
 		if (text) err.write(`${text}\n`);
