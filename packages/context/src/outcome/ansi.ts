@@ -22,9 +22,12 @@ export function visibleLine(raw: string): string {
 	if (raw === lastRaw) return lastVisible;
 	let text = raw.length > LINE_SCAN_LIMIT * 2 ? raw.slice(0, LINE_SCAN_LIMIT * 2) : raw;
 	text = stripAnsi(text);
-	if (text.endsWith("\r")) text = text.replace(/\r+$/, "");
-	const cr = text.lastIndexOf("\r");
-	if (cr >= 0) text = text.slice(cr + 1);
+	// Most lines hold no carriage return: one forward search rules them out (`lastIndexOf` is slower).
+	if (text.includes("\r")) {
+		if (text.endsWith("\r")) text = text.replace(/\r+$/, "");
+		const cr = text.lastIndexOf("\r");
+		if (cr >= 0) text = text.slice(cr + 1);
+	}
 	lastRaw = raw;
 	lastVisible = text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
 	return lastVisible;

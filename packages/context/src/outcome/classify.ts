@@ -194,7 +194,7 @@ export function classifyLine(text: string): LineKind {
 		return "exception";
 	}
 	const head = line.length > 80 ? line.slice(0, 80) : line;
-	if (TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
+	if (mayBeTrace(head) && TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
 	if (
 		(ERROR_FIRST.includes(line[0]) && ERROR_ANY.test(line)) ||
 		(marked && line.includes("error") && INLINE_ERROR.test(line)) ||
@@ -211,7 +211,7 @@ export function classifyLine(text: string): LineKind {
 	) {
 		return "warning";
 	}
-	if (LOCATION_ANY.test(line)) return "location";
+	if (mayBeLocation(line) && LOCATION_ANY.test(line)) return "location";
 	if (
 		PROGRESS_ANY.test(line) ||
 		(hasProgressMark(line) && PROGRESS_INLINE.test(line)) ||
@@ -222,6 +222,31 @@ export function classifyLine(text: string): LineKind {
 	if (line[0] === "-" && USAGE_OPTION.test(raw)) return "usage-option";
 	if (BULLET_FIRST.includes(line[0]) && BULLET.test(raw)) return "bullet";
 	return "plain";
+}
+
+/**
+ * What a `TRACE_LEVEL` match needs: a level word, bracket, `<`, timestamp digit or `npm` at the start,
+ * or an upper-case level further on. Most lines fail this one-character check, not a scan of the head.
+ */
+const TRACE_FIRST = "[<0123456789TDVStdvsn";
+
+function mayBeTrace(head: string): boolean {
+	return TRACE_FIRST.includes(head[0]) || head.includes("TRACE") || head.includes("DEBUG");
+}
+
+const isDigitCode = (code: number) => code >= 48 && code <= 57;
+
+/**
+ * What a `LOCATION` match needs (exactly, so the pattern runs only when it can match): `File "`, `at `,
+ * `-->` or `❯` at the start, or a digit right after the line's first `:` (`path.ext:12`; the path holds
+ * no `:`) or after its first `(` (`path.ext(12,5)`; the path holds no `(`).
+ */
+function mayBeLocation(line: string): boolean {
+	const colon = line.indexOf(":");
+	if (colon > 0 && isDigitCode(line.charCodeAt(colon + 1))) return true;
+	const paren = line.indexOf("(");
+	if (paren > 0 && isDigitCode(line.charCodeAt(paren + 1))) return true;
+	return line.startsWith('File "') || line.startsWith("at ") || line.startsWith("-->") || line.startsWith("❯");
 }
 
 const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;

@@ -14,6 +14,8 @@ const MAKE_ERROR = /^make(?:\[\d+\])?: \*\*\* .*\bError \d+/;
 /** Clean verdicts of checkers that print no counts. */
 const CLEAN_CHECK = /^(?:Success: no issues found in \d+ source files?|All checks passed!)$/;
 const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm (?:ERR!|error) \S)/;
+/** The characters an `ERROR_LINE` can start with. */
+const ERROR_LINE_FIRST = "eEfFn";
 
 /**
  * What any output can say: counted summaries on result-shaped lines, typed exit statuses, exception
@@ -48,11 +50,13 @@ export function createGenericParser(state: ScanState): LineParser {
 			}
 		}
 
-		if (CLEAN_CHECK.test(trimmed)) {
+		// First-character checks spare most lines a pattern run (each pattern is anchored at the start).
+		const first = trimmed.charCodeAt(0);
+		if ((first === 83 /* S */ || first === 65) /* A */ && CLEAN_CHECK.test(trimmed)) {
 			state.summary(lineNo, state.runner ?? "generic", true);
 			return true;
 		}
-		if (MAKE_ERROR.test(trimmed)) {
+		if (first === 109 /* m */ && MAKE_ERROR.test(trimmed)) {
 			state.summary(lineNo, state.runner ?? "generic", false);
 			return true;
 		}
@@ -90,7 +94,8 @@ export function createGenericParser(state: ScanState): LineParser {
 			}
 			return true;
 		}
-		if (text === trimmed && ERROR_LINE.test(trimmed)) state.softFailure(lineNo);
+		if (text === trimmed && ERROR_LINE_FIRST.includes(trimmed[0]) && ERROR_LINE.test(trimmed))
+			state.softFailure(lineNo);
 		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
 		return false;
 	};

@@ -15,7 +15,6 @@ const PYTEST_BANG = /^!{3,} (.+?) !{3,}$/;
 const PYTEST_NODE = /^[\w./\\-]+\.(?:py|txt|rst|md)(?:::.+)?$/;
 const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
 /** The end of a pytest traceback: `src/x.py:104: RuntimeError` (a type after the raising frame). */
-const PY_LINE_REF = /\.py:\d/;
 const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
 
 const UNITTEST_HEADER = /^(FAIL|ERROR): (\S.*)$/;
@@ -65,7 +64,7 @@ export function createPythonParser(state: ScanState): LineParser {
 			}
 		}
 
-		const raise = PY_LINE_REF.test(trimmed) ? PYTEST_RAISE.exec(trimmed) : null;
+		const raise = trimmed.includes(".py:") ? PYTEST_RAISE.exec(trimmed) : null;
 		if (raise) {
 			state.addException(raise[3], "", lineNo);
 			return true;

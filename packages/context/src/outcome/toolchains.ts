@@ -89,7 +89,8 @@ export function createToolchainParser(state: ScanState): LineParser {
 				return true;
 			}
 		}
-		if (text === trimmed && ESLINT_FILE.test(trimmed) && /[\\/]/.test(trimmed)) {
+		// A file header is one path with no spaces: most lines are ruled out before the pattern runs.
+		if (text === trimmed && !trimmed.includes(" ") && ESLINT_FILE.test(trimmed) && /[\\/]/.test(trimmed)) {
 			eslintFile = trimmed;
 			return false;
 		}
