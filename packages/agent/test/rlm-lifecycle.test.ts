@@ -164,3 +164,37 @@ it("shutting the parent down tears a running child down; `sessions` shows the tr
 	expect(usage.children.totalTokens).toBe(childUsage.own.totalTokens);
 	expect(usage.total.totalTokens).toBe(usage.own.totalTokens + childUsage.own.totalTokens);
 });
+
+it("after the parent's run is aborted a child's notice starts no turn; the next prompt takes it", async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('await rlm("take a moment", name="slow")\nimport time\ntime.sleep(60)'),
+			fauxAssistantMessage("Carrying on with the notice in view."),
+		],
+		slow: [cell("import time\ntime.sleep(1)"), fauxAssistantMessage("slow is done")],
+	});
+	const finished = new Promise<void>((resolve) =>
+		started.onChildEvent((event) => {
+			if (event.type === "child_notice") resolve();
+		}),
+	);
+	started.onChildEvent((event) => {
+		if (event.type === "child_spawned") setTimeout(() => started.agentSession.abort(), 200);
+	});
+	const outcome = await started.agentSession.prompt("spawn, then get stopped");
+	expect(outcome.status).toBe("aborted");
+	const callsBefore = seen.get("root")?.length ?? 0;
+	await finished;
+	await new Promise((resolve) => setTimeout(resolve, 300));
+	expect(started.agentSession.busy).toBe(false);
+	expect(seen.get("root")).toHaveLength(callsBefore);
+	const next = await started.agentSession.prompt("go on");
+	expect(next.status).toBe("ok");
+	expect(seen.get("root")).toHaveLength(callsBefore + 1);
+	expect(notices(seen.get("root")?.at(-1))).toEqual([
+		expect.stringMatching(
+			/^\[rlm notice: completed_without_reply\] Sub-agent "slow" .* Its last text: "slow is done"\./,
+		),
+	]);
+});

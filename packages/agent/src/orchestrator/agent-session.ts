@@ -88,6 +88,8 @@ export class AgentSession {
 	/** The turn started for messages that arrived while the session was idle. */
 	private wakeRun: Promise<void> | undefined;
 	private readonly wakeListeners = new Set<(outcome: RunOutcome) => void>();
+	/** Set by `abort()` and `shutdown()`: delivered messages wait for the next prompt instead of starting a turn. */
+	private wakesPaused = false;
 
 	constructor(
 		readonly session: Session,
@@ -179,6 +181,7 @@ export class AgentSession {
 	 */
 	async prompt(input: string): Promise<RunOutcome> {
 		await this.whenIdle();
+		this.wakesPaused = false;
 		this.turnActive = true;
 		try {
 			return await this.promptNow(input);
@@ -203,9 +206,9 @@ export class AgentSession {
 		while (this.wakeRun) await this.wakeRun;
 	}
 
-	/** Whether a prompt or a woken turn is under way, or a delivered message waits for one. */
+	/** Whether a prompt or a woken turn is under way, or a delivered message waits to start one. */
 	get busy(): boolean {
-		return this.turnActive || this.wakeRun !== undefined || this.agent.hasQueuedMessages();
+		return this.turnActive || this.wakeRun !== undefined || (!this.wakesPaused && this.agent.hasQueuedMessages());
 	}
 
 	/** Listen to the outcome of every turn started by a delivered message. */
@@ -215,7 +218,7 @@ export class AgentSession {
 	}
 
 	private wakeIfQueued(): void {
-		if (this.turnActive || this.wakeRun || !this.agent.hasQueuedMessages()) return;
+		if (this.wakesPaused || this.turnActive || this.wakeRun || !this.agent.hasQueuedMessages()) return;
 		this.wakeRun = this.runWoken().finally(() => {
 			this.wakeRun = undefined;
 			this.wakeIfQueued();
@@ -225,7 +228,7 @@ export class AgentSession {
 	private async runWoken(): Promise<void> {
 		this.turnActive = true;
 		try {
-			while (this.agent.hasQueuedMessages()) {
+			while (!this.wakesPaused && this.agent.hasQueuedMessages()) {
 				await this.compactions.settled();
 				await this.flushPending();
 				const outcome = await this.run(() => this.agent.continue());
@@ -312,8 +315,12 @@ export class AgentSession {
 		this.compactions.request(reason, customInstructions);
 	}
 
-	/** Abort the whole run (the running cell is interrupted too). */
+	/**
+	 * Abort the whole run (the running cell is interrupted too). Messages delivered afterwards (a
+	 * sub-agent's notice) wait for the next prompt instead of starting a turn of their own.
+	 */
 	abort(): void {
+		this.wakesPaused = true;
 		this.agent.abort();
 	}
 
@@ -328,6 +335,12 @@ export class AgentSession {
 
 	/** Finish queued compactions, then tell extensions the session is closing (before the kernel shuts down). */
 	async shutdown(): Promise<void> {
+		// No new turn starts for a late message; one already running is stopped.
+		this.wakesPaused = true;
+		if (this.wakeRun) {
+			this.agent.abort();
+			await this.whenIdle();
+		}
 		await this.compactions.settled();
 		await this.extensions?.emit("session_shutdown", { sessionId: this.session.id });
 	}
