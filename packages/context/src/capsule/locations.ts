@@ -43,10 +43,11 @@ export function rankLocations(locations: Outcome["locations"]): RankedLocation[]
 		let end = start + 1;
 		while (end < byOutput.length && byOutput[end].at - byOutput[end - 1].at <= STACK_GAP) end++;
 		const run = byOutput.slice(start, end);
-		const project = run.filter((loc) => !isLibraryPath(loc.file));
+		const library = run.map((loc) => isLibraryPath(loc.file));
+		const project = run.filter((_, index) => !library[index]);
 		const isStack = new Set(run.map((loc) => loc.file)).size > 1;
-		for (const loc of run) {
-			if (isLibraryPath(loc.file)) rank.set(loc.order, 2);
+		for (const [index, loc] of run.entries()) {
+			if (library[index]) rank.set(loc.order, 2);
 			else if (isStack && loc !== project[0] && loc !== project[project.length - 1]) rank.set(loc.order, 1);
 			else rank.set(loc.order, 0);
 		}
@@ -98,17 +99,19 @@ export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 	const header = `LOCATIONS (${ranked.length} in ${fileCount} files; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
 	const headerBytes = utf8Bytes(escapeXmlText(header)) + 1;
 	const admitted = new Map<string, number[]>();
+	const ordered = [...ranked].sort((a, b) => a.rank - b.rank || a.order - b.order);
+	// A new file costs its row (`path:N` and a newline); a further line of it costs `,N` (ASCII). A row's
+	// size is worked out once: `admit` may run twice over thousands of locations.
+	const rowCosts: number[] = [];
+	const rowCost = (index: number, loc: RankedLocation) =>
+		(rowCosts[index] ??= utf8Bytes(escapeXmlText(`${relative(loc.file)}:${loc.line}`)) + 1);
 	const admit = (budget: number): number => {
 		admitted.clear();
 		let used = headerBytes;
 		let count = 0;
-		const ordered = [...ranked].sort((a, b) => a.rank - b.rank || a.order - b.order);
-		for (const loc of ordered) {
+		for (const [index, loc] of ordered.entries()) {
 			const lines = admitted.get(loc.file);
-			// A new file costs its row (`path:N` and a newline); a further line of it costs `,N`.
-			const cost = lines
-				? utf8Bytes(`,${loc.line}`)
-				: utf8Bytes(escapeXmlText(`${relative(loc.file)}:${loc.line}`)) + 1;
+			const cost = lines ? `,${loc.line}`.length : rowCost(index, loc);
 			if (used + cost > budget) continue;
 			used += cost;
 			count++;
