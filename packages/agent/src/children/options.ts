@@ -1,4 +1,5 @@
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
+import { ExitCode, UserError } from "../errors.js";
 import { THINKING_LEVELS } from "../home/index.js";
 
 /** The options `rlm(task, ...)` accepts; any other fails. */
@@ -89,14 +90,28 @@ export function defaultName(task: string, taken: ReadonlySet<string>): string {
 
 /**
  * The deepest level a child may have: `RLM_MAX_DEPTH` in the environment, else `rlm.maxDepth` in
- * settings.json, else 1 (the root may spawn, children may not).
+ * settings.json, else 1 (the root may spawn, children may not). A value that is not a whole number
+ * of 0 or more is a `UserError` saying where it came from.
  */
-export function resolveMaxDepth(env: NodeJS.ProcessEnv, setting: unknown): number {
+export function resolveMaxDepth(env: NodeJS.ProcessEnv, setting: unknown, settingsPath = "settings.json"): number {
 	const fromEnv = env.RLM_MAX_DEPTH;
 	if (fromEnv !== undefined && fromEnv !== "") {
-		const value = Number(fromEnv);
-		if (Number.isInteger(value) && value >= 0) return value;
+		if (!/^\d+$/.test(fromEnv.trim())) {
+			throw new UserError(
+				`RLM_MAX_DEPTH is ${JSON.stringify(fromEnv)}, not a whole number of 0 or more.`,
+				"Set it to 0 (no sub-agents), 1 (the default: the root may spawn) or more, or unset it.",
+				ExitCode.usage,
+			);
+		}
+		return Number(fromEnv.trim());
 	}
-	if (typeof setting === "number" && Number.isInteger(setting) && setting >= 0) return setting;
-	return DEFAULT_MAX_DEPTH;
+	if (setting === undefined) return DEFAULT_MAX_DEPTH;
+	if (typeof setting !== "number" || !Number.isInteger(setting) || setting < 0) {
+		throw new UserError(
+			`"rlm": {"maxDepth": ...} in ${settingsPath} must be a whole number of 0 or more.`,
+			'Write it like "rlm": {"maxDepth": 1}, or remove it for the default (1).',
+			ExitCode.usage,
+		);
+	}
+	return setting;
 }

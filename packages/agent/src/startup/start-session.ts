@@ -116,6 +116,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
+	const maxDepth = resolveMaxDepth(env, settings.rlm?.maxDepth, paths.settings);
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
 	const notices: string[] = [];
@@ -196,7 +197,6 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const depth = options.child?.depth ?? 0;
 	const selfName = options.child?.name ?? "root";
-	const maxDepth = resolveMaxDepth(env, settings.rlm?.maxDepth);
 	const kernel = new SessionKernel({
 		cwd,
 		python,
