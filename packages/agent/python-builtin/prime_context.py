@@ -52,14 +52,17 @@ async def _action(action: str, **arguments: Any) -> str:
     return str(reply.get("text", ""))
 
 
-async def list(limit: int | None = None) -> str:  # noqa: A001 - the action's name
-    """Recent observations, newest first (at most 20): ids, tools, sizes; never their bodies."""
-    return await _action("list", limit=limit)
+async def list(limit: int | None = None, child: str | None = None) -> str:  # noqa: A001 - the action's name
+    """Recent observations, newest first (at most 20): ids, tools, sizes; never their bodies.
+
+    ``child="name"`` lists a sub-agent's observations instead (likewise for read, search and text).
+    """
+    return await _action("list", limit=limit, child=child)
 
 
-async def read(id: str, start_line: int | None = None, end_line: int | None = None) -> str:  # noqa: A002
+async def read(id: str, start_line: int | None = None, end_line: int | None = None, child: str | None = None) -> str:  # noqa: A002
     """Exact lines ``start_line..end_line`` (1-based, inclusive, at most 80) with their numbers."""
-    return await _action("read", id=id, startLine=start_line, endLine=end_line)
+    return await _action("read", id=id, startLine=start_line, endLine=end_line, child=child)
 
 
 async def search(
@@ -69,6 +72,7 @@ async def search(
     match_offset: int | None = None,
     max_matches: int | None = None,
     limit: int | None = None,
+    child: str | None = None,
 ) -> str:
     """Case-insensitive fixed-text search in one observation, or the newest ``limit`` (20)."""
     return await _action(
@@ -79,6 +83,7 @@ async def search(
         matchOffset=match_offset,
         maxMatches=max_matches,
         limit=limit,
+        child=child,
     )
 
 
@@ -110,11 +115,14 @@ async def update(
     return await _action("update", **payload)
 
 
-async def text(id: str) -> str:  # noqa: A002
+async def text(id: str, child: str | None = None) -> str:  # noqa: A002
     """The observation's exact text as one string (every line, no numbering, no cap on lines)."""
     if not isinstance(id, str):
         raise TypeError("prime_context.text(id): id must be a string such as 'obs_000001'")
-    reply = await _call({"action": "text", "id": id})
+    payload: dict[str, Any] = {"action": "text", "id": id}
+    if child is not None:
+        payload["child"] = child
+    reply = await _call(payload)
     if reply.get("isError"):
         raise PrimeContextError(str(reply.get("text", "")))
     return str(reply.get("text", ""))

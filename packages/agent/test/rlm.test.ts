@@ -221,3 +221,38 @@ it("a fan-out of 8 children runs in parallel: 8 kernels, 8 notices, one usage en
 	).toHaveLength(8);
 	expect(started.children.list().map((child) => child.status)).toEqual(names.map(() => "idle"));
 });
+
+it("the parent reads a child's Prime Context observations by the child's name", async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('await rlm("print a long listing", name="reader")'),
+			fauxAssistantMessage("Spawned the reader."),
+			cell(
+				[
+					"listing = await prime_context.text('obs_000001', child='reader')",
+					"print(len(listing.splitlines()), listing.splitlines()[0], listing.splitlines()[-1])",
+					"print('obs_000001' in await prime_context.list(child='reader'))",
+					"print('line 0002 of the listing' in await prime_context.read('obs_000001', 2, 2, child='reader'))",
+					"try:",
+					"    await prime_context.list(child='nobody')",
+					"except Exception as error:",
+					"    print(type(error).__name__, error)",
+				].join("\n"),
+			),
+			fauxAssistantMessage("Read the reader's listing."),
+		],
+		reader: [
+			cell("for n in range(1, 401): print(f'line {n:04d} of the listing')"),
+			fauxAssistantMessage("Printed the listing."),
+		],
+	});
+	await started.agentSession.prompt("spawn a reader");
+	await started.whenSettled();
+	expect(lastToolResult(seen.get("root")?.at(-1)).trim().split("\n")).toEqual([
+		"400 line 0001 of the listing line 0400 of the listing",
+		"True",
+		"True",
+		'PrimeContextError No sub-agent named "nobody" with a saved session here (a child\'s session is saved once it has answered); await rlm.list_subagents() lists them.',
+	]);
+});

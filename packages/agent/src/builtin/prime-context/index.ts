@@ -24,6 +24,7 @@ import {
 	runRecovery,
 } from "prime-agent-context";
 import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
+import { childSessionId } from "./child-archive.js";
 import { runPcCommand } from "./commands.js";
 import { taskMessage, taskText, trimKernelNotices } from "./context-view.js";
 import { archiveWithParent } from "./fork-archive.js";
@@ -58,8 +59,29 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		return opened;
 	};
 	const active = () => mode ?? enabledByConfig;
-	const recover = async (args: Record<string, unknown>, options: RecoveryOptions = {}): Promise<RecoveryResponse> =>
-		runRecovery(await (recoveryContext ?? context().then(ownRecoveryContext)), args, options);
+	const recover = async (args: Record<string, unknown>, options: RecoveryOptions = {}): Promise<RecoveryResponse> => {
+		const base = await (recoveryContext ?? context().then(ownRecoveryContext));
+		const { child, ...rest } = args;
+		if (child === undefined || child === null || child === "") return runRecovery(base, rest, options);
+		if (!["list", "read", "search"].includes(String(rest.action))) {
+			return refusal(`child= works with list, read and search (and prime_context.text), not ${String(rest.action)}.`);
+		}
+		const found = await childContext(base, child);
+		return "error" in found ? refusal(found.error) : runRecovery(found, rest, options);
+	};
+
+	/** A sub-agent's archive, read from this session (`child="name"`); its own broker is not touched. */
+	async function childContext(base: RecoveryContext, child: unknown): Promise<RecoveryContext | { error: string }> {
+		const name = String(child);
+		const id = sessionFile ? await childSessionId(sessionFile, base.sessionId, name) : undefined;
+		if (!id) {
+			return {
+				error: `No sub-agent named "${name}" with a saved session here (a child's session is saved once it has answered); await rlm.list_subagents() lists them.`,
+			};
+		}
+		const archive = await openSessionArchive({ root: (await context()).root, sessionId: id });
+		return { ...base, sessionId: id, archive, broker: null };
+	}
 
 	api.addKernelStartup(`import ${KERNEL_MODULE}\n`, { pythonPath: [KERNEL_PYTHON_DIR], names: [KERNEL_MODULE] });
 
@@ -133,7 +155,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 
 	api.onHostRequest(PRIME_CONTEXT_REQUEST_TYPE, async (payload) => {
 		const { type: _type, ...args } = payload;
-		if (args.action === "text") return textOf(args.id);
+		if (args.action === "text") return textOf(args.id, args.child);
 		const response = await recover(args);
 		return { text: response.text, isError: response.isError };
 	});
@@ -156,10 +178,13 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 	});
 
 	/** `prime_context.text(id)`: the exact text, read through the fork's parent when needed. */
-	async function textOf(id: unknown): Promise<{ text: string; isError: boolean }> {
+	async function textOf(id: unknown, child?: unknown): Promise<{ text: string; isError: boolean }> {
 		if (typeof id !== "string")
 			return { text: "prime_context.text(id) needs an id such as obs_000001.", isError: true };
-		const { archive } = await (recoveryContext ?? context().then(ownRecoveryContext));
+		const base = await (recoveryContext ?? context().then(ownRecoveryContext));
+		const found = child === undefined || child === null || child === "" ? base : await childContext(base, child);
+		if ("error" in found) return { text: found.error, isError: true };
+		const { archive } = found;
 		try {
 			const record = await archive.get(id);
 			if (record.bytes > TEXT_MAX_BYTES) {
@@ -186,6 +211,10 @@ function removeEmptyFolders(folders: string[]): void {
 			return;
 		}
 	}
+}
+
+function refusal(text: string): RecoveryResponse {
+	return { action: "invalid", text, isError: true, evidence: false, truncated: false };
 }
 
 function ownRecoveryContext(session: ContextSession): RecoveryContext {

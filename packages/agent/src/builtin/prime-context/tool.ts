@@ -26,6 +26,9 @@ export const primeContextParameters = Type.Object({
 	focus: Type.Optional(
 		Type.Union([Type.String(), Type.Null()], { description: "update: new focus; null or empty clears it." }),
 	),
+	child: Type.Optional(
+		Type.String({ description: "list, read, search: a sub-agent's observations, by its name (from rlm)." }),
+	),
 	add: Type.Optional(ids),
 	complete: Type.Optional(ids),
 	pin: Type.Optional(ids),
