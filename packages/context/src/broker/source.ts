@@ -115,12 +115,15 @@ export class LineSplitter {
 		}
 		// Next carriage return at or after `start` (-1: none left), found once per return, not per line.
 		let nextReturn = text.indexOf("\r");
+		// A chunk with as many bytes as characters has one byte per character: its newlines sit at the same
+		// positions in the text and in the bytes, so the bytes need no search of their own.
+		const ascii = chunk.length === text.length;
 		let start = 0;
 		let byteStart = 0;
 		for (;;) {
 			const nl = text.indexOf("\n", start);
 			if (nl === -1) break;
-			const byteNl = chunk.indexOf(0x0a, byteStart);
+			const byteNl = ascii ? nl : chunk.indexOf(0x0a, byteStart);
 			const bytes = this.partialBytes + (byteNl - byteStart);
 			if (nextReturn !== -1 && nextReturn < start) nextReturn = text.indexOf("\r", start);
 			const framed = nextReturn !== -1 && nextReturn < nl;
