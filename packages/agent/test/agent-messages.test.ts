@@ -134,3 +134,39 @@ it("refuses 16,385 characters, a 21st unread message, a forged sender and receiv
 	expect(started.mailbox.pendingCount).toBe(0);
 	expect(customMessages(started, "rlm_notice")).toEqual([]);
 });
+
+it("a message wakes an idle child: it runs a new turn (listed as running) and its reply reaches the parent", async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell(
+				[
+					'await rlm("wait for questions", name="echo")',
+					"import asyncio",
+					"while (await rlm.list_subagents())[0]['status'] != 'idle': await asyncio.sleep(0.05)",
+					'await agent_message.send("what is 6 * 7?", receiver_role="child", receiver_name="echo")',
+					"print([(c['name'], c['status']) for c in await rlm.list_subagents()])",
+				].join("\n"),
+			),
+			fauxAssistantMessage("Asked echo."),
+			fauxAssistantMessage("Echo says 42."),
+		],
+		echo: [
+			fauxAssistantMessage("Ready for questions."),
+			cell('await agent_message.send("42", receiver_role="parent")'),
+			fauxAssistantMessage("Answered."),
+		],
+	});
+	await started.agentSession.prompt("spawn echo");
+	await started.whenSettled();
+	expect(lastToolResult(seen.get("root")?.[1]).trim()).toBe("[('echo', 'running')]");
+	expect(wireText(seen.get("echo")?.[1]?.messages.at(-1) as never)).toBe(
+		'[agent message msg_0001 from your parent "root"; reply with await agent_message.send(text, receiver_role="parent")]\nwhat is 6 * 7?',
+	);
+	// One notice (the first run ended without a reply), then echo's message.
+	expect(customMessages(started, "rlm_notice")).toHaveLength(1);
+	expect(customMessages(started, "agent_message")).toEqual([
+		'[agent message msg_0001 from your child "echo"; reply with await agent_message.send(text, receiver_role="child", receiver_name="echo")]\n42',
+	]);
+	expect(started.children.list().map((child) => child.status)).toEqual(["idle"]);
+});

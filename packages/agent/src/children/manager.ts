@@ -121,7 +121,8 @@ export class ChildManager {
 	list(): (ChildHandle & { status: ChildStatus; session_file?: string; depth: number })[] {
 		return [...this.children.values()].map((record) => ({
 			...record.handle,
-			status: record.status,
+			// An idle child woken by a message runs again until that turn ends.
+			status: record.status === "idle" && record.runtime?.busy ? "running" : record.status,
 			depth: record.depth,
 			...(record.runtime ? { session_file: record.runtime.sessionFile } : {}),
 		}));
