@@ -170,3 +170,40 @@ it("a message wakes an idle child: it runs a new turn (listed as running) and it
 	]);
 	expect(started.children.list().map((child) => child.status)).toEqual(["idle"]);
 });
+
+it("a message to a child that is still starting waits for it and reaches its first turn", async () => {
+	// An extension holds every session's start while the file `hold` exists.
+	const hold = join(sessions.world.project, "hold");
+	sessions.world.writeProject(
+		"hold-ext.mjs",
+		`import { existsSync } from "node:fs";\nexport default async function () {\n\twhile (existsSync(${JSON.stringify(hold)})) await new Promise((resolve) => setTimeout(resolve, 20));\n}\n`,
+	);
+	const started = await sessions.start({ extensionPaths: [join(sessions.world.project, "hold-ext.mjs")] });
+	sessions.world.writeProject("hold", "");
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell(
+				[
+					'await rlm("answer the question you are sent", name="late")',
+					"print((await rlm.list_subagents())[0]['status'])",
+					'print(await agent_message.send("the question: 6 * 7?", receiver_role="child", receiver_name="late"))',
+					`import os\nos.remove(${JSON.stringify(hold)})`,
+				].join("\n"),
+			),
+			fauxAssistantMessage("Spawned and asked."),
+			fauxAssistantMessage("Noted."),
+		],
+		late: [fauxAssistantMessage("The answer is 42.")],
+	});
+	await started.agentSession.prompt("spawn and ask at once");
+	await started.whenSettled();
+	expect(lastToolResult(seen.get("root")?.[1]).trim()).toBe(
+		"starting\n{'id': 'msg_0001', 'receiver': 'late', 'receiver_role': 'child'}",
+	);
+	const first = seen.get("late")?.[0]?.messages ?? [];
+	expect(first.map((message) => message.role)).toEqual(["user", "user"]);
+	expect(wireText(first[1] as never)).toBe(
+		'[agent message msg_0001 from your parent "root"; reply with await agent_message.send(text, receiver_role="parent")]\nthe question: 6 * 7?',
+	);
+	expect(seen.get("late")).toHaveLength(1);
+});

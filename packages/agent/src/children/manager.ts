@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Usage } from "@mariozechner/pi-ai";
 import type { HiddenMessage } from "../extensions/index.js";
-import type { FamilyMember } from "../messages/index.js";
+import { type FamilyMember, Mailbox } from "../messages/index.js";
 import { NOTICE_CUSTOM_TYPE, noticeText } from "./notices.js";
 import { checkName, defaultName, parseSpawnRequest, SpawnRefused } from "./options.js";
 import type {
@@ -47,6 +47,7 @@ export interface ChildManagerOptions {
 
 interface ChildRecord {
 	handle: ChildHandle;
+	mailbox: Mailbox;
 	depth: number;
 	spawnedBy: string | null;
 	status: ChildStatus;
@@ -103,6 +104,7 @@ export class ChildManager {
 		};
 		const record: ChildRecord = {
 			handle,
+			mailbox: new Mailbox(name),
 			depth: depth + 1,
 			spawnedBy: this.options.parent.leafId(),
 			status: "starting",
@@ -132,14 +134,11 @@ export class ChildManager {
 	receiver(name: string): FamilyMember | undefined {
 		const record = this.children.get(name);
 		if (!record) return undefined;
-		if (record.runtime && (record.status === "running" || record.status === "idle")) {
-			return { name, mailbox: record.runtime.mailbox };
+		// A child still starting gets its messages once its session is up.
+		if (record.status === "starting" || record.status === "running" || record.status === "idle") {
+			return { name, mailbox: record.mailbox };
 		}
-		const why =
-			record.status === "starting"
-				? "it is still starting; send again in a moment"
-				: `it has ${record.status === "failed" ? "failed" : "been cancelled"}`;
-		return { name, why };
+		return { name, why: `it has ${record.status === "failed" ? "failed" : "been cancelled"}` };
 	}
 
 	/** Names of the children, in spawn order. */
@@ -230,6 +229,7 @@ export class ChildManager {
 				depth: record.depth,
 				parentSessionFile: this.options.parent.sessionFile,
 				parentEntryId: record.spawnedBy,
+				mailbox: record.mailbox,
 			});
 		} catch (error) {
 			if (record.cancel) return this.finish(record, { status: "aborted" });

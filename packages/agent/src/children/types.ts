@@ -23,13 +23,13 @@ export interface ChildLaunchSpec {
 	depth: number;
 	parentSessionFile: string;
 	parentEntryId: string | null;
+	/** The child's mailbox, made at admission so messages sent while it starts wait for it. */
+	mailbox: Mailbox;
 }
 
 /** A running child session, as the registry sees it. */
 export interface ChildRuntime {
 	readonly sessionFile: string;
-	/** Where agent messages to the child go. */
-	readonly mailbox: Mailbox;
 	/** Run one prompt to its end. */
 	prompt(text: string): Promise<ChildRunOutcome>;
 	/** Listen to the child's own finished messages (usage, last text). */

@@ -35,11 +35,22 @@ export class Mailbox {
 	private readonly received: AgentMail[] = [];
 	private pending = 0;
 	private next = 1;
+	/** Messages accepted before the receiver's session was attached (a child still starting). */
+	private held: HiddenMessage[] = [];
 
+	/** Without `deliver`, messages are held (and count as pending) until `attach`. */
 	constructor(
 		readonly owner: string,
-		private readonly deliver: (message: HiddenMessage) => void,
+		private deliver?: (message: HiddenMessage) => void,
 	) {}
+
+	/** Connect the receiver's session: held messages go to it now, later ones at once. */
+	attach(deliver: (message: HiddenMessage) => void): void {
+		this.deliver = deliver;
+		const held = this.held;
+		this.held = [];
+		for (const message of held) deliver(message);
+	}
 
 	get pendingCount(): number {
 		return this.pending;
@@ -60,11 +71,13 @@ export class Mailbox {
 		this.received.push(full);
 		if (this.received.length > KEPT) this.received.splice(0, this.received.length - KEPT);
 		this.pending++;
-		this.deliver({
+		const message: HiddenMessage = {
 			customType: AGENT_MESSAGE_TYPE,
 			content: mailText(full),
 			details: { id: full.id, from_role: full.from_role, from_name: full.from_name },
-		});
+		};
+		if (this.deliver) this.deliver(message);
+		else this.held.push(message);
 		return full;
 	}
 

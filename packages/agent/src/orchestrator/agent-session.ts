@@ -219,6 +219,8 @@ export class AgentSession {
 
 	private wakeIfQueued(): void {
 		if (this.wakesPaused || this.turnActive || this.wakeRun || !this.agent.hasQueuedMessages()) return;
+		// Before the first prompt there is nothing to continue: the first prompt's run takes them.
+		if (this.agent.state.messages.length === 0) return;
 		this.wakeRun = this.runWoken().finally(() => {
 			this.wakeRun = undefined;
 			this.wakeIfQueued();
@@ -236,6 +238,8 @@ export class AgentSession {
 				if (outcome.status === "aborted") break;
 			}
 		} catch (error) {
+			// The loop refused to continue: wait for the next prompt rather than retry at once.
+			this.wakesPaused = true;
 			const outcome: RunOutcome = { status: "error", errorMessage: (error as Error).message };
 			for (const listener of this.wakeListeners) listener(outcome);
 		} finally {

@@ -12,7 +12,6 @@ export function childRuntime(started: StartedSession): ChildRuntime {
 	});
 	return {
 		sessionFile: started.session.path,
-		mailbox: started.mailbox,
 		prompt: async (text) => {
 			if (aborted) return { status: "aborted" };
 			const outcome = await agentSession.prompt(text);

@@ -276,7 +276,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		available: (provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined,
 	});
 	for (const [type, handler] of Object.entries(rlmHandlers)) kernel.onHostRequest(type, handler);
-	const mailbox = new Mailbox(selfName, (message) => agentSession.deliverExternal(message));
+	// A child's mailbox was made at its admission (messages sent while it started wait in it).
+	const mailbox = options.child?.mailbox ?? new Mailbox(selfName);
+	mailbox.attach((message) => agentSession.deliverExternal(message));
 	agentSession.subscribe((event) => {
 		if (event.type !== "message_end" || event.message.role !== "host") return;
 		const details = event.message.details as { id?: unknown } | undefined;
