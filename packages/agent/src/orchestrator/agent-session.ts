@@ -21,6 +21,7 @@ import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
+import { WakeScheduler } from "./wake-scheduler.js";
 
 export interface AgentSessionOptions {
 	model: Model<Api>;
@@ -83,19 +84,23 @@ export class AgentSession {
 	private readonly compactionSettings: CompactionSettings;
 	/** A compaction happened during the current run: the loop's own message list is stale. */
 	private compactedInRun = false;
-	/** A prompt or a woken turn is under way (wider than the loop's own run: it covers the preamble and late compaction). */
-	private turnActive = false;
-	/** The turn started for messages that arrived while the session was idle. */
-	private wakeRun: Promise<void> | undefined;
-	private readonly wakeListeners = new Set<(outcome: RunOutcome) => void>();
-	/** Set by `abort()` and `shutdown()`: delivered messages wait for the next prompt instead of starting a turn. */
-	private wakesPaused = false;
+	/** Turns started by delivered messages (sub-agent notices, agent messages). */
+	private readonly wakes: WakeScheduler;
 
 	constructor(
 		readonly session: Session,
 		private readonly options: AgentSessionOptions,
 	) {
 		this.extensions = options.extensions;
+		this.wakes = new WakeScheduler({
+			hasQueued: () => this.agent.hasQueuedMessages(),
+			hasHistory: () => this.agent.state.messages.length > 0,
+			runQueued: async () => {
+				await this.compactions.settled();
+				await this.flushPending();
+				return this.run(() => this.agent.continue());
+			},
+		});
 		this.baseSystemPrompt = options.systemPrompt;
 		this.compactionSettings = options.compaction ?? DEFAULT_COMPACTION_SETTINGS;
 		this.compactions = new CompactionScheduler(
@@ -181,13 +186,11 @@ export class AgentSession {
 	 */
 	async prompt(input: string): Promise<RunOutcome> {
 		await this.whenIdle();
-		this.wakesPaused = false;
-		this.turnActive = true;
+		this.wakes.beginPrompt();
 		try {
 			return await this.promptNow(input);
 		} finally {
-			this.turnActive = false;
-			this.wakeIfQueued();
+			this.wakes.endPrompt();
 		}
 	}
 
@@ -198,53 +201,22 @@ export class AgentSession {
 	 */
 	deliverExternal(message: HiddenMessage): void {
 		this.agent.steer(hostMessage(message));
-		this.wakeIfQueued();
+		this.wakes.kick();
 	}
 
-	/** Resolves once no prompt or woken turn runs and nothing waits to be delivered. */
-	async whenIdle(): Promise<void> {
-		while (this.wakeRun) await this.wakeRun;
+	/** Resolves once no woken turn runs (a prompt already waits for its own end). */
+	whenIdle(): Promise<void> {
+		return this.wakes.whenIdle();
 	}
 
 	/** Whether a prompt or a woken turn is under way, or a delivered message waits to start one. */
 	get busy(): boolean {
-		return this.turnActive || this.wakeRun !== undefined || (!this.wakesPaused && this.agent.hasQueuedMessages());
+		return this.wakes.busy;
 	}
 
 	/** Listen to the outcome of every turn started by a delivered message. */
 	onWakeOutcome(listener: (outcome: RunOutcome) => void): () => void {
-		this.wakeListeners.add(listener);
-		return () => this.wakeListeners.delete(listener);
-	}
-
-	private wakeIfQueued(): void {
-		if (this.wakesPaused || this.turnActive || this.wakeRun || !this.agent.hasQueuedMessages()) return;
-		// Before the first prompt there is nothing to continue: the first prompt's run takes them.
-		if (this.agent.state.messages.length === 0) return;
-		this.wakeRun = this.runWoken().finally(() => {
-			this.wakeRun = undefined;
-			this.wakeIfQueued();
-		});
-	}
-
-	private async runWoken(): Promise<void> {
-		this.turnActive = true;
-		try {
-			while (!this.wakesPaused && this.agent.hasQueuedMessages()) {
-				await this.compactions.settled();
-				await this.flushPending();
-				const outcome = await this.run(() => this.agent.continue());
-				for (const listener of this.wakeListeners) listener(outcome);
-				if (outcome.status === "aborted") break;
-			}
-		} catch (error) {
-			// The loop refused to continue: wait for the next prompt rather than retry at once.
-			this.wakesPaused = true;
-			const outcome: RunOutcome = { status: "error", errorMessage: (error as Error).message };
-			for (const listener of this.wakeListeners) listener(outcome);
-		} finally {
-			this.turnActive = false;
-		}
+		return this.wakes.onOutcome(listener);
 	}
 
 	private async promptNow(input: string): Promise<RunOutcome> {
@@ -324,7 +296,7 @@ export class AgentSession {
 	 * sub-agent's notice) wait for the next prompt instead of starting a turn of their own.
 	 */
 	abort(): void {
-		this.wakesPaused = true;
+		this.wakes.pause();
 		this.agent.abort();
 	}
 
@@ -340,8 +312,8 @@ export class AgentSession {
 	/** Finish queued compactions, then tell extensions the session is closing (before the kernel shuts down). */
 	async shutdown(): Promise<void> {
 		// No new turn starts for a late message; one already running is stopped.
-		this.wakesPaused = true;
-		if (this.wakeRun) {
+		this.wakes.pause();
+		if (this.wakes.waking) {
 			this.agent.abort();
 			await this.whenIdle();
 		}

@@ -1,0 +1,89 @@
+import type { RunOutcome } from "./agent-session.js";
+
+/** What the scheduler needs from the session: the loop's queue and a way to run a turn for it. */
+export interface WakeHost {
+	/** Messages wait in the loop's steering or follow-up queue. */
+	hasQueued(): boolean;
+	/** The session has a conversation to continue (before the first prompt it has not). */
+	hasHistory(): boolean;
+	/** Run one turn for the queued messages. */
+	runQueued(): Promise<RunOutcome>;
+}
+
+/**
+ * When messages from outside the user's prompt (a sub-agent's notice, an agent message) start a
+ * turn: at once when the session is idle, after the current turn when one runs, never after
+ * `pause()` (an abort or shutdown) until the next prompt.
+ */
+export class WakeScheduler {
+	/** A prompt or a woken turn is under way (wider than the loop's run: preamble and late compaction too). */
+	private turnActive = false;
+	private wakeRun: Promise<void> | undefined;
+	private paused = false;
+	private readonly listeners = new Set<(outcome: RunOutcome) => void>();
+
+	constructor(private readonly host: WakeHost) {}
+
+	/** A user prompt starts: wakes resume, and none starts while it runs. */
+	beginPrompt(): void {
+		this.paused = false;
+		this.turnActive = true;
+	}
+
+	/** The prompt ended: messages that arrived meanwhile start their turn now. */
+	endPrompt(): void {
+		this.turnActive = false;
+		this.kick();
+	}
+
+	/** Messages wait for the next prompt instead of starting a turn. */
+	pause(): void {
+		this.paused = true;
+	}
+
+	get waking(): boolean {
+		return this.wakeRun !== undefined;
+	}
+
+	get busy(): boolean {
+		return this.turnActive || this.wakeRun !== undefined || (!this.paused && this.host.hasQueued());
+	}
+
+	async whenIdle(): Promise<void> {
+		while (this.wakeRun) await this.wakeRun;
+	}
+
+	onOutcome(listener: (outcome: RunOutcome) => void): () => void {
+		this.listeners.add(listener);
+		return () => this.listeners.delete(listener);
+	}
+
+	/** Start a turn for queued messages when nothing runs. */
+	kick(): void {
+		if (this.paused || this.turnActive || this.wakeRun || !this.host.hasQueued()) return;
+		// Before the first prompt there is nothing to continue: the first prompt's run takes them.
+		if (!this.host.hasHistory()) return;
+		this.wakeRun = this.runWoken().finally(() => {
+			this.wakeRun = undefined;
+			this.kick();
+		});
+	}
+
+	private async runWoken(): Promise<void> {
+		this.turnActive = true;
+		try {
+			while (!this.paused && this.host.hasQueued()) {
+				const outcome = await this.host.runQueued();
+				for (const listener of this.listeners) listener(outcome);
+				if (outcome.status === "aborted") break;
+			}
+		} catch (error) {
+			// The loop refused to continue: wait for the next prompt rather than retry at once.
+			this.paused = true;
+			const outcome: RunOutcome = { status: "error", errorMessage: (error as Error).message };
+			for (const listener of this.listeners) listener(outcome);
+		} finally {
+			this.turnActive = false;
+		}
+	}
+}
