@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
-import { CHILD_USAGE_ENTRY, type ChildEvent } from "../src/children/index.js";
+import { CHILD_USAGE_ENTRY, type ChildEvent, sessionUsage } from "../src/children/index.js";
 import { allText, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
 
@@ -254,5 +254,55 @@ it("the parent reads a child's Prime Context observations by the child's name", 
 		"True",
 		"True",
 		'PrimeContextError No sub-agent named "nobody" with a saved session here (a child\'s session is saved once it has answered); await rlm.list_subagents() lists them.',
+	]);
+});
+
+function ownTokens(sessionDir: string): number {
+	return records(childSessionFile(sessionDir))
+		.filter((record) => (record.message as { role?: string })?.role === "assistant")
+		.reduce((sum, record) => sum + (record.message as { usage: { totalTokens: number } }).usage.totalTokens, 0);
+}
+
+it("usage at depth 2 reaches the root: a child's reported usage includes its own children's, counted once", async () => {
+	sessions.newWorld({ RLM_MAX_DEPTH: "2" });
+	const started = await sessions.start();
+	const events: ChildEvent[] = [];
+	started.onChildEvent((event) => events.push(event));
+	scriptAgents(sessions, {
+		root: [
+			cell('await rlm("delegate to a leaf", name="mid")'),
+			fauxAssistantMessage("Spawned mid."),
+			fauxAssistantMessage("Noted mid."),
+		],
+		mid: [
+			cell('await rlm("do the leaf work", name="leaf")'),
+			fauxAssistantMessage("Spawned leaf."),
+			fauxAssistantMessage("Leaf noted."),
+		],
+		leaf: [cell("print(6 * 7)"), fauxAssistantMessage("leaf done: 42")],
+	});
+	await started.agentSession.prompt("delegate");
+	await started.whenSettled();
+	const spawned = events.filter((event) => event.type === "child_spawned");
+	const midDir = spawned.find((event) => event.name === "mid")?.session_dir as string;
+	const leafDir = spawned.find((event) => event.name === "leaf")?.session_dir as string;
+	const midOwn = ownTokens(midDir);
+	const leafOwn = ownTokens(leafDir);
+	expect(midOwn).toBeGreaterThan(0);
+	expect(leafOwn).toBeGreaterThan(0);
+	const rootEntries = started.session
+		.branch()
+		.filter((entry) => entry.type === "custom" && entry.customType === CHILD_USAGE_ENTRY);
+	const reported = rootEntries.reduce(
+		(sum, entry) =>
+			sum + (entry.type === "custom" ? (entry.data as { usage: { totalTokens: number } }).usage.totalTokens : 0),
+		0,
+	);
+	expect(reported).toBe(midOwn + leafOwn);
+	expect(sessionUsage(started.session.entries).children.totalTokens).toBe(midOwn + leafOwn);
+	// Mid's own file records leaf's usage once; mid's total is its own plus leaf's.
+	const midUsage = records(childSessionFile(midDir)).filter((record) => record.customType === CHILD_USAGE_ENTRY);
+	expect(midUsage.map((record) => (record.data as { usage: { totalTokens: number } }).usage.totalTokens)).toEqual([
+		leafOwn,
 	]);
 });

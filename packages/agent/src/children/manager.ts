@@ -246,6 +246,12 @@ export class ChildManager {
 			if (text.trim()) record.lastText = text;
 			addUsage(record.runUsage, usage);
 		});
+		// Usage the child records for its own children is part of its usage here. It lands in the
+		// first run's sum, or at once in an entry of its own once that run has ended (none is lost).
+		runtime.onChildUsage((usage) => {
+			addUsage(record.runUsage, usage);
+			if (record.status !== "running") this.flushUsage(record);
+		});
 		runtime.onWokenTurnEnd((outcome) => this.finish(record, outcome));
 		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile));
 		this.finish(record, outcome);
@@ -254,16 +260,7 @@ export class ChildManager {
 	/** A run of the child ended: roll its usage up, tell the parent when it did not reply. */
 	private finish(record: ChildRecord, outcome: ChildRunOutcome): void {
 		const { handle } = record;
-		if (record.runUsage.totalTokens > 0 || record.runUsage.cost.total > 0) {
-			const data: ChildUsageData = {
-				rlm_child_id: handle.rlm_child_id,
-				name: handle.name,
-				spawnedBy: record.spawnedBy,
-				usage: record.runUsage,
-			};
-			this.options.parent.appendCustom(CHILD_USAGE_ENTRY, data);
-			record.runUsage = emptyUsage();
-		}
+		this.flushUsage(record);
 		let kind: NoticeKind | undefined;
 		if (record.cancel || outcome.status === "aborted") {
 			record.status = "cancelled";
@@ -299,6 +296,19 @@ export class ChildManager {
 			content: text,
 			details: { kind, rlm_child_id: handle.rlm_child_id, name: handle.name },
 		});
+	}
+
+	/** Record the usage summed since the last entry (the child's own and its children's). */
+	private flushUsage(record: ChildRecord): void {
+		if (record.runUsage.totalTokens === 0 && record.runUsage.cost.total === 0) return;
+		const data: ChildUsageData = {
+			rlm_child_id: record.handle.rlm_child_id,
+			name: record.handle.name,
+			spawnedBy: record.spawnedBy,
+			usage: record.runUsage,
+		};
+		record.runUsage = emptyUsage();
+		this.options.parent.appendCustom(CHILD_USAGE_ENTRY, data);
 	}
 
 	private emit(event: ChildEvent): void {

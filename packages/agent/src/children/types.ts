@@ -34,6 +34,8 @@ export interface ChildRuntime {
 	prompt(text: string): Promise<ChildRunOutcome>;
 	/** Listen to the child's own finished messages (usage, last text). */
 	onAssistant(listener: (message: { text: string; usage: Usage }) => void): () => void;
+	/** Listen to the usage the child records for its own children (its `rlm_child_usage` entries). */
+	onChildUsage(listener: (usage: Usage) => void): () => void;
 	/** A turn started by a delivered message (an agent message) ended. */
 	onWokenTurnEnd(listener: (outcome: ChildRunOutcome) => void): () => void;
 	/** A turn runs, a delivered message waits for one, or one of its own children is busy. */

@@ -24,6 +24,7 @@ export function childRuntime(started: StartedSession): ChildRuntime {
 				const text = message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 				listener({ text, usage: message.usage });
 			}),
+		onChildUsage: (listener) => started.onChildUsage(listener),
 		onWokenTurnEnd: (listener) =>
 			agentSession.onWakeOutcome((outcome) => listener({ status: outcome.status, errorMessage: outcome.errorMessage })),
 		get busy() {

@@ -1,12 +1,14 @@
 import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
 import {
+	CHILD_USAGE_ENTRY,
 	type ChildEvent,
 	type ChildLaunchSpec,
 	ChildManager,
+	type ChildUsageData,
 	resolveMaxDepth,
 	rlmHostHandlers,
 	SpawnRefused,
@@ -93,6 +95,8 @@ export interface StartedSession {
 	mailbox: Mailbox;
 	/** Progress of sub-agents at every depth below this session (spawned, finished, notices). */
 	onChildEvent(listener: (event: ChildEvent) => void): () => void;
+	/** Usage this session records for its children (each `rlm_child_usage` entry, as it is appended). */
+	onChildUsage(listener: (usage: Usage) => void): () => void;
 	/**
 	 * Resolves once the session is idle, every sub-agent has settled and every notice has been
 	 * handled by a turn (what `-p` waits for before it exits).
@@ -225,12 +229,18 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	});
 	kernel.onHostRequest(COMPACT_REQUEST_TYPE, compactRequestHandler(agentSession));
 	const childListeners = new Set<(event: ChildEvent) => void>();
+	const childUsageListeners = new Set<(usage: Usage) => void>();
 	const children = new ChildManager({
 		parent: {
 			sessionFile: session.path,
 			artifactDir: session.artifactDir,
 			leafId: () => session.leafId,
-			appendCustom: (customType, data) => session.appendCustom(customType, data),
+			appendCustom: (customType, data) => {
+				session.appendCustom(customType, data);
+				// A child's usage is part of this session's, as its own parent sees it.
+				if (customType === CHILD_USAGE_ENTRY)
+					for (const listener of childUsageListeners) listener((data as ChildUsageData).usage);
+			},
 			deliver: (message) => agentSession.deliverExternal(message),
 		},
 		depth,
@@ -327,6 +337,10 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		onChildEvent(listener) {
 			childListeners.add(listener);
 			return () => childListeners.delete(listener);
+		},
+		onChildUsage(listener) {
+			childUsageListeners.add(listener);
+			return () => childUsageListeners.delete(listener);
 		},
 		async whenSettled(signal) {
 			while (!signal?.aborted && (agentSession.busy || children.busy)) {
