@@ -306,3 +306,30 @@ it("usage at depth 2 reaches the root: a child's reported usage includes its own
 		leafOwn,
 	]);
 });
+
+it("the spawning entry is the assistant message whose tool call ran the cell, also when it is not the first call", async () => {
+	const started = await sessions.start();
+	const events: ChildEvent[] = [];
+	started.onChildEvent((event) => events.push(event));
+	scriptAgents(sessions, {
+		root: [
+			fauxAssistantMessage([
+				fauxToolCall("ipython", { code: "print('first')" }),
+				fauxToolCall("ipython", { code: 'await rlm("second call spawns", name="second")' }),
+			]),
+			fauxAssistantMessage("Spawned from the second call."),
+			fauxAssistantMessage("Noted."),
+		],
+		second: [fauxAssistantMessage("second done")],
+	});
+	await started.agentSession.prompt("two calls");
+	await started.whenSettled();
+	const branch = started.session.branch();
+	const assistant = branch.find((entry) => entry.type === "message" && entry.message.role === "assistant");
+	const afterAssistant = branch[branch.indexOf(assistant as (typeof branch)[number]) + 1];
+	expect(afterAssistant?.type === "message" && afterAssistant.message.role).toBe("toolResult");
+	const usage = branch.find((entry) => entry.type === "custom" && entry.customType === CHILD_USAGE_ENTRY);
+	expect(usage?.type === "custom" && (usage.data as { spawnedBy: string }).spawnedBy).toBe(assistant?.id);
+	const dir = events.find((event) => event.type === "child_spawned")?.session_dir as string;
+	expect(records(childSessionFile(dir))[0]?.parentEntryId).toBe(assistant?.id);
+});

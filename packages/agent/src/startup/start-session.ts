@@ -234,7 +234,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		parent: {
 			sessionFile: session.path,
 			artifactDir: session.artifactDir,
-			leafId: () => session.leafId,
+			// The cell runs under the latest assistant message; earlier calls' results may follow it.
+			leafId: () => spawningEntry(session),
 			appendCustom: (customType, data) => {
 				session.appendCustom(customType, data);
 				// A child's usage is part of this session's, as its own parent sees it.
@@ -388,4 +389,16 @@ function usedIpython(session: Session): boolean {
 			(entry) =>
 				entry.type === "message" && entry.message.role === "toolResult" && entry.message.toolName === IPYTHON_TOOL_NAME,
 		);
+}
+
+/** The assistant message whose tool call is running: the last one on the active branch. */
+function spawningEntry(session: Session): string | null {
+	let id = session.leafId;
+	while (id) {
+		const entry = session.entry(id);
+		if (!entry) break;
+		if (entry.type === "message" && entry.message.role === "assistant") return entry.id;
+		id = entry.parentId;
+	}
+	return session.leafId;
 }
