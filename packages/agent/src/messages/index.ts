@@ -1,6 +1,7 @@
 export {
 	AGENT_MESSAGE_TYPE,
 	type AgentMail,
+	dataBlock,
 	type FamilyRole,
 	MAX_MESSAGE_CHARS,
 	MAX_PENDING,
