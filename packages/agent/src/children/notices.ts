@@ -4,10 +4,10 @@ import type { NoticeKind } from "./types.js";
 export const NOTICE_CUSTOM_TYPE = "rlm_notice";
 export const PREVIEW_LIMIT = 160;
 
-/** At most 160 characters of the child's last text, on one line, marked with "…" when cut. */
+/** At most 160 characters (code points) of the child's last text, on one line, marked with "…" when cut. */
 export function preview(text: string): string {
-	const line = text.replace(/\s+/g, " ").trim();
-	return line.length <= PREVIEW_LIMIT ? line : `${line.slice(0, PREVIEW_LIMIT - 1)}…`;
+	const points = [...text.replace(/\s+/g, " ").trim()];
+	return points.length <= PREVIEW_LIMIT ? points.join("") : `${points.slice(0, PREVIEW_LIMIT - 1).join("")}…`;
 }
 
 export interface NoticeFacts {
