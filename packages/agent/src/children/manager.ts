@@ -157,7 +157,7 @@ export class ChildManager {
 	 * the status it had.
 	 */
 	async delete(name: unknown): Promise<{ name: string; status: ChildStatus }> {
-		const key = checkName(name);
+		const key = checkName(name, "rlm.delete_subagent(...)");
 		const record = this.children.get(key);
 		if (!record) {
 			const names = [...this.children.keys()];

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { UserError } from "../errors.js";
+import { ChildManager } from "./manager.js";
 import { preview } from "./notices.js";
 import { defaultName, resolveMaxDepth } from "./options.js";
 
@@ -29,5 +30,28 @@ it("the depth limit: RLM_MAX_DEPTH wins over settings, default 1, and a bad valu
 	);
 	expect(() => resolveMaxDepth({}, -1, "/home/u/.prime/agent/settings.json")).toThrow(
 		'"rlm": {"maxDepth": ...} in /home/u/.prime/agent/settings.json must be a whole number of 0 or more.',
+	);
+});
+
+it("rlm.delete_subagent() with a bad name names delete_subagent in its error, not rlm(name=...)", async () => {
+	const manager = new ChildManager({
+		parent: {
+			sessionFile: "/s.jsonl",
+			artifactDir: "/s",
+			leafId: () => null,
+			appendCustom: () => {},
+			deliver: () => {},
+		},
+		depth: 0,
+		maxDepth: 1,
+		parentModel: () => "p/m",
+		checkModel: (ref) => ref,
+		launch: () => Promise.reject(new Error("not used")),
+	});
+	await expect(manager.delete("bad name")).rejects.toThrow(
+		'rlm.delete_subagent(...): "bad name" is not a valid name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',
+	);
+	await expect(manager.delete("n".repeat(65))).rejects.toThrow(
+		"rlm.delete_subagent(...): the name has 65 characters; at most 64 are allowed.",
 	);
 });

@@ -56,15 +56,16 @@ export function parseSpawnRequest(payload: Record<string, unknown>): SpawnReques
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-export function checkName(name: unknown): string {
+/** A valid sub-agent name, or a refusal naming the call it was given to (`call`). */
+export function checkName(name: unknown, call = "rlm(name=...)"): string {
 	if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
 		throw new SpawnRefused(
-			`rlm(name=...): ${JSON.stringify(name)} is not a valid name; use letters, digits, ".", "_" and "-", starting with a letter or digit.`,
+			`${call}: ${JSON.stringify(name)} is not a valid name; use letters, digits, ".", "_" and "-", starting with a letter or digit.`,
 		);
 	}
 	if (name.length > MAX_NAME_LENGTH) {
 		throw new SpawnRefused(
-			`rlm(name=...): the name has ${name.length} characters; at most ${MAX_NAME_LENGTH} are allowed. Pick a shorter one.`,
+			`${call}: the name has ${name.length} characters; at most ${MAX_NAME_LENGTH} are allowed. Pick a shorter one.`,
 		);
 	}
 	return name;
