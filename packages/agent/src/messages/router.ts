@@ -89,6 +89,11 @@ function findReceiver(family: Family, role: FamilyRole, name: unknown): FamilyMe
 			throw new MessageRefused(
 				'agent_message.send(receiver_role="parent"): this agent has no parent (it is the root).',
 			);
+		if (name !== undefined && name !== null && name !== family.parent.name) {
+			throw new MessageRefused(
+				`agent_message.send(receiver_role="parent", receiver_name=${JSON.stringify(name)}): the parent is "${family.parent.name}"; leave receiver_name out or name the parent (a sibling is reached with receiver_role="sibling").`,
+			);
+		}
 		return family.parent;
 	}
 	const names = role === "child" ? family.childNames() : family.siblingNames();
