@@ -119,6 +119,7 @@ export function mailText(mail: AgentMail): string {
 export class SendRate {
 	private readonly times: number[] = [];
 
+	/** Refuse a send over the limit; only `count` (an accepted send) uses up the window. */
 	check(now = Date.now()): void {
 		while (this.times.length > 0 && now - (this.times[0] as number) > 60_000) this.times.shift();
 		if (this.times.length >= MAX_SENDS_PER_MINUTE) {
@@ -126,6 +127,10 @@ export class SendRate {
 				`agent_message.send(): at most ${MAX_SENDS_PER_MINUTE} messages a minute; wait a little, or put more in one message.`,
 			);
 		}
+	}
+
+	/** A send was accepted. */
+	count(now = Date.now()): void {
 		this.times.push(now);
 	}
 }

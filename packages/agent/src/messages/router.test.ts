@@ -40,3 +40,18 @@ it('receiver_name with receiver_role="parent" must name the parent', async () =>
 		receiver_role: "parent",
 	});
 });
+
+it("a send refused for the 20-pending limit does not count toward the rate limit", async () => {
+	const { family: fam, sibling } = family();
+	const handlers = messageHostHandlers(new Mailbox("kid"), fam);
+	for (let index = 0; index < 20; index++) await send(handlers, { text: `m${index}` });
+	const refused = [];
+	for (let index = 0; index < 40; index++) refused.push(await send(handlers, { text: "more" }));
+	expect(refused.every((text) => typeof text === "string" && text.includes("already has 20 messages"))).toBe(true);
+	expect(await send(handlers, { text: "to sib", receiver_role: "sibling", receiver_name: "sib" })).toEqual({
+		id: "msg_0001",
+		receiver: "sib",
+		receiver_role: "sibling",
+	});
+	expect(sibling.pendingCount).toBe(1);
+});

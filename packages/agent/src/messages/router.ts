@@ -76,6 +76,8 @@ export function messageHostHandlers(own: Mailbox, family: Family): Record<string
 			// What the sender is to the receiver.
 			const fromRole: FamilyRole = role === "parent" ? "child" : role === "child" ? "parent" : "sibling";
 			const mail: AgentMail = receiver.mailbox.accept({ from_role: fromRole, from_name: family.self, text });
+			// Only an accepted send counts toward the rate limit (not one refused for the pending limit).
+			rate.count();
 			if (role === "parent") family.parent?.noteReply();
 			return { id: mail.id, receiver: receiver.name, receiver_role: role };
 		},
