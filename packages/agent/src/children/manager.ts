@@ -69,6 +69,8 @@ interface ChildRecord {
  */
 export class ChildManager {
 	private readonly children = new Map<string, ChildRecord>();
+	/** Deleted children whose launch or run has not settled yet (their notice is still to come). */
+	private readonly settling = new Set<ChildRecord>();
 	private closed = false;
 
 	constructor(private readonly options: ChildManagerOptions) {}
@@ -166,6 +168,11 @@ export class ChildManager {
 			);
 		}
 		this.children.delete(key);
+		// Its name is free at once, but it counts as busy until it has settled (a child deleted
+		// while starting ends, with its notice, only once its launch is done).
+		this.settling.add(record);
+		const settled = () => this.settling.delete(record);
+		record.work.then(settled, settled);
 		const status = record.status;
 		await this.stop(record, { reason: "deleted by rlm.delete_subagent", silent: false });
 		return { name: key, status };
@@ -173,6 +180,7 @@ export class ChildManager {
 
 	/** True while a child starts, runs, or has a delivered message to take. */
 	get busy(): boolean {
+		if (this.settling.size > 0) return true;
 		for (const record of this.children.values()) {
 			if (record.status === "starting" || record.status === "running") return true;
 			if (record.runtime?.busy) return true;
@@ -185,9 +193,11 @@ export class ChildManager {
 		this.closed = true;
 		const records = [...this.children.values()];
 		this.children.clear();
-		await Promise.all(
-			records.map((record) => this.stop(record, { reason: "the parent session ended", silent: true }, true)),
-		);
+		await Promise.all([
+			...records.map((record) => this.stop(record, { reason: "the parent session ended", silent: true }, true)),
+			// Deleted children still starting: their launch shuts them down once it is done.
+			...[...this.settling].map((record) => record.work.catch(() => undefined)),
+		]);
 	}
 
 	/**
