@@ -1,14 +1,10 @@
 import { join } from "node:path";
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
-import { lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { cell, holdSessionStarts, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxm", models: [{ id: "m" }] });
-
-function cell(code: string) {
-	return fauxAssistantMessage(fauxToolCall("ipython", { code }));
-}
 
 const waitFor = (path: string) =>
 	`import os, asyncio\nwhile not os.path.exists(${JSON.stringify(path)}): await asyncio.sleep(0.05)`;
@@ -173,12 +169,8 @@ it("a message wakes an idle child: it runs a new turn (listed as running) and it
 
 it("a message to a child that is still starting waits for it and reaches its first turn", async () => {
 	// An extension holds every session's start while the file `hold` exists.
-	const hold = join(sessions.world.project, "hold");
-	sessions.world.writeProject(
-		"hold-ext.mjs",
-		`import { existsSync } from "node:fs";\nexport default async function () {\n\twhile (existsSync(${JSON.stringify(hold)})) await new Promise((resolve) => setTimeout(resolve, 20));\n}\n`,
-	);
-	const started = await sessions.start({ extensionPaths: [join(sessions.world.project, "hold-ext.mjs")] });
+	const { extensionPath, hold } = holdSessionStarts(sessions.world);
+	const started = await sessions.start({ extensionPaths: [extensionPath] });
 	sessions.world.writeProject("hold", "");
 	const seen = scriptAgents(sessions, {
 		root: [

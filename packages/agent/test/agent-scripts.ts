@@ -1,6 +1,14 @@
-import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
+import { join } from "node:path";
+import {
+	type AssistantMessage,
+	type Context,
+	fauxAssistantMessage,
+	fauxToolCall,
+	type Message,
+} from "@mariozechner/pi-ai";
 import type { FauxSessions } from "./faux-session.js";
 import { wireText } from "./faux-session.js";
+import type { TempWorld } from "./temp-home.js";
 
 export type AgentStep = AssistantMessage | ((context: Context) => AssistantMessage);
 
@@ -41,4 +49,32 @@ export function lastToolResult(context: Context | undefined): string {
 /** Every message text of a context, joined (to look for notices and agent messages). */
 export function allText(context: Context | undefined): string {
 	return (context?.messages ?? []).map((message) => wireText(message as Message)).join("\n---\n");
+}
+
+/** A model turn that runs `code` in the ipython tool. */
+export function cell(code: string): AssistantMessage {
+	return fauxAssistantMessage(fauxToolCall("ipython", { code }));
+}
+
+/** Whether process `pid` still exists. */
+export function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Writes an extension that holds every session's start while the file `hold` (in the project)
+ * exists, so a test can act on a child that is still starting. Pass `extensionPath` to `start`.
+ */
+export function holdSessionStarts(world: TempWorld): { extensionPath: string; hold: string } {
+	const hold = join(world.project, "hold");
+	world.writeProject(
+		"hold-ext.mjs",
+		`import { existsSync } from "node:fs";\nexport default async function () {\n\twhile (existsSync(${JSON.stringify(hold)})) await new Promise((resolve) => setTimeout(resolve, 20));\n}\n`,
+	);
+	return { extensionPath: join(world.project, "hold-ext.mjs"), hold };
 }

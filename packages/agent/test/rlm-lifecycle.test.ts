@@ -1,30 +1,17 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { sessionUsage } from "../src/children/index.js";
 import { runCli } from "../src/cli/index.js";
 import { runPrintMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
-import { allText, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { alive, allText, cell, holdSessionStarts, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxl", models: [{ id: "m" }] });
-
-function cell(code: string) {
-	return fauxAssistantMessage(fauxToolCall("ipython", { code }));
-}
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-}
 
 function sink(): { stream: Writable; text: () => string } {
 	let text = "";
@@ -46,12 +33,8 @@ function notices(context: Context | undefined): string[] {
 it("a failing child and one cancelled while starting each send their notice; a running child deleted leaves no kernel", async () => {
 	// An extension holds every session's start while the file `hold` exists: the child "gone" is
 	// deleted while it is still starting.
-	const hold = join(sessions.world.project, "hold");
-	sessions.world.writeProject(
-		"hold-ext.mjs",
-		`import { existsSync } from "node:fs";\nexport default async function () {\n\twhile (existsSync(${JSON.stringify(hold)})) await new Promise((resolve) => setTimeout(resolve, 20));\n}\n`,
-	);
-	const started = await sessions.start({ extensionPaths: [join(sessions.world.project, "hold-ext.mjs")] });
+	const { extensionPath, hold } = holdSessionStarts(sessions.world);
+	const started = await sessions.start({ extensionPaths: [extensionPath] });
 	sessions.world.writeProject("hold", "");
 	const pidFile = join(sessions.world.project, "sleeper.pid");
 	const seen = scriptAgents(sessions, {

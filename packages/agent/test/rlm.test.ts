@@ -3,14 +3,10 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { CHILD_USAGE_ENTRY, type ChildEvent, sessionUsage } from "../src/children/index.js";
-import { allText, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxr", models: [{ id: "m" }, { id: "other" }] });
-
-function cell(code: string) {
-	return fauxAssistantMessage(fauxToolCall("ipython", { code }));
-}
 
 function childSessionFile(sessionDir: string): string {
 	const file = readdirSync(sessionDir).find((name) => name.endsWith(".jsonl"));

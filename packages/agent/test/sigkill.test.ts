@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterEach, expect, it } from "vitest";
+import { alive } from "./agent-scripts.js";
 import { type CliProcess, spawnCli } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -13,15 +14,6 @@ afterEach(async () => {
 	await server?.close();
 	world?.cleanup();
 });
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-}
 
 it("a run killed with SIGKILL mid-turn leaves a transcript where every line parses, and no kernel behind", async () => {
 	server = await openAiCompletionsServer([{ code: "import time\nprint('working', flush=True)\ntime.sleep(120)" }]);
