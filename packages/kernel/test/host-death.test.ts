@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { processGone, waitUntilGone } from "./process-gone.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,6 +21,12 @@ function cpuSeconds(pid: number): number {
 }
 
 describe("a kernel never outlives its host", () => {
+	// A test that failed half-way must not leave its host (and so its kernel) running.
+	const hosts: ChildProcess[] = [];
+	afterEach(() => {
+		for (const host of hosts.splice(0)) host.kill("SIGKILL");
+	});
+
 	const hostScript = join(here, "host-process.mjs");
 
 	interface Host {
@@ -35,6 +41,7 @@ describe("a kernel never outlives its host", () => {
 			throw new Error("the host script runs the built package: build first with `npx tsc -b packages/kernel`");
 		}
 		const child = spawn(process.execPath, [hostScript, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+		hosts.push(child);
 		const exited = new Promise<NodeJS.Signals | null>((resolve) =>
 			child.once("exit", (_code, signal) => resolve(signal)),
 		);

@@ -39,7 +39,9 @@ async function runWithHostPaused(cells: string[], pauseMs: number): Promise<Host
 	try {
 		return await reports;
 	} finally {
+		// Done with it either way (its kernel goes with it): a failed test leaves nothing running.
 		host.kill("SIGCONT");
+		host.kill("SIGKILL");
 	}
 }
 
