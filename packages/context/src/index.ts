@@ -83,3 +83,27 @@ export {
 	TaskUpdateError,
 } from "./task/index.js";
 export * from "./types.js";
+export {
+	COMPLETION_GUARD,
+	cleanResultLines,
+	declaresLock,
+	declaresStage,
+	describeWorkflow,
+	emptyWorkflow,
+	GOAL_READY_GUARD,
+	isGoalReady,
+	isStagedGoal,
+	normalizeWorkflow,
+	observeWorkflow,
+	syncWorkflow,
+	UNLOCKED_GUARD,
+	type WorkflowObservation,
+	type WorkflowStage,
+	type WorkflowState,
+	type WorkflowStore,
+	type WorkflowSync,
+	type WorkflowTest,
+	workflowSection,
+	workflowStage,
+	workflowStore,
+} from "./workflow/index.js";

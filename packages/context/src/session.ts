@@ -8,6 +8,7 @@ import { type ConfigProblem, describeProblem, type LoadedConfig, loadConfig } fr
 import { type RecoveryOptions, type RecoveryResponse, runRecovery } from "./recovery/index.js";
 import { fileTaskStore, isEmptyTask, renderTask, type TaskStore } from "./task/index.js";
 import type { ContextConfig, ObservationBroker, ObservationInput, ObservationResult } from "./types.js";
+import { type WorkflowStore, workflowStore } from "./workflow/index.js";
 
 export interface ContextSessionOptions {
 	/** Defaults to one session per working directory (`defaultSessionId(cwd)`). */
@@ -39,6 +40,8 @@ export interface ContextSession {
 	readonly archive: SessionArchive;
 	readonly broker: ObservationBroker;
 	readonly tasks: TaskStore;
+	/** The staged-workflow tracker: the host reports user messages, the goal, provider calls and sub-agent launches. */
+	readonly workflow: WorkflowStore;
 	/** Hands a final tool result to the broker; the returned `text` is what the model should see. */
 	observe(input: ObservationInput): Promise<ObservationResult>;
 	/** Runs a recovery action (see `runRecovery`); reported to the broker. */
@@ -80,6 +83,7 @@ export async function openContextSession(options: ContextSessionOptions = {}): P
 		archive,
 		broker,
 		tasks,
+		workflow: workflowStore(archive.dir),
 		observe: (input) => broker.observe(input),
 		recover: (args, recoveryOptions) => runRecovery(recoveryContext, args, recoveryOptions),
 		async renderTask(renderOptions) {

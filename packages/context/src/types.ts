@@ -3,6 +3,8 @@
  * hands the broker a final tool result and shows the model whatever `text` comes back.
  */
 
+import type { WorkflowState } from "./workflow/types.js";
+
 /** What the model sees for one observation. */
 export type Decision = "pass-through" | "structured-capsule" | "delta-capsule";
 
@@ -145,6 +147,8 @@ export interface BrokerMetrics {
 export interface ObservationBroker {
 	observe(input: ObservationInput): Promise<ObservationResult>;
 	metrics(): Promise<BrokerMetrics>;
+	/** The staged-workflow tracker's state (kept with the broker's). */
+	workflow(): Promise<WorkflowState>;
 	/** Recovery actions report here so status can say whether recovery found evidence. */
 	recordRecovery(action: string, returnedEvidence: boolean): Promise<void>;
 }

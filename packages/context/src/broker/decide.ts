@@ -76,6 +76,8 @@ export interface DecisionContext {
 	budgets: CapsuleBudgets;
 	graceUsed: number;
 	earlier: EarlierBodies;
+	/** Workflow lines for a clean result (state and guard of a staged goal); empty otherwise. */
+	workflow?: readonly string[];
 }
 
 export interface Verdict {
@@ -294,7 +296,8 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	if (scan.bytes === 0) return pass("pass-through", ctx, memo);
 	const original = utf8Bytes(input.text);
 	const smaller = (text: string) => utf8Bytes(text) < Math.max(original, scan.bytes);
-	const status = statusLines(scan.outcome, input);
+	// The tracker gives workflow lines only for a clean result; deltas of it carry them too.
+	const status = [...statusLines(scan.outcome, input), ...(ctx.workflow ?? [])];
 
 	const repeat = await exactRepeat(ctx);
 	if (repeat) {
@@ -333,6 +336,7 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 		outcome: scan.outcome,
 		selection: scan.selection,
 		facts: { isError: input.isError, exitCode: input.exitCode, command: input.command },
+		workflow: ctx.workflow,
 	});
 	const capsuleBytes = utf8Bytes(capsule.text);
 	const failed = runStatus(scan.outcome, input) === "fail";

@@ -6,6 +6,7 @@ import { stat } from "node:fs/promises";
 import type { ArchiveWriter, SessionArchive } from "../archive/types.js";
 import { capsuleBudgets } from "../capsule/index.js";
 import type { BrokerMetrics, ContextConfig, ObservationBroker, ObservationInput, ObservationResult } from "../types.js";
+import { cleanLinesFor, normalizeWorkflow, observeWorkflow, workflowObservation } from "../workflow/index.js";
 import { decide, type EarlierBodies, type Verdict } from "./decide.js";
 import { type Scan, scanObservation } from "./scan.js";
 import { BODY_MAX_BYTES, openObservationSource, streamsEqual, visibleTextSource } from "./source.js";
@@ -166,6 +167,14 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			scan = await scanObservation(visibleTextSource(input.text), input, writer);
 		}
 		archiveError ??= scan.archiveError;
+		// The workflow tracker takes in every outcome, archived or not, on the newest state.
+		const facts = { isError: input.isError, exitCode: input.exitCode };
+		const track = (id: string) => (latest: BrokerState) => {
+			latest.workflow = observeWorkflow(
+				normalizeWorkflow(latest.workflow),
+				workflowObservation(id, scan.outcome, facts),
+			);
+		};
 
 		const fallback = async (reason: string): Promise<ObservationResult> => {
 			await writer?.abort().catch(() => {});
@@ -180,7 +189,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 				archiveError: `observation not archived (${reason}); the original output is shown instead. Check that the Prime Context storage directory is writable and has free space.`,
 			};
 			// Nothing was archived: there may be no session directory to keep state in either.
-			return archiveError === undefined ? record(result, () => {}) : result;
+			return archiveError === undefined ? record(result, track("")) : result;
 		};
 		if (!writer || archiveError !== undefined) return fallback(archiveError ?? "archive unavailable");
 
@@ -192,6 +201,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 					budgets: capsuleBudgets(config, input.contextUsage),
 					graceUsed: state.graceUsed,
 					earlier: earlierBodies(archive, state, scan, input),
+					workflow: cleanLinesFor(state.workflow, workflowObservation(writer.id, scan.outcome, facts)),
 				})
 			: {
 					decision: "pass-through" as const,
@@ -223,13 +233,19 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			lines: scan.lines,
 			archived: true,
 		};
-		return record(result, (latest) => remember(latest, id, input, scan, verdict));
+		return record(result, (latest) => {
+			remember(latest, id, input, scan, verdict);
+			track(id)(latest);
+		});
 	}
 
 	return {
 		observe,
 		async metrics() {
 			return (await loadState(dir)).metrics;
+		},
+		async workflow() {
+			return normalizeWorkflow((await loadState(dir)).workflow);
 		},
 		async recordRecovery(action, returnedEvidence) {
 			// A session with no directory has nothing archived: recording there would create it (a

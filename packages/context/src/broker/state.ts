@@ -2,6 +2,7 @@ import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { withFileLock } from "../file-lock.js";
 import type { BrokerMetrics, Decision, OutcomeCounts } from "../types.js";
+import type { WorkflowState } from "../workflow/types.js";
 
 /** What the broker remembers of one recent observation, for deltas. */
 export interface RecentObservation {
@@ -37,6 +38,8 @@ export interface BrokerState {
 	/** Observations older than `recent`, oldest first, bounded by `OLDER_MAX` (absent in older state files). */
 	older?: OlderObservation[];
 	metrics: BrokerMetrics;
+	/** The staged-workflow tracker (absent in older state files; read through `normalizeWorkflow`). */
+	workflow?: WorkflowState;
 }
 
 export const STATE_FILE = "broker-state.json";

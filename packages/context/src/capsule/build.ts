@@ -26,6 +26,8 @@ export interface StructuredCapsuleInput {
 	outcome: Outcome;
 	selection: Selection;
 	facts: RunFacts & { command?: string };
+	/** Workflow state and guard lines, shown in a clean capsule only. */
+	workflow?: readonly string[];
 }
 
 export interface StructuredCapsule extends RenderedCapsule {
@@ -275,6 +277,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	const { header, kind, outcome, selection, facts } = input;
 	const failed = runStatus(outcome, facts) === "fail";
 	const status = statusLines(outcome, facts);
+	if (kind === "clean") status.push(...(input.workflow ?? []));
 	if (kind !== "clean") {
 		const exceptions = exceptionsLine(outcome);
 		if (exceptions) status.push(exceptions);

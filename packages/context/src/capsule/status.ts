@@ -17,7 +17,8 @@ export function runStatus(outcome: Outcome, facts: RunFacts): "pass" | "fail" | 
 	return outcome.status;
 }
 
-function countsTotal(counts: OutcomeCounts): number {
+/** Tests a summary counted: its stated total, else the sum of its counts. */
+export function countsTotal(counts: OutcomeCounts): number {
 	if (counts.total !== undefined) return counts.total;
 	return (
 		(counts.passed ?? 0) +

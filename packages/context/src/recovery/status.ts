@@ -1,6 +1,7 @@
 import { describeProblem } from "../config/index.js";
 import { renderTask } from "../task/index.js";
 import type { BrokerMetrics } from "../types.js";
+import { describeWorkflow } from "../workflow/index.js";
 import { BoundedText, formatBytes } from "./output.js";
 import type { RecoveryContext, RecoveryLimits, RecoveryResponse } from "./types.js";
 
@@ -36,7 +37,10 @@ export async function describeStatus(context: RecoveryContext, limits: RecoveryL
 	);
 	for (const problem of context.configProblems ?? []) out.add(`config problem: ${describeProblem(problem)}`);
 	if (context.broker) {
-		for (const line of describeMetrics(await context.broker.metrics())) out.add(`broker ${line}`);
+		const metrics = await context.broker.metrics();
+		for (const line of describeMetrics(metrics)) out.add(`broker ${line}`);
+		const workflow = await context.broker.workflow?.();
+		if (workflow) for (const line of describeWorkflow(workflow, metrics.visibleBytesSaved)) out.add(line);
 	} else {
 		out.add("broker: not attached (archive-only access)");
 	}

@@ -49,7 +49,9 @@ export interface RecoveryContext {
 	config: ContextConfig;
 	configProblems?: ConfigProblem[];
 	/** Receives `recordRecovery` for every call and supplies status metrics; absent for a bare archive. */
-	broker?: Pick<ObservationBroker, "metrics" | "recordRecovery"> | null;
+	broker?:
+		| (Pick<ObservationBroker, "metrics" | "recordRecovery"> & Partial<Pick<ObservationBroker, "workflow">>)
+		| null;
 }
 
 /**
