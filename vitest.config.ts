@@ -9,6 +9,7 @@ export default defineConfig({
 		alias: {
 			"prime-agent-kernel": src("kernel"),
 			"prime-agent-context": src("context"),
+			"prime-agent": src("agent"),
 		},
 	},
 	test: {

@@ -1,6 +1,13 @@
 /**
  * Prime Agent: a coding agent whose model has one tool, a persistent IPython kernel.
  */
+export {
+	CHILD_USAGE_ENTRY,
+	type ChildEvent,
+	type ChildStatus,
+	type SessionUsage,
+	sessionUsage,
+} from "./children/index.js";
 export * from "./cli/index.js";
 export * from "./compaction/index.js";
 export * from "./doctor/index.js";

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
 import { describeBranch, describeChildren, listSessions, resolveSessionRef, Session } from "../session/index.js";
+import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
 
@@ -52,8 +53,11 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	}
 	const { startSession } = await import("../startup/index.js");
 	const { parseSlashCommand } = await import("../orchestrator/index.js");
-	const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
-	const started = await startSession({
+	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
+	const terminal = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
+	if (terminal && "missing" in terminal) io.stderr.write(`Line chat: ${terminal.missing}.\n`);
+	const startOptions: StartOptions = {
 		cwd: io.cwd,
 		env: io.env,
 		model: args.model,
@@ -66,14 +70,37 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		extensionPaths: args.extensions,
 		// A slash command may need no model (`/pc status`); one that does says the key is missing then.
 		allowMissingKey: prompt !== undefined && parseSlashCommand(prompt) !== undefined,
-	});
+	};
+	const started = await startSession(startOptions);
+	let current: StartedSession | undefined = started;
 	try {
+		if (prompt === undefined && terminal && "ui" in terminal) {
+			return await terminal.ui.runInteractiveMode({
+				started,
+				stdin: io.stdin as NodeJS.ReadStream,
+				stdout: io.stdout as NodeJS.WriteStream,
+				env: io.env,
+				switchSession: async (changes) => {
+					await current?.dispose();
+					current = undefined;
+					const picked = { continueLatest: false, resume: undefined, fork: undefined, at: undefined };
+					current = await startSession({ ...startOptions, ...picked, ...changes });
+					return current;
+				},
+			});
+		}
 		if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
 		if (args.mode === "json") return await runJsonMode(started, prompt, io.stdout);
 		return await runPrintMode(started, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
 	} finally {
-		await started.dispose();
+		await current?.dispose();
 	}
+}
+
+/** Both ends are a terminal, and PRIME_AGENT_NO_TUI does not ask for the line chat. */
+function wantsTerminalUi(io: CliIo): boolean {
+	const tty = (stream: NodeJS.ReadableStream | NodeJS.WritableStream) => (stream as { isTTY?: boolean }).isTTY === true;
+	return tty(io.stdin) && tty(io.stdout) && !io.env.PRIME_AGENT_NO_TUI;
 }
 
 async function runSetup(io: CliIo): Promise<ExitCodeValue> {

@@ -1,7 +1,15 @@
 /** Ways to drive a session: print (`-p`), JSON lines (`--mode json`), and a line-by-line chat. */
 export { runChatMode } from "./chat.js";
+export { describeChildEvent } from "./children.js";
+export {
+	type InteractiveContext,
+	type InteractiveUi,
+	loadTerminalUi,
+	TERMINAL_UI_PACKAGE,
+} from "./interactive.js";
 export { handleInterrupts, type InterruptAction, type InterruptHandle } from "./interrupts.js";
 export { runJsonMode } from "./json.js";
+export { describeNotice } from "./notices.js";
 export { describeOutcome, type OutcomeReport } from "./outcome.js";
 export { runPrintMode } from "./print.js";
 export { TextRenderer, type TextStreams } from "./text-renderer.js";

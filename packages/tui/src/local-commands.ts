@@ -1,0 +1,194 @@
+import type { SelectItem, SlashCommand } from "@mariozechner/pi-tui";
+import {
+	findCredential,
+	listSessions,
+	loadAuthFile,
+	loadModelsFile,
+	ModelRegistry,
+	type StillBusyChoice,
+} from "prime-agent";
+import type { InteractiveApp } from "./app.js";
+import { Picker } from "./components/picker.js";
+import { branchTarget, treeItems, treeRows } from "./tree.js";
+
+/** A command the UI itself answers (it changes what the UI shows or which session it drives). */
+export interface LocalCommand extends SlashCommand {
+	run(args: string): Promise<void>;
+}
+
+export interface LocalCommands {
+	find(name: string): LocalCommand | undefined;
+	list(): LocalCommand[];
+	/** A cell ignored the interrupt: ask whether to wait for it or restart the kernel. */
+	askStillBusy(): Promise<StillBusyChoice>;
+}
+
+const PICKER_ROWS = 12;
+
+/** `/model`, `/resume`, `/tree`, `/fork`, `/new`, `/exit`: the UI's own commands. */
+export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
+	const pick = (title: string, items: SelectItem[], selected = 0): Promise<string | undefined> =>
+		new Promise((resolve) => {
+			const picker = new Picker(title, items, PICKER_ROWS, selected);
+			const shown = app.overlay(picker);
+			picker.onPick = (value) => {
+				shown.close();
+				resolve(value);
+			};
+			picker.onClose = () => {
+				shown.close();
+				resolve(undefined);
+			};
+		});
+
+	const commands: LocalCommand[] = [
+		{
+			name: "model",
+			description: "pick the model (providers with a key, local servers)",
+			run: async (args) => {
+				const { paths, agentSession } = app.session;
+				const current = `${agentSession.model.provider}/${agentSession.model.id}`;
+				let refs: string[];
+				try {
+					refs = availableModels(paths.models, paths.auth, app.session, app.env);
+				} catch (error) {
+					app.note(`The model list could not be read: ${(error as Error).message}`, "error");
+					return;
+				}
+				const ref =
+					args ||
+					(await pick(
+						"Model",
+						refs.map((value) => ({ value, label: value, description: value === current ? "current" : undefined })),
+						Math.max(0, refs.indexOf(current)),
+					));
+				if (!ref || ref === current) return;
+				const { session } = app.session;
+				// A new model needs its provider's key and a fresh loop: the session is started again on it
+				// (the kernel's variables are saved and restored, as on any resume).
+				if (
+					await app.switchSession(
+						{ model: ref, ...(session.persisted ? { resume: session.path } : {}) },
+						`switching to ${ref}`,
+					)
+				)
+					app.note(`Model: ${ref}`);
+			},
+		},
+		{
+			name: "resume",
+			description: "pick an earlier session of this directory",
+			run: async () => {
+				const { paths, session } = app.session;
+				const sessions = listSessions(paths.sessions).filter(
+					(info) => info.cwd === session.cwd && info.id !== session.id && info.damagedLine === undefined,
+				);
+				if (sessions.length === 0) {
+					app.note("No other session in this directory to resume.");
+					return;
+				}
+				const path = await pick(
+					"Resume",
+					sessions.map((info) => ({
+						value: info.path,
+						label: `${info.modified.toISOString().replace("T", " ").slice(0, 16)} ${info.firstMessage || "(no message)"}`,
+						description: `${info.messageCount} msgs`,
+					})),
+				);
+				if (path) await app.switchSession({ resume: path }, "resuming the session");
+			},
+		},
+		{
+			name: "tree",
+			description: "the session tree: go back to any entry and branch from it",
+			run: async () => {
+				const { session, agentSession, extensions } = app.session;
+				if (app.working) {
+					app.note("Wait for the turn to end (or stop it with Ctrl-C twice) before moving in the tree.", "error");
+					return;
+				}
+				const rows = treeRows(session);
+				if (rows.length === 0) {
+					app.note("The session has no messages yet.");
+					return;
+				}
+				const leafRow = rows.findIndex((row) => row.entry.id === session.leafId);
+				const id = await pick(
+					"Session tree",
+					treeItems(rows, session.leafId),
+					leafRow === -1 ? rows.length - 1 : leafRow,
+				);
+				const entry = id ? session.entry(id) : undefined;
+				if (!entry) return;
+				const target = branchTarget(entry);
+				const previous = session.leafId;
+				session.branchFrom(target.leafId);
+				agentSession.agent.state.messages = session.context().messages;
+				await extensions.emit("session_tree", { leafId: target.leafId, previousLeafId: previous });
+				app.redraw();
+				if (target.editorText !== undefined) app.editor.setText(target.editorText);
+				app.note(
+					target.editorText !== undefined
+						? "Back before that message: edit it and press Enter to branch from here."
+						: "The next message branches from the picked entry.",
+				);
+			},
+		},
+		{
+			name: "fork",
+			description: "continue in a new session file holding this branch",
+			run: async () => {
+				const { session } = app.session;
+				if (!session.persisted) {
+					app.note("Nothing to fork yet: send a message first.");
+					return;
+				}
+				const from = session.id;
+				if (await app.switchSession({ fork: session.path }, "forking the session"))
+					app.note(`Forked ${from} into ${app.session.session.id}.`);
+			},
+		},
+		{
+			name: "new",
+			description: "start a new session in this directory",
+			run: async () => {
+				const { agentSession } = app.session;
+				await app.switchSession(
+					{ model: `${agentSession.model.provider}/${agentSession.model.id}` },
+					"starting a new session",
+				);
+			},
+		},
+		{ name: "exit", description: "leave (Ctrl-D)", run: () => app.exit() },
+		{ name: "quit", description: "leave (Ctrl-D)", run: () => app.exit() },
+	];
+
+	return {
+		find: (name) => commands.find((command) => command.name === name),
+		list: () => commands,
+		askStillBusy: async () => {
+			const choice = await pick("The cell ignored the interrupt and is still running", [
+				{ value: "wait", label: "Wait for it", description: "the kernel keeps its variables" },
+				{ value: "restart", label: "Restart the kernel", description: "its variables are lost" },
+			]);
+			return choice === "wait" ? "wait" : "restart";
+		},
+	};
+}
+
+/** `provider/id` of every model whose provider has a key (or is a local server in models.json). */
+export function availableModels(
+	modelsPath: string,
+	authPath: string,
+	started: InteractiveApp["session"],
+	env: NodeJS.ProcessEnv,
+): string[] {
+	const registry = new ModelRegistry(loadModelsFile(modelsPath));
+	const auth = loadAuthFile(authPath);
+	const refs = registry
+		.providers()
+		.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined)
+		.flatMap((provider) => registry.modelsOf(provider).map((model) => `${provider}/${model.id}`));
+	const current = `${started.agentSession.model.provider}/${started.agentSession.model.id}`;
+	return refs.includes(current) ? refs : [current, ...refs];
+}

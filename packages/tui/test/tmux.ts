@@ -1,0 +1,108 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The built `prime-agent` command line (these tests run it for real, as a user would). */
+export const CLI = fileURLToPath(new URL("../../agent/dist/cli/main.js", import.meta.url));
+
+/** A program running in a tmux pane on its own tmux server (one socket per test). */
+export interface TmuxPane {
+	/** Send keys as tmux names them (`Enter`, `C-c`, `Escape`, `M-Enter`) or literal text with `literal`. */
+	keys(...keys: string[]): void;
+	/** Type text exactly (no key names). */
+	type(text: string): void;
+	/** The visible screen, one string (lines joined with `\n`, trailing blanks trimmed). */
+	screen(): string;
+	/** Poll the screen until `test` passes; throws with the last screen after `timeoutMs`. */
+	waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
+	resize(width: number, height: number): void;
+	/** Whether the program in the pane has exited. */
+	exited(): boolean;
+	kill(): void;
+}
+
+let counter = 0;
+
+/**
+ * Start `node <CLI> ...args` in a detached tmux session of `width` x `height` on a fresh tmux
+ * server (`tmux -L <unique socket>`), in `cwd` with exactly `env` (plus TERM). The pane stays after
+ * the program exits, so its last screen can be read.
+ */
+export function startInTmux(
+	args: string[],
+	options: { cwd: string; env: NodeJS.ProcessEnv; width?: number; height?: number },
+): TmuxPane {
+	if (!existsSync(CLI))
+		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
+	const socket = `prime-tui-${process.pid}-${++counter}-${Date.now()}`;
+	const dir = mkdtempSync(join(tmpdir(), "prime-tui-tmux-"));
+	const config = join(dir, "tmux.conf");
+	writeFileSync(config, "set -g remain-on-exit on\nset -g status off\nset -g escape-time 0\n");
+	const tmux = (...tmuxArgs: string[]) =>
+		execFileSync("tmux", ["-L", socket, "-f", config, ...tmuxArgs], { encoding: "utf8" });
+	const variables = { ...options.env, TERM: "xterm-256color" };
+	const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+	tmux(
+		"new-session",
+		"-d",
+		"-x",
+		String(options.width ?? 80),
+		"-y",
+		String(options.height ?? 24),
+		"-c",
+		options.cwd,
+		`exec env -i ${Object.entries(variables)
+			.filter(([, value]) => value !== undefined)
+			.map(([key, value]) => shellQuote(`${key}=${value}`))
+			.join(" ")} ${command}`,
+	);
+	const screen = () =>
+		tmux("capture-pane", "-p", "-t", "0")
+			.split("\n")
+			.map((line) => line.trimEnd())
+			.join("\n")
+			.trimEnd();
+	return {
+		keys: (...keys) => {
+			tmux("send-keys", "-t", "0", ...keys);
+		},
+		type: (text) => {
+			tmux("send-keys", "-t", "0", "-l", text);
+		},
+		screen,
+		waitFor: async (test, timeoutMs = 20_000) => {
+			const passes =
+				typeof test === "string"
+					? (text: string) => text.includes(test)
+					: test instanceof RegExp
+						? (text: string) => test.test(text)
+						: test;
+			const deadline = Date.now() + timeoutMs;
+			let last = "";
+			while (Date.now() < deadline) {
+				last = screen();
+				if (passes(last)) return last;
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+			throw new Error(`The screen never showed ${String(test)} within ${timeoutMs} ms. Last screen:\n${last}`);
+		},
+		resize: (width, height) => {
+			tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height));
+		},
+		exited: () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1",
+		kill: () => {
+			try {
+				tmux("kill-server");
+			} catch {
+				// Already gone.
+			}
+			rmSync(dir, { recursive: true, force: true });
+		},
+	};
+}
+
+function shellQuote(text: string): string {
+	return `'${text.replace(/'/g, `'\\''`)}'`;
+}
