@@ -158,6 +158,36 @@ const FAILURE_FIRST = "[FE●×✕✗✖n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";
+/**
+ * What a `TRACE_LEVEL` match needs: a level word, bracket, `<`, timestamp digit or `npm` at the start,
+ * or an upper-case level further on. Most lines fail this one-character check, not a scan of the head.
+ */
+const TRACE_FIRST = "[<0123456789TDVStdvsn";
+
+const MAY_SUMMARY = 1;
+const MAY_FAIL = 2;
+const MAY_ERROR = 4;
+const MAY_WARN = 8;
+const MAY_BULLET = 16;
+const MAY_TRACE = 32;
+
+/**
+ * Per first character (UTF-16 code unit), the kinds whose start-anchored patterns it can open: one
+ * array read per line instead of a search through each kind's first characters.
+ */
+const FIRST_FLAGS = (() => {
+	const flags = new Uint8Array(0x10000);
+	const mark = (chars: string, flag: number) => {
+		for (const char of chars) flags[char.charCodeAt(0)] |= flag;
+	};
+	mark(SUMMARY_FIRST, MAY_SUMMARY);
+	mark(FAILURE_FIRST, MAY_FAIL);
+	mark(ERROR_FIRST, MAY_ERROR);
+	mark(WARNING_FIRST, MAY_WARN);
+	mark(BULLET_FIRST, MAY_BULLET);
+	mark(TRACE_FIRST, MAY_TRACE);
+	return flags;
+})();
 
 /**
  * Classifies one output line (ANSI stripped internally). Decisive kinds (summary, failure, exception,
@@ -169,17 +199,18 @@ export function classifyLine(text: string): LineKind {
 	const raw = visibleLine(text);
 	const line = raw.trim();
 	if (line === "") return text.includes("\r") && text.trim() !== "" ? "progress" : "blank";
+	const may = FIRST_FLAGS[line.charCodeAt(0)];
 	// One scan instead of a dozen substring checks: the substrings below all contain one of the marks.
 	const marked = MARKS.test(line);
 	if (
-		(SUMMARY_FIRST.includes(line[0]) && SUMMARY_ANY.test(line)) ||
+		((may & MAY_SUMMARY) !== 0 && SUMMARY_ANY.test(line)) ||
 		(marked && (line.includes("xit") || line.includes("XIT")) && EXIT_SUMMARY.test(line)) ||
 		parseCountedLine(line)
 	) {
 		return "summary";
 	}
 	if (
-		(FAILURE_FIRST.includes(line[0]) && FAILURE_ANY.test(line)) ||
+		((may & MAY_FAIL) !== 0 && FAILURE_ANY.test(line)) ||
 		(marked && (line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
 		(marked &&
 			(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED")) &&
@@ -194,9 +225,15 @@ export function classifyLine(text: string): LineKind {
 		return "exception";
 	}
 	const head = line.length > 80 ? line.slice(0, 80) : line;
-	if (mayBeTrace(head) && TRACE_WORD.test(head) && TRACE_LEVEL.test(head)) return "trace";
 	if (
-		(ERROR_FIRST.includes(line[0]) && ERROR_ANY.test(line)) ||
+		((may & MAY_TRACE) !== 0 || head.includes("TRACE") || head.includes("DEBUG")) &&
+		TRACE_WORD.test(head) &&
+		TRACE_LEVEL.test(head)
+	) {
+		return "trace";
+	}
+	if (
+		((may & MAY_ERROR) !== 0 && ERROR_ANY.test(line)) ||
 		(marked && line.includes("error") && INLINE_ERROR.test(line)) ||
 		(marked &&
 			(head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) &&
@@ -205,7 +242,7 @@ export function classifyLine(text: string): LineKind {
 		return "error";
 	}
 	if (
-		(WARNING_FIRST.includes(line[0]) && WARNING_ANY.test(line)) ||
+		((may & MAY_WARN) !== 0 && WARNING_ANY.test(line)) ||
 		(marked && line.includes("arning: ") && INLINE_WARNING.test(line)) ||
 		(marked && head.includes("WARN") && LOGGED_WARNING.test(head))
 	) {
@@ -219,19 +256,9 @@ export function classifyLine(text: string): LineKind {
 	) {
 		return "progress";
 	}
-	if (line[0] === "-" && USAGE_OPTION.test(raw)) return "usage-option";
-	if (BULLET_FIRST.includes(line[0]) && BULLET.test(raw)) return "bullet";
+	if (line.charCodeAt(0) === 45 /* - */ && USAGE_OPTION.test(raw)) return "usage-option";
+	if ((may & MAY_BULLET) !== 0 && BULLET.test(raw)) return "bullet";
 	return "plain";
-}
-
-/**
- * What a `TRACE_LEVEL` match needs: a level word, bracket, `<`, timestamp digit or `npm` at the start,
- * or an upper-case level further on. Most lines fail this one-character check, not a scan of the head.
- */
-const TRACE_FIRST = "[<0123456789TDVStdvsn";
-
-function mayBeTrace(head: string): boolean {
-	return TRACE_FIRST.includes(head[0]) || head.includes("TRACE") || head.includes("DEBUG");
 }
 
 const isDigitCode = (code: number) => code >= 48 && code <= 57;

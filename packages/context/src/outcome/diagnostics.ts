@@ -42,15 +42,84 @@ export function exceptionOf(trimmed: string, anyName: boolean): ExceptionLine | 
 
 const PYTHON_FRAME = /File "([^"]+)", line (\d+)/;
 const PAREN_POSITION = /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): /;
-/**
- * `path.ext:line[:col]` after a delimiter. The path part cannot contain `:` or spaces, so a failed match
- * costs one pass over the token: linear on any line.
- */
-const PATH_POSITION = /(?:^|[\s(['"<@])((?:file:\/\/)?[^\s:'"()[\]<>,;]+):(\d+)(?::(\d+))?/g;
-const DIGIT_AFTER_COLON = /:\d/;
 const HAS_EXTENSION = /[^/\\]\.[A-Za-z][\w]{0,9}$/;
 
-/** Reports every source location a line names (Python frames, `file(3,7)`, `path:line[:col]`). */
+/** JavaScript's `\s`: what may not appear in a path token, and what may stand before one. */
+function isSpaceCode(code: number): boolean {
+	if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+	if (code < 0xa0) return false;
+	return (
+		code === 0xa0 ||
+		code === 0x1680 ||
+		(code >= 0x2000 && code <= 0x200a) ||
+		code === 0x2028 ||
+		code === 0x2029 ||
+		code === 0x202f ||
+		code === 0x205f ||
+		code === 0x3000 ||
+		code === 0xfeff
+	);
+}
+
+/** A character of a `path` in `path:line`: anything but space and ``:'"()[]<>,;``. */
+function isPathCode(code: number): boolean {
+	switch (code) {
+		case 58: // :
+		case 39: // '
+		case 34: // "
+		case 40: // (
+		case 41: // )
+		case 91: // [
+		case 93: // ]
+		case 60: // <
+		case 62: // >
+		case 44: // ,
+		case 59: // ;
+			return false;
+		default:
+			return !isSpaceCode(code);
+	}
+}
+
+/** What may stand just before a path: start of line, space, ``(['"<@``. */
+function isPathDelimiter(code: number): boolean {
+	return code === 40 || code === 91 || code === 39 || code === 34 || code === 60 || code === 64 || isSpaceCode(code);
+}
+
+const isDigitCode = (code: number) => code >= 48 && code <= 57;
+
+/** End of the run of ASCII digits starting at `from`. */
+function digitsEnd(text: string, from: number): number {
+	let at = from;
+	while (isDigitCode(text.charCodeAt(at))) at++;
+	return at;
+}
+
+/**
+ * Where the path of a `path:line` whose colon is at `colon` starts, or -1: the leftmost start the
+ * pattern `(?:^|[\s(['"<@])((?:file:\/\/)?[^\s:'"()[\]<>,;]+):(\d+)` would take, searching from `from`
+ * (a start needs its delimiter at or after `from`; the line start only when `from` is 0).
+ */
+function pathStart(text: string, colon: number, from: number): number {
+	let run = colon;
+	while (run > 0 && isPathCode(text.charCodeAt(run - 1))) run--;
+	if (run === colon) return -1;
+	const startsAt = (at: number) => (at === 0 ? from === 0 : at - 1 >= from && isPathDelimiter(text.charCodeAt(at - 1)));
+	// `file://` then the path: its colon ends the run, so the prefix lies just before it.
+	if (run >= 5 && colon - run > 2 && text.startsWith("file://", run - 5) && startsAt(run - 5)) return run - 5;
+	if (startsAt(run)) return run;
+	// Inside the run only `@` both belongs to a path and may stand before one.
+	for (let at = Math.max(run, from) + 1; at < colon; at++) {
+		if (text.charCodeAt(at - 1) === 64) return at;
+	}
+	return -1;
+}
+
+/**
+ * Reports every source location a line names (Python frames, `file(3,7)`, `path:line[:col]`). A
+ * `path:line` is found from its colon: only a colon followed by a digit costs a look back over its
+ * path, so a line costs one pass whatever it holds.
+ */
 export function scanLocations(text: string, lineNo: number, state: ScanState): void {
 	if (text.length < 4) return;
 	if (text.includes('File "')) {
@@ -63,12 +132,29 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 			state.addLocation(paren[1].trim(), Number(paren[2]), Number(paren[3]), lineNo);
 		}
 	}
-	if (!DIGIT_AFTER_COLON.test(text)) return;
 	let found = 0;
-	PATH_POSITION.lastIndex = 0;
-	for (let match = PATH_POSITION.exec(text); match !== null; match = PATH_POSITION.exec(text)) {
-		if (!HAS_EXTENSION.test(match[1])) continue;
-		state.addLocation(match[1], Number(match[2]), match[3] === undefined ? undefined : Number(match[3]), lineNo);
-		if (++found >= 8) break;
+	// Like a global pattern's `lastIndex`: a match ends where the next search starts.
+	let from = 0;
+	let colon = text.indexOf(":");
+	while (colon !== -1) {
+		const start = isDigitCode(text.charCodeAt(colon + 1)) ? pathStart(text, colon, from) : -1;
+		if (start < 0) {
+			colon = text.indexOf(":", colon + 1);
+			continue;
+		}
+		const lineEnd = digitsEnd(text, colon + 1);
+		let end = lineEnd;
+		let column: number | undefined;
+		if (text.charCodeAt(lineEnd) === 58 && isDigitCode(text.charCodeAt(lineEnd + 1))) {
+			end = digitsEnd(text, lineEnd + 1);
+			column = Number(text.slice(lineEnd + 1, end));
+		}
+		const file = text.slice(start, colon);
+		if (HAS_EXTENSION.test(file)) {
+			state.addLocation(file, Number(text.slice(colon + 1, lineEnd)), column, lineNo);
+			if (++found >= 8) return;
+		}
+		from = end;
+		colon = text.indexOf(":", end);
 	}
 }
