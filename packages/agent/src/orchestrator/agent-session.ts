@@ -20,6 +20,7 @@ import { type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { WakeScheduler } from "./wake-scheduler.js";
 
@@ -86,6 +87,11 @@ export class AgentSession {
 	private compactedInRun = false;
 	/** Turns started by delivered messages (sub-agent notices, agent messages). */
 	private readonly wakes: WakeScheduler;
+	/** Goals and autonomous mode: what happens when the model would stop. */
+	private supervisor: RunSupervisor | undefined;
+	/** The supervisor asked to wait for sub-agents before continuing (see `resumeHeld`). */
+	private held = false;
+	private heldAbort: AbortController | undefined;
 
 	constructor(
 		readonly session: Session,
@@ -134,7 +140,11 @@ export class AgentSession {
 			toolExecution: "sequential",
 			transformContext: (messages) => this.beforeProviderCall(messages),
 			beforeToolCall: (context) => this.bridge.beforeToolCall(context),
-			afterToolCall: (context) => this.bridge.afterToolCall(context),
+			afterToolCall: async (context) => {
+				const result = await this.bridge.afterToolCall(context);
+				// A limit was reached: this turn's tools finish, and no further model call is made.
+				return this.supervisor?.shouldEndRun?.() ? { ...result, terminate: true } : result;
+			},
 		});
 		const recorded = context.model;
 		if (!recorded || recorded.provider !== options.model.provider || recorded.modelId !== options.model.id) {
@@ -143,10 +153,15 @@ export class AgentSession {
 		if (thinkingLevel !== (context.thinkingLevel ?? "off")) {
 			this.pending.push({ type: "thinking_level_change", thinkingLevel });
 		}
-		this.agent.subscribe(async (event) => {
+		this.agent.subscribe(async (event, signal) => {
 			if (event.type === "message_end") this.record(event.message);
 			for (const listener of this.listeners) listener(event);
 			await this.bridge.forward(event);
+			if (event.type === "turn_end" && event.message.role === "assistant") {
+				const message = event.message as AssistantMessage;
+				if (this.supervisor && wouldStop(message) && !this.agent.hasQueuedMessages())
+					this.apply(await this.askSupervisor(message, signal), true);
+			}
 		});
 		this.extensions?.onProblem((problem) => this.notify({ type: "extension_problem", ...problem }));
 	}
@@ -186,6 +201,8 @@ export class AgentSession {
 	 */
 	async prompt(input: string): Promise<RunOutcome> {
 		await this.whenIdle();
+		// The prompt's own run reaches its stop and asks the supervisor again.
+		this.held = false;
 		this.wakes.beginPrompt();
 		try {
 			return await this.promptNow(input);
@@ -297,11 +314,46 @@ export class AgentSession {
 	 */
 	abort(): void {
 		this.wakes.pause();
+		this.held = false;
+		this.heldAbort?.abort();
 		this.agent.abort();
 	}
 
 	get running(): boolean {
 		return this.agent.state.isStreaming;
+	}
+
+	/**
+	 * Goals and autonomous mode decide what happens when the model would stop (one supervisor; a
+	 * later call replaces it).
+	 */
+	setSupervisor(supervisor: RunSupervisor | undefined): void {
+		this.supervisor = supervisor;
+	}
+
+	/** The supervisor is waiting for sub-agents to settle before it continues the work. */
+	get continuationHeld(): boolean {
+		return this.held;
+	}
+
+	/**
+	 * Ask the supervisor again about a held continuation once sub-agents have settled and the session
+	 * is idle: a continuation then starts a turn (as a delivered message does).
+	 */
+	async resumeHeld(): Promise<void> {
+		if (!this.held || this.busy || this.running) return;
+		this.held = false;
+		const controller = new AbortController();
+		this.heldAbort = controller;
+		const last = [...this.agent.state.messages].reverse().find((message) => message.role === "assistant") as
+			| AssistantMessage
+			| undefined;
+		try {
+			const verdict = await this.askSupervisor(last, controller.signal);
+			if (!controller.signal.aborted) this.apply(verdict, false);
+		} finally {
+			this.heldAbort = undefined;
+		}
 	}
 
 	/** Emit the session events of start-up to extensions (the session is ready, before any prompt). */
@@ -313,12 +365,36 @@ export class AgentSession {
 	async shutdown(): Promise<void> {
 		// No new turn starts for a late message; one already running is stopped.
 		this.wakes.pause();
+		this.held = false;
+		this.heldAbort?.abort();
 		if (this.wakes.waking) {
 			this.agent.abort();
 			await this.whenIdle();
 		}
 		await this.compactions.settled();
 		await this.extensions?.emit("session_shutdown", { sessionId: this.session.id });
+	}
+
+	private async askSupervisor(message: AssistantMessage | undefined, signal: AbortSignal): Promise<StopVerdict> {
+		try {
+			return await this.supervisor?.onWouldStop({ message, signal });
+		} catch (error) {
+			this.notify({
+				type: "extension_problem",
+				path: "run supervisor",
+				phase: "stop",
+				message: (error as Error).message,
+			});
+			return undefined;
+		}
+	}
+
+	/** Carry out a supervisor's verdict: inside a run as a follow-up, else as a delivered message. */
+	private apply(verdict: StopVerdict, inRun: boolean): void {
+		this.held = verdict !== undefined && "hold" in verdict;
+		if (!verdict || "hold" in verdict) return;
+		if (inRun) this.agent.followUp(hostMessage(verdict.continueWith));
+		else this.deliverExternal(verdict.continueWith);
 	}
 
 	private apiKey(): string {

@@ -2,4 +2,5 @@
 export { AgentSession, type AgentSessionOptions, type RunOutcome, type SessionNotice } from "./agent-session.js";
 export { CompactionScheduler } from "./compaction-scheduler.js";
 export { type BridgedSession, ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+export { type RunSupervisor, type StopVerdict, type WouldStopEvent, wouldStop } from "./run-supervisor.js";
 export { parseSlashCommand, promptText, type SlashCommandCall } from "./slash-commands.js";
