@@ -18,7 +18,7 @@ export {
 	resolveContextRoot,
 	type SessionArchive,
 } from "./archive/index.js";
-export { type BrokerOptions, createBroker } from "./broker/index.js";
+export { type BrokerOptions, createBroker, STATE_FILE as BROKER_STATE_FILE } from "./broker/index.js";
 export {
 	buildStructuredCapsule,
 	type CapsuleBudgets,
