@@ -4,8 +4,10 @@
  * API only, and each has its own switch in its own configuration.
  */
 import type { ExtensionFactory } from "../extensions/api.js";
+import mcpExtension, { MCP_EXTENSION_NAME } from "./mcp/index.js";
 import primeContextExtension, { PRIME_CONTEXT_EXTENSION_NAME } from "./prime-context/index.js";
 
 export const BUILTIN_EXTENSIONS: Readonly<Record<string, ExtensionFactory>> = {
 	[PRIME_CONTEXT_EXTENSION_NAME]: primeContextExtension,
+	[MCP_EXTENSION_NAME]: mcpExtension,
 };

@@ -1,0 +1,238 @@
+"""MCP servers as Python modules: ``import mcp_servers.github as gh`` (or ``mcp.github``).
+
+Every server configured in ``~/.prime/agent/mcp.json`` or ``.prime/mcp.json`` is a module whose
+attributes are its tools::
+
+    import mcp_servers.github as gh
+    gh.tools()                                   # name, description and input schema of each tool
+    help(gh)                                     # the same, as docstrings and signatures
+    issues = await gh.search_issues(query="is:open label:bug")
+    await gh.call("tool-with-dashes", {"arg": 1}, timeout=120)
+
+The host is the MCP client: it starts a server on first use, restarts it once after a crash and
+stops it with the session. A call returns the tool's structured content as Python objects (dicts,
+lists), else its text; failures raise ``McpToolError`` (the tool or the server refused: unknown
+tool, arguments not matching the schema), ``McpServerDown`` or ``McpTimeout``, with the server's
+message. Print only what you need: a large result printed whole goes through Prime Context like
+any other output.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import inspect
+import json
+import keyword
+import sys
+import types
+from typing import Any
+
+from . import host_call
+
+PACKAGE = "mcp_servers"
+TOOLS_REQUEST = "mcp.tools"
+CALL_REQUEST = "mcp.call"
+#: Methods of a server module; a tool of the same name is reached with ``call(name)``.
+MODULE_METHODS = ("tools", "call")
+
+
+class McpError(RuntimeError):
+    """A call to an MCP server failed; the message is the server's, with what to do next."""
+
+
+class McpToolError(McpError):
+    """The server refused or the tool failed: unknown tool, arguments not matching its schema, or its own error."""
+
+
+class McpServerDown(McpError):
+    """The server did not start, exited during the call, or cannot be reached."""
+
+
+class McpTimeout(McpError, TimeoutError):
+    """The tool did not answer in time; the call was cancelled."""
+
+
+_FAILURES: dict[str, type[McpError]] = {
+    "tool_error": McpToolError,
+    "bad_request": McpToolError,
+    "server_down": McpServerDown,
+    "timeout": McpTimeout,
+}
+
+
+def _check(reply: dict[str, Any], what: str) -> dict[str, Any]:
+    if reply.get("status") != "ok":
+        raise McpError(f"{what}: {reply.get('error', 'the host refused without a reason')}")
+    failed = reply.get("failed")
+    if isinstance(failed, dict):
+        raise _FAILURES.get(str(failed.get("kind")), McpError)(str(failed.get("message", "no message")))
+    return reply
+
+
+class McpServerModule(types.ModuleType):
+    """The module of one MCP server; its tools appear as attributes once listed (or when called)."""
+
+    def __init__(self, server: dict[str, Any]) -> None:
+        super().__init__(f"{PACKAGE}.{server['module']}")
+        self.__server__ = server
+        self.__tools__: list[dict[str, Any]] | None = None
+
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]
+        server = self.__server__
+        head = f"MCP server {server['name']!r} ({server['transport']}: {server['target']})."
+        try:
+            tools = self.tools()
+        except McpError as error:
+            return f"{head}\n\nIts tools cannot be listed: {error}"
+        lines = [head, "", f"{len(tools)} tools; call them with `await module.tool_name(arg=...)`:", ""]
+        for tool in tools:
+            summary = (tool.get("description") or "").strip().splitlines()
+            lines.append(f"- {tool['python_name']}: {summary[0] if summary else '(no description)'}")
+        return "\n".join(lines)
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The server's tools: ``name``, ``python_name``, ``description``, ``input_schema`` (starts the server)."""
+        if self.__tools__ is None:
+            name = self.__server__["name"]
+            reply = _check(host_call.request_sync(TOOLS_REQUEST, {"server": name}, f"mcp_servers.{name}"), f"MCP server {name!r}")
+            self.__tools__ = list(reply.get("tools", []))
+            for tool in self.__tools__:
+                if tool["python_name"] not in MODULE_METHODS:
+                    self.__dict__[tool["python_name"]] = _tool_function(self, tool)
+        return [dict(tool) for tool in self.__tools__]
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """Call ``tool`` (its MCP name or Python name) with ``arguments``; ``timeout`` in seconds overrides the config's."""
+        name = self.__server__["name"]
+        payload: dict[str, Any] = {"server": name, "tool": tool, "arguments": dict(arguments or {})}
+        if timeout is not None:
+            payload["timeout"] = float(timeout)
+        reply = await host_call.request(CALL_REQUEST, payload, f"mcp_servers.{name}")
+        return _check(reply, f"MCP server {name!r} tool {tool!r}").get("value")
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        module = self
+
+        async def call(**arguments: Any) -> Any:
+            return await module.call(attribute, arguments)
+
+        call.__name__ = call.__qualname__ = attribute
+        call.__module__ = self.__name__
+        return call
+
+    def __dir__(self) -> list[str]:
+        names = [*MODULE_METHODS]
+        try:
+            names += [tool["python_name"] for tool in self.tools()]
+        except McpError:
+            pass
+        return sorted(set(names))
+
+    def __repr__(self) -> str:
+        server = self.__server__
+        return f"<MCP server {server['name']!r} ({server['transport']}): help() or .tools() lists its tools>"
+
+
+def _tool_function(module: McpServerModule, tool: dict[str, Any]) -> Any:
+    """A real async function for ``tool``: its docstring is the description and input schema."""
+    name = tool["name"]
+
+    async def call(**arguments: Any) -> Any:
+        return await module.call(name, arguments)
+
+    call.__name__ = call.__qualname__ = tool["python_name"]
+    call.__module__ = module.__name__
+    schema = tool.get("input_schema") or {}
+    description = (tool.get("description") or "").strip() or "(no description)"
+    call.__doc__ = f"{description}\n\nMCP tool {name!r}. Input schema:\n{json.dumps(schema, indent=2)}"
+    call.__signature__ = _signature(schema)  # type: ignore[attr-defined]
+    return call
+
+
+def _signature(schema: dict[str, Any]) -> inspect.Signature:
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    if not all(isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key) for key in properties):
+        return inspect.Signature([inspect.Parameter("arguments", inspect.Parameter.VAR_KEYWORD)])
+    ordered = sorted(properties, key=lambda key: key not in required)
+    return inspect.Signature(
+        [
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=inspect.Parameter.empty if key in required else None)
+            for key in ordered
+        ]
+    )
+
+
+class McpNamespace:
+    """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github``; ``mcp.servers()`` lists them."""
+
+    def __init__(self, modules: dict[str, McpServerModule], config_files: list[str]) -> None:
+        self._modules = modules
+        self._files = config_files
+
+    def servers(self) -> list[dict[str, Any]]:
+        """Configured servers: ``name``, ``module``, ``transport``, ``target``."""
+        return [dict(module.__server__) for module in self._modules.values()]
+
+    def __getattr__(self, name: str) -> McpServerModule:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        found = self._modules.get(name)
+        if found is None:
+            raise AttributeError(_unknown(name, self._modules, self._files))
+        return found
+
+    __getitem__ = __getattr__
+
+    def __dir__(self) -> list[str]:
+        return sorted([*self._modules, "servers"])
+
+    def __repr__(self) -> str:
+        if not self._modules:
+            return f"<mcp: no MCP servers configured (add them to {' or '.join(self._files)})>"
+        return f"<mcp: servers {', '.join(sorted(self._modules))}; `import mcp_servers.NAME as m`, then m.tools()>"
+
+
+def _unknown(name: str, modules: dict[str, Any], files: list[str]) -> str:
+    known = ", ".join(sorted(modules)) or "none"
+    return f"no MCP server named {name!r} (configured: {known}); servers are configured in {' or '.join(files)}"
+
+
+class _UnknownServerFinder(importlib.abc.MetaPathFinder):
+    """Makes ``import mcp_servers.nope`` fail with the configured names instead of a bare ModuleNotFoundError."""
+
+    def __init__(self, modules: dict[str, McpServerModule], files: list[str]) -> None:
+        self.modules = modules
+        self.files = files
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.startswith(PACKAGE + "."):
+            name = fullname[len(PACKAGE) + 1 :]
+            raise ModuleNotFoundError(_unknown(name, self.modules, self.files), name=fullname)
+        return None
+
+
+def install(servers: list[dict[str, Any]], config_files: list[str], namespace: dict[str, Any] | None = None) -> None:
+    """Register ``mcp_servers`` and one module per server, and put ``mcp`` in ``namespace`` (default: IPython's)."""
+    package = types.ModuleType(PACKAGE, "MCP servers configured for this session, one module each (see `mcp`).")
+    package.__path__ = []  # a package, so `import mcp_servers.name` is looked up at all
+    modules: dict[str, McpServerModule] = {}
+    for server in servers:
+        module = McpServerModule(server)
+        modules[server["module"]] = module
+        setattr(package, server["module"], module)
+        sys.modules[module.__name__] = module
+    sys.modules[PACKAGE] = package
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _UnknownServerFinder)]
+    sys.meta_path.append(_UnknownServerFinder(modules, config_files))
+    if namespace is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            raise RuntimeError("install() needs a namespace when not running inside IPython")
+        namespace = shell.user_ns
+    namespace["mcp"] = McpNamespace(modules, config_files)

@@ -1,0 +1,196 @@
+import { join } from "node:path";
+import { UserError } from "../errors.js";
+import { projectRoot } from "../extensions/index.js";
+import { readJsonFile } from "../home/index.js";
+
+/** Per-call limit when a server's config sets none (the SDK's own default). */
+export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+
+interface ServerBase {
+	/** The name under `mcpServers`, as written in the file. */
+	name: string;
+	/** The Python name of its module (`mcp_servers.<module>`): the name with every other character as `_`. */
+	module: string;
+	/** The file that defined it (the project's wins over the agent home's). */
+	file: string;
+	/** Limit of one tool call, in milliseconds. */
+	timeoutMs: number;
+}
+
+/** A server started as a process and spoken to over its stdin and stdout. */
+export interface StdioServerConfig extends ServerBase {
+	transport: "stdio";
+	command: string;
+	args: string[];
+	env: Record<string, string>;
+	/** Working directory of the process; default the session's. */
+	cwd?: string;
+}
+
+/** A server reached over streamable HTTP. */
+export interface HttpServerConfig extends ServerBase {
+	transport: "http";
+	url: string;
+	headers: Record<string, string>;
+}
+
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+/** `mcp.json` in the agent home and `.prime/mcp.json` in the project, in the order they apply. */
+export function mcpConfigFiles(agentHome: string, cwd: string): string[] {
+	return [join(agentHome, "mcp.json"), join(projectRoot(cwd), ".prime", "mcp.json")];
+}
+
+/**
+ * The configured servers, sorted by name: both files in the shape other agents use
+ * (`{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}`); the project's
+ * entry of a name replaces the agent home's. `${VAR}` in a value is taken from `env`. Any problem
+ * is a `UserError` naming the file and the field.
+ */
+export function loadMcpConfig(options: { agentHome: string; cwd: string; env: NodeJS.ProcessEnv }): McpServerConfig[] {
+	const servers = new Map<string, McpServerConfig>();
+	for (const file of mcpConfigFiles(options.agentHome, options.cwd)) {
+		for (const server of readConfigFile(file, options.env)) servers.set(server.name, server);
+	}
+	const sorted = [...servers.values()].sort((a, b) => a.name.localeCompare(b.name));
+	const byModule = new Map<string, McpServerConfig>();
+	for (const server of sorted) {
+		const other = byModule.get(server.module);
+		if (other) {
+			throw configError(
+				server.file,
+				`mcpServers.${server.name}`,
+				`has the same Python module name "${server.module}" as "${other.name}" (${other.file})`,
+				"Rename one of the two servers.",
+			);
+		}
+		byModule.set(server.module, server);
+	}
+	return sorted;
+}
+
+/** The Python module name of a server name: letters, digits and `_`, never starting with a digit. */
+export function moduleName(name: string): string {
+	const safe = name.replace(/[^A-Za-z0-9_]/g, "_");
+	return /^[0-9]/.test(safe) ? `_${safe}` : safe;
+}
+
+function readConfigFile(file: string, env: NodeJS.ProcessEnv): McpServerConfig[] {
+	let raw: unknown;
+	try {
+		raw = readJsonFile(file);
+	} catch (error) {
+		throw new UserError((error as Error).message, "Fix the file; MCP servers are off until it parses.");
+	}
+	if (raw === undefined) return [];
+	if (!isObject(raw)) throw configError(file, "(top level)", "must be a JSON object", 'Write {"mcpServers": {...}}.');
+	const unknown = Object.keys(raw).filter((key) => key !== "mcpServers");
+	if (unknown.length > 0) {
+		throw configError(file, unknown[0] as string, "is not a known key", 'The file holds one key, "mcpServers".');
+	}
+	const entries = raw.mcpServers;
+	if (entries === undefined) return [];
+	if (!isObject(entries)) {
+		throw configError(file, "mcpServers", "must be an object of servers by name", EXAMPLE);
+	}
+	return Object.entries(entries)
+		.filter(([, value]) => !(isObject(value) && value.disabled === true))
+		.map(([name, value]) => readServer(file, name, value, env));
+}
+
+const EXAMPLE =
+	'Write each server as {"command": "npx", "args": ["-y", "some-server"], "env": {}} or {"url": "https://host/mcp", "headers": {}}.';
+
+const STDIO_KEYS = ["type", "command", "args", "env", "cwd", "timeout", "disabled"];
+const HTTP_KEYS = ["type", "url", "headers", "timeout", "disabled"];
+
+function readServer(file: string, name: string, value: unknown, env: NodeJS.ProcessEnv): McpServerConfig {
+	const field = `mcpServers.${name}`;
+	if (!/^[A-Za-z0-9_.-]+$/.test(name)) {
+		throw configError(file, field, "has a name other than letters, digits, `_`, `-` and `.`", "Rename the server.");
+	}
+	if (!isObject(value)) throw configError(file, field, "must be an object", EXAMPLE);
+	const type = value.type;
+	if (type !== undefined && !["stdio", "http", "streamable-http", "streamableHttp"].includes(String(type))) {
+		throw configError(file, `${field}.type`, `is "${String(type)}"`, 'Use "stdio" or "http" (streamable HTTP).');
+	}
+	const isHttp = value.url !== undefined || (type !== undefined && type !== "stdio");
+	const allowed = isHttp ? HTTP_KEYS : STDIO_KEYS;
+	const extra = Object.keys(value).find((key) => !allowed.includes(key));
+	if (extra) {
+		throw configError(
+			file,
+			`${field}.${extra}`,
+			`is not a field of ${isHttp ? "an HTTP" : "a stdio"} server`,
+			`Its fields: ${allowed.join(", ")}.`,
+		);
+	}
+	const timeout = value.timeout;
+	if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
+		throw configError(file, `${field}.timeout`, "must be a whole number of milliseconds", "For example 60000.");
+	}
+	const base = { name, module: moduleName(name), file, timeoutMs: (timeout as number) ?? DEFAULT_MCP_TIMEOUT_MS };
+	const text = (key: string, raw: unknown) => expand(file, `${field}.${key}`, raw, env);
+	if (isHttp) {
+		if (typeof value.url !== "string" || value.url === "")
+			throw configError(file, `${field}.url`, "must be a URL string", EXAMPLE);
+		const url = text("url", value.url);
+		if (!/^https?:\/\//.test(url)) {
+			throw configError(file, `${field}.url`, `is "${url}", not an http(s) URL`, "Write it as https://host/mcp.");
+		}
+		return { ...base, transport: "http", url, headers: stringMap(file, `${field}.headers`, value.headers, env) };
+	}
+	if (typeof value.command !== "string" || value.command === "") {
+		throw configError(file, `${field}.command`, "must be the program to run (a string)", EXAMPLE);
+	}
+	const args = value.args ?? [];
+	if (!Array.isArray(args) || args.some((arg) => typeof arg !== "string")) {
+		throw configError(file, `${field}.args`, "must be a list of strings", EXAMPLE);
+	}
+	if (value.cwd !== undefined && typeof value.cwd !== "string") {
+		throw configError(file, `${field}.cwd`, "must be a folder path (a string)", "Remove it to use the session's.");
+	}
+	return {
+		...base,
+		transport: "stdio",
+		command: text("command", value.command),
+		args: args.map((arg, index) => text(`args[${index}]`, arg)),
+		env: stringMap(file, `${field}.env`, value.env, env),
+		...(typeof value.cwd === "string" ? { cwd: text("cwd", value.cwd) } : {}),
+	};
+}
+
+function stringMap(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv): Record<string, string> {
+	if (raw === undefined) return {};
+	if (!isObject(raw)) throw configError(file, field, "must be an object of strings", EXAMPLE);
+	const result: Record<string, string> = {};
+	for (const [key, value] of Object.entries(raw)) {
+		if (typeof value !== "string") throw configError(file, `${field}.${key}`, "must be a string", EXAMPLE);
+		result[key] = expand(file, `${field}.${key}`, value, env);
+	}
+	return result;
+}
+
+/** `${VAR}` from the environment; a variable that is not set is an error, never an empty string. */
+function expand(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv): string {
+	return String(raw).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
+		const value = env[variable];
+		if (value === undefined) {
+			throw configError(
+				file,
+				field,
+				`uses \${${variable}}, which is not set`,
+				`Export ${variable} before starting the agent, or write the value in the file.`,
+			);
+		}
+		return value;
+	});
+}
+
+function configError(file: string, field: string, problem: string, hint: string): UserError {
+	return new UserError(`MCP config ${file}: "${field}" ${problem}.`, hint);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,24 @@
+/**
+ * MCP servers as kernel modules: the host is the MCP client (the official SDK); each configured
+ * server is the Python module `mcp_servers.<name>` whose attributes call its tools through host
+ * requests. No MCP tool is ever a tool of the model.
+ */
+export {
+	DEFAULT_MCP_TIMEOUT_MS,
+	type HttpServerConfig,
+	loadMcpConfig,
+	type McpServerConfig,
+	mcpConfigFiles,
+	moduleName,
+	type StdioServerConfig,
+} from "./config.js";
+export { checkMcpServers, type McpCheck } from "./doctor.js";
+export {
+	MCP_RESTARTS,
+	McpCallError,
+	type McpFailureKind,
+	McpServerConnection,
+	type McpServerState,
+	type McpToolInfo,
+} from "./server-connection.js";
+export { describeServers, MCP_REQUEST, type McpServerSummary, McpServers, pythonValue } from "./servers.js";

@@ -1,0 +1,248 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { checkMcpServers, loadMcpConfig } from "../src/mcp/index.js";
+import { alive } from "./agent-scripts.js";
+import { useFauxSessions } from "./faux-session.js";
+
+const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import.meta.url));
+const sessions = useFauxSessions();
+const servers: ChildProcess[] = [];
+afterEach(() => {
+	for (const server of servers.splice(0)) server.kill("SIGKILL");
+});
+
+/** The fixture as the stdio server "fixture" in the agent home's mcp.json (plus `extra` fields). */
+function configureStdio(extra: Record<string, unknown> = {}, name = "fixture"): string {
+	const starts = join(sessions.world.home, "starts.log");
+	sessions.world.writeHome("mcp.json", {
+		mcpServers: {
+			[name]: {
+				command: process.execPath,
+				args: [FIXTURE],
+				env: { MCP_FIXTURE_STARTS: starts, FIXTURE_SECRET: "${SECRET_FROM_ENV}" },
+				...extra,
+			},
+		},
+	});
+	sessions.world.env.SECRET_FROM_ENV = "s3cret";
+	return starts;
+}
+
+async function cell(started: Awaited<ReturnType<typeof sessions.start>>, code: string) {
+	const run = await started.kernel.run(code);
+	return run.cell;
+}
+
+describe("MCP servers as kernel modules (stdio)", () => {
+	it("lists tools with their schemas, calls one with arguments and returns structured content as Python objects", async () => {
+		const starts = configureStdio();
+		const started = await sessions.start();
+		// Nothing starts before first use.
+		const before = await cell(started, "import mcp_servers.fixture as fx\nprint(type(fx).__name__)");
+		expect(before.stdout).toBe("McpServerModule\n");
+		expect(() => readFileSync(starts, "utf8")).toThrow();
+		const listed = await cell(
+			started,
+			"tools = fx.tools()\nprint(sorted(t['python_name'] for t in tools))\nprint([t['input_schema']['required'] for t in tools if t['name'] == 'add'][0])",
+		);
+		expect(listed.stdout).toBe("['add', 'crash', 'echo', 'fail', 'get_env', 'lines', 'pid', 'slow']\n['a', 'b']\n");
+		const added = await cell(started, "r = await fx.add(a=2, b=3.5)\nprint(type(r).__name__, r)");
+		expect(added.stdout).toBe("dict {'sum': 5.5, 'inputs': [2, 3.5]}\n");
+		const echoed = await cell(started, "print(repr(await mcp.fixture.echo(text='hi there')))");
+		expect(echoed.stdout).toBe("'hi there'\n");
+		// A tool name with a dash is reached by its Python name; ${VAR} in the config came from the session's env.
+		const env = await cell(started, "print(await fx.get_env(name='FIXTURE_SECRET'))");
+		expect(env.stdout).toBe("s3cret\n");
+		expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
+	});
+
+	it("help() shows each tool's description, signature and input schema", async () => {
+		configureStdio();
+		const started = await sessions.start();
+		const run = await cell(
+			started,
+			"import mcp_servers.fixture as fx, pydoc\ntext = pydoc.render_doc(fx, renderer=pydoc.plaintext)\nprint('8 tools' in text, 'add(*, a, b)' in text, '\"required\"' in text, 'Echo the text back.' in text)\nprint(fx.add.__doc__.splitlines()[0])",
+		);
+		expect(run.status).toBe("ok");
+		expect(run.stdout).toBe("True True True True\nAdd two numbers.\n");
+	});
+
+	it("raises McpToolError with the server's message for bad arguments, an unknown tool and a failing tool", async () => {
+		configureStdio();
+		const started = await sessions.start();
+		const schema = await cell(started, "import mcp_servers.fixture as fx\nawait fx.add(a='two', b=3)");
+		expect(schema.error?.ename).toBe("McpToolError");
+		expect(schema.error?.evalue).toContain('MCP server "fixture" tool "add": MCP error -32602: Input validation error');
+		expect(schema.error?.evalue).toContain("expected number");
+		const unknown = await cell(started, "await fx.no_such_tool(x=1)");
+		expect(unknown.error?.ename).toBe("McpToolError");
+		expect(unknown.error?.evalue).toBe(
+			'MCP server "fixture" tool "no_such_tool": MCP error -32602: Tool no_such_tool not found (its tools: add, crash, echo, fail, get_env, lines, pid, slow)',
+		);
+		const failed = await cell(started, "await fx.fail()");
+		expect(failed.error?.ename).toBe("McpToolError");
+		expect(failed.error?.evalue).toBe('MCP server "fixture" tool "fail": the fixture tool failed on purpose');
+		// The server is still the same process after tool errors.
+		const ok = await cell(started, "print(await fx.echo(text='still up'))");
+		expect(ok.stdout).toBe("still up\n");
+	});
+
+	it("restarts a crashed server once on the next call; a second crash leaves it down until /mcp restart", async () => {
+		const starts = configureStdio();
+		const started = await sessions.start();
+		const first = await cell(started, "import mcp_servers.fixture as fx\npid1 = int(await fx.pid())\nawait fx.crash()");
+		expect(first.error?.ename).toBe("McpServerDown");
+		expect(first.error?.evalue).toContain('MCP server "fixture" stopped during the call to "crash"');
+		expect(first.error?.evalue).toContain("fixture: crashing on purpose");
+		expect(first.error?.evalue).toContain("it is started again on the next call");
+		const second = await cell(started, "pid2 = int(await fx.pid())\nprint(pid1 != pid2)");
+		expect(second.stdout).toBe("True\n");
+		const pid1 = Number((await cell(started, "print(pid1)")).stdout.trim());
+		expect(alive(pid1)).toBe(false);
+		expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(2);
+		await cell(started, "await fx.crash()");
+		const down = await cell(started, "await fx.echo(text='x')");
+		expect(down.error?.ename).toBe("McpServerDown");
+		expect(down.error?.evalue).toContain('MCP server "fixture" is down: it exited');
+		expect(down.error?.evalue).toContain("run `/mcp restart fixture`");
+		expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(2);
+		const listing = await started.agentSession.prompt("/mcp");
+		expect(listing.command?.message).toContain("fixture  stdio");
+		expect(listing.command?.message).toContain("  down: it exited");
+		const restarted = await started.agentSession.prompt("/mcp restart fixture");
+		expect(restarted.command?.message).toBe('MCP server "fixture" restarted: ready (8 tools).');
+		expect((await cell(started, "print(await fx.echo(text='back'))")).stdout).toBe("back\n");
+	});
+
+	it("times a slow call out with McpTimeout and the server stays usable", async () => {
+		configureStdio({ timeout: 300 });
+		const started = await sessions.start();
+		const slow = await cell(started, "import mcp_servers.fixture as fx\nawait fx.slow(ms=5000)");
+		expect(slow.error?.ename).toBe("McpTimeout");
+		expect(slow.error?.evalue).toContain(
+			'MCP server "fixture" tool "slow" did not answer within 0.3 s; the call was cancelled.',
+		);
+		const isTimeout = await cell(
+			started,
+			"from prime_agent_runtime.mcp_servers import McpTimeout\nprint(issubclass(McpTimeout, TimeoutError))",
+		);
+		expect(isTimeout.stdout).toBe("True\n");
+		const override = await cell(started, "print(await fx.call('slow', {'ms': 50}, timeout=5))");
+		expect(override.stdout).toBe("waited 50 ms\n");
+	});
+
+	it("stops every started server with the session", async () => {
+		configureStdio();
+		const started = await sessions.start();
+		const pid = Number((await cell(started, "import mcp_servers.fixture as fx\nprint(await fx.pid())")).stdout.trim());
+		expect(alive(pid)).toBe(true);
+		await started.dispose();
+		expect(alive(pid)).toBe(false);
+	});
+
+	it("an unknown server fails the import with the configured names", async () => {
+		configureStdio();
+		const started = await sessions.start();
+		const run = await cell(started, "import mcp_servers.nope");
+		expect(run.error?.ename).toBe("ModuleNotFoundError");
+		expect(run.error?.evalue).toBe(
+			`no MCP server named 'nope' (configured: fixture); servers are configured in ${join(sessions.world.home, "mcp.json")} or ${join(sessions.world.project, ".prime", "mcp.json")}`,
+		);
+	});
+});
+
+describe("MCP servers over streamable HTTP", () => {
+	it("calls a loopback server with the configured headers; a wrong token is a clear server-down error", async () => {
+		const { url } = await startHttpFixture();
+		sessions.world.writeHome("mcp.json", {
+			mcpServers: { remote: { url, headers: { Authorization: "Bearer ${REMOTE_TOKEN}" } } },
+		});
+		sessions.world.env.REMOTE_TOKEN = "fixture-token";
+		const started = await sessions.start();
+		const run = await cell(
+			started,
+			"r = await mcp.remote.add(a=1, b=2)\nprint(r['sum'], await mcp.remote.echo(text='over http'))",
+		);
+		expect(run.stdout).toBe("3 over http\n");
+		await started.dispose();
+		sessions.world.env.REMOTE_TOKEN = "wrong";
+		const refused = await sessions.start();
+		const failed = await cell(refused, "await mcp.remote.echo(text='x')");
+		expect(failed.error?.ename).toBe("McpServerDown");
+		expect(failed.error?.evalue).toContain('MCP server "remote" is down: it did not start');
+		expect(failed.error?.evalue).toContain("Error POSTing to endpoint: missing the fixture token");
+	});
+});
+
+describe("MCP config", () => {
+	it("names the file and the field of a bad entry, and the session starts without MCP", async () => {
+		sessions.world.writeProject(".prime/mcp.json", JSON.stringify({ mcpServers: { bad: { command: 42 } } }));
+		const file = join(sessions.world.project, ".prime", "mcp.json");
+		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
+			`MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`,
+		);
+		const started = await sessions.start();
+		expect(started.notices).toContain(
+			`Extension builtin:mcp left out: MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`,
+		);
+	});
+
+	it("the project's entry replaces the home's; an unset ${VAR} is an error naming the field", () => {
+		sessions.world.writeHome("mcp.json", {
+			mcpServers: { one: { command: "a" }, two: { url: "http://127.0.0.1:1/mcp" } },
+		});
+		sessions.world.writeProject(
+			".prime/mcp.json",
+			JSON.stringify({ mcpServers: { one: { command: "b", args: ["x"] } } }),
+		);
+		const configs = loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} });
+		expect(configs.map((config) => [config.name, config.transport, config.file])).toEqual([
+			["one", "stdio", join(sessions.world.project, ".prime", "mcp.json")],
+			["two", "http", join(sessions.world.home, "mcp.json")],
+		]);
+		sessions.world.writeHome("mcp.json", { mcpServers: { three: { command: "x", env: { TOKEN: "${NOT_SET}" } } } });
+		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
+			`MCP config ${join(sessions.world.home, "mcp.json")}: "mcpServers.three.env.TOKEN" uses \${NOT_SET}, which is not set.`,
+		);
+	});
+
+	it("doctor starts each configured server and reports its tools, and a server that cannot start", async () => {
+		sessions.world.writeHome("mcp.json", {
+			mcpServers: {
+				fixture: { command: process.execPath, args: [FIXTURE] },
+				missing: { command: join(sessions.world.home, "no-such-program") },
+			},
+		});
+		const checks = await checkMcpServers({
+			agentHome: sessions.world.home,
+			cwd: sessions.world.project,
+			env: sessions.world.env,
+		});
+		expect(checks.map((check) => [check.name, check.status])).toEqual([
+			['MCP server "fixture"', "ok"],
+			['MCP server "missing"', "warn"],
+		]);
+		expect(checks[0]?.detail).toMatch(/^8 tools, ready in \d+\.\ds \(mcp_servers\.fixture\)$/);
+		expect(checks[1]?.detail).toContain('MCP server "missing" is down: it did not start (');
+		expect(checks[1]?.detail).toContain("ENOENT");
+	});
+});
+
+/** The fixture over HTTP in its own process; resolves once it listens. */
+async function startHttpFixture(): Promise<{ url: string }> {
+	const child = spawn(process.execPath, [FIXTURE, "--http"], { stdio: ["ignore", "pipe", "inherit"] });
+	servers.push(child);
+	const port = await new Promise<string>((resolve, reject) => {
+		let out = "";
+		child.stdout?.on("data", (chunk) => {
+			out += chunk;
+			const match = /listening (\d+)/.exec(out);
+			if (match) resolve(match[1] as string);
+		});
+		child.on("exit", (code) => reject(new Error(`the HTTP fixture exited (${code})`)));
+	});
+	return { url: `http://127.0.0.1:${port}/mcp` };
+}
