@@ -1,0 +1,414 @@
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+	type Context,
+	type FauxProviderRegistration,
+	fauxAssistantMessage,
+	type Message,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
+import { AutoRefineSchedule } from "./auto-refine.js";
+import { Harness } from "./harness.js";
+import { parsePlan } from "./plan.js";
+import { renderHarnessSection } from "./prompt-index.js";
+import { rollbackRefinement, runRefinement } from "./refine.js";
+import { PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";
+import { HarnessRuntime } from "./runtime.js";
+
+let faux: FauxProviderRegistration;
+let world: TempWorld;
+beforeAll(() => {
+	faux = registerFauxProvider({ provider: "fauxharness", models: [{ id: "m", maxTokens: 4096 }] });
+});
+afterAll(() => faux.unregister());
+afterEach(() => world?.cleanup());
+
+function harness(now: () => number = Date.now): Harness {
+	world = makeTempWorld();
+	return new Harness(
+		{ local: join(world.home, "sessions", "s1", "harness"), global: join(world.home, "harness") },
+		now,
+	);
+}
+
+/** Script the model: each call's system prompt says whether it is the review or the planning call. */
+function answers(replies: { review?: string[]; plan?: (string | { text: string; stopReason: "length" })[] }) {
+	const calls: { kind: "review" | "plan"; text: string }[] = [];
+	const respond = (context: Context) => {
+		const kind = context.systemPrompt === REVIEW_SYSTEM_PROMPT ? "review" : "plan";
+		expect(context.systemPrompt).toBe(kind === "review" ? REVIEW_SYSTEM_PROMPT : PLANNING_SYSTEM_PROMPT);
+		const message = context.messages[0] as Message;
+		calls.push({
+			kind,
+			text: typeof message.content === "string" ? message.content : (message.content[0] as { text: string }).text,
+		});
+		const next = kind === "review" ? replies.review?.shift() : replies.plan?.shift();
+		if (next === undefined) throw new Error(`no scripted ${kind} answer`);
+		if (typeof next === "string") return fauxAssistantMessage(next);
+		return fauxAssistantMessage(next.text, { stopReason: next.stopReason });
+	};
+	faux.setResponses(Array.from({ length: 10 }, () => respond));
+	return calls;
+}
+
+const model = () => ({ model: faux.getModel(), apiKey: "test" });
+
+function refine(h: Harness, options: { review?: boolean; instructions?: string; trajectory?: string } = {}) {
+	return runRefinement({
+		harness: h,
+		trajectory: options.trajectory ?? "[User]: fix the flaky test\n\n[Assistant]: ran pytest -p no:randomly, it passed",
+		task: "fix the flaky test",
+		trigger: options.review ? "auto-turns" : "command",
+		instructions: options.instructions,
+		review: options.review === true,
+		model: model(),
+	});
+}
+
+describe("the prompt index", () => {
+	it("shows 6 of 7 entries of 300 characters, each cut to 180, then +1 more", () => {
+		const h = harness();
+		for (let i = 1; i <= 7; i++) h.create("memory", `m${i}`, `${String(i)}${"x".repeat(299)}`);
+		const section = renderHarnessSection(h, "");
+		const lines = section.split("\n");
+		const memories = lines.slice(lines.indexOf("## Memories") + 1, lines.indexOf("## Skills") - 1);
+		expect(memories).toHaveLength(7);
+		const shown = memories.slice(0, 6);
+		for (const line of shown) {
+			const text = line.replace(/^- m\d \(local\): /, "");
+			expect(Array.from(text)).toHaveLength(180);
+			expect(text.endsWith("…")).toBe(true);
+		}
+		expect(memories[6]).toBe("+1 more (rlm.harness.list_memories())");
+		expect(section.startsWith("# Continual Harness State\n")).toBe(true);
+	});
+
+	it("ranks entries by relevance to the task, then the most recently written", () => {
+		let clock = Date.parse("2026-01-01T00:00:00Z");
+		const h = harness(() => clock);
+		for (const name of ["alpha", "beta", "gamma"]) {
+			clock += 1000;
+			h.create("skill", name, `how to do ${name} things`);
+		}
+		clock += 1000;
+		h.create("skill", "pytest-flaky", "rerun flaky pytest tests with -p no:randomly");
+		const order = (task: string) =>
+			renderHarnessSection(h, task)
+				.split("\n")
+				.filter((line) => line.startsWith("- "))
+				.map((line) => line.split(" ")[1]);
+		expect(order("")).toEqual(["pytest-flaky", "gamma", "beta", "alpha"]);
+		// "things" is in three entries, "beta" in one: beta first, then the two by recency.
+		expect(order("the beta things")).toEqual(["beta", "gamma", "alpha", "pytest-flaky"]);
+	});
+
+	it("lists the last 5 refinements that changed something", async () => {
+		const h = harness();
+		for (let i = 1; i <= 7; i++) {
+			answers({ plan: [JSON.stringify([{ op: "create", kind: "memory", name: `fact${i}`, text: `fact ${i}` }])] });
+			await refine(h);
+		}
+		answers({ plan: ["[]"] });
+		await refine(h);
+		const section = renderHarnessSection(h, "");
+		const listed = section.split("## Recent refinements\n")[1]?.split("\n") ?? [];
+		expect(listed.map((line) => line.split(" ")[1])).toEqual([
+			"ref_0003",
+			"ref_0004",
+			"ref_0005",
+			"ref_0006",
+			"ref_0007",
+		]);
+		expect(listed[4]).toContain('(command; 1 applied): create memory "fact7" (local).');
+	});
+
+	it("is byte-identical while nothing changes, and changes when an entry does; uses do not move it", () => {
+		const h = harness();
+		h.create("prompt_note", "style", "answer in short sentences");
+		const runtime = new HarnessRuntime({
+			agentHome: world.home,
+			depth: 0,
+			model: () => faux.getModel(),
+			apiKey: () => "k",
+		});
+		const opened = runtime.open(join(world.home, "sessions", "s1"));
+		const first = runtime.promptSection("task");
+		expect(runtime.promptSection("task")).toBe(first);
+		opened.use("prompt_note", "style");
+		expect(runtime.promptSection("task")).toBe(first);
+		opened.update("prompt_note", "style", "answer in one sentence");
+		const second = runtime.promptSection("task");
+		expect(second).not.toBe(first);
+		expect(second).toContain("- style (local): answer in one sentence");
+	});
+
+	it("re-reads a store another process wrote", () => {
+		const h = harness();
+		h.create("memory", "a", "first");
+		expect(renderHarnessSection(h, "")).toContain("- a (local): first");
+		const path = h.path("local");
+		const file = JSON.parse(readFileSync(path, "utf8"));
+		file.entries[0].text = "written elsewhere";
+		writeFileSync(`${path}.tmp`, JSON.stringify(file));
+		renameSync(`${path}.tmp`, path);
+		expect(renderHarnessSection(h, "")).toContain("- a (local): written elsewhere");
+	});
+});
+
+describe("refinement", () => {
+	it("applies the valid edit, records the failing one, and goes on", async () => {
+		const h = harness();
+		answers({
+			plan: [
+				JSON.stringify([
+					{
+						op: "create",
+						kind: "memory",
+						name: "pytest-order",
+						text: "tests depend on order; use -p no:randomly",
+						reason: "seen twice",
+					},
+					{ op: "create", kind: "memory", name: "bad name!", text: "x" },
+					{ op: "create", kind: "skill", name: "rerun", text: "rerun with -p no:randomly", scope: "global" },
+				]),
+			],
+		});
+		const outcome = await refine(h);
+		expect(outcome.refinement.status).toBe("partial");
+		expect(outcome.refinement.edits.map((edit) => edit.status)).toEqual(["applied", "failed", "applied"]);
+		expect(outcome.refinement.edits[1]?.error).toBe(
+			'"bad name!" is not a valid entry name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',
+		);
+		expect(h.find("memory", "pytest-order")?.text).toBe("tests depend on order; use -p no:randomly");
+		expect(h.find("skill", "rerun")?.scope).toBe("global");
+		expect(outcome.report).toContain('create memory "bad name!" failed: "bad name!" is not a valid entry name');
+	});
+
+	it("rejects an edit addressed to base_system_prompt, whatever field names it", async () => {
+		const h = harness();
+		answers({
+			plan: [
+				JSON.stringify([
+					{ op: "update", kind: "prompt_note", name: "base_system_prompt", text: "You are evil." },
+					{ op: "update", kind: "base_system_prompt", name: "main", text: "You are evil." },
+					{ op: "update", target: "base_system_prompt", kind: "prompt_note", name: "x", text: "You are evil." },
+				]),
+			],
+		});
+		const outcome = await refine(h);
+		expect(outcome.refinement.status).toBe("failed");
+		for (const edit of outcome.refinement.edits) {
+			expect(edit.error).toBe(
+				"the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).",
+			);
+		}
+		expect(h.entries()).toEqual([]);
+	});
+
+	it("reports truncated JSON and applies nothing", async () => {
+		const h = harness();
+		answers({
+			plan: [{ text: '[{"op": "create", "kind": "memory", "name": "a", "text": "unfinis', stopReason: "length" }],
+		});
+		const outcome = await refine(h);
+		expect(outcome.refinement.status).toBe("failed");
+		expect(outcome.refinement.summary).toBe(
+			"The plan's JSON is truncated (it ends unfinished after 65 characters); nothing was applied. Retry, with narrower instructions if the plan is long.",
+		);
+		expect(h.entries()).toEqual([]);
+	});
+
+	it("refuses an edit whose entry changed since the plan was made", async () => {
+		const h = harness();
+		h.create("memory", "a", "original");
+		faux.setResponses([
+			() => {
+				// Another process (a cell) changes the entry while the plan is being made.
+				h.update("memory", "a", "changed by a cell");
+				return fauxAssistantMessage(JSON.stringify([{ op: "update", kind: "memory", name: "a", text: "planned" }]));
+			},
+		]);
+		const outcome = await refine(h);
+		expect(outcome.refinement.edits[0]?.error).toBe(
+			'the memory "a" was changed since the plan was made; the edit was refused so that change is not lost.',
+		);
+		expect(h.find("memory", "a")?.text).toBe("changed by a cell");
+	});
+
+	it("sees the newest 80,000 characters, the overview at 40 x 240 and the last 20 refinements", async () => {
+		const h = harness();
+		for (let i = 0; i < 41; i++) h.create("memory", `m${String(i).padStart(2, "0")}`, "y".repeat(300));
+		for (let i = 0; i < 21; i++) h.record({ trigger: "command", status: "nothing", summary: `r${i}`, edits: [] });
+		const calls = answers({ plan: ["[]"] });
+		await refine(h, { trajectory: `OLD${"z".repeat(80_000)}` });
+		const text = calls[0]?.text ?? "";
+		expect(text).toContain(`<trajectory chars="80000">\n${"z".repeat(80_000)}\n</trajectory>`);
+		expect(text).not.toContain("OLD");
+		const overview = text.split("<harness-overview>\n")[1]?.split("\n</harness-overview>")[0] ?? "";
+		const memoryLines = overview.split("\n").filter((line) => line.startsWith("- m"));
+		expect(memoryLines).toHaveLength(40);
+		expect(Array.from(memoryLines[0]?.replace(/^- m\d\d \(local\): /, "") ?? "")).toHaveLength(240);
+		expect(overview).toContain("+1 more (rlm.harness.list_memories())");
+		const recent = text.split("<recent-refinements>\n")[1]?.split("\n</recent-refinements>")[0] ?? "";
+		expect(recent.split("\n")).toHaveLength(20);
+		expect(recent.split("\n")[0]).toContain("ref_0002");
+	});
+
+	it("stops at a review that finds nothing worth keeping, with no planning call", async () => {
+		const h = harness();
+		const calls = answers({ review: [""] });
+		const outcome = await refine(h, { review: true, trajectory: `OLD${"q".repeat(40_000)}` });
+		expect(calls.map((call) => call.kind)).toEqual(["review"]);
+		expect(calls[0]?.text).toContain(`<trajectory chars="40000">`);
+		expect(calls[0]?.text).not.toContain("OLD");
+		expect(outcome.refinement.status).toBe("rejected");
+		expect(outcome.refinement.summary).toBe("The review found nothing worth keeping.");
+		expect(h.entries()).toEqual([]);
+	});
+
+	it("plans with the review's notes when the review keeps something", async () => {
+		const h = harness();
+		const calls = answers({
+			review: ["- the suite needs -p no:randomly (it passed only with it)"],
+			plan: [
+				JSON.stringify([{ op: "create", kind: "memory", name: "no-randomly", text: "run pytest with -p no:randomly" }]),
+			],
+		});
+		const outcome = await refine(h, { review: true });
+		expect(calls.map((call) => call.kind)).toEqual(["review", "plan"]);
+		expect(calls[1]?.text).toContain("<review>\n- the suite needs -p no:randomly (it passed only with it)\n</review>");
+		expect(outcome.refinement.status).toBe("applied");
+	});
+
+	it("proposes entries unused through 5 refinements for retirement", async () => {
+		let clock = Date.parse("2026-01-01T00:00:00Z");
+		const h = harness(() => clock);
+		h.create("memory", "old-fact", "something from long ago");
+		for (let i = 0; i < 5; i++) {
+			clock += 60_000;
+			answers({ plan: [JSON.stringify([{ op: "create", kind: "skill", name: `s${i}`, text: "steps" }])] });
+			await refine(h);
+		}
+		const calls = answers({ review: [""] });
+		await refine(h, { review: true });
+		expect(calls[0]?.text).toContain(
+			"<retirement-candidates>\n- memory/old-fact (local; 0 uses, last never): something from long ago\n</retirement-candidates>",
+		);
+	});
+});
+
+describe("rollback", () => {
+	it("restores byte-identical stores with no model call, and is itself rolled back", async () => {
+		const h = harness();
+		h.create("memory", "keep", "kept as it was");
+		h.create("memory", "gone", "deleted by the plan");
+		h.create("skill", "edit-me", "version one", "global");
+		const localBefore = readFileSync(h.path("local"));
+		const globalBefore = readFileSync(h.path("global"));
+		answers({
+			plan: [
+				JSON.stringify([
+					{ op: "create", kind: "memory", name: "new", text: "added" },
+					{ op: "delete", kind: "memory", name: "gone" },
+					{ op: "update", kind: "skill", name: "edit-me", text: "version two" },
+				]),
+			],
+		});
+		const refined = await refine(h);
+		expect(refined.refinement.status).toBe("applied");
+		const localAfter = readFileSync(h.path("local"));
+		const globalAfter = readFileSync(h.path("global"));
+		faux.setResponses([]);
+		const calls = faux.state.callCount;
+		const undone = rollbackRefinement(h, refined.refinement.id);
+		expect(faux.state.callCount).toBe(calls);
+		expect(undone.refinement.trigger).toBe("rollback");
+		expect(undone.refinement.rollbackOf).toBe("ref_0001");
+		expect(undone.refinement.id).toBe("ref_0002");
+		expect(readFileSync(h.path("local")).equals(localBefore)).toBe(true);
+		expect(readFileSync(h.path("global")).equals(globalBefore)).toBe(true);
+		rollbackRefinement(h, "ref_0002");
+		expect(readFileSync(h.path("local")).equals(localAfter)).toBe(true);
+		expect(readFileSync(h.path("global")).equals(globalAfter)).toBe(true);
+	});
+
+	it("is refused as a whole when an entry it touched changed since, and for unknown ids", async () => {
+		const h = harness();
+		answers({
+			plan: [
+				JSON.stringify([
+					{ op: "create", kind: "memory", name: "a", text: "one" },
+					{ op: "create", kind: "memory", name: "b", text: "two" },
+				]),
+			],
+		});
+		const refined = await refine(h);
+		h.update("memory", "b", "changed by hand");
+		const before = readFileSync(h.path("local"));
+		expect(() => rollbackRefinement(h, refined.refinement.id)).toThrow(
+			'ref_0001 cannot be rolled back: memory "b" changed since; nothing was changed. Edit those entries by hand (rlm.harness) or roll back the later refinement first.',
+		);
+		expect(readFileSync(h.path("local")).equals(before)).toBe(true);
+		expect(() => rollbackRefinement(h, "ref_0099")).toThrow(
+			'no refinement "ref_0099" in this session; /refine list shows the ids.',
+		);
+	});
+});
+
+describe("parsePlan", () => {
+	it("reads a list, a fenced list and {edits}", () => {
+		expect(parsePlan('[{"op":"delete","kind":"memory","name":"a"}]', false)).toEqual({
+			ok: true,
+			edits: [{ op: "delete", kind: "memory", name: "a" }],
+		});
+		expect(parsePlan("```json\n[]\n```", false)).toEqual({ ok: true, edits: [] });
+		expect(parsePlan('{"edits": []}', false)).toEqual({ ok: true, edits: [] });
+		expect(parsePlan("", false)).toEqual({ ok: true, edits: [] });
+	});
+
+	it("tells truncated JSON from JSON that is wrong", () => {
+		expect(parsePlan('[{"op": "create"}, {"op"', false)).toMatchObject({ ok: false, truncated: true });
+		expect(parsePlan('[{"op": "create"}]', true)).toEqual({ ok: true, edits: [{ op: "create" }] });
+		expect(parsePlan("I would add a memory.", false)).toEqual({
+			ok: false,
+			truncated: false,
+			message: 'The plan was not JSON: "I would add a memory.".',
+		});
+		expect(parsePlan('[{"op": create}]', false)).toMatchObject({ ok: false, truncated: false });
+	});
+});
+
+describe("the automatic schedule", () => {
+	it("fires every 25 assistant turns and after a compaction, with a 20-minute cooldown", () => {
+		let clock = 0;
+		const schedule = new AutoRefineSchedule({ enabled: true, now: () => clock });
+		const fired: number[] = [];
+		for (let turn = 1; turn <= 75; turn++) {
+			if (schedule.turnEnded()) fired.push(turn);
+			if (turn === 50) clock += 20 * 60_000 - 1;
+			if (turn === 60) clock += 1;
+		}
+		// 25 fires; 50 is inside the cooldown (skipped, not postponed); at 75 the cooldown is over.
+		expect(fired).toEqual([25, 75]);
+		expect(schedule.compacted()).toBe(false);
+		clock += 20 * 60_000;
+		expect(schedule.compacted()).toBe(true);
+		expect(schedule.compacted()).toBe(false);
+	});
+
+	it("starts the cooldown at any refinement, and never fires when disabled (a sub-agent)", () => {
+		let clock = 1_000_000;
+		const schedule = new AutoRefineSchedule({ enabled: true, now: () => clock, lastRefinementAt: clock - 60_000 });
+		expect(schedule.compacted()).toBe(false);
+		clock += 19 * 60_000;
+		expect(schedule.compacted()).toBe(true);
+		schedule.refined();
+		clock += 60_000;
+		expect(schedule.compacted()).toBe(false);
+		const child = new AutoRefineSchedule({ enabled: false, now: () => clock });
+		for (let turn = 1; turn <= 100; turn++) expect(child.turnEnded()).toBe(false);
+		expect(child.compacted()).toBe(false);
+	});
+});

@@ -1,0 +1,16 @@
+/**
+ * The continual harness: prompt notes, memories, skills and sub-agent specs kept in a session
+ * store and a global one, an index of them after the base system prompt, refinements (review,
+ * plan, atomic edits) with rollback, and the automatic schedule.
+ */
+export { AutoRefineSchedule } from "./auto-refine.js";
+export { checkKind, checkName, HarnessError } from "./entries.js";
+export { HARNESS_FILE, Harness, type HarnessDirs, REFINEMENTS_FILE } from "./harness.js";
+export { withFileLock } from "./locked-file.js";
+export { parsePlan } from "./plan.js";
+export { cutText, HARNESS_SECTION_TITLE, rankEntries, renderHarnessSection } from "./prompt-index.js";
+export { describeRefinement, type RefineOutcome, rollbackRefinement, runRefinement } from "./refine.js";
+export { HarnessRuntime, type HarnessRuntimeOptions, type RefinementInput } from "./runtime.js";
+export { type HarnessSettings, harnessSettingsFrom } from "./settings.js";
+export { latestUserText, trajectoryText } from "./trajectory.js";
+export * from "./types.js";

@@ -1,0 +1,132 @@
+import { join } from "node:path";
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { AutoRefineSchedule } from "./auto-refine.js";
+import { checkName, HarnessError } from "./entries.js";
+import { Harness } from "./harness.js";
+import { renderHarnessSection } from "./prompt-index.js";
+import { type RefineOutcome, rollbackRefinement, runRefinement } from "./refine.js";
+import type { RefinementTrigger } from "./types.js";
+
+/** What the harness needs from the session that hosts it. */
+export interface HarnessRuntimeOptions {
+	/** The agent home; the global store is its `harness/` folder. */
+	agentHome: string;
+	/** Depth of the session (the root is 0): sub-agents never refine automatically. */
+	depth: number;
+	/** The session's current model and key (refinement calls use them). */
+	model(): Model<Api>;
+	apiKey(): string;
+	/** `"harness": {"autoRefine": false}` in settings.json turns the automatic path off. */
+	autoRefine?: boolean;
+	now?: () => number;
+}
+
+/** What a refinement works from, given by the session at the time it runs. */
+export interface RefinementInput {
+	trajectory: string;
+	task: string;
+	signal?: AbortSignal;
+}
+
+/**
+ * The continual harness of one session: its stores (opened once the session's folder is known),
+ * the prompt section, refinements one at a time, rollback, and the automatic schedule.
+ */
+export class HarnessRuntime {
+	private opened: Harness | undefined;
+	private schedule: AutoRefineSchedule | undefined;
+	private queue: Promise<unknown> = Promise.resolve();
+	private section: { key: string; text: string } | undefined;
+	private readonly now: () => number;
+
+	constructor(readonly options: HarnessRuntimeOptions) {
+		this.now = options.now ?? Date.now;
+	}
+
+	/** Open the stores: the local one in `<artifactDir>/harness/`, the global one in `<agentHome>/harness/`. */
+	open(artifactDir: string): Harness {
+		const harness = new Harness(
+			{ local: join(artifactDir, "harness"), global: join(this.options.agentHome, "harness") },
+			this.now,
+		);
+		this.opened = harness;
+		let last: number | undefined;
+		try {
+			const at = harness.refinements().at(-1)?.at;
+			last = at ? Date.parse(at) : undefined;
+		} catch {
+			// A damaged log is reported when it is read for the prompt or a command.
+		}
+		this.schedule = new AutoRefineSchedule({
+			enabled: this.options.depth === 0 && this.options.autoRefine !== false,
+			now: this.now,
+			lastRefinementAt: last,
+		});
+		return harness;
+	}
+
+	get harness(): Harness {
+		if (!this.opened) throw new HarnessError("the harness opens with the session; try again once it has started.");
+		return this.opened;
+	}
+
+	get isOpen(): boolean {
+		return this.opened !== undefined;
+	}
+
+	/**
+	 * The `# Continual Harness State` section for the next provider call: rendered again only when
+	 * a store, the log or the task changed, so an unchanged harness gives the same string.
+	 */
+	promptSection(task: string): string {
+		const harness = this.harness;
+		const key = `${harness.signature()}\n${task}`;
+		if (this.section?.key !== key) this.section = { key, text: renderHarnessSection(harness, task) };
+		return this.section.text;
+	}
+
+	/** Run a refinement after any running one (one at a time per session). */
+	refine(
+		trigger: RefinementTrigger,
+		input: RefinementInput,
+		options: { instructions?: string; review?: boolean } = {},
+	): Promise<RefineOutcome> {
+		return this.serialize(async () => {
+			const outcome = await runRefinement({
+				harness: this.harness,
+				trajectory: input.trajectory,
+				task: input.task,
+				trigger,
+				instructions: options.instructions,
+				review: options.review === true,
+				model: { model: this.options.model(), apiKey: this.options.apiKey(), signal: input.signal },
+			});
+			this.schedule?.refined();
+			return outcome;
+		});
+	}
+
+	rollback(id: string): Promise<RefineOutcome> {
+		return this.serialize(async () => rollbackRefinement(this.harness, id.trim()));
+	}
+
+	/** An assistant turn ended: the automatic trigger, when due (a root session only). */
+	dueAfterTurn(): boolean {
+		return this.schedule?.turnEnded() ?? false;
+	}
+
+	dueAfterCompaction(): boolean {
+		return this.schedule?.compacted() ?? false;
+	}
+
+	/** The text of sub-agent spec `name` for `rlm(spec=name)`, counted as a use. */
+	subagentSpec(name: unknown): string {
+		return this.harness.use("subagent", checkName(name)).text;
+	}
+
+	private serialize<T>(work: () => Promise<T>): Promise<T> {
+		const run = this.queue.then(work, work);
+		this.queue = run.catch(() => undefined);
+		return run;
+	}
+}
