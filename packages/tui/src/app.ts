@@ -25,7 +25,7 @@ import {
 } from "prime-agent";
 import { PromptCompletion } from "./autocomplete.js";
 import { CellView } from "./components/cell.js";
-import { AssistantView, NoteView, UserView } from "./components/messages.js";
+import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
 import { type KernelState, type StatusInfo, StatusLine } from "./components/status-line.js";
 import { LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
 import { style } from "./style.js";
@@ -125,8 +125,13 @@ export class InteractiveApp {
 
 	/** Add a note (a command's answer, a problem) to the conversation. */
 	note(text: string, tone: "info" | "error" = "info"): void {
-		this.chat.addChild(new NoteView(text, tone));
+		this.add(new NoteView(text, tone));
 		this.tui.requestRender();
+	}
+
+	/** Add a block to the conversation (a blank line above it). */
+	add(block: Component): void {
+		this.chat.addChild(new Spaced(block));
 	}
 
 	/** Show `component` over the conversation until `close` is called. */
@@ -205,7 +210,7 @@ export class InteractiveApp {
 				...notices.map((line) => style.yellow(line)),
 			].join("\n"),
 		);
-		addHistory(this.chat, session.context().messages, this.cellOptions());
+		addHistory((block) => this.add(block), session.context().messages, this.cellOptions());
 		this.tui.requestRender(true);
 	}
 
@@ -256,7 +261,7 @@ export class InteractiveApp {
 			case "message_start":
 				if (event.message.role === "assistant") {
 					this.streaming = new AssistantView();
-					this.chat.addChild(this.streaming);
+					this.add(this.streaming);
 				}
 				break;
 			case "message_update":
@@ -269,7 +274,7 @@ export class InteractiveApp {
 			case "tool_execution_start": {
 				const cell = new CellView({ ...this.cellOptions(), toolName: event.toolName, args: event.args });
 				this.cells.set(event.toolCallId, cell);
-				this.chat.addChild(cell);
+				this.add(cell);
 				if (event.toolName === "ipython" && this.kernel !== "starting") this.kernel = "busy";
 				break;
 			}
@@ -404,12 +409,12 @@ export class InteractiveApp {
 		else this.started.agentSession.agent.followUp(message);
 		this.queuedMessages.push(text);
 		const note = how === "steer" ? "queued: the agent reads it after the current step" : "queued: after this turn";
-		this.chat.addChild(new UserView(text, note));
+		this.add(new UserView(text, note));
 		this.tui.requestRender();
 	}
 
 	private async runPrompt(text: string): Promise<void> {
-		if (!parseSlashCommand(text)) this.chat.addChild(new UserView(text));
+		if (!parseSlashCommand(text)) this.add(new UserView(text));
 		this.promptRunning = true;
 		this.tui.requestRender();
 		let outcome: RunOutcome;

@@ -1,4 +1,4 @@
-import type { Container } from "@mariozechner/pi-tui";
+import type { Component } from "@mariozechner/pi-tui";
 import type { Session } from "prime-agent";
 import { type CellOptions, CellView } from "./components/cell.js";
 import { AssistantView, NoteView, UserView } from "./components/messages.js";
@@ -22,31 +22,29 @@ export function contentText(content: unknown, type: "text" | "thinking" = "text"
  * to): what the user sent, the answers, and each cell with its result, as they looked live.
  */
 export function addHistory(
-	chat: Container,
+	add: (block: Component) => void,
 	messages: readonly AgentMessage[],
 	cellOptions: Omit<CellOptions, "toolName" | "args">,
 ): void {
 	const cells = new Map<string, CellView>();
 	for (const message of messages) {
 		const role = (message as { role: string }).role;
-		if (role === "user") chat.addChild(new UserView(contentText((message as { content: unknown }).content)));
+		if (role === "user") add(new UserView(contentText((message as { content: unknown }).content)));
 		else if (role === "assistant" && message.role === "assistant") {
 			const view = new AssistantView();
 			view.setContent(contentText(message.content), contentText(message.content, "thinking"));
 			if (message.stopReason === "error" && message.errorMessage) view.setError(message.errorMessage);
-			chat.addChild(view);
+			add(view);
 			for (const part of message.content) {
 				if (part.type !== "toolCall") continue;
 				const cell = new CellView({ ...cellOptions, toolName: part.name, args: part.arguments });
 				cells.set(part.id, cell);
-				chat.addChild(cell);
+				add(cell);
 			}
 		} else if (role === "toolResult" && message.role === "toolResult") {
 			cells.get(message.toolCallId)?.finish(contentText(message.content), message.isError, message.details);
 		} else if (message.role === "host" && /summary$/.test(message.customType)) {
-			chat.addChild(
-				new NoteView(`[${message.customType.replace("_", " ")}: the earlier conversation is summarised here]`),
-			);
+			add(new NoteView(`[${message.customType.replace("_", " ")}: the earlier conversation is summarised here]`));
 		}
 	}
 	// A call whose result never came (the run was stopped there).

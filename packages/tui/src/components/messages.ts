@@ -69,3 +69,17 @@ export class NoteView extends Text {
 		);
 	}
 }
+
+/** A block of the conversation with one blank line above it, when it shows anything at all. */
+export class Spaced implements Component {
+	constructor(readonly inner: Component) {}
+
+	invalidate(): void {
+		this.inner.invalidate();
+	}
+
+	render(width: number): string[] {
+		const lines = this.inner.render(width);
+		return lines.length === 0 ? lines : ["", ...lines];
+	}
+}

@@ -1,4 +1,12 @@
-import { type Component, Key, matchesKey, type SelectItem, SelectList, truncateToWidth } from "@mariozechner/pi-tui";
+import {
+	type Component,
+	fuzzyFilter,
+	Key,
+	matchesKey,
+	type SelectItem,
+	SelectList,
+	truncateToWidth,
+} from "@mariozechner/pi-tui";
 import { style } from "../style.js";
 import { selectListTheme } from "../theme.js";
 
@@ -7,21 +15,32 @@ import { selectListTheme } from "../theme.js";
  * picks, Esc or Ctrl-C closes without a choice.
  */
 export class Picker implements Component {
-	private readonly list: SelectList;
+	private list: SelectList;
 	private filter = "";
 	onPick?: (value: string) => void;
 	onClose?: () => void;
 
 	constructor(
 		private readonly title: string,
-		items: SelectItem[],
-		maxVisible: number,
+		private readonly items: SelectItem[],
+		private readonly maxVisible: number,
 		selected = 0,
 	) {
-		this.list = new SelectList(items, maxVisible, selectListTheme, { maxPrimaryColumnWidth: 48 });
+		this.list = this.listOf(items);
 		this.list.setSelectedIndex(selected);
-		this.list.onSelect = (item) => this.onPick?.(item.value);
-		this.list.onCancel = () => this.onClose?.();
+	}
+
+	/** The list for the items that match the filter (fuzzy, on what is shown). */
+	private listOf(items: SelectItem[]): SelectList {
+		const list = new SelectList(items, this.maxVisible, selectListTheme, { maxPrimaryColumnWidth: 64 });
+		list.onSelect = (item) => this.onPick?.(item.value);
+		list.onCancel = () => this.onClose?.();
+		return list;
+	}
+
+	private setFilter(filter: string): void {
+		this.filter = filter;
+		this.list = this.listOf(filter ? fuzzyFilter(this.items, filter, (item) => item.label) : this.items);
 	}
 
 	invalidate(): void {
@@ -34,14 +53,12 @@ export class Picker implements Component {
 			return;
 		}
 		if (matchesKey(data, Key.backspace)) {
-			this.filter = this.filter.slice(0, -1);
-			this.list.setFilter(this.filter);
+			this.setFilter(this.filter.slice(0, -1));
 			return;
 		}
 		// A printable character narrows the list; everything else is the list's (arrows, Enter, Esc).
 		if (data.length === 1 && data >= " " && data !== "\x7f") {
-			this.filter += data;
-			this.list.setFilter(this.filter);
+			this.setFilter(this.filter + data);
 			return;
 		}
 		this.list.handleInput(data);

@@ -1,0 +1,71 @@
+import type { Terminal } from "@mariozechner/pi-tui";
+
+/**
+ * A terminal in memory for in-process tests (pi-tui ships no virtual terminal in its package):
+ * keys are fed with `send`, writes are kept, and the size can change (`resize` fires the UI's
+ * resize handler as a real terminal's SIGWINCH would).
+ */
+export class VirtualTerminal implements Terminal {
+	written = "";
+	private onInput: ((data: string) => void) | undefined;
+	private onResize: (() => void) | undefined;
+
+	constructor(
+		private width = 80,
+		private height = 24,
+	) {}
+
+	start(onInput: (data: string) => void, onResize: () => void): void {
+		this.onInput = onInput;
+		this.onResize = onResize;
+	}
+
+	stop(): void {
+		this.onInput = undefined;
+	}
+
+	async drainInput(): Promise<void> {}
+
+	/** Type keys or text as the terminal would send them (`\r` Enter, `\x03` Ctrl-C, `\x1b` Esc). */
+	send(data: string): void {
+		if (!this.onInput) throw new Error("the UI is not reading keys");
+		this.onInput(data);
+	}
+
+	resize(width: number, height: number): void {
+		this.width = width;
+		this.height = height;
+		this.onResize?.();
+	}
+
+	write(data: string): void {
+		this.written += data;
+	}
+
+	get columns(): number {
+		return this.width;
+	}
+
+	get rows(): number {
+		return this.height;
+	}
+
+	get kittyProtocolActive(): boolean {
+		return false;
+	}
+
+	moveBy(): void {}
+	hideCursor(): void {}
+	showCursor(): void {}
+	clearLine(): void {}
+	clearFromCursor(): void {}
+	clearScreen(): void {}
+	setTitle(): void {}
+	setProgress(): void {}
+}
+
+/** Text without escape sequences (what a reader sees of a styled line). */
+export function visible(text: string): string {
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is removed.
+	return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b_[^\x07]*\x07|\x1b\][^\x07]*\x07/g, "");
+}
