@@ -2,7 +2,13 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { EMPTY_TASK } from "prime-agent-context";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../session/index.js";
-import { taskText, trimKernelNotices } from "./context-view.js";
+import {
+	coalesceGoalContinuations,
+	EARLIER_GOAL_PROMPT,
+	normalizePoll,
+	taskText,
+	trimKernelNotices,
+} from "./context-view.js";
 
 const note = (customType: string, content: string): AgentMessage => ({
 	role: "host",
@@ -61,5 +67,134 @@ describe("task text", () => {
 		const long = "x".repeat(5000);
 		const text = taskText(EMPTY_TASK, [entry(user(long), "a")], []) ?? "";
 		expect(text).toContain(`${"x".repeat(4000)} [... 1000 more characters]`);
+	});
+});
+
+describe("task text with the workflow", () => {
+	it("adds the workflow section, alone or after the other sections", () => {
+		const workflow = "WORKFLOW\nrequirements_revision=1 locked=no\nKeep the goal open.";
+		expect(taskText(EMPTY_TASK, [], [], workflow)).toBe(`<prime_context_task>\n${workflow}\n</prime_context_task>`);
+		const text = taskText(EMPTY_TASK, [entry(user("ROOT request"), "a")], [user("summary")], workflow);
+		expect(text).toBe(`<prime_context_task>\nROOT_REQUEST\n"ROOT request"\n\n${workflow}\n</prime_context_task>`);
+	});
+});
+
+let calls = 0;
+const assistantCall = (code: string): AgentMessage =>
+	({
+		role: "assistant",
+		content: [{ type: "toolCall", id: `call_${++calls}`, name: "ipython", arguments: { code } }],
+		stopReason: "toolUse",
+		timestamp: 1,
+	}) as unknown as AgentMessage;
+const result = (text: string): AgentMessage =>
+	({
+		role: "toolResult",
+		toolCallId: `call_${calls}`,
+		toolName: "ipython",
+		content: [{ type: "text", text }],
+		isError: false,
+		timestamp: 1,
+	}) as unknown as AgentMessage;
+const said = (text: string): AgentMessage =>
+	({
+		role: "assistant",
+		content: [{ type: "text", text }],
+		stopReason: "stop",
+		timestamp: 1,
+	}) as unknown as AgentMessage;
+const prompt = (n: number) =>
+	note("goal_context", `Goal continuation ${n}: keep working on "watch the job" (elapsed ${n * 30}s).`);
+/** One idle continuation: the prompt, a poll, its result, a short answer. */
+const poll = (n: number, text: string) => [
+	prompt(n),
+	assistantCall("print(job.status())"),
+	result(text),
+	said("Still waiting."),
+];
+const uuid = (n: number) => `4f1c2a9e-0b7d-4c1e-9a55-${String(n).padStart(12, "0")}`;
+const running = (n: number) =>
+	`job ${uuid(n)} running, elapsed ${(n * 30.4).toFixed(1)}s at 2026-12-01T16:${String(n).padStart(2, "0")}:07Z (obs_${String(100 + n).padStart(6, "0")})`;
+const contents = (messages: AgentMessage[]) => messages.map((m) => (m as { content: unknown }).content);
+
+describe("goal continuation coalescing", () => {
+	it("twenty identical idle polls collapse to one, with only the current prompt whole", () => {
+		const messages = [
+			user("watch the job until it ends"),
+			...Array.from({ length: 20 }, (_, i) => poll(i + 1, running(i + 1))).flat(),
+			prompt(21),
+		];
+		const out = coalesceGoalContinuations(messages);
+		expect(out.filter((m) => m.role === "toolResult").map((m) => contents([m])[0])).toEqual([
+			[{ type: "text", text: running(20) }],
+		]);
+		const prompts = out.filter((m) => m.role === "host").map((m) => (m as { content: string }).content);
+		expect(prompts).toEqual([
+			EARLIER_GOAL_PROMPT,
+			'Goal continuation 21: keep working on "watch the job" (elapsed 630s).',
+		]);
+		expect(out).toHaveLength(1 + 4 + 1);
+		// Every kept tool call still has its result right after it.
+		expect(out.map((m) => m.role)).toEqual(["user", "host", "assistant", "toolResult", "assistant", "host"]);
+	});
+
+	it("distinct results, user steering and notices stay", () => {
+		const messages = [
+			...poll(1, running(1)),
+			...poll(2, running(2)),
+			...poll(3, "job finished: 3 files written"),
+			...poll(4, "job finished: 3 files written"),
+			user("also check the log for warnings"),
+			...poll(5, "job finished: 3 files written"),
+			note("rlm_notice", "sub-agent reviewer completed"),
+			...poll(6, "job finished: 3 files written"),
+			prompt(7),
+		];
+		const out = coalesceGoalContinuations(messages);
+		const results = out
+			.filter((m) => m.role === "toolResult")
+			.map((m) => (contents([m])[0] as { text: string }[])[0]?.text);
+		// 1 and 2 are the same poll (only ids and times differ); 3 equals 4; the steering and the notice keep 4, 5 and 6.
+		expect(results).toEqual([
+			running(2),
+			"job finished: 3 files written",
+			"job finished: 3 files written",
+			"job finished: 3 files written",
+		]);
+		expect(out.filter((m) => m.role === "user").length).toBe(1);
+		expect(out.some((m) => m.role === "host" && m.customType === "rlm_notice")).toBe(true);
+		const whole = out.filter(
+			(m) => m.role === "host" && (m as { content: string }).content.startsWith("Goal continuation"),
+		);
+		expect(whole).toHaveLength(1);
+	});
+
+	it("turns that called no tool collapse on their normalized text", () => {
+		const idle = (n: number) => [prompt(n), said(`Waiting; ${n * 5} min elapsed.`)];
+		const out = coalesceGoalContinuations([...idle(1), ...idle(2), ...idle(3), prompt(4)]);
+		expect(out.filter((m) => m.role === "assistant").map((m) => contents([m])[0])).toEqual([
+			[{ type: "text", text: "Waiting; 15 min elapsed." }],
+		]);
+	});
+
+	it("leaves a context with no goal prompt, or one current prompt, as the very same list", () => {
+		const plain = [user("go"), said("done")];
+		expect(coalesceGoalContinuations(plain)).toBe(plain);
+		const one = [user("go"), ...poll(1, running(1))];
+		expect(coalesceGoalContinuations(one)).toBe(one);
+		const marked = coalesceGoalContinuations([...poll(1, "a"), ...poll(2, "b")]);
+		expect(coalesceGoalContinuations(marked)).toBe(marked);
+	});
+
+	it("normalizes observation ids, UUIDs, clock times and elapsed values, but not counts or progress", () => {
+		expect(normalizePoll(running(3))).toBe(normalizePoll(running(17)));
+		expect(normalizePoll('<prime_context_output id="obs_000123" bytes="812" lines="9">')).toBe(
+			normalizePoll('<prime_context_output id="obs_000124" bytes="815" lines="9">'),
+		);
+		expect(normalizePoll("took 1.5 s; duration=42; 00:01:07 left")).toBe(
+			normalizePoll("took 2 s; duration=7; 00:00:59 left"),
+		);
+		expect(normalizePoll("progress 40%, 12 of 30 files")).not.toBe(normalizePoll("progress 45%, 13 of 30 files"));
+		expect(normalizePoll("3 failed, 9 passed")).not.toBe(normalizePoll("2 failed, 10 passed"));
 	});
 });

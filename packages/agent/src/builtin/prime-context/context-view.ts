@@ -9,16 +9,22 @@ export const KERNEL_NOTICE_TYPES = new Set(["ipython_state", "kernel_fresh"]);
 export const RESTORED_TEXT_MAX = 4000;
 /** An inventory of more names than this is replaced by the count and a lookup hint. */
 export const INVENTORY_MAX_NAMES = 20;
+/** The goal continuation prompt (a hidden host message only goals emit). */
+export const GOAL_CONTEXT_TYPE = "goal_context";
+/** What an earlier goal continuation prompt is shown as: only the current prompt is sent whole. */
+export const EARLIER_GOAL_PROMPT = "[An earlier goal continuation prompt; only the current one is kept.]";
 
 /**
  * Builds the `<prime_context_task>` text for one provider call, or null when it would add nothing
  * the model does not already see: the root request and the newest user instruction are restored
- * only when compaction has hidden them; focus, open items and pins whenever they are set.
+ * only when compaction has hidden them; focus, open items and pins whenever they are set; the
+ * `workflow` section (state and guard of a staged goal) whenever it is given.
  */
 export function taskText(
 	snapshot: TaskSnapshot,
 	branch: readonly SessionEntry[],
 	messages: readonly AgentMessage[],
+	workflow: string | null = null,
 ): string | null {
 	const prompts = branch.flatMap((entry) =>
 		entry.type === "message" && entry.message.role === "user" ? [textOf(entry.message)] : [],
@@ -28,9 +34,16 @@ export function taskText(
 	const rootHidden = root !== undefined && root !== "" && !visible.has(root);
 	const newest = prompts.length > 1 ? prompts[prompts.length - 1] : undefined;
 	const newestHidden = newest !== undefined && newest !== "" && !visible.has(newest);
-	const text = renderTask(snapshot, { rootRequest: rootHidden ? bounded(root) : null });
-	if (!newestHidden) return text;
-	const section = `LATEST_USER_INSTRUCTION\n${JSON.stringify(bounded(newest)).replaceAll("</", "<\\/")}`;
+	let text = renderTask(snapshot, { rootRequest: rootHidden ? bounded(root) : null });
+	if (newestHidden) {
+		text = withSection(text, `LATEST_USER_INSTRUCTION\n${JSON.stringify(bounded(newest)).replaceAll("</", "<\\/")}`);
+	}
+	// During staged work under an active goal: the compact workflow state and its one guard.
+	return workflow === null ? text : withSection(text, workflow);
+}
+
+/** `text` with one more section before its closing tag (a new message when there is none). */
+function withSection(text: string | null, section: string): string {
 	if (text === null) return `<prime_context_task>\n${section}\n</prime_context_task>`;
 	return text.replace(/\n<\/prime_context_task>$/, `\n\n${section}\n</prime_context_task>`);
 }
@@ -102,8 +115,86 @@ function bounded(text: string): string {
 }
 
 function textOf(message: AgentMessage): string {
-	const content = (message as { content?: unknown }).content;
+	return contentText((message as { content?: unknown }).content);
+}
+
+/** The text parts of a message's content, joined. */
+export function contentText(content: unknown): string {
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
 	return content.map((part) => (part?.type === "text" ? String(part.text) : "")).join("");
+}
+
+/**
+ * Goal continuation coalescing. A continuation turn is a `goal_context` prompt and the assistant
+ * and tool messages that follow it, up to the next message of any other kind. Consecutive
+ * continuation turns whose normalized poll result is the same collapse into the newest one (the
+ * earlier ones are left out whole, so every tool call keeps its result). Only the newest prompt
+ * is sent whole; an earlier prompt of a turn that stays is replaced by a short marker. User
+ * messages, other host messages (notices, transitions) and distinct results stay. Returns
+ * `messages` itself when nothing changes.
+ */
+export function coalesceGoalContinuations(messages: AgentMessage[]): AgentMessage[] {
+	const turns: { start: number; end: number; key: string }[] = [];
+	messages.forEach((message, index) => {
+		if (!isGoalContext(message)) return;
+		let end = index + 1;
+		while (end < messages.length && isTurnPart(messages[end] as AgentMessage)) end++;
+		turns.push({ start: index, end, key: pollKey(messages.slice(index + 1, end)) });
+	});
+	if (turns.length === 0) return messages;
+	const dropped = new Set<number>();
+	turns.forEach((turn, i) => {
+		const next = turns[i + 1];
+		if (next && next.start === turn.end && next.key === turn.key) {
+			for (let index = turn.start; index < turn.end; index++) dropped.add(index);
+		}
+	});
+	const newest = (turns[turns.length - 1] as { start: number }).start;
+	const earlier = turns.filter((turn) => turn.start !== newest && !dropped.has(turn.start));
+	const stale = earlier.filter((turn) => (messages[turn.start] as HostMessage).content !== EARLIER_GOAL_PROMPT);
+	if (dropped.size === 0 && stale.length === 0) return messages;
+	const marked = new Set(stale.map((turn) => turn.start));
+	return messages.flatMap((message, index) => {
+		if (dropped.has(index)) return [];
+		if (marked.has(index)) return [{ ...(message as HostMessage), content: EARLIER_GOAL_PROMPT }];
+		return [message];
+	});
+}
+
+function isGoalContext(message: AgentMessage): boolean {
+	return message.role === "host" && message.customType === GOAL_CONTEXT_TYPE;
+}
+
+function isTurnPart(message: AgentMessage): boolean {
+	return message.role === "assistant" || message.role === "toolResult";
+}
+
+/**
+ * What makes a continuation turn's poll new: the tool results it got (with the tools' names), or
+ * the assistant's text when it called no tool, normalized so that observation ids, UUIDs, clock
+ * times and elapsed values do not count.
+ */
+function pollKey(turn: readonly AgentMessage[]): string {
+	const results = turn.filter((message) => message.role === "toolResult");
+	if (results.length > 0) {
+		return results
+			.map((message) => `${(message as { toolName?: string }).toolName ?? ""}\u0000${normalizePoll(textOf(message))}`)
+			.join("\u0001");
+	}
+	return `text\u0000${normalizePoll(turn.map(textOf).join("\n"))}`;
+}
+
+/** A poll result with its volatile parts replaced: observation ids, UUIDs, timestamps, clock times, elapsed values, capsule sizes. */
+export function normalizePoll(text: string): string {
+	return text
+		.replace(/\bobs_\d+\b/g, "obs_#")
+		.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>")
+		.replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, "<time>")
+		.replace(/\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b/g, "<time>")
+		.replace(/\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/gi, "<elapsed>")
+		.replace(/\b(elapsed|duration|uptime|runtime|took|waited)(\s*[=:]?\s*)\d+(?:\.\d+)?/gi, "$1$2<n>")
+		.replace(/\b(bytes|lines)="\d+"/g, '$1="#"')
+		.replace(/\s+/g, " ")
+		.trim();
 }

@@ -5,12 +5,13 @@
  * archived output; `/pc` commands; the task snapshot before each provider call.
  */
 import { existsSync, rmdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { readFile, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import {
 	ArchiveError,
+	BROKER_STATE_FILE,
 	type ContextSession,
 	copyObservations,
 	fileTaskStore,
@@ -22,14 +23,17 @@ import {
 	type RecoveryOptions,
 	type RecoveryResponse,
 	runRecovery,
+	type WorkflowState,
+	workflowSection,
 } from "prime-agent-context";
 import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
 import { childSessionId } from "./child-archive.js";
 import { runPcCommand } from "./commands.js";
-import { taskMessage, taskText, trimKernelNotices } from "./context-view.js";
+import { coalesceGoalContinuations, taskMessage, taskText, trimKernelNotices } from "./context-view.js";
 import { archiveWithParent } from "./fork-archive.js";
 import { ECONOMIC_POLICY } from "./policy.js";
 import { createPrimeContextTool, PRIME_CONTEXT_TOOL_NAME } from "./tool.js";
+import { workflowSyncOf } from "./workflow-sync.js";
 
 export const PRIME_CONTEXT_EXTENSION_NAME = "builtin:prime-context";
 /** Host request type answered for the kernel's `prime_context` module. */
@@ -119,6 +123,9 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 	api.on("session_shutdown", async () => {
 		if (!opened || !sessionFile || existsSync(sessionFile)) return;
 		const session = await opened;
+		// The workflow counted a provider call that never answered; with nothing archived that is all the state holds.
+		if ((await session.archive.list()).length === 0)
+			await rm(join(session.archive.dir, BROKER_STATE_FILE), { force: true });
 		removeEmptyFolders([session.archive.dir, dirname(session.archive.dir), session.root]);
 	});
 
@@ -146,12 +153,31 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 
 	api.on("context", async (event) => {
 		if (!active() || !opened) return undefined;
-		const trimmed = trimKernelNotices(event.messages);
-		const text = taskText(await (await opened).tasks.load(), api.getBranch(), trimmed);
+		const session = await opened;
+		const branch = api.getBranch();
+		const workflow = await syncWorkflow(session, branch);
+		const trimmed = trimKernelNotices(coalesceGoalContinuations(event.messages));
+		const section = workflow ? workflowSection(workflow) : null;
+		const text = taskText(await session.tasks.load(), branch, trimmed, section);
 		if (text === null) return trimmed === event.messages ? undefined : { messages: trimmed };
 		if (lastTask?.content !== text) lastTask = taskMessage(text);
 		return { messages: [...trimmed, lastTask as AgentMessage] };
 	});
+
+	/** Tells the tracker what the branch holds and that a provider call is coming; a failure is reported once, never fatal. */
+	let syncWarned = false;
+	async function syncWorkflow(
+		session: ContextSession,
+		branch: ReturnType<ExtensionAPI["getBranch"]>,
+	): Promise<WorkflowState | undefined> {
+		try {
+			return await session.workflow.sync(workflowSyncOf(branch, api.getContextUsage().tokens));
+		} catch (error) {
+			if (!syncWarned) api.warn(`Prime Context: the workflow state was not updated (${(error as Error).message}).`);
+			syncWarned = true;
+			return undefined;
+		}
+	}
 
 	api.onHostRequest(PRIME_CONTEXT_REQUEST_TYPE, async (payload) => {
 		const { type: _type, ...args } = payload;

@@ -1,0 +1,201 @@
+import { readFileSync } from "node:fs";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
+import { useFauxSessions, wireText } from "./faux-session.js";
+
+/**
+ * Stands in for the goals feature, by its contract: with GOAL_SIM_ENTRY set, an active `goal` custom
+ * entry on the branch before every prompt; each time the model would stop, a hidden `goal_context`
+ * continuation prompt (up to GOAL_SIM_CONTINUATIONS of them).
+ */
+const GOAL_SIM_EXTENSION = `
+export default function (api) {
+	const limit = Number(api.env.GOAL_SIM_CONTINUATIONS ?? "0");
+	let continuations = 0;
+	api.on("before_agent_start", () => {
+		if (api.env.GOAL_SIM_ENTRY) api.appendEntry("goal", { id: "goal_1", objective: "implement take()", status: "active" });
+	});
+	api.on("turn_end", (event) => {
+		const calls = (event.message.content ?? []).filter((part) => part.type === "toolCall");
+		if (calls.length > 0 || continuations >= limit) return;
+		continuations++;
+		api.sendMessage(
+			{ customType: "goal_context", content: "Goal continuation " + continuations + ": the goal is still active (elapsed " + continuations * 30 + "s). Audit the objective before goal.complete()." },
+			{ deliverAs: "followUp" },
+		);
+	});
+}
+`;
+
+const fixture = (name: string) =>
+	readFileSync(new URL(`../../../fixtures/outputs/${name}/output.txt`, import.meta.url), "utf8");
+/** The full suite (901 tests, passing) and a smaller focused run (477 tests, passing). */
+const FULL = fixture("016-mi-unittest-pass-verbose");
+const FOCUSED = fixture("030-ptr-vitest-pass-verbose");
+
+const UNLOCKED =
+	"Requirements are not locked: keep the active goal open and do not call goal.complete(); more requirements may follow.";
+const READY =
+	"Call await goal.complete() now. Do not inspect the goal API, read source, reconstruct requirements, run probes, or rerun an unchanged suite unless new evidence appears.";
+
+const sessions = useFauxSessions();
+
+function newWorld(continuations: number, goalEntry = false) {
+	const world = sessions.newWorld({
+		GOAL_SIM_CONTINUATIONS: String(continuations),
+		...(goalEntry ? { GOAL_SIM_ENTRY: "1" } : {}),
+	});
+	world.writeProject(".prime/agent/extensions/goal-sim.js", GOAL_SIM_EXTENSION);
+	world.writeProject("full.log", FULL);
+	world.writeProject("focused.log", FOCUSED);
+	return world;
+}
+
+const snapshot = (context: Context): Context => JSON.parse(JSON.stringify(context));
+/** A request the host makes apart from the conversation (a compaction summary, a harness review), answered apart. */
+const sideRequest = (context: Context) =>
+	/^<(conversation|trajectory)\b/.test(wireText(context.messages[0] as Context["messages"][number]));
+const toolResults = (context: Context) => context.messages.filter((m) => m.role === "toolResult").map(wireText);
+const userTexts = (context: Context) => context.messages.filter((m) => m.role === "user").map(wireText);
+const goalPrompts = (context: Context) => userTexts(context).filter((text) => text.startsWith("Goal continuation"));
+const taskMessage = (context: Context) => userTexts(context).find((text) => text.startsWith("<prime_context_task>"));
+
+/** A poll of a long job: the same status every time, with a fresh UUID and elapsed value. */
+const POLL = `import uuid, time\nprint(f"job {uuid.uuid4()} running, elapsed {time.monotonic():.1f}s")`;
+const FINISHED = `print("job finished: 3 files written")`;
+
+/** The model polls after every prompt and says it waits after every poll; `code(n)` is the n-th poll (0 = the first, before any continuation). */
+function pollingModel(sent: Context[], code: (n: number) => string) {
+	let polls = 0;
+	return (context: Context) => {
+		if (sideRequest(context)) return fauxAssistantMessage("Nothing to add.");
+		sent.push(snapshot(context));
+		if (context.messages.at(-1)?.role === "toolResult") return fauxAssistantMessage("Still waiting.");
+		return fauxAssistantMessage([fauxToolCall("ipython", { code: code(polls++) })]);
+	};
+}
+
+describe("goal continuation coalescing in the agent", () => {
+	it("twenty identical idle polls reach the model as one, with only the current goal_context prompt", async () => {
+		newWorld(20);
+		const sent: Context[] = [];
+		const model = pollingModel(sent, () => POLL);
+		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
+		const session = await sessions.start();
+		const outcome = await session.agentSession.prompt("watch the job until it ends");
+		expect(outcome.errorMessage).toBeUndefined();
+		expect(outcome.status).toBe("ok");
+		expect(sent).toHaveLength(42);
+
+		// The transcript keeps every continuation; only what the model is sent is coalesced.
+		const stored = session.session
+			.branch()
+			.filter((e) => e.type === "custom_message" && e.customType === "goal_context");
+		expect(stored).toHaveLength(20);
+		const last = sent[41] as Context;
+		// The first poll answered the user; of the twenty continuations only the newest is left.
+		expect(toolResults(last)).toHaveLength(2);
+		expect(goalPrompts(last)).toEqual([
+			"Goal continuation 20: the goal is still active (elapsed 600s). Audit the objective before goal.complete().",
+		]);
+		// Before its poll, the newest prompt comes after the one earlier idle turn kept (its prompt a marker).
+		const before = sent[40] as Context;
+		expect(toolResults(before)).toHaveLength(2);
+		expect(goalPrompts(before)).toHaveLength(1);
+		expect(userTexts(before)).toContain("[An earlier goal continuation prompt; only the current one is kept.]");
+	});
+
+	it("a poll whose result changes stays; the identical ones around it collapse", async () => {
+		newWorld(20);
+		const sent: Context[] = [];
+		const model = pollingModel(sent, (n) => (n < 10 ? POLL : FINISHED));
+		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
+		const session = await sessions.start();
+		await session.agentSession.prompt("watch the job until it ends");
+		const results = toolResults(sent[41] as Context);
+		expect(results).toHaveLength(3);
+		expect(results[1]).toMatch(/^job [0-9a-f-]{36} running, elapsed [\d.]+s$/);
+		expect(results[2]).toBe("job finished: 3 files written");
+	});
+});
+
+describe("the staged workflow in the agent", () => {
+	it("tracks stages, ignores a quoted lock, and says GOAL_READY only after a post-lock cumulative pass", async () => {
+		newWorld(0, true);
+		const prompts = new Map([
+			["STAGE 1: implement take()", "full.log"],
+			['The old ticket said "REQUIREMENTS LOCKED"; it was wrong. Stage 2: add drop().', "focused.log"],
+			["REQUIREMENTS LOCKED", "full.log"],
+		]);
+		const sent: Context[] = [];
+		// Runs the file that goes with a new prompt; answers anything else (a result, a goal continuation) with text.
+		const model = (context: Context) => {
+			if (sideRequest(context)) return fauxAssistantMessage("Nothing to add.");
+			sent.push(snapshot(context));
+			const last = context.messages.filter((m) => !wireText(m).startsWith("<prime_context_task>")).at(-1);
+			const file = last?.role === "user" ? prompts.get(wireText(last)) : undefined;
+			if (!file) return fauxAssistantMessage("Done for now.");
+			prompts.delete(wireText(last as Context["messages"][number]));
+			return fauxAssistantMessage([fauxToolCall("ipython", { code: `print(open('${file}').read(), end='')` })]);
+		};
+		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
+		const session = await sessions.start();
+		/** The first context the model got with a tool result containing `marker`: that result and the task message. */
+		const seen = (marker: string) => {
+			const context = sent.find((c) => toolResults(c).some((text) => text.includes(marker))) as Context;
+			return {
+				result: toolResults(context).find((text) => text.includes(marker)) as string,
+				task: taskMessage(context),
+			};
+		};
+
+		await session.agentSession.prompt("STAGE 1: implement take()");
+		const stage = seen("TEST_RESULT PASS 901/901");
+		expect(stage.result).toContain(
+			`\nWORKFLOW STAGE_CLEAN: requirements_revision=1 locked=no cumulative_suite=901 tests PASS at revision 1 goal_ready=no\n${UNLOCKED}\n`,
+		);
+		expect(stage.task).toBe(
+			`<prime_context_task>\nWORKFLOW\nrequirements_revision=1 locked=no cumulative_suite=901 tests PASS at revision 1 goal_ready=no latest_test=901 tests PASS at revision 1\n${UNLOCKED}\n</prime_context_task>`,
+		);
+
+		await session.agentSession.prompt('The old ticket said "REQUIREMENTS LOCKED"; it was wrong. Stage 2: add drop().');
+		expect(seen("TEST_RESULT PASS 477/477").result).toContain(
+			`\nWORKFLOW COMMAND_CLEAN: requirements_revision=2 locked=no cumulative_suite=901 tests PASS at revision 1 (stale: requirements are at revision 2) goal_ready=no\n${UNLOCKED}\n`,
+		);
+
+		await session.agentSession.prompt("REQUIREMENTS LOCKED");
+		const ready = seen("UNCHANGED: this output is byte-for-byte identical to obs_000001");
+		expect(ready.result).toContain(
+			`\nWORKFLOW GOAL_READY: requirements_revision=2 locked=yes cumulative_suite=901 tests PASS at revision 2, after the lock goal_ready=yes\n${READY}\n`,
+		);
+		expect(ready.task).toBe(
+			`<prime_context_task>\nWORKFLOW\nGOAL_READY requirements_revision=2 locked=yes cumulative_suite=901 tests PASS at revision 2, after the lock goal_ready=yes latest_test=901 tests PASS at revision 2\n${READY}\n</prime_context_task>`,
+		);
+		expect(prompts.size).toBe(0);
+
+		const status = (await session.agentSession.prompt("/pc status")).command?.message ?? "";
+		const lines = status.split("\n").filter((line) => line.startsWith("workflow "));
+		expect(lines.slice(0, 7)).toEqual([
+			"workflow requirements_revision: 2",
+			"workflow locked: yes (since revision 2)",
+			expect.stringMatching(/^workflow staged: yes; goal: \w+ \(goal_1\)$/),
+			"workflow latest_test_revision: 2",
+			"workflow latest_test_result: 901 tests PASS (obs_000003)",
+			"workflow cumulative_suite: 901 tests PASS at revision 2, after the lock (obs_000003)",
+			"workflow goal_ready: yes (GOAL_READY)",
+		]);
+		// Every provider call after the one that ran the first suite counts.
+		const after = Number(
+			/^workflow context turns after the first clean success: (\d+) \(first clean success obs_000001\)$/m.exec(
+				status,
+			)?.[1],
+		);
+		expect(after).toBe(sent.length - 1);
+		expect(lines[8]).toBe("workflow child launches after capsules: 0 (of 0 observed)");
+		expect(lines[9]).toMatch(
+			new RegExp(
+				`^workflow context-token load per KiB saved: \\d+\\.\\d \\(\\d+ context tokens over ${sent.length} calls; \\d+\\.\\d KiB saved\\)$`,
+			),
+		);
+	});
+});
