@@ -372,8 +372,27 @@ export class InteractiveApp {
 			this.setHint("Interrupting the running cell; Ctrl-C again stops the turn.");
 			return;
 		}
+		if (this.interruptPresses === 1 && this.cellWaitsForKernel()) {
+			// The cell is called but its kernel is still starting: it is interrupted once it runs.
+			this.setHint("Interrupting the cell once the kernel has started; Ctrl-C again stops the turn.");
+			const retry = () => {
+				if (this.interruptPresses !== 1 || !this.ipythonRunning()) return;
+				if (!this.started.kernel.interruptCell()) setTimeout(retry, 20);
+			};
+			setTimeout(retry, 20);
+			return;
+		}
 		this.started.agentSession.abort();
 		this.setHint("Stopping the turn…");
+	}
+
+	/** An ipython call is under way and its kernel has not started running it yet. */
+	private cellWaitsForKernel(): boolean {
+		return this.kernel === "starting" && this.ipythonRunning();
+	}
+
+	private ipythonRunning(): boolean {
+		return [...this.cells.values()].some((cell) => cell.toolName === "ipython");
 	}
 
 	private setHint(text: string): void {

@@ -68,6 +68,10 @@ export class CellView implements Component {
 			);
 	}
 
+	get toolName(): string {
+		return this.options.toolName;
+	}
+
 	get capsuleId(): string | undefined {
 		return this.card?.capsule.id;
 	}

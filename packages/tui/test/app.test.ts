@@ -1,0 +1,297 @@
+import { readFileSync } from "node:fs";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { visibleWidth } from "@mariozechner/pi-tui";
+import type { StartedSession, StartOptions } from "prime-agent";
+import { afterEach, describe, expect, it } from "vitest";
+import { useFauxSessions } from "../../agent/test/faux-session.js";
+import { type AppExit, InteractiveApp } from "../src/app.js";
+import { VirtualTerminal, visible } from "./virtual-terminal.js";
+
+const sessions = useFauxSessions({ models: [{ id: "faux-1" }, { id: "faux-2" }] });
+
+/** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */
+const LOG = readFileSync(
+	new URL("../../../fixtures/outputs/006-attrs-validator-flip-verbose/output.txt", import.meta.url),
+	"utf8",
+);
+
+interface Running {
+	app: InteractiveApp;
+	terminal: VirtualTerminal;
+	exited: Promise<AppExit>;
+	/** Every `switchSession` call, in order. */
+	switches: Partial<StartOptions>[];
+}
+
+let running: Running | undefined;
+
+afterEach(() => {
+	running?.app.stop();
+	running = undefined;
+});
+
+async function startApp(options: Partial<StartOptions> = {}): Promise<Running> {
+	const started = await sessions.start(options);
+	const terminal = new VirtualTerminal(80, 24);
+	const switches: Partial<StartOptions>[] = [];
+	let current: StartedSession = started;
+	const app = new InteractiveApp(terminal, {
+		started,
+		env: sessions.world.env,
+		switchSession: async (changes) => {
+			switches.push(changes);
+			await current.dispose();
+			current = await sessions.start({ ...options, ...changes });
+			return current;
+		},
+	});
+	const exited = app.run();
+	running = { app, terminal, exited, switches };
+	return running;
+}
+
+/** The conversation as a reader sees it (every line, escapes removed). */
+function screen(app: InteractiveApp, width = 80): string {
+	return app.tui
+		.render(width)
+		.map((line) => visible(line).trimEnd())
+		.join("\n");
+}
+
+/** Poll the rendered UI until `test` passes (5 s at most). */
+async function waitFor(app: InteractiveApp, test: string | ((text: string) => boolean)): Promise<string> {
+	const passes = typeof test === "string" ? (text: string) => text.includes(test) : test;
+	const deadline = Date.now() + 15_000;
+	let last = "";
+	while (Date.now() < deadline) {
+		last = screen(app);
+		if (passes(last)) return last;
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+	throw new Error(`The UI never showed ${String(test)}. Last screen:\n${last}`);
+}
+
+function type(terminal: VirtualTerminal, text: string): void {
+	for (const char of text) terminal.send(char);
+}
+
+describe("the interactive app (in process, faux model, real kernel)", () => {
+	it("streams a long answer without full redraws and keeps every line within the terminal", async () => {
+		const answer = Array.from({ length: 120 }, (_, i) => `Line ${i} of a long answer with **bold** words.`).join(
+			"\n\n",
+		);
+		sessions.faux.setResponses([fauxAssistantMessage(answer)]);
+		const { app, terminal } = await startApp();
+		type(terminal, "write a lot");
+		terminal.send("\r");
+		await waitFor(app, "Line 119 of a long answer");
+		await waitFor(app, (text) => text.includes("● ready"));
+		// The first frame is drawn whole; every later frame only rewrites the lines that changed.
+		expect(app.tui.fullRedraws).toBeLessThanOrEqual(1);
+		terminal.resize(40, 12);
+		for (const line of app.tui.render(40)) expect(visibleWidth(line)).toBeLessThanOrEqual(40);
+		expect(screen(app, 40)).toContain("Line 119 of a long");
+	});
+
+	it("queues a message typed while a cell runs as steering: the model reads it after the cell", async () => {
+		const contexts: Context[] = [];
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "import time\ntime.sleep(2)\nprint('slept')" })]),
+			(context) => {
+				contexts.push(context);
+				return fauxAssistantMessage("Noted, also checking y.");
+			},
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "sleep a bit");
+		terminal.send("\r");
+		await waitFor(app, "running (Esc interrupts)");
+		type(terminal, "also check y");
+		terminal.send("\r");
+		const queued = await waitFor(app, "1 queued");
+		expect(queued).toContain("queued: the agent reads it after the current step");
+		await waitFor(app, "Noted, also checking y.");
+		const last = contexts[0]?.messages.at(-1);
+		expect(last?.role).toBe("user");
+		expect(JSON.stringify(last?.content)).toContain("also check y");
+		expect(screen(app)).not.toContain("queued ·");
+		const roles = app.session.session.context().messages.map((message) => message.role);
+		expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+	});
+
+	it("Ctrl-C interrupts the running cell (the kernel keeps its variables); a second Ctrl-C stops the turn", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "kept = 41\nimport time\ntime.sleep(30)" })]),
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "print(kept + 1)\ntime.sleep(30)" })]),
+			fauxAssistantMessage("never reached"),
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "run the long job");
+		terminal.send("\r");
+		await waitFor(app, "running (Esc interrupts)");
+		terminal.send("\x03");
+		await waitFor(app, "✗ interrupted");
+		// The next cell sees the variable the interrupted one set.
+		await waitFor(app, (text) => /│ 42/.test(text) && text.includes("running (Esc interrupts)"));
+		terminal.send("\x03");
+		const stopped = await waitFor(app, "Turn stopped.");
+		expect(stopped).not.toContain("never reached");
+		await waitFor(app, "● ready");
+		expect(app.working).toBe(false);
+	});
+
+	it("Esc interrupts the running cell too", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "import time\ntime.sleep(30)" })]),
+			fauxAssistantMessage("It was interrupted."),
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "wait");
+		terminal.send("\r");
+		await waitFor(app, "running (Esc interrupts)");
+		terminal.send("\x1b");
+		await waitFor(app, "It was interrupted.");
+		expect(screen(app)).toContain("✗ interrupted");
+	});
+
+	it("shows a capsule as a card and Ctrl-O reads its archive without a model call", async () => {
+		sessions.newWorld().writeProject("pytest.log", LOG);
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "print(open('pytest.log').read(), end='')" })]),
+			fauxAssistantMessage("Two tests fail."),
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "run the tests");
+		terminal.send("\r");
+		const card = await waitFor(app, "Two tests fail.");
+		expect(card).toMatch(/┌ obs_\d+ · ipython · [\d,]+ bytes · [\d,]+ lines/);
+		expect(card).toMatch(/│ TEST_RESULT FAIL 2 failed/);
+		expect(card).toContain("└ archived · Ctrl-O reads it here");
+		const calls = sessions.faux.state.callCount;
+		terminal.send("\x0f");
+		const firstLines = LOG.split("\n").slice(0, 3);
+		const expanded = await waitFor(app, firstLines[2]?.trim() || "archive lines 1-40");
+		expect(expanded).toContain("├ archive lines 1-40 of");
+		expect(expanded).toMatch(/└ more: \/pc read obs_\d+ 41:80/);
+		expect(sessions.faux.state.callCount).toBe(calls);
+		terminal.send("\x0f");
+		expect(screen(app)).toContain("└ archived · Ctrl-O reads it here");
+	});
+
+	it("offers the session's commands at run time, an extension's too, besides its own", async () => {
+		sessions
+			.newWorld()
+			.writeProject(
+				"hello.mjs",
+				'export default function (api) {\n\tapi.registerCommand("hello", { description: "say hello", handler: () => "hi" });\n}\n',
+			);
+		const { app, terminal } = await startApp({ extensionPaths: ["hello.mjs"] });
+		terminal.send("/");
+		// The menu shows eight at a time, sorted; the list is the session's at this moment.
+		const menu = await waitFor(app, "say hello");
+		for (const name of ["compact", "exit", "fork", "hello", "model"])
+			expect(menu).toMatch(new RegExp(`^ +(→ )?${name} `, "m"));
+		type(terminal, "tr");
+		await waitFor(app, (text) => /^ +→ tree /m.test(text) && !text.includes("compact"));
+		for (let i = 0; i < 2; i++) terminal.send("\x7f");
+		type(terminal, "pc");
+		await waitFor(app, (text) => /^ +→ pc +Prime Context/m.test(text));
+		for (let i = 0; i < 2; i++) terminal.send("\x7f");
+		type(terminal, "hel");
+		await waitFor(app, (text) => text.includes("hello") && !text.includes("compact"));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("/hello ");
+		terminal.send("\r");
+		await waitFor(app, (text) => /^ hi$/m.test(text));
+	});
+
+	it("an unknown command says which ones exist; a local command runs at once", async () => {
+		const { app, terminal } = await startApp();
+		type(terminal, "/nonsense");
+		terminal.send("\r");
+		const said = await waitFor(app, "Unknown command /nonsense");
+		expect(said).toContain("/compact");
+		type(terminal, "/fork");
+		terminal.send("\r");
+		await waitFor(app, "Nothing to fork yet: send a message first.");
+	});
+
+	it("/tree goes back before a message: its text returns to the editor and the next message branches", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage("first answer"),
+			fauxAssistantMessage("second answer"),
+			fauxAssistantMessage("another answer"),
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "first question");
+		terminal.send("\r");
+		await waitFor(app, "first answer");
+		type(terminal, "second question");
+		terminal.send("\r");
+		await waitFor(app, "second answer");
+		type(terminal, "/tree");
+		terminal.send("\r");
+		await waitFor(app, () => visible(terminal.written).includes("Session tree"));
+		// From the newest entry, up to "you: second question", and pick it.
+		terminal.send("\x1b[A");
+		terminal.send("\r");
+		await waitFor(app, "Back before that message");
+		expect(app.editor.getText()).toBe("second question");
+		expect(screen(app)).not.toContain("second answer");
+		app.editor.setText("another question");
+		terminal.send("\r");
+		await waitFor(app, "another answer");
+		const users = app.session.session.entries.filter(
+			(entry) => entry.type === "message" && entry.message.role === "user",
+		);
+		expect(users).toHaveLength(3);
+		expect(users[1]?.parentId).toBe(users[2]?.parentId);
+	});
+
+	it("/model with a name starts the session again on that model, keeping the conversation", async () => {
+		sessions.faux.setResponses([fauxAssistantMessage("hello"), fauxAssistantMessage("hello from two")]);
+		const { app, terminal, switches } = await startApp();
+		type(terminal, "hi");
+		terminal.send("\r");
+		await waitFor(app, "hello");
+		const path = app.session.session.path;
+		type(terminal, "/model faux/faux-2");
+		terminal.send("\r");
+		await waitFor(app, "Model: faux/faux-2");
+		expect(switches).toEqual([{ model: "faux/faux-2", resume: path }]);
+		expect(app.session.session.path).toBe(path);
+		expect(screen(app)).toContain("› hi");
+		expect(screen(app)).toContain("faux/faux-2 ·");
+	});
+
+	it("a session that cannot start is reported, and the previous one is resumed", async () => {
+		sessions.faux.setResponses([fauxAssistantMessage("hello")]);
+		const { app, terminal, switches } = await startApp();
+		type(terminal, "hi");
+		terminal.send("\r");
+		await waitFor(app, "hello");
+		type(terminal, "/model nowhere/none");
+		terminal.send("\r");
+		const said = await waitFor(app, "Switching to nowhere/none failed:");
+		expect(said).toContain("› hi");
+		expect(switches).toHaveLength(2);
+		expect(switches[1]).toEqual({ model: "faux/faux-1", resume: app.session.session.path });
+	});
+
+	it("Ctrl-D on an empty editor leaves; with text it does not; Ctrl-C twice on an empty editor leaves", async () => {
+		const first = await startApp();
+		type(first.terminal, "draft");
+		first.terminal.send("\x04");
+		expect(first.app.editor.getText()).toBe("draft");
+		first.terminal.send("\x03");
+		expect(first.app.editor.getText()).toBe("");
+		first.terminal.send("\x04");
+		expect(await first.exited).toEqual({ code: 0 });
+
+		const second = await startApp();
+		second.terminal.send("\x03");
+		await waitFor(second.app, "Ctrl-C again (or Ctrl-D) leaves.");
+		second.terminal.send("\x03");
+		expect(await second.exited).toEqual({ code: 0 });
+	});
+});
