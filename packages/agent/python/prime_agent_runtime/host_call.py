@@ -47,3 +47,15 @@ def request_sync(kind: str, payload: dict[str, Any], what: str) -> dict[str, Any
     if "error" in outcome:
         raise outcome["error"]
     return outcome["reply"]
+
+
+def user_namespace(namespace: dict[str, Any] | None) -> dict[str, Any]:
+    """``namespace``, or the running IPython's user namespace when it is None."""
+    if namespace is not None:
+        return namespace
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("install() needs a namespace when not running inside IPython")
+    return shell.user_ns

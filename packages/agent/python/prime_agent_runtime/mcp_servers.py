@@ -228,11 +228,5 @@ def install(servers: list[dict[str, Any]], config_files: list[str], namespace: d
     sys.modules[PACKAGE] = package
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _UnknownServerFinder)]
     sys.meta_path.append(_UnknownServerFinder(modules, config_files))
-    if namespace is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        if shell is None:
-            raise RuntimeError("install() needs a namespace when not running inside IPython")
-        namespace = shell.user_ns
+    namespace = host_call.user_namespace(namespace)
     namespace["mcp"] = McpNamespace(modules, config_files)

@@ -12,6 +12,9 @@ Usage:
   prime-agent package install <path|npm:name[@version]> [--local]   add an extension package
   prime-agent package list [--local]    list extension packages
   prime-agent package remove <name|path> [--local]                  remove an extension package
+  prime-agent skill list|show <name>    list skills, or show one's SKILL.md
+  prime-agent skill install <path|npm:name[@version]> [--local]     add skills (--local: .prime/skills)
+  prime-agent skill remove <name> [--local]                         remove an installed skill
 
 Options:
   -p, --print <text>       run this request in the current directory, print the answer, exit
@@ -33,6 +36,9 @@ or from auth.json in the agent home. The agent home is $PRIME_AGENT_DIR (default
 settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/, extensions/.
 Extensions also load from <project>/.prime/agent/extensions/. In a prompt, /compact [instructions]
 summarises the older conversation (the kernel keeps its state); extensions add more /commands.
+MCP servers (mcp.json in the agent home, .prime/mcp.json in the project) are Python modules in the
+kernel (import mcp_servers.NAME); /mcp lists them. Skills live in skills/ and .prime/skills/;
+/skill create <name> drafts one from the session.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.interrupted} interrupted.
 

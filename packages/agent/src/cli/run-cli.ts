@@ -17,6 +17,7 @@ export interface CliIo {
 /** Run the command line; returns the exit code. User errors are printed as what happened + what to do. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
 	try {
+		if (argv[0] === "skill") return await runSkill(argv.slice(1), io);
 		const args = parseArgs(argv);
 		switch (args.command) {
 			case "help":
@@ -128,7 +129,7 @@ async function runSetup(io: CliIo): Promise<ExitCodeValue> {
 
 async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
 	const { formatChecks, runChecks } = await import("../doctor/index.js");
-	const results = await runChecks(agentPaths(agentDir(io.env)), io.env);
+	const results = await runChecks(agentPaths(agentDir(io.env)), io.env, io.cwd);
 	io.stdout.write(`${formatChecks(results)}\n`);
 	const failed = results.filter((result) => result.status === "fail").length;
 	const warned = results.filter((result) => result.status === "warn").length;
@@ -138,6 +139,16 @@ async function runDoctor(io: CliIo): Promise<ExitCodeValue> {
 		failed === 0 ? `All checks passed${warnings}.\n` : `${failed} problem${failed > 1 ? "s" : ""} to fix${warnings}.\n`,
 	);
 	return failed === 0 ? ExitCode.ok : ExitCode.usage;
+}
+
+async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+	const { runSkillCommand } = await import("../skills/index.js");
+	return runSkillCommand(argv, {
+		cwd: io.cwd,
+		agentHome: agentDir(io.env),
+		out: (text) => io.stdout.write(text),
+		err: (text) => io.stderr.write(text),
+	});
 }
 
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {

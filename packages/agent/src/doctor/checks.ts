@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
+import { checkMcpServers } from "../mcp/index.js";
 import {
 	chooseDefaultModel,
 	DEFAULT_MODELS,
@@ -25,14 +26,19 @@ const ok = (name: string, detail: string): CheckResult => ({ name, status: "ok",
 const warn = (name: string, detail: string, fix: string): CheckResult => ({ name, status: "warn", detail, fix });
 const fail = (name: string, detail: string, fix: string): CheckResult => ({ name, status: "fail", detail, fix });
 
-/** Every check `prime-agent doctor` runs, in order. Checks never throw. */
-export async function runChecks(paths: AgentPaths, env: NodeJS.ProcessEnv = process.env): Promise<CheckResult[]> {
+/** Every check `prime-agent doctor` runs, in order (`cwd`: the project whose MCP config is checked). Checks never throw. */
+export async function runChecks(
+	paths: AgentPaths,
+	env: NodeJS.ProcessEnv = process.env,
+	cwd = process.cwd(),
+): Promise<CheckResult[]> {
 	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
 	results.push(...(await checkLocalServers(paths)));
 	const python = checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env));
+	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
 	return results;
 }
 

@@ -3,6 +3,7 @@ import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
+import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
 import {
 	CHILD_USAGE_ENTRY,
 	type ChildEvent,
@@ -228,6 +229,15 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		compaction,
 	});
 	kernel.onHostRequest(COMPACT_REQUEST_TYPE, compactRequestHandler(agentSession));
+	// Skills come last: the skill creator drafts with the session's model, which exists from here on.
+	const sessionModel = {
+		model: () => agentSession.model,
+		apiKey: () => (typeof apiKey === "string" ? apiKey : apiKey()),
+	};
+	if (!(await extensions.load(SKILLS_EXTENSION_NAME, skillsExtension(sessionModel)))) {
+		const problem = extensions.problems.at(-1);
+		notices.push(`Extension ${SKILLS_EXTENSION_NAME} left out: ${problem?.message}`);
+	}
 	const childListeners = new Set<(event: ChildEvent) => void>();
 	const childUsageListeners = new Set<(usage: Usage) => void>();
 	const children = new ChildManager({

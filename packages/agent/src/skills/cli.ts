@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import { discoverSkills, skillRoots } from "./discover.js";
+import { installSkills, removeSkill } from "./install.js";
+import { SKILL_FILE } from "./skill-file.js";
+
+export const SKILL_USAGE = `Usage:
+  prime-agent skill list                                   skills of this project, the agent home and packages
+  prime-agent skill show <name>                            a skill's folder and its SKILL.md
+  prime-agent skill install <path|npm:name[@version]> [--local]   copy skills in (--local: this project's .prime/skills)
+  prime-agent skill remove <name> [--local]                remove an installed skill`;
+
+/** What `prime-agent skill` writes to and reads from. */
+export interface SkillCliIo {
+	cwd: string;
+	agentHome: string;
+	out(text: string): void;
+	err(text: string): void;
+}
+
+/** `prime-agent skill ...` (the arguments after `skill`). Bad input is a `UserError`. */
+export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCodeValue {
+	const local = argv.includes("--local");
+	const words = argv.filter((arg) => arg !== "--local");
+	const unknownFlag = words.find((word) => word.startsWith("-"));
+	if (words[0] === "--help" || words[0] === "-h" || words.length === 0) {
+		io.out(`${SKILL_USAGE}\n`);
+		return words.length === 0 ? ExitCode.usage : ExitCode.ok;
+	}
+	if (unknownFlag)
+		throw new UserError(`Unknown option ${unknownFlag} for \`prime-agent skill\`.`, SKILL_USAGE, ExitCode.usage);
+	const [action, target, extra] = words;
+	const scope = { agentHome: io.agentHome, cwd: io.cwd, local };
+	if (extra !== undefined)
+		throw new UserError(`Unexpected argument "${extra}".`, "Name one skill at a time.", ExitCode.usage);
+	const needTarget = (what: string): string => {
+		if (!target) throw new UserError(`\`prime-agent skill ${action}\` needs ${what}.`, SKILL_USAGE, ExitCode.usage);
+		return target;
+	};
+	switch (action) {
+		case "list": {
+			const found = discoverSkills(skillRoots(scope));
+			if (found.skills.length === 0) io.out("No skills. Add one with `prime-agent skill install <path|npm:name>`.\n");
+			for (const skill of found.skills) {
+				io.out(`${skill.name}  (${skill.source})  ${skill.description.replace(/\s+/g, " ")}\n`);
+			}
+			for (const skill of found.shadowed) {
+				io.out(`${skill.name}  (${skill.source}, hidden by the one above)  ${skill.dir}\n`);
+			}
+			for (const problem of found.problems) io.err(`Left out ${problem.path}: ${problem.message}\n`);
+			return ExitCode.ok;
+		}
+		case "show": {
+			const name = needTarget("a skill name");
+			const skill = discoverSkills(skillRoots(scope)).skills.find((entry) => entry.name === name);
+			if (!skill) {
+				throw new UserError(`No skill named "${name}".`, "List them with `prime-agent skill list`.", ExitCode.usage);
+			}
+			io.out(`${skill.dir} (${skill.source})\n\n${readFileSync(join(skill.dir, SKILL_FILE), "utf8")}`);
+			return ExitCode.ok;
+		}
+		case "install": {
+			const installed = installSkills(needTarget("a folder or npm:name"), scope, (line) => io.err(`${line}\n`));
+			for (const skill of installed) io.out(`Installed ${skill.name} into ${skill.dir}\n`);
+			io.out(
+				`New sessions ${local ? "in this project" : "everywhere"} list ${installed.length === 1 ? "it" : "them"}.\n`,
+			);
+			return ExitCode.ok;
+		}
+		case "remove": {
+			const dir = removeSkill(needTarget("a skill name"), scope);
+			io.out(`Removed ${dir}\n`);
+			return ExitCode.ok;
+		}
+		default:
+			throw new UserError(
+				`\`prime-agent skill\` needs list, show, install or remove, not "${action}".`,
+				SKILL_USAGE,
+				ExitCode.usage,
+			);
+	}
+}

@@ -1,0 +1,141 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { installedPackages, packageScope, projectRoot } from "../extensions/index.js";
+import { parseSkillFile, SKILL_FILE, SKILL_PACKAGE_FILE, skillModule } from "./skill-file.js";
+
+/** A skill found on disk. */
+export interface Skill {
+	name: string;
+	description: string;
+	/** The skill's folder (its Python package). */
+	dir: string;
+	/** Its module name under `prime_skills`. */
+	module: string;
+	/** Whether the folder has an `__init__.py` (a skill may be instructions only). */
+	hasPackage: boolean;
+	/** `project`, `user`, or `package <spec>`. */
+	source: string;
+}
+
+/** A folder where skills are looked for, with what to call it in listings. */
+export interface SkillRoot {
+	dir: string;
+	source: string;
+	/** Skills here are managed by `prime-agent skill install|remove` and the skill creator. */
+	writable: boolean;
+}
+
+export interface SkillDiscovery {
+	/** Usable skills, sorted by name; for a name found twice, the first root wins. */
+	skills: Skill[];
+	/** Skills hidden by one of the same name in an earlier root. */
+	shadowed: Skill[];
+	/** Folders that look like skills but cannot be used, with why. */
+	problems: { path: string; message: string }[];
+}
+
+/** `<project>/.prime/skills`. */
+export function projectSkillsDir(cwd: string): string {
+	return join(projectRoot(cwd), ".prime", "skills");
+}
+
+/** `<agent home>/skills`. */
+export function userSkillsDir(agentHome: string): string {
+	return join(agentHome, "skills");
+}
+
+/**
+ * Where skills come from, in the order they win: the project's `.prime/skills/`, the agent
+ * home's `skills/`, then the skills shipped by installed extension packages (their package.json
+ * `primeAgent.skills` folders, else their `skills/` folder).
+ */
+export function skillRoots(options: { agentHome: string; cwd: string }): SkillRoot[] {
+	const roots: SkillRoot[] = [
+		{ dir: projectSkillsDir(options.cwd), source: "project", writable: true },
+		{ dir: userSkillsDir(options.agentHome), source: "user", writable: true },
+	];
+	for (const local of [true, false]) {
+		let packages: ReturnType<typeof installedPackages> = [];
+		try {
+			packages = installedPackages(packageScope({ agentHome: options.agentHome, cwd: options.cwd, local }));
+		} catch {
+			continue; // a broken settings file is reported where packages are loaded
+		}
+		for (const pkg of packages) {
+			for (const dir of packageSkillDirs(pkg.dir)) roots.push({ dir, source: `package ${pkg.spec}`, writable: false });
+		}
+	}
+	return roots;
+}
+
+/** The skill folders a package ships: `primeAgent.skills` in its package.json, else `skills/`, else itself. */
+export function packageSkillDirs(dir: string): string[] {
+	if (existsSync(join(dir, SKILL_FILE))) return [dir];
+	try {
+		const json = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { primeAgent?: { skills?: unknown } };
+		const listed = json.primeAgent?.skills;
+		if (Array.isArray(listed))
+			return listed.filter((item): item is string => typeof item === "string").map((item) => resolve(dir, item));
+	} catch {
+		// no manifest, or not JSON: only the conventional folder
+	}
+	return existsSync(join(dir, "skills")) ? [join(dir, "skills")] : [];
+}
+
+/** Every skill under `roots` (a root may itself be one skill's folder). Never throws. */
+export function discoverSkills(roots: readonly SkillRoot[]): SkillDiscovery {
+	const found: SkillDiscovery = { skills: [], shadowed: [], problems: [] };
+	const byName = new Map<string, Skill>();
+	for (const root of roots) {
+		for (const dir of skillFolders(root.dir)) {
+			const skill = readSkill(dir, root.source, found.problems);
+			if (!skill) continue;
+			if (byName.has(skill.name)) found.shadowed.push(skill);
+			else byName.set(skill.name, skill);
+		}
+	}
+	found.skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+	return found;
+}
+
+/** Skill folders in a root: the root itself when it holds a SKILL.md, else its sub-folders that do. */
+function skillFolders(root: string): string[] {
+	if (!existsSync(root)) return [];
+	if (existsSync(join(root, SKILL_FILE))) return [root];
+	let names: string[];
+	try {
+		names = readdirSync(root).sort();
+	} catch {
+		return [];
+	}
+	return names
+		.filter((name) => !name.startsWith("."))
+		.map((name) => join(root, name))
+		.filter((dir) => isDirectory(dir) && existsSync(join(dir, SKILL_FILE)));
+}
+
+export function readSkill(dir: string, source: string, problems: SkillDiscovery["problems"]): Skill | undefined {
+	const file = join(dir, SKILL_FILE);
+	try {
+		const parsed = parseSkillFile(readFileSync(file, "utf8"), file);
+		return {
+			name: parsed.name,
+			description: parsed.description,
+			dir,
+			module: skillModule(parsed.name),
+			hasPackage: existsSync(join(dir, SKILL_PACKAGE_FILE)),
+			source,
+		};
+	} catch (error) {
+		problems.push({ path: file, message: (error as Error).message });
+		return undefined;
+	}
+}
+
+function isDirectory(path: string): boolean {
+	try {
+		return statSync(path).isDirectory();
+	} catch {
+		return false;
+	}
+}

@@ -1,0 +1,109 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { ExitCode, UserError } from "../errors.js";
+import {
+	discoverSkills,
+	packageSkillDirs,
+	projectSkillsDir,
+	type Skill,
+	type SkillDiscovery,
+	skillRoots,
+	userSkillsDir,
+} from "./discover.js";
+import { placeSkillFolder } from "./skill-folder.js";
+
+export interface SkillScope {
+	agentHome: string;
+	cwd: string;
+	/** The project's `.prime/skills` instead of the agent home's `skills`. */
+	local: boolean;
+}
+
+export function scopeDir(scope: SkillScope): string {
+	return scope.local ? projectSkillsDir(scope.cwd) : userSkillsDir(scope.agentHome);
+}
+
+/**
+ * Install skills from a folder (one skill, or a folder or package holding several) or from npm
+ * (`npm:name[@version]`, installed into a temporary folder and copied out). Each SKILL.md must
+ * parse; a skill of the same name in the scope is replaced. Returns the skills installed.
+ */
+export function installSkills(source: string, scope: SkillScope, log: (line: string) => void): Skill[] {
+	let temp: string | undefined;
+	let dir: string;
+	if (source.startsWith("npm:")) {
+		const spec = source.slice("npm:".length);
+		if (spec === "") throw new UserError(`"${source}" names no package.`, "Write npm:name or npm:name@1.2.3.");
+		temp = mkdtempSync(join(tmpdir(), "prime-agent-skill-"));
+		log(`Installing ${spec} with npm ...`);
+		try {
+			execFileSync("npm", ["install", "--prefix", temp, "--no-audit", "--no-fund", "--ignore-scripts", spec], {
+				stdio: ["ignore", "ignore", "pipe"],
+			});
+		} catch (error) {
+			rmSync(temp, { recursive: true, force: true });
+			const stderr = String((error as { stderr?: unknown }).stderr ?? "").trim();
+			throw new UserError(
+				`npm could not install ${spec}: ${stderr.split("\n").slice(-3).join(" ") || (error as Error).message}`,
+				"Check the name and version (and your network or registry settings), then retry.",
+			);
+		}
+		dir = installedPackageDir(temp);
+	} else {
+		dir = isAbsolute(source) ? source : resolve(scope.cwd, source);
+		if (!existsSync(dir)) {
+			throw new UserError(`No folder at ${dir}.`, "Pass a skill folder (holding SKILL.md), or npm:name@version.");
+		}
+	}
+	try {
+		const found = discoverSkills(packageSkillDirs(dir).map((root) => ({ dir: root, source, writable: false })));
+		if (found.problems.length > 0) {
+			const problem = found.problems[0] as SkillDiscovery["problems"][number];
+			throw new UserError(`Nothing was installed: ${problem.message}`, "Fix the SKILL.md, then install again.");
+		}
+		if (found.skills.length === 0) {
+			throw new UserError(
+				`${dir} holds no skill.`,
+				'A skill is a folder with SKILL.md (front matter "name" and "description") and an __init__.py.',
+			);
+		}
+		const root = scopeDir(scope);
+		return found.skills.map((skill) => ({
+			...skill,
+			dir: placeSkillFolder(skill.dir, root, skill.name, true),
+			source: scope.local ? "project" : "user",
+		}));
+	} finally {
+		if (temp) rmSync(temp, { recursive: true, force: true });
+	}
+}
+
+/** Remove a skill the scope holds (a package's skills go with `prime-agent package remove`). */
+export function removeSkill(name: string, scope: SkillScope): string {
+	const root = scopeDir(scope);
+	const found = discoverSkills([{ dir: root, source: "", writable: true }]).skills.find((skill) => skill.name === name);
+	if (!found) {
+		const elsewhere = discoverSkills(skillRoots(scope)).skills.find((skill) => skill.name === name);
+		throw new UserError(
+			`No skill "${name}" in ${root}.`,
+			elsewhere
+				? `It comes from ${elsewhere.source} (${elsewhere.dir})${elsewhere.source.startsWith("package") ? "; remove the package with `prime-agent package remove`" : scope.local ? "; drop --local to remove it from the agent home" : "; add --local to remove it from this project"}.`
+				: "List skills with `prime-agent skill list`.",
+			ExitCode.usage,
+		);
+	}
+	rmSync(found.dir, { recursive: true, force: true });
+	return found.dir;
+}
+
+/** The one package npm installed into an empty prefix. */
+function installedPackageDir(prefix: string): string {
+	const manifest = JSON.parse(readFileSync(join(prefix, "package.json"), "utf8")) as {
+		dependencies?: Record<string, string>;
+	};
+	const name = Object.keys(manifest.dependencies ?? {})[0];
+	if (!name) throw new UserError("npm installed no package.", "Check the package name and retry.");
+	return join(prefix, "node_modules", name);
+}

@@ -1,0 +1,300 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
+import {
+	CREATOR_SYSTEM_PROMPT,
+	discoverSkills,
+	SKILL_INDEX_LIMIT,
+	skillPromptSection,
+	skillRoots,
+} from "../src/skills/index.js";
+import { cell } from "./agent-scripts.js";
+import { memoryIo } from "./cli-io.js";
+import { useFauxSessions } from "./faux-session.js";
+
+const sessions = useFauxSessions();
+
+const CSV_SKILL_MD = `---
+name: csv-stats
+description: Column statistics of CSV files (mean, min, max) without pandas.
+---
+
+Use it when a CSV file needs quick numbers.
+
+    stats = skills.load("csv-stats")
+    stats.mean([1, 2, 3])
+`;
+
+/** A skill folder under `root`: SKILL.md plus an `__init__.py` holding `code`. */
+function writeSkill(root: string, name: string, skillMd: string, code: string): string {
+	const dir = join(root, name);
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, "SKILL.md"), skillMd);
+	writeFileSync(join(dir, "__init__.py"), code);
+	return dir;
+}
+
+function skillMd(name: string, description: string): string {
+	return `---\nname: ${name}\ndescription: ${description}\n---\n\nHow to use ${name}.\n`;
+}
+
+const projectSkills = () => join(sessions.world.project, ".prime", "skills");
+const homeSkills = () => join(sessions.world.home, "skills");
+
+describe("skills in a session", () => {
+	it("are listed in the system prompt (name and description only), loaded and used from a cell", async () => {
+		writeSkill(projectSkills(), "csv-stats", CSV_SKILL_MD, "def mean(values):\n    return sum(values) / len(values)\n");
+		writeSkill(homeSkills(), "zeta-notes", skillMd("zeta-notes", "Notes about zeta."), "VALUE = 7\n");
+		const prompts: string[] = [];
+		const results: string[] = [];
+		const record = (context: Context) => {
+			prompts.push(context.systemPrompt ?? "");
+			const last = context.messages.at(-1);
+			if (last?.role === "toolResult")
+				results.push(last.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
+		};
+		sessions.faux.setResponses([
+			(context) => {
+				record(context);
+				return cell('stats = skills.load("csv-stats")\nprint(stats.mean([1, 2, 6]), stats.__name__)');
+			},
+			(context) => {
+				record(context);
+				return fauxAssistantMessage("done");
+			},
+			(context) => {
+				record(context);
+				return fauxAssistantMessage("again");
+			},
+			(context) => {
+				record(context);
+				return fauxAssistantMessage("third");
+			},
+		]);
+		const started = await sessions.start();
+		await started.agentSession.prompt("average please");
+		await started.agentSession.prompt("once more");
+		expect(prompts[0]).toContain(
+			"\n\n- csv-stats: Column statistics of CSV files (mean, min, max) without pandas.\n- zeta-notes: Notes about zeta.",
+		);
+		expect(prompts[0]).not.toContain("Use it when a CSV file needs quick numbers.");
+		// Unchanged skills: the same system prompt on every call and every prompt.
+		expect(prompts).toHaveLength(3);
+		expect(new Set(prompts).size).toBe(1);
+		expect(results[0]).toBe(`${CSV_SKILL_MD}\n3.0 prime_skills.csv_stats`);
+		// A new skill is listed from the next prompt on.
+		writeSkill(homeSkills(), "alpha-tool", skillMd("alpha-tool", "First by name."), "");
+		await started.agentSession.prompt("and now?");
+		expect(prompts[3]).toContain("\n\n- alpha-tool: First by name.\n- csv-stats: ");
+	});
+
+	it("skills.list(), an unknown name and a package that fails to import raise clear errors", async () => {
+		writeSkill(
+			projectSkills(),
+			"broken",
+			skillMd("broken", "Fails on import."),
+			"raise RuntimeError('nope at import')\n",
+		);
+		const started = await sessions.start();
+		const listed = await started.kernel.run("print([(s['name'], s['source']) for s in skills.list()])");
+		expect(listed.cell.stdout).toBe("[('broken', 'project')]\n");
+		const unknown = await started.kernel.run('skills.load("missing")');
+		expect(unknown.cell.error?.ename).toBe("SkillError");
+		expect(unknown.cell.error?.evalue).toBe(
+			"skills.load('missing'): no skill named \"missing\" (skills: broken); skills.list() lists them.",
+		);
+		const broken = await started.kernel.run('skills.load("broken", quiet=True)');
+		expect(broken.cell.error?.ename).toBe("SkillError");
+		expect(broken.cell.error?.evalue).toBe(
+			`skills.load('broken'): importing ${join(projectSkills(), "broken")} failed: RuntimeError: nope at import`,
+		);
+	});
+
+	it("a bad SKILL.md is left out and named by `skill list`; the project's skill hides the home's of the same name", async () => {
+		writeSkill(projectSkills(), "dup", skillMd("dup", "Project copy."), "");
+		writeSkill(homeSkills(), "dup", skillMd("dup", "Home copy."), "");
+		writeSkill(homeSkills(), "no-description", "---\nname: no-description\n---\nbody\n", "");
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "list"], io)).toBe(ExitCode.ok);
+		expect(io.out()).toBe(
+			`dup  (project)  Project copy.\ndup  (user, hidden by the one above)  ${join(homeSkills(), "dup")}\n`,
+		);
+		expect(io.err()).toBe(
+			`Left out ${join(homeSkills(), "no-description", "SKILL.md")}: ${join(homeSkills(), "no-description", "SKILL.md")}: "description" in the front matter is missing or empty; say what the skill does.\n`,
+		);
+	});
+});
+
+describe("the skill index in the system prompt", () => {
+	it(`lists at most ${SKILL_INDEX_LIMIT} skills sorted by name, then +N more`, () => {
+		for (let i = 0; i < 23; i++) {
+			writeSkill(
+				homeSkills(),
+				`skill-${String(i).padStart(2, "0")}`,
+				skillMd(`skill-${String(i).padStart(2, "0")}`, "x ".repeat(200)),
+				"",
+			);
+		}
+		const section = skillPromptSection(
+			discoverSkills(skillRoots({ agentHome: sessions.world.home, cwd: sessions.world.project })).skills,
+		);
+		const lines = section.split("\n").filter((line) => line.startsWith("- ") || line.startsWith("+"));
+		expect(lines).toHaveLength(21);
+		expect(lines[0]).toBe(`- skill-00: ${"x ".repeat(89)}x…`);
+		expect(lines[19]?.startsWith("- skill-19: ")).toBe(true);
+		expect(lines[20]).toBe("+3 more (skills.list() lists them)");
+	});
+});
+
+describe("prime-agent skill", () => {
+	it("installs a folder, shows it, lists it and removes it; --local uses the project", async () => {
+		const source = writeSkill(join(sessions.world.project, "incoming"), "csv-stats", CSV_SKILL_MD, "X = 1\n");
+		const run = async (...argv: string[]) => {
+			const io = memoryIo(sessions.world.project, sessions.world.env);
+			const code = await runCli(["skill", ...argv], io);
+			return { code, out: io.out(), err: io.err() };
+		};
+		const installed = await run("install", source);
+		expect(installed).toEqual({
+			code: ExitCode.ok,
+			out: `Installed csv-stats into ${join(homeSkills(), "csv-stats")}\nNew sessions everywhere list it.\n`,
+			err: "",
+		});
+		expect(readFileSync(join(homeSkills(), "csv-stats", "__init__.py"), "utf8")).toBe("X = 1\n");
+		expect((await run("show", "csv-stats")).out).toBe(`${join(homeSkills(), "csv-stats")} (user)\n\n${CSV_SKILL_MD}`);
+		expect((await run("list")).out).toBe(
+			"csv-stats  (user)  Column statistics of CSV files (mean, min, max) without pandas.\n",
+		);
+		const local = await run("install", source, "--local");
+		expect(local.out).toBe(
+			`Installed csv-stats into ${join(projectSkills(), "csv-stats")}\nNew sessions in this project list it.\n`,
+		);
+		expect((await run("remove", "csv-stats", "--local")).out).toBe(`Removed ${join(projectSkills(), "csv-stats")}\n`);
+		expect((await run("remove", "csv-stats")).out).toBe(`Removed ${join(homeSkills(), "csv-stats")}\n`);
+		expect(readdirSync(homeSkills())).toEqual([]);
+		const missing = await run("remove", "csv-stats");
+		expect(missing.code).toBe(ExitCode.usage);
+		expect(missing.err).toBe(
+			`Error: No skill "csv-stats" in ${homeSkills()}.\nList skills with \`prime-agent skill list\`.\n`,
+		);
+	});
+
+	it("refuses a folder whose SKILL.md is broken and installs nothing", async () => {
+		const source = writeSkill(join(sessions.world.project, "incoming"), "bad", "no front matter\n", "");
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", source], io)).toBe(ExitCode.usage);
+		expect(io.err()).toBe(
+			`Error: Nothing was installed: ${join(source, "SKILL.md")} has no front matter: start it with a "---" line, then "name: ..." and "description: ...", then "---".\nFix the SKILL.md, then install again.\n`,
+		);
+		expect(existsSync(homeSkills())).toBe(false);
+	});
+});
+
+/** A faux model that answers the creator's drafting call with `draft` and anything else with `other`. */
+function creatorModel(draft: string, other: (context: Context) => ReturnType<typeof fauxAssistantMessage>) {
+	const drafts: Context[] = [];
+	sessions.faux.setResponses(
+		Array.from({ length: 10 }, () => (context: Context) => {
+			if (context.systemPrompt === CREATOR_SYSTEM_PROMPT) {
+				drafts.push(context);
+				return fauxAssistantMessage(draft);
+			}
+			return other(context);
+		}),
+	);
+	return drafts;
+}
+
+const VALID_DRAFT = `<file path="SKILL.md">
+---
+name: word-count
+description: Count words in text files, as done by hand earlier in the session.
+---
+
+Call \`wc = skills.load("word-count")\`, then \`wc.count_words(path)\`.
+</file>
+<file path="__init__.py">
+from .counting import count_words
+</file>
+<file path="counting.py">
+def count_words(path):
+    """Words in the file at path."""
+    with open(path) as handle:
+        return len(handle.read().split())
+</file>`;
+
+describe("the skill creator", () => {
+	it("/skill create drafts a skill from the trajectory, validates it, writes it and lists it", async () => {
+		const drafts: Context[] = [];
+		sessions.world.writeProject("notes.txt", "one two three\n");
+		const started = await sessions.start();
+		sessions.faux.setResponses([
+			() => cell("print(len(open('notes.txt').read().split()))"),
+			() => fauxAssistantMessage("3 words"),
+			...Array.from({ length: 5 }, () => (context: Context) => {
+				drafts.push(context);
+				return fauxAssistantMessage(VALID_DRAFT);
+			}),
+		]);
+		await started.agentSession.prompt("count the words in notes.txt");
+		const outcome = await started.agentSession.prompt("/skill create word-count count words in a file");
+		const dir = join(homeSkills(), "word-count");
+		expect(outcome.command?.message).toBe(
+			`Created the skill "word-count" in ${dir} (SKILL.md, __init__.py, counting.py): Count words in text files, as done by hand earlier in the session.\nLoad it with skills.load("word-count"); it is listed in the system prompt from the next prompt on.`,
+		);
+		const request = drafts[0]?.messages[0];
+		const text =
+			request?.role === "user" && typeof request.content !== "string"
+				? (request.content[0] as { text: string }).text
+				: "";
+		expect(drafts[0]?.systemPrompt).toBe(CREATOR_SYSTEM_PROMPT);
+		expect(text).toContain('Create the skill "word-count". It should do: count words in a file');
+		expect(text).toContain("print(len(open('notes.txt').read().split()))");
+		expect(readdirSync(dir).sort()).toEqual(["SKILL.md", "__init__.py", "counting.py"]);
+		const used = await started.kernel.run(
+			'wc = skills.load("word-count", quiet=True)\nprint(wc.count_words("notes.txt"))',
+		);
+		expect(used.cell.stdout).toBe("3\n");
+		const listed = await started.agentSession.prompt("/skill list");
+		expect(listed.command?.message).toBe(
+			"word-count  (user)  Count words in text files, as done by hand earlier in the session.",
+		);
+	});
+
+	it("writes nothing when the drafted package fails to import, or SKILL.md has no description", async () => {
+		const started = await sessions.start();
+		const failing = VALID_DRAFT.replace("from .counting import count_words", "import no_such_module_anywhere");
+		sessions.faux.setResponses([() => fauxAssistantMessage(failing)]);
+		const first = await started.agentSession.prompt("/skill create word-count");
+		expect(first.status).toBe("error");
+		expect(first.command?.message).toContain(
+			'The draft of the skill "word-count" did not validate, so nothing was written:\n- the package does not import cleanly: importing it failed: ',
+		);
+		expect(first.command?.message).toContain("ModuleNotFoundError: No module named 'no_such_module_anywhere'");
+		const undescribed = VALID_DRAFT.replace(/description: .*\n/, "");
+		sessions.faux.setResponses([() => fauxAssistantMessage(undescribed)]);
+		const second = await started.agentSession.prompt("/skill create word-count");
+		expect(second.command?.message).toBe(
+			'The command /skill failed: The draft of the skill "word-count" did not validate, so nothing was written:\n- SKILL.md: "description" in the front matter is missing or empty; say what the skill does.\nTry again with a more precise request.',
+		);
+		expect(existsSync(homeSkills())).toBe(false);
+	});
+
+	it("await skills.create(...) from a cell creates the skill; a taken name is refused before any model call", async () => {
+		const drafts = creatorModel(VALID_DRAFT, () => fauxAssistantMessage("unused"));
+		const started = await sessions.start();
+		const created = await started.kernel.run(
+			'print(await skills.create("word-count", "count words", scope="project"))',
+		);
+		expect(created.cell.stdout).toContain(`Created the skill "word-count" in ${join(projectSkills(), "word-count")}`);
+		const taken = await started.kernel.run('await skills.create("word-count")');
+		expect(taken.cell.error?.ename).toBe("SkillError");
+		expect(taken.cell.error?.evalue).toBe(
+			`skills.create('word-count'): a skill named "word-count" already exists (project, ${join(projectSkills(), "word-count")}); pick another name or remove it with \`prime-agent skill remove word-count\`.`,
+		);
+		expect(drafts).toHaveLength(1);
+	});
+});
