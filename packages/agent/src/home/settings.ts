@@ -14,6 +14,8 @@ export interface Settings {
 	packages?: string[];
 	/** Sub-agents: `{maxDepth}` (default 1; `RLM_MAX_DEPTH` overrides it). */
 	rlm?: { maxDepth?: number };
+	/** The continual harness: `{autoRefine}` (default true); validated by the harness module. */
+	harness?: unknown;
 }
 
 export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
@@ -22,6 +24,7 @@ export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
 	"compaction",
 	"packages",
 	"rlm",
+	"harness",
 ];
 /** Every thinking level, in order (for `--thinking` and `thinkingLevel`). */
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
+import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
 import {
@@ -16,6 +17,7 @@ import {
 } from "../children/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
+import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
@@ -164,12 +166,20 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const sessionCwd = picked?.cwd ?? options.cwd;
 	const cwd = existsSync(sessionCwd) ? sessionCwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
+	// The continual harness: its stores open with the session; refinements use the session's model.
+	const harness = new HarnessRuntime({
+		agentHome: paths.root,
+		depth: options.child?.depth ?? 0,
+		model: () => agentSession.model,
+		apiKey: () => (typeof apiKey === "string" ? apiKey : apiKey()),
+		autoRefine: harnessSettingsFrom(settings.harness, paths.settings, env).autoRefine,
+	});
 	const extensions = await loadExtensions({
 		cwd,
 		agentHome: paths.root,
 		env,
 		extraPaths: options.extensionPaths,
-		builtins: BUILTIN_EXTENSIONS,
+		builtins: { ...BUILTIN_EXTENSIONS, [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
 	});
 	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const toolNames = options.tools
@@ -291,6 +301,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		onEvent: (event) => {
 			for (const listener of childListeners) listener(event);
 		},
+		resolveSpec: (name) => harness.subagentSpec(name),
 	});
 	const rlmHandlers = rlmHostHandlers(children, {
 		registry,

@@ -208,6 +208,34 @@ describe("writing and reading observations", () => {
 		await expect(archive.get("obs_000001")).rejects.toThrow(/obs_000001 has no complete archive/);
 	});
 
+	it("flushes before it is sealed: the observation reads back exactly, and no write follows the flush", async () => {
+		const text = Array.from({ length: 30_000 }, (_, i) => `row ${i}`).join("\n");
+		const writer = await archive.create();
+		await writer.write(Buffer.from(text));
+		writer.flush();
+		writer.flush();
+		await expect(writer.write(Buffer.from("late\n"))).rejects.toThrow(/obs_000001 is already sealed/);
+		const record = await writer.finish(facts);
+		expect(record.lines).toBe(30_000);
+		expect((await archive.readBytes(writer.id)).toString()).toBe(text);
+		expect((await archive.readLines(writer.id, 29_999, 30_000)).lines).toEqual(["row 29998", "row 29999"]);
+	});
+
+	it("drops an observation aborted after its flush began, and reports a seal that fails after an early flush", async () => {
+		const dropped = await archive.create();
+		await dropped.write(Buffer.from("x\n".repeat(50_000)));
+		dropped.flush();
+		await dropped.abort();
+		await expect(archive.get(dropped.id)).rejects.toThrow(/obs_000001 has no complete archive/);
+
+		const failing = await archive.create();
+		await failing.write(Buffer.from("y\n".repeat(50_000)));
+		// Its directory is gone from under the writer: the flush still ends, the metadata cannot be written.
+		await rm(join(archive.dir, failing.id), { recursive: true, force: true });
+		failing.flush();
+		await expect(failing.finish(facts)).rejects.toThrow(/cannot seal the archive of obs_000002/);
+	});
+
 	it("gives distinct ids to concurrent writers", async () => {
 		const ids = await Promise.all(Array.from({ length: 12 }, () => store(Buffer.from("x\n"))));
 		expect(new Set(ids).size).toBe(12);

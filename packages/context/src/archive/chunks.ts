@@ -62,9 +62,9 @@ function countNewlines(data: Buffer): number {
 }
 
 /**
- * Chunks cut but not yet written at most: while they are compressed (off the main thread) and
- * written, the caller goes on with its own work (the broker scans the next lines); the bound keeps
- * memory flat.
+ * Chunks cut but not yet written at most: while they are compressed (on the thread pool, several at
+ * once) and written (in order), the caller goes on with its own work (the broker scans the next
+ * lines); the bound keeps memory flat.
  */
 const QUEUED_CHUNKS = 4;
 
@@ -147,11 +147,17 @@ export class ChunkedGzipWriter {
 		this.nextLine += newlines;
 		this.midLine = chunk[chunk.length - 1] !== NEWLINE;
 
+		// Compression starts now, beside the chunks still being compressed; only the writes wait their turn.
+		// On the thread pool: `gzipSync` would save the main thread a little, but each call's native zlib
+		// memory then lives until garbage collection (a 100 MB observation grew RSS by 74 MiB, not 24).
+		const compressed = gzipAsync(chunk, { level: GZIP_LEVEL });
+		// Its failure is reported in turn, by the write below; until then it is not an unhandled rejection.
+		compressed.catch(() => {});
 		const previous = this.queue[this.queue.length - 1] ?? Promise.resolve();
 		this.queue.push(
 			previous.then(async () => {
 				try {
-					if (!this.failure) await this.store(chunk, place);
+					if (!this.failure) await this.store(await compressed, place);
 				} catch (error) {
 					this.failure = { error };
 				} finally {
@@ -161,10 +167,7 @@ export class ChunkedGzipWriter {
 		);
 	}
 
-	private async store(chunk: Buffer, place: ChunkPlace): Promise<void> {
-		// On the thread pool: `gzipSync` would save the main thread a little, but each call's native zlib
-		// memory then lives until garbage collection (a 100 MB observation grew RSS by 74 MiB, not 24).
-		const compressed = await gzipAsync(chunk, { level: GZIP_LEVEL });
+	private async store(compressed: Buffer, place: ChunkPlace): Promise<void> {
 		await this.handle.write(compressed);
 		this.chunks.push({ offset: this.offset, length: compressed.length, ...place });
 		this.offset += compressed.length;

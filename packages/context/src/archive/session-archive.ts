@@ -2,7 +2,15 @@ import { randomBytes } from "node:crypto";
 import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ObservationRecord } from "../types.js";
-import { type ChunkEntry, ChunkedGzipWriter, ChunkReadError, chunkLines, lastLineOf, readChunks } from "./chunks.js";
+import {
+	type ChunkEntry,
+	ChunkedGzipWriter,
+	type ChunkIndex,
+	ChunkReadError,
+	chunkLines,
+	lastLineOf,
+	readChunks,
+} from "./chunks.js";
 import {
 	checkSessionId,
 	formatObservationId,
@@ -260,6 +268,7 @@ class DiskArchive implements SessionArchive {
 class DiskWriter implements ArchiveWriter {
 	private readonly gzip: ChunkedGzipWriter;
 	private closed = false;
+	private flushed: Promise<ChunkIndex> | null = null;
 
 	constructor(
 		readonly id: string,
@@ -270,7 +279,8 @@ class DiskWriter implements ArchiveWriter {
 	}
 
 	async write(chunk: Buffer): Promise<void> {
-		if (this.closed) throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
+		if (this.closed || this.flushed !== null)
+			throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
 		try {
 			await this.gzip.write(chunk);
 		} catch (error) {
@@ -278,12 +288,29 @@ class DiskWriter implements ArchiveWriter {
 		}
 	}
 
+	flush(): void {
+		this.flushing();
+	}
+
+	/** The last chunks compressed and written, and the file synced to disk: started once. */
+	private flushing(): Promise<ChunkIndex> {
+		if (this.flushed === null) {
+			this.flushed = (async () => {
+				const index = await this.gzip.finish();
+				await this.handle.sync();
+				return index;
+			})();
+			// Reported by `finish`, which awaits it; until then it is not an unhandled rejection.
+			this.flushed.catch(() => {});
+		}
+		return this.flushed;
+	}
+
 	async finish(facts: ObservationFacts): Promise<ObservationRecord> {
 		if (this.closed) throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
 		this.closed = true;
 		try {
-			const index = await this.gzip.finish();
-			await this.handle.sync();
+			const index = await this.flushing();
 			await this.handle.close();
 			const record: ObservationRecord = {
 				id: this.id,
@@ -312,6 +339,7 @@ class DiskWriter implements ArchiveWriter {
 		this.closed = true;
 		// Chunks still being compressed write to the handle: let them end before closing it.
 		await this.gzip.settled();
+		await this.flushed?.catch(() => {});
 		await this.handle.close().catch(() => {});
 		// The directory stays so the id is never handed out twice; without meta.json it is not listed.
 		await rm(join(this.obsDir, OUTPUT_FILE), { force: true });

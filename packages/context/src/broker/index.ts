@@ -192,6 +192,8 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			return archiveError === undefined ? record(result, track("")) : result;
 		};
 		if (!writer || archiveError !== undefined) return fallback(archiveError ?? "archive unavailable");
+		// The archive's last chunks are compressed and synced to disk while the decision is made.
+		writer.flush();
 
 		const verdict = config.enabled
 			? await decide({
