@@ -24,10 +24,17 @@ export function agentOf(context: Context): string {
 /**
  * Script several agents sharing one faux provider: each agent's calls take its own steps in order
  * (children run in parallel, so a single queue cannot be ordered). Every context is kept per agent.
+ * `side` answers calls that are no agent's turn (a summary, a harness review) when it returns a message.
  */
-export function scriptAgents(sessions: FauxSessions, scripts: Record<string, AgentStep[]>): Map<string, Context[]> {
+export function scriptAgents(
+	sessions: FauxSessions,
+	scripts: Record<string, AgentStep[]>,
+	side?: (context: Context) => AssistantMessage | undefined,
+): Map<string, Context[]> {
 	const seen = new Map<string, Context[]>();
 	const step = (context: Context): AssistantMessage => {
+		const answer = side?.(context);
+		if (answer) return answer;
 		const agent = agentOf(context);
 		const contexts = seen.get(agent) ?? [];
 		contexts.push(JSON.parse(JSON.stringify(context)));

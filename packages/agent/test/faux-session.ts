@@ -57,7 +57,12 @@ export function useFauxSessions(options: { provider?: string; models?: FauxModel
 		},
 		newWorld(extraEnv = {}) {
 			world?.cleanup();
-			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...extraEnv });
+			// Automatic harness refinement makes model calls of its own; only the harness tests turn it on.
+			world = makeTempWorld({
+				PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(),
+				PRIME_AGENT_AUTO_REFINE: "0",
+				...extraEnv,
+			});
 			world.writeHome("auth.json", { [provider]: { type: "api_key", key: "test-key" } });
 			return world;
 		},

@@ -10,6 +10,8 @@ depth early to fail fast.
 import os
 from typing import Any
 
+from .harness import harness as _harness
+
 
 class RlmError(RuntimeError):
     """The host refused the request; the message says why and what to do."""
@@ -32,8 +34,11 @@ async def _request(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
 class Rlm:
     """The ``rlm`` handle in the kernel namespace."""
 
+    #: The continual harness (``rlm.harness.create_memory(name, text)``, ...; see ``harness.py``).
+    harness = _harness
+
     async def __call__(self, task: str, **options: Any) -> dict[str, Any]:
-        """Start a sub-agent on ``task``; options: ``name``, ``model`` ("provider/id"), ``thinking``."""
+        """Start a sub-agent on ``task``; options: ``name``, ``model`` ("provider/id"), ``thinking``, ``spec`` (a harness sub-agent spec)."""
         depth = int(os.environ.get("RLM_DEPTH", "0") or 0)
         limit = os.environ.get("RLM_MAX_DEPTH")
         if limit not in (None, "") and limit.isdigit() and depth + 1 > int(limit):
@@ -64,8 +69,8 @@ class Rlm:
 
     def __repr__(self) -> str:
         return (
-            "<rlm: `handle = await rlm(task, name=None, model=None, thinking=None)` starts a sub-agent and returns at once; "
-            "await rlm.list_subagents(), await rlm.delete_subagent(name), await rlm.find_models(query)>"
+            "<rlm: `handle = await rlm(task, name=None, model=None, thinking=None, spec=None)` starts a sub-agent and returns at once; "
+            "await rlm.list_subagents(), await rlm.delete_subagent(name), await rlm.find_models(query); rlm.harness>"
         )
 
 

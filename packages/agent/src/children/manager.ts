@@ -43,6 +43,8 @@ export interface ChildManagerOptions {
 	/** Start a child session (its kernel starts on first use). */
 	launch(spec: ChildLaunchSpec): Promise<ChildRuntime>;
 	onEvent?(event: ChildEvent): void;
+	/** The text of the harness sub-agent spec `name` (`rlm(spec=name)`); throws `SpawnRefused` when there is none. */
+	resolveSpec?(name: string): string;
 }
 
 interface ChildRecord {
@@ -97,6 +99,7 @@ export class ChildManager {
 			);
 		}
 		const model = this.options.checkModel(request.model ?? this.options.parentModel());
+		const spec = request.spec === undefined ? undefined : { name: request.spec, text: this.spec(request.spec) };
 		const id = `sub-${randomBytes(4).toString("hex")}`;
 		const handle: ChildHandle = {
 			rlm_child_id: id,
@@ -117,8 +120,18 @@ export class ChildManager {
 		};
 		this.children.set(name, record);
 		this.emit({ type: "child_spawned", ...handle, depth: record.depth });
-		record.work = this.start(record, request.task, request.thinking);
+		record.work = this.start(record, request.task, request.thinking, spec);
 		return handle;
+	}
+
+	private spec(name: string): string {
+		if (!this.options.resolveSpec) throw new SpawnRefused("rlm(spec=...): this session has no harness to take specs from.");
+		try {
+			return this.options.resolveSpec(name);
+		} catch (error) {
+			if (error instanceof SpawnRefused) throw error;
+			throw new SpawnRefused(`rlm(spec=${JSON.stringify(name)}): ${(error as Error).message}`);
+		}
 	}
 
 	/** The children, in spawn order. */
@@ -226,6 +239,7 @@ export class ChildManager {
 		record: ChildRecord,
 		task: string,
 		thinkingLevel: ChildLaunchSpec["thinkingLevel"],
+		spec?: { name: string; text: string },
 	): Promise<void> {
 		const { handle } = record;
 		let runtime: ChildRuntime;
@@ -263,7 +277,7 @@ export class ChildManager {
 			if (record.status !== "running") this.flushUsage(record);
 		});
 		runtime.onWokenTurnEnd((outcome) => this.finish(record, outcome));
-		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile));
+		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile, spec));
 		this.finish(record, outcome);
 	}
 
@@ -327,10 +341,16 @@ export class ChildManager {
 }
 
 /** The child's first message: the task, marked as coming from the parent, and how to answer. */
-export function firstMessage(task: string, handle: ChildHandle, parentSessionFile: string): string {
+export function firstMessage(
+	task: string,
+	handle: ChildHandle,
+	parentSessionFile: string,
+	spec?: { name: string; text: string },
+): string {
 	return [
 		`[Task from your parent agent. You are its sub-agent "${handle.name}" (${handle.rlm_child_id}); parent session: ${parentSessionFile}.]`,
 		"",
+		...(spec ? [`[Your role, from the harness sub-agent spec "${spec.name}":]`, spec.text, "", "[The task:]"] : []),
 		task,
 		"",
 		`[When you are done, send your result to the parent with \`await agent_message.send(text, receiver_role="parent")\`, or write files into ${handle.session_dir} and say where; then end your turn.]`,

@@ -3,7 +3,7 @@ import { ExitCode, UserError } from "../errors.js";
 import { THINKING_LEVELS } from "../home/index.js";
 
 /** The options `rlm(task, ...)` accepts; any other fails. */
-export const SPAWN_OPTIONS = ["name", "model", "thinking"] as const;
+export const SPAWN_OPTIONS = ["name", "model", "thinking", "spec"] as const;
 export const MAX_NAME_LENGTH = 64;
 export const DEFAULT_MAX_DEPTH = 1;
 
@@ -15,6 +15,8 @@ export interface SpawnRequest {
 	name?: string;
 	model?: string;
 	thinking?: ThinkingLevel;
+	/** A sub-agent spec of the continual harness: its text tells the child its role. */
+	spec?: string;
 }
 
 /** Check the kernel's payload `{task, options}`: a non-empty task, only known options, valid values. */
@@ -27,7 +29,7 @@ export function parseSpawnRequest(payload: Record<string, unknown>): SpawnReques
 	}
 	const options = (payload.options ?? {}) as Record<string, unknown>;
 	if (typeof options !== "object" || options === null || Array.isArray(options)) {
-		throw new SpawnRefused("rlm(): options must be keyword arguments (name=..., model=..., thinking=...).");
+		throw new SpawnRefused("rlm(): options must be keyword arguments (name=..., model=..., thinking=..., spec=...).");
 	}
 	const unknown = Object.keys(options).filter((key) => !(SPAWN_OPTIONS as readonly string[]).includes(key));
 	if (unknown.length > 0) {
@@ -51,6 +53,7 @@ export function parseSpawnRequest(payload: Record<string, unknown>): SpawnReques
 		}
 		request.thinking = options.thinking as ThinkingLevel;
 	}
+	if (options.spec !== undefined && options.spec !== null) request.spec = checkName(options.spec, "rlm(spec=...)");
 	return request;
 }
 

@@ -113,6 +113,13 @@ export interface ExtensionEvents {
 	 */
 	context: { event: { messages: AgentMessage[] }; result: { messages?: AgentMessage[] } | undefined };
 	/**
+	 * Before every provider call (after `context`): return `append` to add a section after the
+	 * system prompt of this call only (after the base prompt and the run's `before_agent_start`
+	 * appends; sections joined by blank lines, in load order). Return the same text while your
+	 * state is unchanged: the provider's prompt cache starts at the system prompt.
+	 */
+	system_prompt: { event: { systemPrompt: string }; result: { append?: string } | undefined };
+	/**
 	 * A compaction is about to summarise. Return `cancel: true` to skip it, or `summary` to use
 	 * that text instead of asking the model. The first handler that decides wins.
 	 */

@@ -10,6 +10,7 @@ export { withFileLock } from "./locked-file.js";
 export { parsePlan } from "./plan.js";
 export { cutText, HARNESS_SECTION_TITLE, rankEntries, renderHarnessSection } from "./prompt-index.js";
 export { describeRefinement, type RefineOutcome, rollbackRefinement, runRefinement } from "./refine.js";
+export { PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";
 export { HarnessRuntime, type HarnessRuntimeOptions, type RefinementInput } from "./runtime.js";
 export { type HarnessSettings, harnessSettingsFrom } from "./settings.js";
 export { latestUserText, trajectoryText } from "./trajectory.js";

@@ -6,18 +6,30 @@ export interface HarnessSettings {
 	autoRefine: boolean;
 }
 
-/** Read `"harness": {"autoRefine": false}`; a wrong type is an error naming the key. */
-export function harnessSettingsFrom(raw: unknown, file: string): HarnessSettings {
-	if (raw === undefined) return { autoRefine: true };
-	const value = raw as { autoRefine?: unknown };
-	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+/**
+ * Read `"harness": {"autoRefine": false}`; `PRIME_AGENT_AUTO_REFINE=0` or `1` in the environment
+ * overrides it. A wrong type or value is an error naming where it came from.
+ */
+export function harnessSettingsFrom(raw: unknown, file: string, env: NodeJS.ProcessEnv = {}): HarnessSettings {
+	const fromEnv = env.PRIME_AGENT_AUTO_REFINE;
+	if (fromEnv !== undefined && fromEnv !== "") {
+		if (fromEnv !== "0" && fromEnv !== "1") {
+			throw new UserError(
+				`PRIME_AGENT_AUTO_REFINE is ${JSON.stringify(fromEnv)}, not 0 or 1.`,
+				"Set it to 0 (no automatic refinement) or 1, or unset it.",
+			);
+		}
+	}
+	if (raw !== undefined && (typeof raw !== "object" || raw === null || Array.isArray(raw))) {
 		throw new UserError(
 			`"harness" in ${file} must be an object.`,
 			'Write it as {"harness": {"autoRefine": false}} or remove it.',
 		);
 	}
+	const value = (raw ?? {}) as { autoRefine?: unknown };
 	if (value.autoRefine !== undefined && typeof value.autoRefine !== "boolean") {
 		throw new UserError(`"harness.autoRefine" in ${file} must be true or false.`, "Fix the value and retry.");
 	}
+	if (fromEnv === "0" || fromEnv === "1") return { autoRefine: fromEnv === "1" };
 	return { autoRefine: value.autoRefine ?? true };
 }

@@ -83,6 +83,8 @@ export class AgentSession {
 	private pending: NewEntry[] = [];
 	private readonly baseSystemPrompt: string;
 	private readonly compactionSettings: CompactionSettings;
+	/** What extensions append to the system prompt of the next provider call (`system_prompt`). */
+	private promptAppend = "";
 	/** A compaction happened during the current run: the loop's own message list is stale. */
 	private compactedInRun = false;
 	/** Turns started by delivered messages (sub-agent notices, agent messages). */
@@ -136,7 +138,13 @@ export class AgentSession {
 			convertToLlm: toLlmMessages,
 			getApiKey: () => this.apiKey(),
 			sessionId: session.id,
-			streamFn: streamWithCallSignal,
+			// Sections extensions append (the harness index) follow the run's system prompt on every call.
+			streamFn: (model, context, options) =>
+				streamWithCallSignal(
+					model,
+					this.promptAppend ? { ...context, systemPrompt: `${context.systemPrompt}\n\n${this.promptAppend}` } : context,
+					options,
+				),
 			toolExecution: "sequential",
 			transformContext: (messages) => this.beforeProviderCall(messages),
 			beforeToolCall: (context) => this.bridge.beforeToolCall(context),
@@ -497,7 +505,9 @@ export class AgentSession {
 		// compact() reports its own failures; the call then goes on with the uncompacted context.
 		if (request || due) await this.compact(request?.reason ?? "threshold", request?.customInstructions);
 		if (this.compactedInRun) current = this.session.context().messages;
-		return this.bridge.transformContext(current);
+		const transformed = await this.bridge.transformContext(current);
+		this.promptAppend = await this.bridge.systemPromptAppend(this.agent.state.systemPrompt);
+		return transformed;
 	}
 
 	private record(message: AgentMessage): void {

@@ -169,6 +169,17 @@ export class ExtensionBridge implements ExtensionHost {
 		return result.messages;
 	}
 
+	/** `system_prompt`: the sections extensions append to this call's system prompt, joined (empty: none). */
+	async systemPromptAppend(systemPrompt: string): Promise<string> {
+		if (!this.runner?.has("system_prompt")) return "";
+		const sections: string[] = [];
+		await this.runner.emit("system_prompt", { systemPrompt }, (result, payload) => {
+			if (typeof result?.append === "string" && result.append !== "") sections.push(result.append);
+			return payload;
+		});
+		return sections.join("\n\n");
+	}
+
 	/** Loop events as extension events (`turn_start`, `turn_end`, `message_*`). */
 	async forward(event: AgentEvent): Promise<void> {
 		const runner = this.runner;

@@ -1,0 +1,94 @@
+/**
+ * The continual harness inside Prime Agent, as a built-in extension: the harness section after
+ * the base system prompt on every provider call, `/refine` and `/harness`, `await refine.run()`
+ * from the kernel, and the automatic refinement (every 25 assistant turns and after a
+ * compaction, 20-minute cooldown, root sessions only). The harness itself lives in `src/harness/`.
+ */
+import { dirname, join } from "node:path";
+import type { ExtensionAPI, ExtensionFactory } from "../../extensions/api.js";
+import {
+	type HarnessDirs,
+	type HarnessRuntime,
+	latestUserText,
+	type RefinementTrigger,
+	type RefineOutcome,
+	trajectoryText,
+} from "../../harness/index.js";
+import { harnessCommand, refineCommand } from "./commands.js";
+
+export const HARNESS_EXTENSION_NAME = "builtin:harness";
+/** Host requests of the kernel's `refine` handle. */
+export const HARNESS_REQUESTS = { refine: "harness.refine", rollback: "harness.rollback" } as const;
+/** Custom entry recording each refinement on the branch (never sent to the model). */
+export const REFINEMENT_ENTRY = "harness_refinement";
+
+export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
+	return (api: ExtensionAPI) => {
+		/** What the index ranks against: the newest user prompt. */
+		let task = "";
+		const input = (signal?: AbortSignal) => ({ trajectory: trajectoryText(api.getBranch()), task, signal });
+		const noted = (outcome: RefineOutcome): RefineOutcome => {
+			const { id, trigger, status, summary, rollbackOf } = outcome.refinement;
+			api.appendEntry(REFINEMENT_ENTRY, { id, trigger, status, summary, ...(rollbackOf ? { rollbackOf } : {}) });
+			return outcome;
+		};
+		const automatic = async (trigger: RefinementTrigger) => {
+			try {
+				const outcome = noted(await runtime.refine(trigger, input(), { review: true }));
+				if (outcome.refinement.status === "failed")
+					api.warn(`Automatic refinement ${outcome.refinement.id} failed: ${outcome.refinement.summary}`);
+			} catch (error) {
+				api.warn(`Automatic refinement failed: ${(error as Error).message}`);
+			}
+		};
+
+		api.on("session_start", (event) => {
+			const harness = runtime.open(join(dirname(event.sessionFile), event.sessionId));
+			task = latestUserText(api.getBranch());
+			api.addKernelStartup(kernelStartup(harness.dirs), { names: ["refine"] });
+		});
+		api.on("before_agent_start", (event) => {
+			task = event.prompt;
+		});
+		api.on("system_prompt", () => (runtime.isOpen ? { append: runtime.promptSection(task) } : undefined));
+		api.on("turn_end", async (event) => {
+			if (event.message.role === "assistant" && runtime.dueAfterTurn()) await automatic("auto-turns");
+		});
+		api.on("compact", async () => {
+			if (runtime.dueAfterCompaction()) await automatic("auto-compaction");
+		});
+
+		api.onHostRequest(HARNESS_REQUESTS.refine, async (payload) => {
+			const instructions = payload.instructions;
+			if (instructions !== undefined && instructions !== null && typeof instructions !== "string")
+				throw new Error("refine.run(instructions): instructions must be a string or None.");
+			const outcome = noted(await runtime.refine("kernel", input(), { instructions: instructions || undefined }));
+			return { id: outcome.refinement.id, refinement_status: outcome.refinement.status, report: outcome.report };
+		});
+		api.onHostRequest(HARNESS_REQUESTS.rollback, async (payload) => {
+			if (typeof payload.id !== "string") throw new Error("refine.rollback(id): id must be a string such as ref_0001.");
+			const outcome = noted(await runtime.rollback(payload.id));
+			return { id: outcome.refinement.id, refinement_status: outcome.refinement.status, report: outcome.report };
+		});
+
+		api.registerCommand("refine", {
+			description: "refine the harness from this session: /refine [instructions], /refine list, /refine rollback <id>",
+			handler: (args) => refineCommand(args, runtime, () => input(), noted),
+		});
+		api.registerCommand("harness", {
+			description: "browse the continual harness: /harness [list [kind]], /harness show [kind] <name>",
+			handler: (args) => harnessCommand(args, runtime),
+		});
+	};
+}
+
+/** Python run in every kernel: point the kernel's harness at this session's stores, define `refine`. */
+function kernelStartup(dirs: HarnessDirs): string {
+	return [
+		"from prime_agent_runtime import harness as _prime_harness",
+		`_prime_harness.configure(local_dir=${JSON.stringify(dirs.local)}, global_dir=${JSON.stringify(dirs.global)})`,
+		"from prime_agent_runtime.refine import refine",
+		"del _prime_harness",
+		"",
+	].join("\n");
+}

@@ -1,0 +1,345 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
+import { beforeEach, describe, expect, it } from "vitest";
+import { Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
+import type { StartedSession } from "../src/startup/index.js";
+import { type AgentStep, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { useFauxSessions, wireText } from "./faux-session.js";
+
+const sessions = useFauxSessions({ provider: "fauxhs", models: [{ id: "m", maxTokens: 4096 }] });
+// The default for sessions, which the shared helper turns off for every other test file.
+beforeEach(() => {
+	sessions.newWorld({ PRIME_AGENT_AUTO_REFINE: "" });
+});
+
+/** The stores of a started session, read as the host reads them. */
+function storesOf(started: StartedSession): Harness {
+	return new Harness({
+		local: join(started.session.artifactDir, "harness"),
+		global: join(started.paths.root, "harness"),
+	});
+}
+
+/** Script the agents, answering review and planning calls from their own queues (recorded apart). */
+function script(
+	scripts: Record<string, AgentStep[]>,
+	refine: { review?: string[]; plan?: string[] } = {},
+): { seen: Map<string, Context[]>; reviews: string[]; plans: string[] } {
+	const reviews: string[] = [];
+	const plans: string[] = [];
+	const seen = scriptAgents(sessions, scripts, (context) => {
+		const text = wireText(context.messages[0] as Message);
+		if (context.systemPrompt === REVIEW_SYSTEM_PROMPT) {
+			reviews.push(text);
+			return fauxAssistantMessage(refine.review?.shift() ?? "");
+		}
+		if (context.systemPrompt === PLANNING_SYSTEM_PROMPT) {
+			plans.push(text);
+			return fauxAssistantMessage(refine.plan?.shift() ?? "[]");
+		}
+		return undefined;
+	});
+	return { seen, reviews, plans };
+}
+
+const KINDS_CELL = `
+h = rlm.harness
+out = []
+for kind in ("prompt_note", "memory", "skill", "subagent"):
+    getattr(h, f"create_{kind}")(f"{kind}-l", f"local {kind}")
+    getattr(h, f"create_{kind}")(f"{kind}-g", f"global {kind}", global_=True)
+    getattr(h, f"update_{kind}")(f"{kind}-l", f"local {kind} v2")
+    out.append(getattr(h, f"get_{kind}")(f"{kind}-l"))
+    lister = "list_memories" if kind == "memory" else f"list_{kind}s"
+    out.append(sorted((e["name"], e["scope"], e["uses"]) for e in getattr(h, lister)()))
+h.delete_memory("memory-g")
+h.delete_skill("skill-l")
+print(out)
+print([e["name"] for e in h.list_memorys()], [e["name"] for e in h.list_skills()])
+`;
+
+describe("the kernel API", () => {
+	it("creates, updates, reads, lists and deletes every kind in both stores, in files the host reads", async () => {
+		const started = await sessions.start();
+		const { seen } = script({ root: [cell(KINDS_CELL), fauxAssistantMessage("done")] });
+		expect((await started.agentSession.prompt("keep some notes")).status).toBe("ok");
+		const printed = lastToolResult(seen.get("root")?.[1]);
+		expect(printed).toBe(
+			[
+				"['local prompt_note v2', [('prompt_note-g', 'global', 0), ('prompt_note-l', 'local', 1)], 'local memory v2', [('memory-g', 'global', 0), ('memory-l', 'local', 1)], 'local skill v2', [('skill-g', 'global', 0), ('skill-l', 'local', 1)], 'local subagent v2', [('subagent-g', 'global', 0), ('subagent-l', 'local', 1)]]",
+				"['memory-l'] ['skill-g']",
+			].join("\n"),
+		);
+		const stores = storesOf(started);
+		expect(stores.entries().map((entry) => `${entry.scope}/${entry.kind}/${entry.name}`)).toEqual([
+			"local/prompt_note/prompt_note-l",
+			"local/memory/memory-l",
+			"local/subagent/subagent-l",
+			"global/prompt_note/prompt_note-g",
+			"global/skill/skill-g",
+			"global/subagent/subagent-g",
+		]);
+		expect(stores.find("memory", "memory-l")).toMatchObject({ text: "local memory v2", uses: 1 });
+		for (const scope of ["local", "global"] as const) expect(statSync(stores.path(scope)).mode & 0o777).toBe(0o600);
+		// The host re-read the stores the kernel wrote: the second call's index lists them.
+		const system = seen.get("root")?.[1]?.systemPrompt ?? "";
+		expect(system).toContain("## Memories\n- memory-l (local): local memory v2\n");
+		expect(system).toContain(
+			"## Sub-agent specs\n- subagent-l (local): local subagent v2\n- subagent-g (global): global subagent",
+		);
+		expect(seen.get("root")?.[0]?.systemPrompt).toContain("## Memories\n(none)\n");
+	});
+
+	it("refuses base_system_prompt, bad names, duplicates and missing entries with errors that say what to do", async () => {
+		const started = await sessions.start();
+		const code = [
+			"for call in (",
+			'    lambda: rlm.harness.create_prompt_note("base_system_prompt", "You are evil."),',
+			'    lambda: rlm.harness.update_prompt_note("base_system_prompt", "You are evil."),',
+			'    lambda: rlm.harness.create_memory("no spaces", "x"),',
+			'    lambda: (rlm.harness.create_memory("dup", "x"), rlm.harness.create_memory("dup", "y")),',
+			'    lambda: rlm.harness.delete_skill("nothing"),',
+			'    lambda: rlm.harness.create_memory("empty", "  "),',
+			"):",
+			"    try:",
+			"        call()",
+			"    except Exception as error:",
+			"        print(type(error).__name__, error)",
+		].join("\n");
+		const { seen } = script({ root: [cell(code), fauxAssistantMessage("done")] });
+		await started.agentSession.prompt("try bad edits");
+		expect(lastToolResult(seen.get("root")?.[1]).split("\n")).toEqual([
+			"HarnessError the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).",
+			"HarnessError the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).",
+			"HarnessError 'no spaces' is not a valid entry name; use letters, digits, '.', '_' and '-', starting with a letter or digit.",
+			"HarnessError a memory named 'dup' already exists (local); use update_memory('dup', text).",
+			"HarnessError no skill named 'nothing'; rlm.harness.list_skills() lists them.",
+			"HarnessError the text must be a non-empty string.",
+		]);
+		expect(
+			storesOf(started)
+				.entries()
+				.map((entry) => entry.name),
+		).toEqual(["dup"]);
+	});
+});
+
+describe("the system prompt", () => {
+	it("is the base prompt, then the harness section, byte-identical across calls while the harness is unchanged", async () => {
+		const started = await sessions.start();
+		storesOf(started).create("memory", "flaky", "the parser tests are flaky under xdist");
+		const { seen } = script({
+			root: [
+				cell("x = 1"),
+				cell("y = 2"),
+				fauxAssistantMessage("first done"),
+				cell("z = 3"),
+				cell('rlm.harness.create_skill("new-skill", "run the suite twice")'),
+				fauxAssistantMessage("second done"),
+			],
+		});
+		await started.agentSession.prompt("look at the parser");
+		await started.agentSession.prompt("look at the parser");
+		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
+		expect(prompts).toHaveLength(6);
+		for (const prompt of prompts.slice(1, 5)) expect(prompt).toBe(prompts[0]);
+		expect(prompts[5]).not.toBe(prompts[0]);
+		expect(prompts[5]).toContain("- new-skill (local): run the suite twice");
+		const base = started.agentSession.agent.state.systemPrompt;
+		expect(prompts[0]?.startsWith(`${base}\n\n`)).toBe(true);
+		const section = prompts[0]?.slice(prompts[0].indexOf("# Continual Harness State")) ?? "";
+		expect(section).toContain("## Memories\n- flaky (local): the parser tests are flaky under xdist\n");
+		// Nothing of the harness is inside the base prompt.
+		expect(base).not.toContain("flaky under xdist");
+	});
+});
+
+describe("/refine, /harness and refine.run()", () => {
+	it("applies the plan's valid edits, records the failing one, and shows them in /refine list and /harness", async () => {
+		const started = await sessions.start();
+		const { plans } = script(
+			{ root: [cell("print('pytest -p no:randomly passed')"), fauxAssistantMessage("fixed")] },
+			{
+				plan: [
+					JSON.stringify([
+						{ op: "create", kind: "memory", name: "no-randomly", text: "pytest passes only with -p no:randomly" },
+						{ op: "update", kind: "skill", name: "missing", text: "x" },
+						{ op: "create", kind: "prompt_note", name: "base_system_prompt", text: "x" },
+					]),
+				],
+			},
+		);
+		await started.agentSession.prompt("fix the flaky suite");
+		const outcome = await started.agentSession.prompt("/refine keep what helps with pytest");
+		expect(outcome.status).toBe("ok");
+		expect(plans).toHaveLength(1);
+		expect(plans[0]).toContain(
+			"<instructions-from-the-user>\nkeep what helps with pytest\n</instructions-from-the-user>",
+		);
+		expect(plans[0]).toContain("[User]: fix the flaky suite");
+		const report = outcome.command?.message ?? "";
+		expect(report.split("\n").slice(1)).toEqual([
+			'  create memory "no-randomly" (local)',
+			'  update skill "missing" failed: no skill named "missing" to update.',
+			'  create prompt_note "base_system_prompt" failed: the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).',
+		]);
+		expect(report).toMatch(/^ref_0001 \S+ command partial: /);
+		expect(storesOf(started).find("memory", "no-randomly")?.text).toBe("pytest passes only with -p no:randomly");
+		const list = (await started.agentSession.prompt("/refine list")).command?.message ?? "";
+		expect(list.split("\n")[0]).toBe("1 refinement(s), oldest first:");
+		expect(list).toContain("ref_0001");
+		const browse = (await started.agentSession.prompt("/harness")).command?.message ?? "";
+		expect(browse.split("\n")[1]).toBe("memory  no-randomly  local  0  never  pytest passes only with -p no:randomly");
+		const shown = (await started.agentSession.prompt("/harness show memory no-randomly")).command?.message ?? "";
+		expect(shown.split("\n")[1]).toBe("pytest passes only with -p no:randomly");
+		// The refinement is on the branch too (a custom entry, never sent to the model).
+		const noted = started.session.branch().filter((entry) => entry.type === "custom");
+		expect(noted.map((entry) => (entry as { data: { id: string } }).data.id)).toEqual(["ref_0001"]);
+	});
+
+	it("reports a truncated plan and changes nothing", async () => {
+		const started = await sessions.start();
+		script(
+			{ root: [fauxAssistantMessage("ok")] },
+			{ plan: ['[{"op": "create", "kind": "memory", "name": "a", "text": "cut'] },
+		);
+		await started.agentSession.prompt("hello");
+		const outcome = await started.agentSession.prompt("/refine");
+		expect(outcome.command?.message).toMatch(
+			/^ref_0001 \S+ command failed: The plan's JSON is truncated \(it ends unfinished after 61 characters\); nothing was applied\./,
+		);
+		expect(storesOf(started).entries()).toEqual([]);
+	});
+
+	it("rolls back with no model call, and rolls the rollback back; refine.run() works from a cell", async () => {
+		const started = await sessions.start();
+		const stores = storesOf(started);
+		stores.create("memory", "kept", "was here before", "global");
+		const globalBefore = readFileSync(stores.path("global"));
+		const { seen, plans } = script(
+			{
+				root: [
+					cell(
+						"r = await refine.run('keep the note')\nprint(r['id'], r['status'])\nprint(refine.list()[0]['trigger'])",
+					),
+					fauxAssistantMessage("refined"),
+				],
+			},
+			{
+				plan: [
+					JSON.stringify([
+						{ op: "update", kind: "memory", name: "kept", text: "changed by the plan" },
+						{ op: "create", kind: "skill", name: "s", text: "steps" },
+					]),
+				],
+			},
+		);
+		await started.agentSession.prompt("refine from the kernel");
+		expect(lastToolResult(seen.get("root")?.[1])).toBe("ref_0001 applied\nkernel");
+		expect(plans).toHaveLength(1);
+		const globalAfter = readFileSync(stores.path("global"));
+		const localAfter = readFileSync(stores.path("local"));
+		const undone = await started.agentSession.prompt("/refine rollback ref_0001");
+		expect(undone.command?.message).toMatch(/^ref_0002 \S+ rollback of ref_0001 applied: Rolled back ref_0001: /);
+		expect(plans).toHaveLength(1);
+		expect(readFileSync(stores.path("global")).equals(globalBefore)).toBe(true);
+		expect(stores.find("skill", "s")).toBeUndefined();
+		await started.agentSession.prompt("/refine rollback ref_0002");
+		expect(readFileSync(stores.path("global")).equals(globalAfter)).toBe(true);
+		expect(readFileSync(stores.path("local")).equals(localAfter)).toBe(true);
+		const bad = await started.agentSession.prompt("/refine rollback ref_0042");
+		expect(bad.status).toBe("error");
+		expect(bad.command?.message).toBe(
+			'The command /refine failed: no refinement "ref_0042" in this session; /refine list shows the ids.',
+		);
+	});
+});
+
+describe("automatic refinement", () => {
+	it("asks the review after 25 assistant turns, stops when it rejects, and waits out the cooldown at 50", async () => {
+		const started = await sessions.start();
+		const turns = (count: number, last: string): AssistantMessage[] => [
+			...Array.from({ length: count - 1 }, (_, i) => cell(`t = ${i}`)),
+			fauxAssistantMessage(last),
+		];
+		const { reviews, plans, seen } = script(
+			{ root: [...turns(20, "twenty"), ...turns(30, "fifty")] },
+			{ review: [""] },
+		);
+		await started.agentSession.prompt("work for a while");
+		expect(reviews).toHaveLength(0);
+		await started.agentSession.prompt("work some more");
+		expect(seen.get("root")).toHaveLength(50);
+		expect(reviews).toHaveLength(1);
+		expect(plans).toHaveLength(0);
+		expect(reviews[0]).toContain("[User]: work for a while");
+		const log = storesOf(started).refinements();
+		expect(log.map((refinement) => [refinement.trigger, refinement.status, refinement.summary])).toEqual([
+			["auto-turns", "rejected", "The review found nothing worth keeping."],
+		]);
+	});
+
+	it("runs after a compaction, with the review first", async () => {
+		sessions.world.writeHome("settings.json", { compaction: { keepRecentTokens: 1 } });
+		const started = await sessions.start();
+		const { reviews, plans } = script(
+			{ root: [cell("a = 1"), fauxAssistantMessage("one"), cell("b = 2"), fauxAssistantMessage("two")] },
+			{
+				review: ["- b = 2 is the answer (printed)"],
+				plan: [JSON.stringify([{ op: "create", kind: "memory", name: "b", text: "b is 2" }])],
+			},
+		);
+		await started.agentSession.prompt("first");
+		await started.agentSession.prompt("second");
+		sessions.faux.appendResponses([fauxAssistantMessage("## Goal\nsummary")]);
+		const compacted = await started.agentSession.prompt("/compact");
+		expect(compacted.status).toBe("ok");
+		expect(reviews).toHaveLength(1);
+		expect(plans).toHaveLength(1);
+		expect(storesOf(started).refinements()[0]).toMatchObject({ trigger: "auto-compaction", status: "applied" });
+	});
+
+	it("never runs in a sub-agent; rlm(spec=name) gives the child the spec and counts a use", async () => {
+		const started = await sessions.start();
+		storesOf(started).create("subagent", "counter", "You count things carefully and report the number.", "global");
+		const childTurns = [
+			...Array.from({ length: 29 }, (_, i) => cell(`n = ${i}`)),
+			cell('await agent_message.send("counted 29", receiver_role="parent")'),
+			fauxAssistantMessage("sent"),
+		];
+		const { seen, reviews } = script({
+			root: [
+				cell('h = await rlm("count the lines", name="counter", spec="counter")'),
+				fauxAssistantMessage("spawned"),
+				fauxAssistantMessage("got it"),
+			],
+			counter: childTurns,
+		});
+		await started.agentSession.prompt("spawn a counter");
+		await started.whenSettled();
+		expect(seen.get("counter")).toHaveLength(31);
+		expect(reviews).toHaveLength(0);
+		const first = wireText(seen.get("counter")?.[0]?.messages[0] as Message);
+		expect(first).toContain(
+			'[Your role, from the harness sub-agent spec "counter":]\nYou count things carefully and report the number.\n\n[The task:]\ncount the lines',
+		);
+		expect(storesOf(started).find("subagent", "counter")?.uses).toBe(1);
+	});
+
+	it("refuses rlm(spec=...) naming no spec", async () => {
+		const started = await sessions.start();
+		const { seen } = script({
+			root: [
+				cell(
+					'try:\n    await rlm("x", spec="nobody")\nexcept Exception as error:\n    print(type(error).__name__, error)',
+				),
+				fauxAssistantMessage("ok"),
+			],
+		});
+		await started.agentSession.prompt("spawn");
+		expect(lastToolResult(seen.get("root")?.[1])).toBe(
+			`RlmError rlm(spec="nobody"): no subagent named "nobody"; rlm.harness.list_subagents() lists them.`,
+		);
+	});
+});
