@@ -134,7 +134,7 @@ describe("command line", () => {
 		const unknown = memoryIo(world.project, world.env);
 		expect(await runCli(["-p", "/nope now", "--model", "anthropic/claude-sonnet-4-5"], unknown)).toBe(ExitCode.usage);
 		expect(unknown.err()).toContain(
-			"Unknown command /nope. Commands: /compact, /pc. To send text that starts with a slash to the model, begin it with two: //nope.",
+			"Unknown command /nope. Commands: /compact, /goal, /harness, /mcp, /pc, /refine, /skill. To send text that starts with a slash to the model, begin it with two: //nope.",
 		);
 		// A command that needs the model says the key is missing.
 		const compact = memoryIo(world.project, world.env);
