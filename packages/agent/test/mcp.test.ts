@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkMcpServers, loadMcpConfig } from "../src/mcp/index.js";
-import { alive } from "./agent-scripts.js";
+import { alive, cell as cellTurn } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import.meta.url));
@@ -132,6 +133,36 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		expect(isTimeout.stdout).toBe("True\n");
 		const override = await cell(started, "print(await fx.call('slow', {'ms': 50}, timeout=5))");
 		expect(override.stdout).toBe("waited 50 ms\n");
+	});
+
+	it("concurrent first calls start the server once and each gets its own answer", async () => {
+		const starts = configureStdio();
+		const started = await sessions.start();
+		const run = await cell(
+			started,
+			"import mcp_servers.fixture as fx\nprint(await asyncio.gather(fx.slow(ms=300), fx.echo(text='a'), fx.add(a=1, b=2), fx.echo(text='b')))",
+		);
+		expect(run.stdout).toBe("['waited 300 ms', 'a', {'sum': 3, 'inputs': [1, 2]}, 'b']\n");
+		expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
+	});
+
+	it("a large result printed from a cell reaches the model as a Prime Context capsule, like any output", async () => {
+		configureStdio();
+		const contexts: Context[] = [];
+		sessions.faux.setResponses([
+			() => cellTurn("big = await mcp.fixture.lines(count=20000)\nprint(big)"),
+			(context) => {
+				contexts.push(context);
+				return fauxAssistantMessage("seen");
+			},
+		]);
+		const started = await sessions.start();
+		await started.agentSession.prompt("print the lines");
+		const result = contexts[0]?.messages.at(-1);
+		const text = result?.role === "toolResult" ? (result.content[0] as { text: string }).text : "";
+		expect(text.startsWith('<prime_context_output id="obs_000001" tool="ipython"')).toBe(true);
+		expect(text).toContain('lines="20000"');
+		expect(text.length).toBeLessThan(10_000);
 	});
 
 	it("stops every started server with the session", async () => {

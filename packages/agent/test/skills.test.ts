@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
@@ -180,6 +181,25 @@ describe("prime-agent skill", () => {
 		expect(missing.err).toBe(
 			`Error: No skill "csv-stats" in ${homeSkills()}.\nList skills with \`prime-agent skill list\`.\n`,
 		);
+	});
+
+	it("installs the skills an npm package ships (here a packed tarball, so no registry is needed)", async () => {
+		const pkg = join(sessions.world.project, "pkg");
+		writeSkill(join(pkg, "skills"), "csv-stats", CSV_SKILL_MD, "X = 2\n");
+		writeSkill(join(pkg, "skills"), "zeta-notes", skillMd("zeta-notes", "Notes about zeta."), "");
+		writeFileSync(
+			join(pkg, "package.json"),
+			JSON.stringify({ name: "skills-fixture", version: "1.0.0", primeAgent: { skills: ["skills"] } }),
+		);
+		execFileSync("npm", ["pack", "--pack-destination", sessions.world.project], { cwd: pkg, stdio: "ignore" });
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		const tarball = join(sessions.world.project, "skills-fixture-1.0.0.tgz");
+		expect(await runCli(["skill", "install", `npm:${tarball}`], io)).toBe(ExitCode.ok);
+		expect(io.out()).toBe(
+			`Installed csv-stats into ${join(homeSkills(), "csv-stats")}\nInstalled zeta-notes into ${join(homeSkills(), "zeta-notes")}\nNew sessions everywhere list them.\n`,
+		);
+		expect(readFileSync(join(homeSkills(), "csv-stats", "__init__.py"), "utf8")).toBe("X = 2\n");
+		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
 	});
 
 	it("refuses a folder whose SKILL.md is broken and installs nothing", async () => {
