@@ -163,6 +163,11 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		expect(text.startsWith('<prime_context_output id="obs_000001" tool="ipython"')).toBe(true);
 		expect(text).toContain('lines="20000"');
 		expect(text.length).toBeLessThan(10_000);
+		// The model is told the module names, never given MCP tools.
+		expect(contexts[0]?.systemPrompt).toContain(
+			"These MCP servers are Python modules in the kernel (not tools): mcp_servers.fixture.",
+		);
+		expect(contexts[0]?.tools?.map((tool) => tool.name)).toEqual(["ipython", "prime_context"]);
 	});
 
 	it("stops every started server with the session", async () => {

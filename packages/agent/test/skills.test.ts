@@ -129,6 +129,20 @@ describe("skills in a session", () => {
 	});
 });
 
+describe("skills of installed extension packages", () => {
+	it("are found in a package's primeAgent.skills folders, after the project's and the home's", () => {
+		const pkg = join(sessions.world.project, "vendor", "tools-pkg");
+		writeSkill(join(pkg, "bundled"), "pkg-skill", skillMd("pkg-skill", "Shipped by a package."), "");
+		writeFileSync(
+			join(pkg, "package.json"),
+			JSON.stringify({ name: "tools-pkg", primeAgent: { skills: ["bundled"] } }),
+		);
+		sessions.world.writeHome("settings.json", { packages: [pkg] });
+		const found = discoverSkills(skillRoots({ agentHome: sessions.world.home, cwd: sessions.world.project }));
+		expect(found.skills.map((skill) => [skill.name, skill.source])).toEqual([["pkg-skill", `package ${pkg}`]]);
+	});
+});
+
 describe("the skill index in the system prompt", () => {
 	it(`lists at most ${SKILL_INDEX_LIMIT} skills sorted by name, then +N more`, () => {
 		for (let i = 0; i < 23; i++) {
