@@ -102,7 +102,7 @@ describe("goal continuation coalescing in the agent", () => {
 		const before = sent[40] as Context;
 		expect(toolResults(before)).toHaveLength(2);
 		expect(goalPrompts(before)).toHaveLength(1);
-		expect(userTexts(before)).toContain("[An earlier goal continuation prompt; only the current one is kept.]");
+		expect(userTexts(before)).toContain("[An earlier goal prompt; only the current one is kept.]");
 	});
 
 	it("a poll whose result changes stays; the identical ones around it collapse", async () => {

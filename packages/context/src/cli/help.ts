@@ -10,7 +10,7 @@ Commands:
   list [limit]                 recent observations, newest first
   read <id> [start:end]        exact lines of an observation
   search <id|all> <text>       case-insensitive fixed-text search
-  status                       broker metrics, config, archive size and task snapshot
+  status                       broker metrics, workflow state, config, archive size and task snapshot
   focus <text>|clear           set or clear the task focus
   add <text>                   add an open item (item_N)
   done <item-id>               complete an open item

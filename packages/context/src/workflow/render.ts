@@ -80,9 +80,11 @@ export function describeWorkflow(state: WorkflowState, visibleBytesSaved: number
 	const kib = visibleBytesSaved / 1024;
 	const calls = `${state.contextTokens} context tokens over ${state.contextTurns} call${state.contextTurns === 1 ? "" : "s"}`;
 	const load =
-		kib > 0
-			? `${oneDecimal(state.contextTokens / kib)} (${calls}; ${oneDecimal(kib)} KiB saved)`
-			: `n/a (${calls}; nothing saved yet)`;
+		state.contextTurns === 0
+			? `n/a (no provider calls reported; ${oneDecimal(kib)} KiB saved)`
+			: kib > 0
+				? `${oneDecimal(state.contextTokens / kib)} (${calls}; ${oneDecimal(kib)} KiB saved)`
+				: `n/a (${calls}; nothing saved yet)`;
 	return [
 		`workflow requirements_revision: ${state.requirementsRevision}`,
 		`workflow locked: ${lock}`,

@@ -4,7 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ContextSession, openContextSession } from "../session.js";
-import { declaresLock, declaresStage, isBareLock } from "./index.js";
+import {
+	COMPLETION_GUARD,
+	declaresLock,
+	declaresStage,
+	GOAL_READY_GUARD,
+	isBareLock,
+	UNLOCKED_GUARD,
+} from "./index.js";
 
 /** Real runs from the fixture outputs: the full suite (901 tests), a focused vitest run (477), a failing pytest run. */
 const fixture = (name: string) =>
@@ -230,8 +237,20 @@ describe("workflow status", () => {
 			"workflow goal_ready: no (requirements are not locked)",
 			"workflow context turns after the first clean success: 0 (no clean success yet)",
 			"workflow child launches after capsules: 0 (of 0 observed)",
-			"workflow context-token load per KiB saved: n/a (0 context tokens over 0 calls; nothing saved yet)",
+			"workflow context-token load per KiB saved: n/a (no provider calls reported; 0.0 KiB saved)",
 		]);
+		await session.workflow.sync({ contextTurn: { tokens: 2_500 } });
+		expect((await statusLines()).at(-1)).toBe(
+			"workflow context-token load per KiB saved: n/a (2500 context tokens over 1 call; nothing saved yet)",
+		);
+	});
+});
+
+describe("workflow texts", () => {
+	it("the guards are the exact texts the package README states", () => {
+		expect([UNLOCKED_GUARD, COMPLETION_GUARD, GOAL_READY_GUARD]).toEqual([UNLOCKED, COMPLETION, READY]);
+		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+		for (const guard of [UNLOCKED, COMPLETION, READY]) expect(readme).toContain(`| \`${guard}\` |`);
 	});
 });
 

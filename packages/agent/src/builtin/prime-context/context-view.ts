@@ -12,7 +12,7 @@ export const INVENTORY_MAX_NAMES = 20;
 /** The goal continuation prompt (a hidden host message only goals emit). */
 export const GOAL_CONTEXT_TYPE = "goal_context";
 /** What an earlier goal continuation prompt is shown as: only the current prompt is sent whole. */
-export const EARLIER_GOAL_PROMPT = "[An earlier goal continuation prompt; only the current one is kept.]";
+export const EARLIER_GOAL_PROMPT = "[An earlier goal prompt; only the current one is kept.]";
 
 /**
  * Builds the `<prime_context_task>` text for one provider call, or null when it would add nothing
