@@ -11,6 +11,11 @@ export const ExitCode = {
 	missingCredentials: 3,
 	/** The Python kernel could not be found or started. */
 	kernel: 4,
+	/**
+	 * A limit stopped the work before it was done: an autonomous run's limit (continuations, turns,
+	 * tokens, time) or a goal's budget. Never success.
+	 */
+	limitReached: 5,
 	/** The user interrupted the run (Ctrl-C). */
 	interrupted: 130,
 } as const;

@@ -7,6 +7,7 @@ from . import written_files
 from .agent_message import agent_message
 from .compact import compact
 from .edit import edit
+from .goal import goal
 from .rlm import rlm
 
 
@@ -29,5 +30,6 @@ def install(namespace: dict[str, Any] | None = None) -> None:
     namespace["compact"] = compact
     namespace["rlm"] = rlm
     namespace["agent_message"] = agent_message
+    namespace["goal"] = goal
     if shell is not None:
         written_files.watch(shell)

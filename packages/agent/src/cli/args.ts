@@ -31,6 +31,16 @@ export interface CliArgs {
 	packageSource?: string;
 	/** `package ... --local`: the project's `.prime/agent/settings.json` instead of the agent home's. */
 	local: boolean;
+	/** `--goal <objective>` with `--goal-tokens`, `--goal-turns`, `--goal-minutes`. */
+	goal?: { objective: string; tokens?: string; turns?: string; minutes?: string };
+	/** `--autonomous` with `--gate` (repeatable) and `--max-*` limits. */
+	autonomous?: {
+		gates?: string[];
+		maxContinuations?: string;
+		maxTurns?: string;
+		maxTokens?: string;
+		maxMinutes?: string;
+	};
 }
 
 const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions", "package"];
@@ -49,6 +59,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 	};
 	const rest = [...argv];
 	const positional: string[] = [];
+	let autonomous = false;
+	const goalBudget: { tokens?: string; turns?: string; minutes?: string } = {};
+	const autonomousFlags: NonNullable<CliArgs["autonomous"]> = {};
 	if (rest[0] && SUBCOMMANDS.includes(rest[0])) args.command = rest.shift() as Command;
 	const value = (flag: string): string => {
 		const next = rest.shift();
@@ -125,6 +138,36 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--local":
 				args.local = true;
 				break;
+			case "--goal":
+				args.goal = { objective: value(flag) };
+				break;
+			case "--goal-tokens":
+				goalBudget.tokens = value(flag);
+				break;
+			case "--goal-turns":
+				goalBudget.turns = value(flag);
+				break;
+			case "--goal-minutes":
+				goalBudget.minutes = value(flag);
+				break;
+			case "--autonomous":
+				autonomous = true;
+				break;
+			case "--gate":
+				autonomousFlags.gates = [...(autonomousFlags.gates ?? []), value(flag)];
+				break;
+			case "--max-continuations":
+				autonomousFlags.maxContinuations = value(flag);
+				break;
+			case "--max-turns":
+				autonomousFlags.maxTurns = value(flag);
+				break;
+			case "--max-tokens":
+				autonomousFlags.maxTokens = value(flag);
+				break;
+			case "--max-minutes":
+				autonomousFlags.maxMinutes = value(flag);
+				break;
 			default:
 				if (flag.startsWith("-") && flag !== "-") {
 					throw new UserError(`Unknown option ${flag}.`, "See `prime-agent --help` for the options.", ExitCode.usage);
@@ -186,6 +229,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			ExitCode.usage,
 		);
 	}
+	checkLongRunning(args, autonomous, autonomousFlags, goalBudget);
 	if ([args.continueLatest, args.resume !== undefined, args.fork !== undefined].filter(Boolean).length > 1) {
 		throw new UserError("--continue, --resume and --fork cannot be combined.", "Pick one of them.", ExitCode.usage);
 	}
@@ -197,4 +241,40 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		);
 	}
 	return args;
+}
+
+/** `--goal`'s budget needs `--goal`; `--gate` and `--max-*` need `--autonomous`, which needs `-p`. */
+function checkLongRunning(
+	args: CliArgs,
+	autonomous: boolean,
+	flags: NonNullable<CliArgs["autonomous"]>,
+	goalBudget: { tokens?: string; turns?: string; minutes?: string },
+): void {
+	const budgetFlags = Object.keys(goalBudget);
+	if (budgetFlags.length > 0 && !args.goal) {
+		throw new UserError(
+			`--goal-${budgetFlags[0]} needs --goal.`,
+			'Write it as --goal "<objective>" --goal-tokens N (or set the budget with /goal --tokens N <objective>).',
+			ExitCode.usage,
+		);
+	}
+	if (args.goal) args.goal = { ...args.goal, ...goalBudget };
+	const given = Object.keys(flags);
+	if (given.length > 0 && !autonomous) {
+		const name = given[0] === "gates" ? "--gate" : `--${given[0]?.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+		throw new UserError(
+			`${name} works only with --autonomous.`,
+			'Write it as prime-agent --autonomous -p "<task>" --gate "npm test".',
+			ExitCode.usage,
+		);
+	}
+	if (!autonomous) return;
+	if (args.print === undefined) {
+		throw new UserError(
+			"--autonomous needs a task given with -p.",
+			'Write it as prime-agent --autonomous -p "<task>" --gate "npm test".',
+			ExitCode.usage,
+		);
+	}
+	args.autonomous = flags;
 }

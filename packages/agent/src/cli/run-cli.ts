@@ -69,6 +69,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		tools: args.tools,
 		thinkingLevel: args.thinkingLevel,
 		extensionPaths: args.extensions,
+		goal: args.goal,
+		autonomous: args.autonomous,
 		// A slash command may need no model (`/pc status`); one that does says the key is missing then.
 		allowMissingKey: prompt !== undefined && parseSlashCommand(prompt) !== undefined,
 	};

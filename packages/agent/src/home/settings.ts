@@ -14,6 +14,8 @@ export interface Settings {
 	packages?: string[];
 	/** Sub-agents: `{maxDepth}` (default 1; `RLM_MAX_DEPTH` overrides it). */
 	rlm?: { maxDepth?: number };
+	/** `--autonomous`: `{gates, maxContinuations, maxTurns, maxTokens, maxMinutes}`; validated by the autonomous module. */
+	autonomous?: unknown;
 	/** The continual harness: `{autoRefine}` (default true); validated by the harness module. */
 	harness?: unknown;
 }
@@ -24,6 +26,7 @@ export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
 	"compaction",
 	"packages",
 	"rlm",
+	"autonomous",
 	"harness",
 ];
 /** Every thinking level, in order (for `--thinking` and `thinkingLevel`). */

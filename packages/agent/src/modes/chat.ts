@@ -3,6 +3,7 @@ import { ExitCode, type ExitCodeValue } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeChildEvent } from "./children.js";
+import { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
 import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer } from "./text-renderer.js";
@@ -22,6 +23,10 @@ export async function runChatMode(
 	started.agentSession.subscribe(renderer.onEvent);
 	started.onKernelStatus(renderer.onKernelStatus);
 	started.onChildEvent((event) => err.write(`${describeChildEvent(event)}\n`));
+	onLongRunningEvents(started, (event) => {
+		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
+		if (text) err.write(`${text}\n`);
+	});
 	started.agentSession.onNotice((notice) => {
 		const text = describeNotice(notice);
 		if (text) err.write(`${text}\n`);

@@ -1,8 +1,10 @@
 import { sessionUsage } from "../children/index.js";
 import type { ExitCodeValue } from "../errors.js";
+import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { settleChildren } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
+import { goalStopOf, longRunningOutcome, onLongRunningEvents } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
 
 /**
@@ -31,6 +33,11 @@ export async function runJsonMode(
 	const unstatus = started.onKernelStatus((status) => line({ type: "kernel_status", ...status }));
 	const unnotice = started.agentSession.onNotice((notice) => line(notice));
 	const unchild = started.onChildEvent(line);
+	let goalStop: GoalEvent | undefined;
+	const unlong = onLongRunningEvents(started, (event) => {
+		goalStop = goalStopOf(event) ?? goalStop;
+		line(event);
+	});
 	const stopped = new AbortController();
 	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) => {
 		if (action !== "cell") stopped.abort();
@@ -39,9 +46,10 @@ export async function runJsonMode(
 	try {
 		let outcome = await started.agentSession.prompt(prompt);
 		// The run ends when the root is idle, every sub-agent has settled and its notice was handled.
-		if (outcome.status === "ok" && !outcome.command)
+		// A command may have started work too (`/goal` in a session with a conversation).
+		if (outcome.status === "ok" && (!outcome.command || started.agentSession.busy))
 			outcome = (await settleChildren(started, stopped.signal)) ?? outcome;
-		const report = describeOutcome(outcome, started);
+		const report = longRunningOutcome(started, outcome, describeOutcome(outcome, started), goalStop);
 		line({
 			type: "result",
 			status: outcome.status,
@@ -51,6 +59,9 @@ export async function runJsonMode(
 			sessionPersisted: started.session.persisted,
 			// Tokens and cost of this session's answers, of its sub-agents, and both.
 			usage: sessionUsage(started.session.entries),
+			// The session's goal after the run (null: none), and the autonomous run's report.
+			goal: started.goals.current() ?? null,
+			...(report.autonomous ? { autonomous: report.autonomous } : {}),
 		});
 		return report.exitCode;
 	} finally {
@@ -59,5 +70,6 @@ export async function runJsonMode(
 		unstatus();
 		unnotice();
 		unchild();
+		unlong();
 	}
 }

@@ -1,7 +1,15 @@
 import type { ExitCodeValue } from "../errors.js";
+import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeChildEvent, settleChildren } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
+import {
+	describeAutonomousEvent,
+	describeGoalEvent,
+	goalStopOf,
+	longRunningOutcome,
+	onLongRunningEvents,
+} from "./long-running.js";
 import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
@@ -26,6 +34,12 @@ export async function runPrintMode(
 		if (text) streams.err.write(`${text}\n`);
 	});
 	const unchild = started.onChildEvent((event) => streams.err.write(`${describeChildEvent(event)}\n`));
+	let goalStop: GoalEvent | undefined;
+	const unlong = onLongRunningEvents(started, (event) => {
+		goalStop = goalStopOf(event) ?? goalStop;
+		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
+		if (text) streams.err.write(`${text}\n`);
+	});
 	const stopped = new AbortController();
 	const interrupts = handleInterrupts(
 		started.agentSession,
@@ -42,9 +56,10 @@ export async function runPrintMode(
 	try {
 		let outcome = await started.agentSession.prompt(prompt);
 		// The run ends when the root is idle, every sub-agent has settled and its notice was handled.
-		if (outcome.status === "ok" && !outcome.command)
+		// A command may have started work too (`/goal` in a session with a conversation).
+		if (outcome.status === "ok" && (!outcome.command || started.agentSession.busy))
 			outcome = (await settleChildren(started, stopped.signal)) ?? outcome;
-		const report = describeOutcome(outcome, started);
+		const report = longRunningOutcome(started, outcome, describeOutcome(outcome, started), goalStop);
 		if (report.message) streams.err.write(`${report.message}\n`);
 		// A command's answer is its output, as the model's answer is (`-p "/pc status" > status.txt`).
 		else if (outcome.command?.message) streams.out.write(`${outcome.command.message}\n`);
@@ -55,5 +70,6 @@ export async function runPrintMode(
 		unstatus();
 		unnotice();
 		unchild();
+		unlong();
 	}
 }

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
+import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } from "../autonomous/index.js";
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
@@ -44,6 +45,7 @@ import {
 	validateToolNames,
 } from "../tools/index.js";
 import { childRuntime } from "./child-runtime.js";
+import { type GoalOption, type LongRunning, resolveGoalOption, wireLongRunning } from "./long-running.js";
 
 export interface StartOptions {
 	cwd: string;
@@ -76,6 +78,10 @@ export interface StartOptions {
 	child?: ChildLaunchSpec;
 	/** A sub-agent's parent: its name, mailbox and children (the sub-agent's siblings). */
 	parentFamily?: { name: string; mailbox: Mailbox; children: ChildManager };
+	/** `--goal`: set this goal before the first prompt. */
+	goal?: GoalOption;
+	/** `--autonomous`: gates and limits over settings.json's `"autonomous"`. */
+	autonomous?: AutonomousFlags;
 }
 
 /** Everything a mode needs to drive one session. */
@@ -107,6 +113,10 @@ export interface StartedSession {
 	whenSettled(signal?: AbortSignal): Promise<void>;
 	/** Shut the sub-agents down, then the kernel. The session file needs no closing. */
 	dispose(): Promise<void>;
+	/** The session's goal (`/goal`, `--goal`, the kernel's `goal`). */
+	goals: LongRunning["goals"];
+	/** The autonomous run, with `--autonomous`. */
+	autonomous?: AutonomousRun;
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -124,6 +134,10 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
 	const maxDepth = resolveMaxDepth(env, settings.rlm?.maxDepth, paths.settings);
+	const autonomousConfig = options.autonomous
+		? resolveAutonomousConfig(settings.autonomous, options.autonomous, paths.settings)
+		: undefined;
+	const goalOption = options.goal ? resolveGoalOption(options.goal) : undefined;
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
 	const notices: string[] = [];
@@ -332,6 +346,21 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	};
 	for (const [type, handler] of Object.entries(messageHostHandlers(mailbox, family)))
 		kernel.onHostRequest(type, handler);
+	const longRunning = await wireLongRunning(
+		{
+			session,
+			agentSession,
+			children,
+			kernel,
+			extensions,
+			cwd,
+			env,
+			agentHome: paths.root,
+			onChildUsage: (listener) => childUsageListeners.add(listener),
+			onChildEvent: (listener) => childListeners.add(listener),
+		},
+		{ goal: goalOption, autonomous: autonomousConfig },
+	);
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 
 	await agentSession.announceStart({
@@ -365,12 +394,18 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			return () => childUsageListeners.delete(listener);
 		},
 		async whenSettled(signal) {
-			while (!signal?.aborted && (agentSession.busy || children.busy)) {
-				await agentSession.whenIdle();
-				await new Promise((resolve) => setTimeout(resolve, 25));
+			while (!signal?.aborted) {
+				if (agentSession.busy || children.busy) {
+					await agentSession.whenIdle();
+					await new Promise((resolve) => setTimeout(resolve, 25));
+				} else if (agentSession.continuationHeld) await agentSession.resumeHeld();
+				else break;
 			}
 		},
+		goals: longRunning.goals,
+		autonomous: longRunning.autonomous,
 		dispose: async () => {
+			longRunning.autonomous?.dispose();
 			await children.shutdown();
 			await agentSession.shutdown();
 			await kernel.dispose();

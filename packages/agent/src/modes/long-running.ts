@@ -1,0 +1,123 @@
+import { type AutonomousEvent, autonomousReport } from "../autonomous/index.js";
+import { ExitCode } from "../errors.js";
+import { describeUsage, duration, emptyUsage, type GoalEvent } from "../goals/index.js";
+import type { RunOutcome } from "../orchestrator/index.js";
+import type { StartedSession } from "../startup/index.js";
+import type { OutcomeReport } from "./outcome.js";
+
+/** One line for a goal event (print and chat modes, stderr). */
+export function describeGoalEvent(event: GoalEvent): string {
+	const { goal } = event;
+	const used = describeUsage(goal.used ?? emptyUsage());
+	switch (event.event) {
+		case "set":
+			return `Goal ${goal.id} set: ${oneLine(goal.objective)}`;
+		case "resumed":
+			return `Goal ${goal.id} resumed`;
+		case "paused":
+			return `Goal ${goal.id} paused`;
+		case "cleared":
+			return `Goal ${goal.id} cleared`;
+		case "complete":
+			return `Goal ${goal.id} complete (${used}): ${oneLine(goal.summary ?? "")}`;
+		case "budget_reached":
+			return `Goal ${goal.id} stopped, not complete: ${goal.reason}`;
+		case "stuck":
+			return `Goal ${goal.id} ${goal.reason}`;
+		case "continued":
+			return `Goal ${goal.id} is still open: continuing with the audit prompt (${used})`;
+		case "held":
+			return `Goal ${goal.id} is still open: continuing once the sub-agents have settled`;
+	}
+}
+
+/** One line for an autonomous event (print and chat modes, stderr). */
+export function describeAutonomousEvent(event: AutonomousEvent): string | undefined {
+	switch (event.type) {
+		case "autonomous_gate": {
+			const { gate } = event;
+			const which = `Gate ${gate.index + 1}/${event.of} \`${gate.command}\``;
+			if (gate.status === "passed") return `${which} passed (${duration(gate.durationMs)})`;
+			if (gate.status === "not_rerun") return `${which} not rerun: the workspace has not changed since it failed`;
+			return `${which} failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`}, ${duration(gate.durationMs)})`;
+		}
+		case "autonomous_continue":
+			return `Autonomous: continuation ${event.continuation} of ${event.of} (${event.reason === "gate" ? "a gate failed" : "the goal is open"})`;
+		case "autonomous_end":
+			return undefined;
+	}
+}
+
+/** The event when it stopped a goal short of completion (its budget, no progress). */
+export function goalStopOf(event: GoalEvent | AutonomousEvent): GoalEvent | undefined {
+	return event.type === "goal" && (event.event === "budget_reached" || event.event === "stuck") ? event : undefined;
+}
+
+function oneLine(text: string): string {
+	const flat = text.replace(/\s+/g, " ").trim();
+	return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
+}
+
+/** Listen to goal and autonomous events of a session; returns the unsubscribe. */
+export function onLongRunningEvents(
+	started: StartedSession,
+	listener: (event: GoalEvent | AutonomousEvent) => void,
+): () => void {
+	const stops = [started.goals.onEvent(listener)];
+	if (started.autonomous) stops.push(started.autonomous.onEvent(listener));
+	return () => {
+		for (const stop of stops) stop();
+	};
+}
+
+/**
+ * The end of a `-p` or JSON run with goals or autonomous mode: an autonomous run's report (exit 0
+ * when the gates passed, `limitReached` when a limit stopped it), or a goal stopped by its budget
+ * during the run (`limitReached`). A model error or Ctrl-C keeps its own report.
+ */
+export function longRunningOutcome(
+	started: StartedSession,
+	outcome: RunOutcome,
+	report: OutcomeReport,
+	goalStop: GoalEvent | undefined,
+): OutcomeReport & { autonomous?: Record<string, unknown> } {
+	const run = started.autonomous;
+	if (!run) {
+		if (!goalStop || outcome.command || report.exitCode !== ExitCode.ok) return report;
+		return {
+			exitCode: ExitCode.limitReached,
+			message: `Goal ${goalStop.goal.id} is not complete: it stopped because ${goalStop.goal.reason}. Resume it with \`prime-agent --resume ${started.session.id} -p "/goal resume --tokens N"\` or a larger budget.`,
+		};
+	}
+	const ending = run.ending;
+	const userStopped = outcome.status === "aborted" && ending?.status !== "limit";
+	if (userStopped || (outcome.status === "error" && !ending)) return report;
+	const text = autonomousReport({
+		gates: run.config.gates,
+		results: run.gates,
+		end: ending,
+		continuations: run.continuations,
+		turns: run.turns,
+		tokens: run.tokens,
+		elapsedMs: run.elapsedMs,
+		sessionId: started.session.id,
+	});
+	const data = {
+		status: ending?.status ?? "unfinished",
+		...(ending?.status === "limit" ? { limit: ending.limit } : {}),
+		gates: run.config.gates.map((command, index) => run.gates[index] ?? { index, command, status: "not_run" }),
+		continuations: run.continuations,
+		turns: run.turns,
+		tokens: run.tokens,
+		elapsedMs: run.elapsedMs,
+		limits: run.config.limits,
+		report: text,
+	};
+	if (ending?.status === "passed") return { exitCode: ExitCode.ok, message: text, autonomous: data };
+	if (ending?.status === "limit") return { exitCode: ExitCode.limitReached, message: text, autonomous: data };
+	return {
+		exitCode: ExitCode.modelError,
+		message: `The autonomous run ended before its gates were checked.${text ? `\n${text}` : ""}`,
+		autonomous: data,
+	};
+}
