@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { GOAL_READY_GUARD, UNLOCKED_GUARD } from "prime-agent-context";
 import { describe, expect, it } from "vitest";
 import { useFauxSessions, wireText } from "./faux-session.js";
 
@@ -33,10 +34,9 @@ const fixture = (name: string) =>
 const FULL = fixture("016-mi-unittest-pass-verbose");
 const FOCUSED = fixture("030-ptr-vitest-pass-verbose");
 
-const UNLOCKED =
-	"Requirements are not locked: keep the active goal open and do not call goal.complete(); more requirements may follow.";
-const READY =
-	"Call await goal.complete() now. Do not inspect the goal API, read source, reconstruct requirements, run probes, or rerun an unchanged suite unless new evidence appears.";
+/** The guards' exact texts are tested in the context package; here they must reach the model. */
+const UNLOCKED = UNLOCKED_GUARD;
+const READY = GOAL_READY_GUARD;
 
 const sessions = useFauxSessions();
 
@@ -197,5 +197,24 @@ describe("the staged workflow in the agent", () => {
 				`^workflow context-token load per KiB saved: \\d+\\.\\d \\(\\d+ context tokens over ${sent.length} calls; \\d+\\.\\d KiB saved\\)$`,
 			),
 		);
+	});
+});
+
+describe("the workflow when its state cannot be written", () => {
+	it("the run goes on and the problem is reported once, not at every call", async () => {
+		const world = newWorld(0);
+		// The storage root is a file: nothing can be created under it.
+		world.writeProject("not-a-dir", "x");
+		world.env.PRIME_CONTEXT_HOME = `${world.project}/not-a-dir`;
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "print('hello')" })]),
+			fauxAssistantMessage("Done."),
+		]);
+		const session = await sessions.start();
+		expect((await session.agentSession.prompt("STAGE 1: say hello")).status).toBe("ok");
+		const warnings = session.extensions.problems
+			.map((problem) => problem.message)
+			.filter((message) => message.startsWith("Prime Context: the workflow state was not updated ("));
+		expect(warnings).toHaveLength(1);
 	});
 });

@@ -275,6 +275,13 @@ describe("workflow persistence", () => {
 		expect((await session.workflow.load()).cumulativeSuite?.id).toBe(next.id);
 	});
 
+	it("a sync that cannot write says so; reading an unwritable session gives the empty workflow", async () => {
+		await writeFile(join(root, "blocked"), "a file, not a folder");
+		const blocked = await openContextSession({ root: join(root, "blocked"), sessionId: "s", cwd: root, env: {} });
+		await expect(blocked.workflow.sync({ contextTurn: { tokens: 1 } })).rejects.toThrow(/ENOTDIR|EEXIST/);
+		expect((await blocked.workflow.load()).contextTurns).toBe(0);
+	});
+
 	it("concurrent syncs and observations from two processes' sessions lose nothing", async () => {
 		const other = await openContextSession({ root, sessionId: "s", cwd: root, env: {} });
 		await Promise.all([
