@@ -169,10 +169,9 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(card).toContain("└ archived · Ctrl-O reads it here");
 		const calls = sessions.faux.state.callCount;
 		terminal.send("\x0f");
-		const firstLines = LOG.split("\n").slice(0, 3);
-		const expanded = await waitFor(app, firstLines[2]?.trim() || "archive lines 1-40");
-		expect(expanded).toContain("├ archive lines 1-40 of");
-		expect(expanded).toMatch(/└ more: \/pc read obs_\d+ 41:80/);
+		const expanded = await waitFor(app, (text) => /more lines\. Next: \/pc read obs_\d+ 41:80/.test(text));
+		expect(expanded).toContain("├ archive lines 1-40 of 1509:");
+		expect(expanded).toMatch(/^│ 1: ={20,}/m);
 		expect(sessions.faux.state.callCount).toBe(calls);
 		terminal.send("\x0f");
 		expect(screen(app)).toContain("└ archived · Ctrl-O reads it here");

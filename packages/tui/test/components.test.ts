@@ -98,7 +98,7 @@ describe("capsule cards", () => {
 		const shown = lines(card);
 		expect(shown).toContain("├ archive lines 1-40 of 9553:");
 		expect(shown).toContain("│ line one");
-		expect(shown.at(-1)).toBe("└ more: /pc read obs_000007 41:80");
+		expect(shown.at(-1)).toBe("└ Ctrl-O collapses");
 		// Rendering again does not read again.
 		lines(card);
 		expect(reads).toHaveLength(1);

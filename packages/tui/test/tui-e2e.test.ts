@@ -1,8 +1,16 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { kernelPythonForTests } from "../../agent/test/kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "../../agent/test/loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "../../agent/test/temp-home.js";
-import { startInTmux, type TmuxPane } from "./tmux.js";
+import { CLI, startInTmux, type TmuxPane } from "./tmux.js";
+
+/** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */
+const LOG = readFileSync(
+	new URL("../../../fixtures/outputs/006-attrs-validator-flip-verbose/output.txt", import.meta.url),
+	"utf8",
+);
 
 let server: LoopbackServer | undefined;
 let world: TempWorld | undefined;
@@ -18,15 +26,26 @@ afterEach(async () => {
 });
 
 /** `prime-agent` with no prompt, in an 80x24 tmux pane, on a loopback model answering `script`. */
-async function startAgent(script: ScriptedReply[], args: string[] = []): Promise<TmuxPane> {
+async function startAgent(
+	script: ScriptedReply[],
+	options: { env?: Record<string, string>; files?: Record<string, string>; ready?: string } = {},
+): Promise<TmuxPane> {
 	server = await openAiCompletionsServer(script);
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("models.json", {
-		providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder", contextWindow: 32768 }] } },
-	});
-	pane = startInTmux(["--model", "local/coder", ...args], { cwd: world.project, env: world.env });
-	await pane.waitFor("kernel not started");
+	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...options.env });
+	const models = [
+		{ id: "coder", contextWindow: 32768 },
+		{ id: "coder-2", contextWindow: 65536 },
+	];
+	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models } } });
+	for (const [name, text] of Object.entries(options.files ?? {})) world.writeProject(name, text);
+	pane = startInTmux(["--model", "local/coder"], { cwd: world.project, env: world.env });
+	await pane.waitFor(options.ready ?? "kernel not started");
 	return pane;
+}
+
+/** Lines of the screen wider than `width` columns (none, when the layout fits). */
+function overflowing(screen: string, width: number): string[] {
+	return screen.split("\n").filter((line) => [...line].length > width);
 }
 
 describe("prime-agent on a terminal (tmux, 80x24)", () => {
@@ -42,5 +61,128 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		expect(screen).toContain("local/coder");
 		tui.keys("C-d");
 		await tui.waitFor("Session saved: resume with `prime-agent --resume");
+	});
+
+	it("shows a large failing test log as a capsule card, and Ctrl-O reads the archive in place", async () => {
+		const tui = await startAgent([{ code: "print(open('pytest.log').read(), end='')" }, { text: "Two tests fail." }], {
+			files: { "pytest.log": LOG },
+		});
+		tui.type("run the tests");
+		tui.keys("Enter");
+		const card = await tui.waitFor("Two tests fail.");
+		expect(card).toMatch(/┌ obs_\d+ · ipython · [\d,]+ bytes · [\d,]+ lines/);
+		expect(card).toMatch(/│ TEST_RESULT FAIL 2 failed/);
+		expect(card).toContain("└ archived · Ctrl-O reads it here");
+		const calls = server?.requests.length;
+		tui.keys("C-o");
+		// The first page, numbered as /pc read numbers lines, ends with the command that reads on.
+		const expanded = await tui.waitFor(/\d+ more lines\. Next: \/pc read obs_\d+ 41:80/);
+		expect(expanded).toMatch(/^│ 40:/m);
+		expect(expanded).toContain("└ Ctrl-O collapses");
+		expect(server?.requests.length).toBe(calls);
+	});
+
+	it("Esc interrupts a long cell; the kernel keeps its variables and the run goes on", async () => {
+		const tui = await startAgent([
+			{ code: "kept = 41\nimport time\ntime.sleep(60)" },
+			{ code: "print(kept + 1)" },
+			{ text: "Interrupted; kept is still there." },
+		]);
+		tui.type("run the long job");
+		tui.keys("Enter");
+		await tui.waitFor("kernel busy");
+		tui.keys("Escape");
+		const screen = await tui.waitFor("Interrupted; kept is still there.");
+		expect(screen).toContain("✗ interrupted ipython");
+		expect(screen).toMatch(/│ 42/);
+	});
+
+	it("completes a slash command from the menu with Tab", async () => {
+		const tui = await startAgent([]);
+		tui.type("/tr");
+		await tui.waitFor(/→ tree +the session tree/);
+		tui.keys("Tab");
+		await tui.waitFor((screen) => /^ \/tree\s*$/m.test(screen) && !screen.includes("→ tree"));
+		tui.keys("Enter");
+		await tui.waitFor("The session has no messages yet.");
+	});
+
+	it("lays itself out again when the terminal is resized, narrower and wider", async () => {
+		const tui = await startAgent([
+			{ text: "A short answer that is long enough to wrap when the terminal gets narrow." },
+		]);
+		tui.type("say something");
+		tui.keys("Enter");
+		await tui.waitFor("A short answer that is long enough to wrap");
+		tui.resize(50, 16);
+		const narrow = await tui.waitFor((screen) => screen.includes("narrow.") && screen.includes("● ready"));
+		expect(overflowing(narrow, 50)).toEqual([]);
+		tui.resize(110, 30);
+		const wide = await tui.waitFor("A short answer that is long enough to wrap when the terminal gets narrow.");
+		expect(wide).toContain("kernel not started");
+		expect(wide.match(/A short answer/g)).toHaveLength(1);
+	});
+
+	it("/model opens a picker over the configured models and switches to the one picked", async () => {
+		const tui = await startAgent([]);
+		tui.type("/model");
+		tui.keys("Enter");
+		await tui.waitFor(/Model · type to filter/);
+		tui.type("coder-2");
+		await tui.waitFor("filter: coder-2");
+		tui.keys("Enter");
+		const screen = await tui.waitFor("Model: local/coder-2");
+		expect(screen).toMatch(/● ready │ local\/coder-2 · 0% of 66k/);
+	});
+
+	it("/new starts another session and /resume picks the earlier one of this directory", async () => {
+		const tui = await startAgent([{ text: "The first answer." }]);
+		tui.type("first question");
+		tui.keys("Enter");
+		await tui.waitFor("The first answer.");
+		tui.type("/new");
+		tui.keys("Enter");
+		await tui.waitFor((screen) => !screen.includes("The first answer."));
+		tui.type("/resume");
+		tui.keys("Enter");
+		await tui.waitFor(/Resume · type to filter/);
+		await tui.waitFor("first question");
+		tui.keys("Enter");
+		const screen = await tui.waitFor("The first answer.");
+		expect(screen).toContain("› first question");
+	});
+
+	it("runs the line chat instead when PRIME_AGENT_NO_TUI is set", async () => {
+		const tui = await startAgent([], { env: { PRIME_AGENT_NO_TUI: "1" }, ready: "Type a message and press Enter." });
+		tui.type("/exit");
+		tui.keys("Enter");
+		await tui.waitFor(() => tui.exited());
+	});
+});
+
+describe("prime-agent with its output piped", () => {
+	it("runs the line chat, not the terminal UI", async () => {
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: "http://127.0.0.1:9/v1", models: [{ id: "coder" }] } },
+		});
+		const child = spawn(process.execPath, [CLI, "--model", "local/coder"], {
+			cwd: world.project,
+			env: world.env,
+			stdio: ["pipe", "pipe", "pipe"],
+		});
+		let out = "";
+		let err = "";
+		child.stdout.on("data", (chunk) => {
+			out += chunk;
+		});
+		child.stderr.on("data", (chunk) => {
+			err += chunk;
+		});
+		child.stdin.end("/exit\n");
+		const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+		expect(code).toBe(0);
+		expect(err).toContain("Type a message and press Enter.");
+		expect(out).not.toContain("\x1b[?2026h");
 	});
 });

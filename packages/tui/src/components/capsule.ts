@@ -85,9 +85,8 @@ export class CapsuleCard implements Component {
 		for (const line of text.split("\n")) {
 			for (const wrapped of wrapTextWithAnsi(line, inner)) lines.push(style.gray("│ ") + wrapped);
 		}
-		const more =
-			capsule.lines > last ? `more: /pc read ${capsule.id} ${last + 1}:${Math.min(capsule.lines, last * 2)}` : "end";
-		lines.push(truncateToWidth(style.gray(`└ ${more}`), width));
+		// `/pc read` ends a partial page with the command that reads on.
+		lines.push(truncateToWidth(style.gray("└ Ctrl-O collapses"), width));
 		return lines;
 	}
 
