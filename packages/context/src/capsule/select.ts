@@ -77,9 +77,36 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 	evidenceBytes: 4096,
 };
 
-/** Lines up to this long have their kind and shape remembered, up to this many at once: a repeated line is worked out once. */
+/** Lines up to this long have their kind and shape remembered, in this many slots: a repeated line is worked out once. */
 const REMEMBERED_CHARS = 200;
-const REMEMBERED_LINES = 4096;
+const REMEMBERED_SLOTS = 4096;
+
+/** What the selector works out from a line's text alone: its kind, and its shape once asked for. */
+interface LineFacts {
+	text: string;
+	kind: LineKind;
+	shape: string | null;
+}
+
+/**
+ * The slot of a line's text: its length and eight of its characters, spread over the line (the ends
+ * hold what differs between repeated lines: line numbers, counts). Cheaper than hashing the whole
+ * text; two texts in one slot are told apart by comparing them.
+ */
+function slotOf(text: string): number {
+	const n = text.length;
+	if (n === 0) return 0;
+	let h = Math.imul(n, 0x9e3779b1);
+	h = Math.imul(h ^ text.charCodeAt(0), 0x85ebca6b);
+	h = Math.imul(h ^ text.charCodeAt(n >> 2), 0xc2b2ae35);
+	h = Math.imul(h ^ text.charCodeAt(n >> 1), 0x85ebca6b);
+	h = Math.imul(h ^ text.charCodeAt((n * 3) >> 2), 0xc2b2ae35);
+	h = Math.imul(h ^ text.charCodeAt(n - 1), 0x85ebca6b);
+	if (n > 2) h = Math.imul(h ^ text.charCodeAt(n - 2), 0xc2b2ae35);
+	if (n > 3) h = Math.imul(h ^ text.charCodeAt(n - 3), 0x85ebca6b);
+	if (n > 5) h = Math.imul(h ^ text.charCodeAt(n - 5), 0xc2b2ae35);
+	return (h ^ (h >>> 15)) & (REMEMBERED_SLOTS - 1);
+}
 
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
 const SHAPE_SAMPLE_EVERY = 8;
@@ -151,8 +178,10 @@ export class LineSelector {
 	private readonly decisiveByShape = new Map<LineKind, Map<string, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
-	private readonly knownKinds = new Map<string, LineKind>();
-	private readonly knownShapes = new Map<string, string>();
+	/** Facts of recent short lines, one per slot (see `slotOf`): a repeated line's kind and shape. */
+	private readonly known: (LineFacts | undefined)[] = new Array(REMEMBERED_SLOTS);
+	/** Facts of the current long line (never remembered). */
+	private readonly longLine: LineFacts = { text: "", kind: "plain", shape: null };
 	private shapesOverflow = 0;
 	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
 	private previousRaw = "";
@@ -190,7 +219,8 @@ export class LineSelector {
 	line(raw: string, lineNo: number, bytes?: number): LineKind {
 		const limits = this.limits;
 		const capped = raw.length > limits.lineChars ? raw.slice(0, limits.lineChars) : raw;
-		const kind = this.classify(capped);
+		const facts = this.facts(capped);
+		const kind = facts.kind;
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
 		this.kinds[kind]++;
@@ -203,7 +233,11 @@ export class LineSelector {
 		const sampled = !blank && (this.nonBlank <= limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
 		const wantAfter = this.wantAfter && !blank && this.context.length < limits.contextLines;
 		const inHead = this.head.length < limits.headLines;
-		const shape = sampled || decisive ? this.shape(capped) : "";
+		let shape = "";
+		if (sampled || decisive) {
+			facts.shape ??= lineShape(stripAnsi(capped));
+			shape = facts.shape;
+		}
 		if (sampled) {
 			this.sampledLines++;
 			this.trackShape(shape);
@@ -228,28 +262,23 @@ export class LineSelector {
 		return kind;
 	}
 
-	/** `classifyLine`, remembered for repeated short lines (blank, indentation, docstring quotes, `E` lines...). */
-	private classify(line: string): LineKind {
-		if (line.length > REMEMBERED_CHARS) return classifyLine(line);
-		let kind = this.knownKinds.get(line);
-		if (kind === undefined) {
-			kind = classifyLine(line);
-			if (this.knownKinds.size >= REMEMBERED_LINES) this.knownKinds.clear();
-			this.knownKinds.set(line, kind);
+	/**
+	 * `classifyLine` and the shape, remembered for repeated short lines (blank, indentation, docstring
+	 * quotes, `E` lines, the frames of repeated stack traces...).
+	 */
+	private facts(line: string): LineFacts {
+		if (line.length > REMEMBERED_CHARS) {
+			this.longLine.kind = classifyLine(line);
+			this.longLine.shape = null;
+			return this.longLine;
 		}
-		return kind;
-	}
-
-	/** The shape of a line's ANSI-free text, remembered like its kind (tracebacks repeat the same lines). */
-	private shape(line: string): string {
-		if (line.length > REMEMBERED_CHARS) return lineShape(stripAnsi(line));
-		let shape = this.knownShapes.get(line);
-		if (shape === undefined) {
-			shape = lineShape(stripAnsi(line));
-			if (this.knownShapes.size >= REMEMBERED_LINES) this.knownShapes.clear();
-			this.knownShapes.set(line, shape);
+		const slot = slotOf(line);
+		let facts = this.known[slot];
+		if (facts === undefined || facts.text !== line) {
+			facts = { text: line, kind: classifyLine(line), shape: null };
+			this.known[slot] = facts;
 		}
-		return shape;
+		return facts;
 	}
 
 	private trackShape(shape: string): void {
