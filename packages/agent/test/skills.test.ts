@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { type AssistantMessage, type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
@@ -57,23 +57,15 @@ describe("skills in a session", () => {
 			if (last?.role === "toolResult")
 				results.push(last.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
 		};
+		const answer = (reply: () => AssistantMessage) => (context: Context) => {
+			record(context);
+			return reply();
+		};
 		sessions.faux.setResponses([
-			(context) => {
-				record(context);
-				return cell('stats = skills.load("csv-stats")\nprint(stats.mean([1, 2, 6]), stats.__name__)');
-			},
-			(context) => {
-				record(context);
-				return fauxAssistantMessage("done");
-			},
-			(context) => {
-				record(context);
-				return fauxAssistantMessage("again");
-			},
-			(context) => {
-				record(context);
-				return fauxAssistantMessage("third");
-			},
+			answer(() => cell('stats = skills.load("csv-stats")\nprint(stats.mean([1, 2, 6]), stats.__name__)')),
+			answer(() => fauxAssistantMessage("done")),
+			answer(() => fauxAssistantMessage("again")),
+			answer(() => fauxAssistantMessage("third")),
 		]);
 		const started = await sessions.start();
 		await started.agentSession.prompt("average please");
