@@ -1,4 +1,12 @@
-import { classifyLine, type LineKind, lastFrame, normalizeEvidence, stripAnsi } from "../outcome/index.js";
+import {
+	classifyLine,
+	LINE_SLOTS,
+	type LineKind,
+	lastFrame,
+	lineSlot,
+	normalizeEvidence,
+	stripAnsi,
+} from "../outcome/index.js";
 import { foldKey, lineShape } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
@@ -79,33 +87,12 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 
 /** Lines up to this long have their kind and shape remembered, in this many slots: a repeated line is worked out once. */
 const REMEMBERED_CHARS = 200;
-const REMEMBERED_SLOTS = 4096;
 
 /** What the selector works out from a line's text alone: its kind, and its shape once asked for. */
 interface LineFacts {
 	text: string;
 	kind: LineKind;
 	shape: string | null;
-}
-
-/**
- * The slot of a line's text: its length and eight of its characters, spread over the line (the ends
- * hold what differs between repeated lines: line numbers, counts). Cheaper than hashing the whole
- * text; two texts in one slot are told apart by comparing them.
- */
-function slotOf(text: string): number {
-	const n = text.length;
-	if (n === 0) return 0;
-	let h = Math.imul(n, 0x9e3779b1);
-	h = Math.imul(h ^ text.charCodeAt(0), 0x85ebca6b);
-	h = Math.imul(h ^ text.charCodeAt(n >> 2), 0xc2b2ae35);
-	h = Math.imul(h ^ text.charCodeAt(n >> 1), 0x85ebca6b);
-	h = Math.imul(h ^ text.charCodeAt((n * 3) >> 2), 0xc2b2ae35);
-	h = Math.imul(h ^ text.charCodeAt(n - 1), 0x85ebca6b);
-	if (n > 2) h = Math.imul(h ^ text.charCodeAt(n - 2), 0xc2b2ae35);
-	if (n > 3) h = Math.imul(h ^ text.charCodeAt(n - 3), 0x85ebca6b);
-	if (n > 5) h = Math.imul(h ^ text.charCodeAt(n - 5), 0xc2b2ae35);
-	return (h ^ (h >>> 15)) & (REMEMBERED_SLOTS - 1);
 }
 
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
@@ -178,8 +165,8 @@ export class LineSelector {
 	private readonly decisiveByShape = new Map<LineKind, Map<string, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
-	/** Facts of recent short lines, one per slot (see `slotOf`): a repeated line's kind and shape. */
-	private readonly known: (LineFacts | undefined)[] = new Array(REMEMBERED_SLOTS);
+	/** Facts of recent short lines, one per slot (see `lineSlot`): a repeated line's kind and shape. */
+	private readonly known: (LineFacts | undefined)[] = new Array(LINE_SLOTS);
 	/** Facts of the current long line (never remembered). */
 	private readonly longLine: LineFacts = { text: "", kind: "plain", shape: null };
 	private shapesOverflow = 0;
@@ -272,7 +259,7 @@ export class LineSelector {
 			this.longLine.shape = null;
 			return this.longLine;
 		}
-		const slot = slotOf(line);
+		const slot = lineSlot(line);
 		let facts = this.known[slot];
 		if (facts === undefined || facts.text !== line) {
 			facts = { text: line, kind: classifyLine(line), shape: null };

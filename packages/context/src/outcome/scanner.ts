@@ -5,9 +5,13 @@ import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
+import { LINE_SLOTS, lineSlot } from "./line-slot.js";
 import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";
+
+/** Lines up to this long are remembered once scanned for locations. */
+const LOCATED_CHARS = 200;
 
 /** What the host knows about the command beyond its text. */
 export interface OutcomeHints {
@@ -37,12 +41,24 @@ export function createOutcomeScanner(): OutcomeScanner {
 	const python = createPythonParser(state);
 	const javascript = createJavascriptParser(state);
 	const generic = createGenericParser(state);
+	/**
+	 * Recent short lines already scanned for locations: a line seen before names only locations
+	 * already recorded (or refused, for good), so its scan is skipped.
+	 */
+	const located: (string | undefined)[] = new Array(LINE_SLOTS);
 	return {
 		line(raw, lineNo, kind) {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
 			state.shapedLike(kind ?? classifyLine(raw), lineNo);
-			scanLocations(text, lineNo, state);
+			if (text.length > LOCATED_CHARS) scanLocations(text, lineNo, state);
+			else {
+				const slot = lineSlot(text);
+				if (located[slot] !== text) {
+					scanLocations(text, lineNo, state);
+					located[slot] = text;
+				}
+			}
 			const trimmed = text.trim();
 			state.startLine(text, trimmed);
 			// Every family sees every line (each keeps its own multi-line context); the generic rules
