@@ -1,0 +1,298 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
+import { GATE_NOT_RERUN_TEXT, GATE_OUTPUT_LIMIT, workspaceFingerprint } from "../src/autonomous/index.js";
+import { runCli } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
+import { describeOutcome } from "../src/modes/index.js";
+import { longRunningOutcome } from "../src/modes/long-running.js";
+import type { RunOutcome } from "../src/orchestrator/index.js";
+import type { StartedSession, StartOptions } from "../src/startup/index.js";
+import { cell } from "./agent-scripts.js";
+import { memoryIo } from "./cli-io.js";
+import { useFauxSessions, wireText } from "./faux-session.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+const sessions = useFauxSessions();
+
+const CHECK =
+	"import sys\nvalue = open('value.txt').read().strip()\nprint(f'value is {value}')\nsys.exit(0 if value == 'ok' else 1)\n";
+
+/** A real git repository with one commit: check.py passes once value.txt says "ok". */
+function gitProject(): TempWorld {
+	const world = sessions.newWorld();
+	world.writeProject("check.py", CHECK);
+	world.writeProject("value.txt", "bad\n");
+	const git = (...args: string[]) => execFileSync("git", args, { cwd: world.project });
+	git("init", "-q");
+	git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".");
+	git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "start");
+	return world;
+}
+
+function script(steps: (() => ReturnType<typeof fauxAssistantMessage>)[]): Context[] {
+	const seen: Context[] = [];
+	sessions.faux.setResponses(
+		steps.map((step) => (context: Context) => {
+			seen.push(JSON.parse(JSON.stringify(context)));
+			return step();
+		}),
+	);
+	return seen;
+}
+
+const text = (answer: string) => () => fauxAssistantMessage(answer);
+const run = (code: string) => () => cell(code);
+const lastText = (context: Context | undefined) => {
+	const last = context?.messages[context.messages.length - 1];
+	return last ? wireText(last) : "";
+};
+
+/** What print mode reports and exits with after the run. */
+async function finish(started: StartedSession, outcome: RunOutcome) {
+	await started.whenSettled();
+	return longRunningOutcome(started, outcome, describeOutcome(outcome, started), undefined);
+}
+
+async function startAutonomous(flags: StartOptions["autonomous"]): Promise<StartedSession> {
+	return sessions.start({ autonomous: flags });
+}
+
+it("a failing gate continues the run with its output; with no edit it is not rerun (the exact message); after an edit it reruns and passes", async () => {
+	const world = gitProject();
+	const runs = join(world.project, "..", "gate-runs.log");
+	const seen = script([
+		text("Done."),
+		text("Done, really."),
+		run("open('value.txt', 'w').write('ok\\n')"),
+		text("Fixed value.txt."),
+	]);
+	const started = await startAutonomous({ gates: [`echo run >> ${runs} && python3 check.py`] });
+	const outcome = await started.agentSession.prompt("make check.py pass");
+	const report = await finish(started, outcome);
+
+	expect(seen).toHaveLength(4);
+	const failed = lastText(seen[1]);
+	expect(failed).toContain(
+		`[autonomous gate 1 of 1 failed] \`echo run >> ${runs} && python3 check.py\` exited with status 1 after`,
+	);
+	expect(failed).toContain("value is bad");
+	const notRerun = lastText(seen[2]);
+	expect(notRerun).toContain(`[autonomous gate 1 of 1 not rerun]`);
+	expect(notRerun).toContain(
+		"\nThe autonomous gate was not rerun because the workspace has not changed since this failure. Edit source files, tests, or a blocker artifact before attempting to finish again.\n",
+	);
+	expect(GATE_NOT_RERUN_TEXT).toBe(
+		"The autonomous gate was not rerun because the workspace has not changed since this failure. Edit source files, tests, or a blocker artifact before attempting to finish again.",
+	);
+	// The gate ran for the first failure and after the edit, not for the unchanged workspace.
+	expect(readFileSync(runs, "utf8")).toBe("run\nrun\n");
+	expect(started.autonomous?.ending).toEqual({ status: "passed" });
+	expect(report.exitCode).toBe(ExitCode.ok);
+	expect(report.message?.split("\n")[0]).toMatch(
+		/^Autonomous run passed: every gate passed \(1 of 1; 2 continuations, 4 turns, [\d,]+ tokens, \d+s\)\.$/,
+	);
+	expect(report.autonomous?.status).toBe("passed");
+});
+
+it("gate output in what the model sees is bounded to 6,000 characters and archived whole by Prime Context", async () => {
+	gitProject();
+	const seen = script([text("Done."), text("again")]);
+	const started = await startAutonomous({
+		gates: ["python3 -c \"import sys\nfor i in range(4000): print(f'line {i} of the log')\nsys.exit(2)\""],
+		maxContinuations: "1",
+	});
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	const message = lastText(seen[1]);
+	const output = message.slice(message.indexOf("Output:\n") + "Output:\n".length);
+	expect(output.length).toBeLessThanOrEqual(GATE_OUTPUT_LIMIT);
+	const gate = started.autonomous?.gates[0];
+	expect(gate?.status).toBe("not_rerun");
+	expect(gate?.observationId).toMatch(/^obs_\d{6}$/);
+	const read = await started.agentSession.prompt(`/pc read ${gate?.observationId} 4000:4000`);
+	expect(read.command?.message).toContain("line 3999 of the log");
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+});
+
+it("the continuation limit: a gate still failing when no continuation is left stops the run as a limit, exit 5", async () => {
+	gitProject();
+	const seen = script([text("Done."), text("Done again."), text("never")]);
+	const started = await startAutonomous({ gates: ["python3 check.py"], maxContinuations: "1" });
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(seen).toHaveLength(2);
+	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "continuations", detail: "1 of 1" });
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.exitCode).toBe(5);
+	const lines = report.message?.split("\n") ?? [];
+	expect(lines[0]).toMatch(
+		/^Autonomous run stopped: the continuation limit was reached \(1 of 1\)\. A limit is not success: the gates have not all passed \(1 continuation, 2 turns, [\d,]+ tokens, \d+s\)\.$/,
+	);
+	expect(lines[1]).toMatch(/^ {2}not rerun python3 check\.py \(exit 1, output obs_\d{6}\)$/);
+	expect(lines[2]).toBe(
+		`Go on with \`prime-agent --autonomous --resume ${started.session.id} -p "..."\`, or raise the limit: --max-continuations N (or "autonomous": {"maxContinuations": N} in settings.json).`,
+	);
+});
+
+it("the turn limit: after the last allowed answer its cell runs and the run ends, reported as a limit", async () => {
+	gitProject();
+	const seen = script([run("a = 1"), run("b = 2"), run("c = 3"), text("never")]);
+	const started = await startAutonomous({ gates: ["true"], maxTurns: "2" });
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(seen).toHaveLength(2);
+	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "turns", detail: "2 of 2" });
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.message).toContain("Autonomous run stopped: the turn limit was reached (2 of 2).");
+	expect(report.message).toContain("  not run   true");
+});
+
+it("the token limit counts input + output tokens and stops the run as a limit", async () => {
+	gitProject();
+	const seen = script([run("a = 1"), run("b = 2"), text("never")]);
+	const started = await startAutonomous({ gates: ["true"], maxTokens: "50" });
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(seen).toHaveLength(1);
+	const ending = started.autonomous?.ending;
+	expect(ending?.status === "limit" && ending.limit).toBe("tokens");
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.message).toContain("Autonomous run stopped: the token limit was reached (");
+});
+
+it("the time limit stops a run mid-cell: reported as the time limit, not as an interruption", async () => {
+	gitProject();
+	script([run("import time\ntime.sleep(60)"), text("never")]);
+	const started = await startAutonomous({ gates: ["true"], maxMinutes: "0.05" });
+	const begun = Date.now();
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(Date.now() - begun).toBeLessThan(30_000);
+	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "time", detail: "0.05 minutes" });
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.message).toContain("Autonomous run stopped: the time limit was reached (0.05 minutes).");
+});
+
+it("the workspace fingerprint: equal for an unchanged tree, different after an edit, a new untracked file or its content", async () => {
+	const world = gitProject();
+	const print = async () => (await workspaceFingerprint(world.project)).digest;
+	const first = await print();
+	expect((await workspaceFingerprint(world.project)).method).toBe("git");
+	expect(await print()).toBe(first);
+	world.writeProject("notes.txt", "one");
+	const untracked = await print();
+	expect(untracked).not.toBe(first);
+	world.writeProject("notes.txt", "two");
+	const changed = await print();
+	expect(changed).not.toBe(untracked);
+	world.writeProject("value.txt", "edited\n");
+	expect(await print()).not.toBe(changed);
+});
+
+it("outside git the working tree is hashed, skipping .git, node_modules and virtual environments", async () => {
+	const world = sessions.newWorld();
+	world.writeProject("src/a.py", "x = 1\n");
+	const print = async () => workspaceFingerprint(world.project);
+	const first = await print();
+	expect(first.method).toBe("walk");
+	world.writeProject("node_modules/pkg/index.js", "changed");
+	mkdirSync(join(world.project, "env"));
+	writeFileSync(join(world.project, "env", "pyvenv.cfg"), "home = /usr\n");
+	world.writeProject("env/lib/site.py", "changed");
+	expect((await print()).digest).toBe(first.digest);
+	world.writeProject("src/a.py", "x = 2\n");
+	expect((await print()).digest).not.toBe(first.digest);
+});
+
+it("bad autonomous flags and settings are usage errors naming the value", async () => {
+	const world = makeTempWorld();
+	try {
+		const cases: [string[], string][] = [
+			[["--autonomous"], "Error: --autonomous needs a task given with -p."],
+			[["-p", "x", "--gate", "true"], "Error: --gate works only with --autonomous."],
+			[["-p", "x", "--max-turns", "3"], "Error: --max-turns works only with --autonomous."],
+			[
+				["--autonomous", "-p", "x", "--max-turns", "0"],
+				'Error: --max-turns must be a whole number of 1 or more, not "0".',
+			],
+			[["-p", "x", "--goal-turns", "3"], "Error: --goal-turns needs --goal."],
+			[
+				["-p", "x", "--goal", "ship", "--goal-turns", "many"],
+				'Error: --goal: --goal: turns must be a positive whole number, not "many".',
+			],
+		];
+		for (const [argv, first] of cases) {
+			const io = memoryIo(world.project, world.env);
+			expect(await runCli(argv, io)).toBe(ExitCode.usage);
+			expect(io.err().split("\n")[0]).toBe(first);
+		}
+		world.writeHome("settings.json", { autonomous: { maxMinutes: -1 } });
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["--autonomous", "-p", "x"], io)).toBe(ExitCode.usage);
+		expect(io.err().split("\n")[0]).toBe(
+			`Error: "autonomous.maxMinutes" in ${join(world.home, "settings.json")} must be a positive number of minutes, not -1.`,
+		);
+	} finally {
+		world.cleanup();
+	}
+});
+
+let server: LoopbackServer | undefined;
+
+it("the command line: gates passed exit 0, a limit exits 5, settings give the gates, the report goes to stderr", {
+	timeout: 120_000,
+}, async () => {
+	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	try {
+		server = await openAiCompletionsServer([{ text: "Done." }, { text: "Done." }, { text: "Done again." }]);
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
+		});
+		world.writeHome("settings.json", { autonomous: { gates: ["true"] } });
+		const passed = memoryIo(world.project, world.env);
+		expect(await runCli(["--autonomous", "-p", "do it", "--model", "local/coder"], passed)).toBe(0);
+		expect(passed.out()).toBe("Done.\n");
+		expect(passed.err()).toContain("Gate 1/1 `true` passed");
+		expect(passed.err()).toContain(
+			"Autonomous run passed: every gate passed (1 of 1; 0 continuations, 1 turn, 110 tokens,",
+		);
+
+		const limited = memoryIo(world.project, world.env);
+		const code = await runCli(
+			[
+				"--autonomous",
+				"-p",
+				"do it",
+				"--model",
+				"local/coder",
+				"--gate",
+				"false",
+				"--max-continuations",
+				"1",
+				"--mode",
+				"json",
+			],
+			limited,
+		);
+		expect(code).toBe(5);
+		const result = limited
+			.out()
+			.trim()
+			.split("\n")
+			.map((line) => JSON.parse(line))
+			.find((event) => event.type === "result");
+		expect(result.exitCode).toBe(5);
+		expect(result.autonomous.status).toBe("limit");
+		expect(result.autonomous.limit).toBe("continuations");
+		expect(result.autonomous.gates[0]).toMatchObject({ command: "false", status: "not_rerun", exitCode: 1 });
+		expect(result.autonomous.limits).toEqual({ continuations: 1, turns: 12, tokens: 80_000, timeMs: 1_800_000 });
+	} finally {
+		await server?.close();
+		world.cleanup();
+	}
+});
