@@ -182,6 +182,9 @@ describe("MCP servers as kernel modules (stdio)", () => {
 	it("an unknown server fails the import with the configured names", async () => {
 		configureStdio();
 		const started = await sessions.start();
+		// Shown bare in a cell, a module is its repr (IPython's display probes do not become calls).
+		const shown = await cell(started, "import mcp_servers.fixture as fx\nfx");
+		expect(shown.result).toBe("<MCP server 'fixture' (stdio): help() or .tools() lists its tools>");
 		const run = await cell(started, "import mcp_servers.nope");
 		expect(run.error?.ename).toBe("ModuleNotFoundError");
 		expect(run.error?.evalue).toBe(

@@ -95,7 +95,11 @@ class McpServerModule(types.ModuleType):
         """The server's tools: ``name``, ``python_name``, ``description``, ``input_schema`` (starts the server)."""
         if self.__tools__ is None:
             name = self.__server__["name"]
-            reply = _check(host_call.request_sync(TOOLS_REQUEST, {"server": name}, f"mcp_servers.{name}"), f"MCP server {name!r}")
+            try:
+                reply = host_call.request_sync(TOOLS_REQUEST, {"server": name}, f"mcp_servers.{name}")
+            except host_call.HostUnavailable as error:
+                raise McpServerDown(str(error)) from None
+            reply = _check(reply, f"MCP server {name!r}")
             self.__tools__ = list(reply.get("tools", []))
             for tool in self.__tools__:
                 if tool["python_name"] not in MODULE_METHODS:
@@ -108,11 +112,15 @@ class McpServerModule(types.ModuleType):
         payload: dict[str, Any] = {"server": name, "tool": tool, "arguments": dict(arguments or {})}
         if timeout is not None:
             payload["timeout"] = float(timeout)
-        reply = await host_call.request(CALL_REQUEST, payload, f"mcp_servers.{name}")
+        try:
+            reply = await host_call.request(CALL_REQUEST, payload, f"mcp_servers.{name}")
+        except host_call.HostUnavailable as error:
+            raise McpServerDown(str(error)) from None
         return _check(reply, f"MCP server {name!r} tool {tool!r}").get("value")
 
     def __getattr__(self, attribute: str) -> Any:
-        if attribute.startswith("__"):
+        # Private names are what IPython, pydoc and pickling probe for; a tool named so is reached with call().
+        if attribute.startswith("_"):
             raise AttributeError(attribute)
         module = self
 
@@ -178,7 +186,7 @@ class McpNamespace:
         return [dict(module.__server__) for module in self._modules.values()]
 
     def __getattr__(self, name: str) -> McpServerModule:
-        if name.startswith("__"):
+        if name.startswith("_"):
             raise AttributeError(name)
         found = self._modules.get(name)
         if found is None:
