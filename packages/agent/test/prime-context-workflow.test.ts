@@ -200,6 +200,47 @@ describe("the staged workflow in the agent", () => {
 	});
 });
 
+describe("the lock across branches", () => {
+	it("resuming or forking at an entry before the lock leaves the requirements locked", async () => {
+		newWorld(0);
+		const answer = (text: string) => (context: Context) =>
+			sideRequest(context) ? fauxAssistantMessage("Nothing to add.") : fauxAssistantMessage(text);
+		sessions.faux.setResponses([
+			answer("answer 1"),
+			answer("answer 2"),
+			...Array.from({ length: 6 }, () => answer("later answer")),
+		]);
+		const workflowLines = async (session: Awaited<ReturnType<typeof sessions.start>>) =>
+			((await session.agentSession.prompt("/pc status")).command?.message ?? "")
+				.split("\n")
+				.filter((line) => /^workflow (requirements_revision|locked):/.test(line));
+
+		const original = await sessions.start();
+		await original.agentSession.prompt("STAGE 1: implement take()");
+		await original.agentSession.prompt("REQUIREMENTS LOCKED");
+		await original.dispose();
+		const beforeLock = original.session
+			.branch()
+			.find((entry) => entry.type === "message" && JSON.stringify(entry.message).includes("answer 1"));
+		if (!beforeLock) throw new Error("answer 1 was not recorded");
+
+		const forked = await sessions.start({ fork: original.session.id, at: beforeLock.id });
+		await forked.agentSession.prompt("Stage 2: add drop()");
+		expect(await workflowLines(forked)).toEqual([
+			"workflow requirements_revision: 2",
+			"workflow locked: yes (since revision 1)",
+		]);
+		await forked.dispose();
+
+		const rewound = await sessions.start({ resume: original.session.path, at: beforeLock.id });
+		await rewound.agentSession.prompt("Stage 2: add slice()");
+		expect(await workflowLines(rewound)).toEqual([
+			"workflow requirements_revision: 2",
+			"workflow locked: yes (since revision 1)",
+		]);
+	});
+});
+
 describe("the workflow when its state cannot be written", () => {
 	it("the run goes on and the problem is reported once, not at every call", async () => {
 		const world = newWorld(0);

@@ -9,6 +9,12 @@ export interface WorkflowStore {
 	load(): Promise<WorkflowState>;
 	/** Takes in what the host reports (see `syncWorkflow`) and returns the new state. */
 	sync(sync: WorkflowSync): Promise<WorkflowState>;
+	/**
+	 * Continues another session's workflow here (a fork continues its parent's): its lock, revisions,
+	 * messages counted, tests and figures replace this session's. A fork keeps its parent's entry ids,
+	 * so no message is counted twice and a lock is never lost by forking before it.
+	 */
+	adopt(from: WorkflowState): Promise<void>;
 }
 
 export function workflowStore(sessionDir: string): WorkflowStore {
@@ -24,6 +30,12 @@ export function workflowStore(sessionDir: string): WorkflowStore {
 				state.workflow = next;
 			});
 			return next as WorkflowState;
+		},
+		async adopt(from) {
+			await mkdir(sessionDir, { recursive: true, mode: 0o700 });
+			await updateState(sessionDir, (state) => {
+				state.workflow = normalizeWorkflow(from);
+			});
 		},
 	};
 }

@@ -25,6 +25,7 @@ import {
 	runRecovery,
 	type WorkflowState,
 	workflowSection,
+	workflowStore,
 } from "prime-agent-context";
 import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
 import { childSessionId } from "./child-archive.js";
@@ -113,6 +114,10 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			api.warn(`Prime Context: pinned observations were not copied into the fork (${error.message}).`);
 		});
 		await session.tasks.update(() => snapshot);
+		// The fork goes on with its parent's workflow: a lock stays a lock, and passing runs stay counted.
+		await session.workflow.adopt(await workflowStore(parent.dir).load()).catch((error: Error) => {
+			api.warn(`Prime Context: the parent's workflow state was not carried into the fork (${error.message}).`);
+		});
 		recoveryContext = Promise.resolve({
 			...ownRecoveryContext(session),
 			archive: archiveWithParent(session.archive, parent),
