@@ -338,7 +338,7 @@ describe("extensions", () => {
 		started = await sessions.start({
 			extensionPaths: ["tools/hello.mjs", "tools/missing.js"],
 		});
-		expect(started.extensions.commandNames).toEqual(["hello", "pc"]);
+		expect(started.extensions.commandNames).toEqual(["goal", "harness", "hello", "mcp", "pc", "refine", "skill"]);
 		expect(started.extensions.problems).toEqual([
 			{ path: join(world.project, "tools/missing.js"), phase: "load", message: "no such file" },
 		]);

@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	type Context,
@@ -8,14 +9,17 @@ import {
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { kernelPythonForTests } from "../../test/kernel-python.js";
 import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
 import { AutoRefineSchedule } from "./auto-refine.js";
 import { Harness } from "./harness.js";
+import { withFileLock } from "./locked-file.js";
 import { parsePlan } from "./plan.js";
 import { renderHarnessSection } from "./prompt-index.js";
 import { rollbackRefinement, runRefinement } from "./refine.js";
 import { PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";
 import { HarnessRuntime } from "./runtime.js";
+import { harnessSettingsFrom } from "./settings.js";
 
 let faux: FauxProviderRegistration;
 let world: TempWorld;
@@ -410,5 +414,125 @@ describe("the automatic schedule", () => {
 		const child = new AutoRefineSchedule({ enabled: false, now: () => clock });
 		for (let turn = 1; turn <= 100; turn++) expect(child.turnEnded()).toBe(false);
 		expect(child.compacted()).toBe(false);
+	});
+});
+
+describe("stores under stress", () => {
+	it("breaks a lock left by a dead process, and gives up on a live one after 5 s with advice", () => {
+		const h = harness();
+		const path = h.path("local");
+		mkdirSync(`${path}.lock`, { recursive: true });
+		const old = new Date(Date.now() - 60_000);
+		utimesSync(`${path}.lock`, old, old);
+		h.create("memory", "a", "written past a stale lock");
+		expect(h.find("memory", "a")?.text).toBe("written past a stale lock");
+		mkdirSync(`${path}.lock`);
+		const started = Date.now();
+		expect(() => h.create("memory", "b", "x")).toThrow(
+			`${path}.lock has been held for more than 5 s; if no prime-agent is writing the harness, remove that folder.`,
+		);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+		expect(withFileLock(`${path}-other`, () => 42)).toBe(42);
+	}, 15_000);
+
+	it("a damaged store is named in the prompt section and in errors, and is never overwritten", () => {
+		const h = harness();
+		h.create("memory", "a", "fine");
+		writeFileSync(h.path("local"), "{ not json");
+		const section = renderHarnessSection(h, "");
+		expect(section).toContain(`(The harness could not be read: ${h.path("local")} is not valid JSON (`);
+		expect(() => h.create("memory", "b", "x")).toThrow(`${h.path("local")} is not valid JSON (`);
+		expect(readFileSync(h.path("local"), "utf8")).toBe("{ not json");
+	});
+
+	it("records a planning call that fails, with the provider's message", async () => {
+		const h = harness();
+		faux.setResponses([fauxAssistantMessage("", { stopReason: "error", errorMessage: "rate limited (429)" })]);
+		const outcome = await refine(h);
+		expect(outcome.refinement).toMatchObject({
+			status: "failed",
+			summary: "The planning call failed: rate limited (429)",
+		});
+	});
+});
+
+describe("several processes at once", () => {
+	it("loses no write when three Python processes and the host write one store together", async () => {
+		const h = harness();
+		const pythonDir = new URL("../../python", import.meta.url).pathname;
+		const code = (tag: string) =>
+			[
+				"import sys",
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				`for i in range(25): hm.harness.create_memory(f"${tag}-{i}", "from python")`,
+				`print(len(hm.harness.list_memories()))`,
+			].join("\n");
+		const run = (tag: string) =>
+			new Promise<number>((resolve, reject) => {
+				const child = spawn(kernelPythonForTests(), ["-c", code(tag)], {
+					env: { ...process.env, PYTHONPATH: pythonDir },
+					stdio: ["ignore", "ignore", "pipe"],
+				});
+				let stderr = "";
+				child.stderr.on("data", (chunk) => {
+					stderr += chunk;
+				});
+				child.on("exit", (status) => (status === 0 ? resolve(status) : reject(new Error(stderr))));
+			});
+		const pythons = Promise.all(["p1", "p2", "p3"].map(run));
+		for (let i = 0; i < 25; i++) {
+			h.create("memory", `host-${i}`, "from the host");
+			await new Promise((resolve) => setImmediate(resolve));
+		}
+		await pythons;
+		const names = h.entries("memory").map((entry) => entry.name);
+		expect(names).toHaveLength(100);
+		expect(new Set(names).size).toBe(100);
+		expect(readFileSync(h.path("local"), "utf8").endsWith("}\n")).toBe(true);
+	}, 30_000);
+
+	it("the kernel side refuses a damaged store instead of overwriting it", async () => {
+		const h = harness();
+		h.create("memory", "a", "fine");
+		writeFileSync(h.path("local"), "{ not json");
+		const pythonDir = new URL("../../python", import.meta.url).pathname;
+		const output = await new Promise<string>((resolve) => {
+			const child = spawn(
+				kernelPythonForTests(),
+				[
+					"-c",
+					[
+						"from prime_agent_runtime import harness as hm",
+						`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+						"try:\n    hm.harness.create_memory('b', 'x')\nexcept hm.HarnessError as error:\n    print(error)",
+					].join("\n"),
+				],
+				{ env: { ...process.env, PYTHONPATH: pythonDir }, stdio: ["ignore", "pipe", "inherit"] },
+			);
+			let out = "";
+			child.stdout.on("data", (chunk) => {
+				out += chunk;
+			});
+			child.on("exit", () => resolve(out));
+		});
+		expect(output.startsWith(`${h.path("local")} is not valid JSON (`)).toBe(true);
+		expect(readFileSync(h.path("local"), "utf8")).toBe("{ not json");
+	});
+});
+
+describe("settings", () => {
+	it("autoRefine comes from settings.json, PRIME_AGENT_AUTO_REFINE overrides it, bad values are named", () => {
+		expect(harnessSettingsFrom(undefined, "s.json")).toEqual({ autoRefine: true });
+		expect(harnessSettingsFrom({ autoRefine: false }, "s.json")).toEqual({ autoRefine: false });
+		expect(harnessSettingsFrom({ autoRefine: false }, "s.json", { PRIME_AGENT_AUTO_REFINE: "1" })).toEqual({
+			autoRefine: true,
+		});
+		expect(() => harnessSettingsFrom({ autoRefine: "no" }, "s.json")).toThrow(
+			'"harness.autoRefine" in s.json must be true or false.',
+		);
+		expect(() => harnessSettingsFrom(undefined, "s.json", { PRIME_AGENT_AUTO_REFINE: "yes" })).toThrow(
+			'PRIME_AGENT_AUTO_REFINE is "yes", not 0 or 1.',
+		);
 	});
 });
