@@ -208,6 +208,15 @@ describe("prime-agent skill", () => {
 		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
 	});
 
+	it("bad usage says what is wrong and how to call it", async () => {
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill"], io)).toBe(ExitCode.usage);
+		expect(io.err().split("\n")[0]).toBe("Error: `prime-agent skill` needs list, show, install or remove.");
+		const io2 = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "show"], io2)).toBe(ExitCode.usage);
+		expect(io2.err().split("\n")[0]).toBe("Error: `prime-agent skill show` needs a skill name.");
+	});
+
 	it("refuses a folder whose SKILL.md is broken and installs nothing", async () => {
 		const source = writeSkill(join(sessions.world.project, "incoming"), "bad", "no front matter\n", "");
 		const io = memoryIo(sessions.world.project, sessions.world.env);

@@ -24,9 +24,9 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 	const local = argv.includes("--local");
 	const words = argv.filter((arg) => arg !== "--local");
 	const unknownFlag = words.find((word) => word.startsWith("-"));
-	if (words[0] === "--help" || words[0] === "-h" || words.length === 0) {
+	if (words[0] === "--help" || words[0] === "-h") {
 		io.out(`${SKILL_USAGE}\n`);
-		return words.length === 0 ? ExitCode.usage : ExitCode.ok;
+		return ExitCode.ok;
 	}
 	if (unknownFlag)
 		throw new UserError(`Unknown option ${unknownFlag} for \`prime-agent skill\`.`, SKILL_USAGE, ExitCode.usage);
@@ -75,7 +75,7 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 		}
 		default:
 			throw new UserError(
-				`\`prime-agent skill\` needs list, show, install or remove, not "${action}".`,
+				`\`prime-agent skill\` needs list, show, install or remove${action ? `, not "${action}"` : ""}.`,
 				SKILL_USAGE,
 				ExitCode.usage,
 			);
