@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { GOAL_READY_GUARD, UNLOCKED_GUARD } from "prime-agent-context";
 import { describe, expect, it } from "vitest";
+import { cell, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 
 /**
@@ -238,6 +239,34 @@ describe("the lock across branches", () => {
 			"workflow requirements_revision: 2",
 			"workflow locked: yes (since revision 1)",
 		]);
+	});
+});
+
+describe("child launches after capsules", () => {
+	it("counts a sub-agent launched after the first capsule, and not one launched before it", async () => {
+		newWorld(0);
+		const started = await sessions.start();
+		const print = (file: string) => cell(`print(open('${file}').read(), end='')`);
+		scriptAgents(
+			sessions,
+			{
+				root: [
+					cell('await rlm("say hi", name="early")'),
+					print("full.log"),
+					cell('await rlm("say hi", name="late")'),
+					...Array.from({ length: 4 }, () => fauxAssistantMessage("Waiting for the sub-agents.")),
+				],
+				early: [fauxAssistantMessage("hi from early")],
+				late: [fauxAssistantMessage("hi from late")],
+			},
+			(context) => (sideRequest(context) ? fauxAssistantMessage("Nothing to add.") : undefined),
+		);
+		expect((await started.agentSession.prompt("run the suite and get two helpers")).status).toBe("ok");
+		await started.whenSettled();
+		// One more provider call, so the tracker has seen both children's entries on the branch.
+		await started.agentSession.prompt("anything else?");
+		const status = (await started.agentSession.prompt("/pc status")).command?.message ?? "";
+		expect(status).toContain("\nworkflow child launches after capsules: 1 (of 2 observed)\n");
 	});
 });
 
