@@ -155,6 +155,27 @@ describe("the system prompt", () => {
 	});
 });
 
+describe("resume and fork", () => {
+	it("a resumed session keeps its store; a fork starts with a copy of it and its refinement log", async () => {
+		const first = await sessions.start();
+		script({ root: [cell('rlm.harness.create_memory("m", "kept across")'), fauxAssistantMessage("ok")] });
+		await first.agentSession.prompt("remember");
+		storesOf(first).record({ trigger: "command", status: "nothing", summary: "an earlier one", edits: [] });
+		await first.dispose();
+		const resumed = await sessions.start({ resume: first.session.id });
+		expect(storesOf(resumed).find("memory", "m")?.text).toBe("kept across");
+		const forked = await sessions.start({ fork: first.session.id });
+		expect(forked.session.artifactDir).not.toBe(first.session.artifactDir);
+		expect(storesOf(forked).find("memory", "m")?.text).toBe("kept across");
+		expect(
+			storesOf(forked)
+				.refinements()
+				.map((refinement) => refinement.id),
+		).toEqual(["ref_0001"]);
+		expect(statSync(storesOf(forked).path("local")).mode & 0o777).toBe(0o600);
+	});
+});
+
 describe("/refine, /harness and refine.run()", () => {
 	it("applies the plan's valid edits, records the failing one, and shows them in /refine list and /harness", async () => {
 		const started = await sessions.start();

@@ -4,16 +4,20 @@
  * from the kernel, and the automatic refinement (every 25 assistant turns and after a
  * compaction, 20-minute cooldown, root sessions only). The harness itself lives in `src/harness/`.
  */
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionFactory } from "../../extensions/api.js";
 import {
+	HARNESS_FILE,
 	type HarnessDirs,
 	type HarnessRuntime,
 	latestUserText,
+	REFINEMENTS_FILE,
 	type RefinementTrigger,
 	type RefineOutcome,
 	trajectoryText,
 } from "../../harness/index.js";
+import { ensurePrivateDir } from "../../home/index.js";
 import { harnessCommand, refineCommand } from "./commands.js";
 
 export const HARNESS_EXTENSION_NAME = "builtin:harness";
@@ -46,6 +50,18 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 			const harness = runtime.open(join(dirname(event.sessionFile), event.sessionId));
 			task = latestUserText(api.getBranch());
 			api.addKernelStartup(kernelStartup(harness.dirs), { names: ["refine"] });
+		});
+		// A fork starts with its parent's session store and refinement log (so its ids can be rolled back).
+		api.on("session_fork", (event) => {
+			const parent = parentHarnessDir(event.fromSessionFile);
+			if (!parent) return;
+			for (const name of [HARNESS_FILE, REFINEMENTS_FILE]) {
+				const target = join(runtime.harness.dirs.local, name);
+				if (existsSync(join(parent, name)) && !existsSync(target)) {
+					ensurePrivateDir(runtime.harness.dirs.local);
+					copyFileSync(join(parent, name), target);
+				}
+			}
 		});
 		api.on("before_agent_start", (event) => {
 			task = event.prompt;
@@ -80,6 +96,16 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 			handler: (args) => harnessCommand(args, runtime),
 		});
 	};
+}
+
+/** The session folder's `harness/` of the session in `sessionFile` (its id is in the header line). */
+function parentHarnessDir(sessionFile: string): string | undefined {
+	try {
+		const header = JSON.parse(readFileSync(sessionFile, "utf8").split("\n", 1)[0] ?? "") as { id?: unknown };
+		return typeof header.id === "string" ? join(dirname(sessionFile), header.id, "harness") : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 /** Python run in every kernel: point the kernel's harness at this session's stores, define `refine`. */
