@@ -203,7 +203,11 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 					budgets: capsuleBudgets(config, input.contextUsage),
 					graceUsed: state.graceUsed,
 					earlier: earlierBodies(archive, state, scan, input),
-					workflow: cleanLinesFor(state.workflow, workflowObservation(writer.id, scan.outcome, facts)),
+					workflow: cleanLinesFor(
+						state.workflow,
+						workflowObservation(writer.id, scan.outcome, facts),
+						capsuleBudgets(config, input.contextUsage).clean,
+					),
 				})
 			: {
 					decision: "pass-through" as const,

@@ -1,4 +1,4 @@
-import { outcomeHeadline, type RunFacts, runStatus } from "../capsule/index.js";
+import { CLEAN_CAPSULE_BYTES, outcomeHeadline, type RunFacts, runStatus } from "../capsule/index.js";
 import { countsTotal } from "../capsule/status.js";
 import type { Outcome } from "../types.js";
 import { cleanResultLines } from "./render.js";
@@ -23,8 +23,12 @@ export function workflowObservation(id: string, outcome: Outcome, facts: RunFact
 	};
 }
 
-/** The workflow lines a clean result shows (see `cleanResultLines`), with the state this result leads to; none for other results. */
-export function cleanLinesFor(stored: unknown, observation: WorkflowObservation): string[] {
+/**
+ * The workflow lines a clean result shows (see `cleanResultLines`), with the state this result
+ * leads to; none for other results. Brief when the clean capsule's budget is below its usual size.
+ */
+export function cleanLinesFor(stored: unknown, observation: WorkflowObservation, cleanBudget: number): string[] {
 	if (!observation.clean) return [];
-	return cleanResultLines(observeWorkflow(normalizeWorkflow(stored), observation));
+	const brief = cleanBudget < CLEAN_CAPSULE_BYTES;
+	return cleanResultLines(observeWorkflow(normalizeWorkflow(stored), observation), brief);
 }

@@ -42,11 +42,14 @@ export function workflowFields(state: WorkflowState): string {
 
 /**
  * Lines a clean capsule or delta carries during staged work under an active goal: the state
- * (COMMAND_CLEAN, STAGE_CLEAN or GOAL_READY) with the compact fields, then the one guard. None otherwise.
+ * (COMMAND_CLEAN, STAGE_CLEAN or GOAL_READY) with the compact fields, then the one guard. None
+ * otherwise. `brief` leaves the fields out (a clean capsule with less than its usual 768 bytes keeps
+ * the state and the guard within its budget).
  */
-export function cleanResultLines(state: WorkflowState): string[] {
+export function cleanResultLines(state: WorkflowState, brief = false): string[] {
 	if (!isStagedGoal(state)) return [];
-	return [`WORKFLOW ${workflowStage(state)}: ${workflowFields(state)}`, workflowGuard(state)];
+	const stage = `WORKFLOW ${workflowStage(state)}`;
+	return [brief ? stage : `${stage}: ${workflowFields(state)}`, workflowGuard(state)];
 }
 
 /**

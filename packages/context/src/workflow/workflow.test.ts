@@ -181,6 +181,22 @@ describe("test results and the cumulative suite", () => {
 		);
 	});
 
+	it("a clean capsule with a smaller budget keeps the state and the guard within it", async () => {
+		session = await openContextSession({
+			root,
+			sessionId: "small",
+			cwd: root,
+			env: {},
+			config: { capsuleMaxBytes: 512 },
+		});
+		await say("STAGE 1: implement take()");
+		await say("REQUIREMENTS LOCKED");
+		const capsule = await run(FULL);
+		expect(capsule.decision).toBe("structured-capsule");
+		expect(capsule.text).toContain(`\nTEST_RESULT PASS 901/901\nWORKFLOW GOAL_READY\n${READY}\n`);
+		expect(Buffer.byteLength(capsule.text)).toBeLessThanOrEqual(512);
+	});
+
 	it("without an active goal, or outside staged work, clean capsules carry no workflow lines", async () => {
 		await say("STAGE 1: implement take()", null);
 		const noGoal = await run(FULL);
