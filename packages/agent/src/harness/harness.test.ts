@@ -20,6 +20,7 @@ import { rollbackRefinement, runRefinement } from "./refine.js";
 import { PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";
 import { HarnessRuntime } from "./runtime.js";
 import { harnessSettingsFrom } from "./settings.js";
+import { HARNESS_LIMITS } from "./types.js";
 
 let faux: FauxProviderRegistration;
 let world: TempWorld;
@@ -534,5 +535,26 @@ describe("settings", () => {
 		expect(() => harnessSettingsFrom(undefined, "s.json", { PRIME_AGENT_AUTO_REFINE: "yes" })).toThrow(
 			'PRIME_AGENT_AUTO_REFINE is "yes", not 0 or 1.',
 		);
+	});
+});
+
+describe("the README", () => {
+	it("states the harness numbers the code uses", () => {
+		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+		const grouped = (n: number) => n.toLocaleString("en-US");
+		const L = HARNESS_LIMITS;
+		expect(readme).toContain(
+			`per kind at most ${L.indexEntries} entries, each cut to ${L.indexChars} characters, then \`+N more\`; and the last ${L.indexRefinements} refinements`,
+		);
+		expect(readme).toContain(
+			`every ${L.autoEveryTurns} assistant turns and after each compaction, never within ${L.autoCooldownMs / 60_000} minutes`,
+		);
+		expect(readme).toContain(`(the newest ${grouped(L.reviewChars)} characters of the trajectory)`);
+		expect(readme).toContain(`the newest ${grouped(L.planningChars)} characters of the trajectory`);
+		expect(readme).toContain(
+			`(${L.overviewEntries} entries per kind at ${L.overviewChars} characters), the last ${L.planningRefinements} refinements`,
+		);
+		expect(readme).toContain(`through the last ${L.staleAfterRefinements} refinements is proposed for retirement`);
+		expect(readme).toContain(`at most ${L.nameChars} characters; a text is at most ${grouped(L.textChars)} characters`);
 	});
 });
