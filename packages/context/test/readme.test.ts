@@ -3,9 +3,10 @@ import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { CHUNK_BYTES } from "../src/archive/index.js";
 import { BINARY_ODD_SHARE } from "../src/archive/text-check.js";
-import { FAILING_IDS_CEILING } from "../src/capsule/index.js";
+import { CLEAN_CAPSULE_BYTES, FAILING_IDS_CEILING } from "../src/capsule/index.js";
 import { CONFIG_RULES } from "../src/config/index.js";
 import { DEFAULT_CONFIG, RECOVERY_LIMITS } from "../src/types.js";
+import { COMPLETION_GUARD, GOAL_READY_GUARD, UNLOCKED_GUARD } from "../src/workflow/index.js";
 
 const readme = () => readFile(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
 
@@ -31,4 +32,10 @@ it("states the same limits as the code", async () => {
 		const min = /at least (\d+)/.exec(rule.describe)?.[1];
 		if (min) expect(row).toContain(`integer >= ${min}`);
 	}
+});
+
+it("states the workflow guards exactly as the code", async () => {
+	const text = await readme();
+	for (const guard of [UNLOCKED_GUARD, COMPLETION_GUARD, GOAL_READY_GUARD]) expect(text).toContain(`| \`${guard}\` |`);
+	expect(text).toContain(`less than its usual ${CLEAN_CAPSULE_BYTES} bytes`);
 });
