@@ -133,6 +133,9 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		expect(isTimeout.stdout).toBe("True\n");
 		const override = await cell(started, "print(await fx.call('slow', {'ms': 50}, timeout=5))");
 		expect(override.stdout).toBe("waited 50 ms\n");
+		const tooLong = await cell(started, "await fx.call('slow', {'ms': 1}, timeout=601)");
+		expect(tooLong.error?.ename).toBe("McpToolError");
+		expect(tooLong.error?.evalue).toBe("timeout= is at most 600 s (the kernel waits no longer for the host)");
 	});
 
 	it("concurrent first calls start the server once and each gets its own answer", async () => {

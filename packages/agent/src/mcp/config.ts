@@ -5,6 +5,8 @@ import { readJsonFile } from "../home/index.js";
 
 /** Per-call limit when a server's config sets none (the SDK's own default). */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+/** The longest call limit: the kernel gives up on any host request after 600 s. */
+export const MAX_MCP_TIMEOUT_MS = 600_000;
 
 interface ServerBase {
 	/** The name under `mcpServers`, as written in the file. */
@@ -126,8 +128,16 @@ function readServer(file: string, name: string, value: unknown, env: NodeJS.Proc
 		);
 	}
 	const timeout = value.timeout;
-	if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
-		throw configError(file, `${field}.timeout`, "must be a whole number of milliseconds", "For example 60000.");
+	if (
+		timeout !== undefined &&
+		(typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0 || timeout > MAX_MCP_TIMEOUT_MS)
+	) {
+		throw configError(
+			file,
+			`${field}.timeout`,
+			`must be a whole number of milliseconds, at most ${MAX_MCP_TIMEOUT_MS}`,
+			"For example 60000.",
+		);
 	}
 	const base = { name, module: moduleName(name), file, timeoutMs: (timeout as number) ?? DEFAULT_MCP_TIMEOUT_MS };
 	const text = (key: string, raw: unknown) => expand(file, `${field}.${key}`, raw, env);

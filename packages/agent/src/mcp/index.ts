@@ -7,6 +7,7 @@ export {
 	DEFAULT_MCP_TIMEOUT_MS,
 	type HttpServerConfig,
 	loadMcpConfig,
+	MAX_MCP_TIMEOUT_MS,
 	type McpServerConfig,
 	mcpConfigFiles,
 	moduleName,

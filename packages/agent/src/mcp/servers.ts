@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { HostRequestHandler } from "prime-agent-kernel";
-import type { McpServerConfig } from "./config.js";
+import { MAX_MCP_TIMEOUT_MS, type McpServerConfig } from "./config.js";
 import { McpCallError, McpServerConnection, type McpServerState } from "./server-connection.js";
 
 /** Host request types the kernel's `mcp_servers` modules send. */
@@ -75,6 +75,10 @@ export class McpServers {
 					return { failed: { kind: "bad_request", message: "tool arguments must be keyword arguments (a dict)" } };
 				}
 				const timeout = typeof payload.timeout === "number" && payload.timeout > 0 ? payload.timeout * 1000 : undefined;
+				if (timeout !== undefined && timeout > MAX_MCP_TIMEOUT_MS) {
+					const message = `timeout= is at most ${MAX_MCP_TIMEOUT_MS / 1000} s (the kernel waits no longer for the host)`;
+					return { failed: { kind: "bad_request", message } };
+				}
 				try {
 					return { value: pythonValue(await server.call(payload.tool, args as Record<string, unknown>, timeout)) };
 				} catch (error) {
