@@ -196,5 +196,8 @@ describe("goal continuation coalescing", () => {
 		);
 		expect(normalizePoll("progress 40%, 12 of 30 files")).not.toBe(normalizePoll("progress 45%, 13 of 30 files"));
 		expect(normalizePoll("3 failed, 9 passed")).not.toBe(normalizePoll("2 failed, 10 passed"));
+		expect(normalizePoll("src/a.py:12:34: E501 line too long")).not.toBe(
+			normalizePoll("src/a.py:15:10: E501 line too long"),
+		);
 	});
 });

@@ -187,14 +187,20 @@ function pollKey(turn: readonly AgentMessage[]): string {
 
 /** A poll result with its volatile parts replaced: observation ids, UUIDs, timestamps, clock times, elapsed values, capsule sizes. */
 export function normalizePoll(text: string): string {
-	return text
-		.replace(/\bobs_\d+\b/g, "obs_#")
-		.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>")
-		.replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, "<time>")
-		.replace(/\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b/g, "<time>")
-		.replace(/\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/gi, "<elapsed>")
-		.replace(/\b(elapsed|duration|uptime|runtime|took|waited)(\s*[=:]?\s*)\d+(?:\.\d+)?/gi, "$1$2<n>")
-		.replace(/\b(bytes|lines)="\d+"/g, '$1="#"')
-		.replace(/\s+/g, " ")
-		.trim();
+	return (
+		text
+			.replace(/\bobs_\d+\b/g, "obs_#")
+			.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>")
+			.replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g, "<time>")
+			// A clock time stands alone: `path:12:34` (a line and column) is a location, not a time.
+			.replace(/(?<![\w:./-])\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?![\w:])/g, "<time>")
+			.replace(
+				/\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/gi,
+				"<elapsed>",
+			)
+			.replace(/\b(elapsed|duration|uptime|runtime|took|waited)(\s*[=:]?\s*)\d+(?:\.\d+)?/gi, "$1$2<n>")
+			.replace(/\b(bytes|lines)="\d+"/g, '$1="#"')
+			.replace(/\s+/g, " ")
+			.trim()
+	);
 }
