@@ -4,7 +4,7 @@ import { expect, it } from "vitest";
 import { MAX_NAME_LENGTH, PREVIEW_LIMIT } from "../src/children/index.js";
 import { HELP } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
-import { DEFAULT_MCP_TIMEOUT_MS } from "../src/mcp/index.js";
+import { DEFAULT_MCP_TIMEOUT_MS, MAX_MCP_TIMEOUT_MS } from "../src/mcp/index.js";
 import { MAX_MESSAGE_CHARS, MAX_PENDING, MAX_SENDS_PER_MINUTE } from "../src/messages/index.js";
 import { CONTEXT_FILE_MAX_CHARS } from "../src/prompt/index.js";
 import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS } from "../src/providers/index.js";
@@ -33,7 +33,7 @@ it("the numbers the README states are the ones the code uses", () => {
 	expect(README).toContain(`${MAX_SENDS_PER_MINUTE} sends a minute per sender`);
 	expect(README).toContain(`a preview of at most ${PREVIEW_LIMIT} characters of its last text`);
 	expect(README).toContain(`at most ${MAX_NAME_LENGTH} characters of letters`);
-	expect(README).toContain(`(ms per call, default ${DEFAULT_MCP_TIMEOUT_MS})`);
+	expect(README).toContain(`(ms per call, default ${DEFAULT_MCP_TIMEOUT_MS}, at most ${MAX_MCP_TIMEOUT_MS}:`);
 	expect(README).toContain(
 		`(each cut to ${SKILL_DESCRIPTION_CHARS} characters) of at most ${SKILL_INDEX_LIMIT} skills sorted by name`,
 	);
