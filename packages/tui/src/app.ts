@@ -12,10 +12,13 @@ import {
 import {
 	type ChildEvent,
 	contextTokens,
+	describeAutonomousEvent,
 	describeChildEvent,
+	describeGoalEvent,
 	describeNotice,
 	type InteractiveContext,
 	type KernelStatus,
+	onLongRunningEvents,
 	parseSlashCommand,
 	type RunOutcome,
 	type SessionNotice,
@@ -227,6 +230,10 @@ export class InteractiveApp {
 			started.onKernelStatus((status) => this.onKernelStatus(status)),
 			started.onChildEvent((event) => this.onChildEvent(event)),
 			started.onChildUsage(() => this.tui.requestRender()),
+			onLongRunningEvents(started, (event) => {
+				const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
+				if (text) this.note(text);
+			}),
 		];
 		started.kernel.onStillBusy = () => this.local.askStillBusy();
 		this.redraw(notices);
@@ -372,8 +379,8 @@ export class InteractiveApp {
 			this.setHint("Interrupting the running cell; Ctrl-C again stops the turn.");
 			return;
 		}
-		if (this.interruptPresses === 1 && this.cellWaitsForKernel()) {
-			// The cell is called but its kernel is still starting: it is interrupted once it runs.
+		if (this.interruptPresses === 1 && this.ipythonRunning()) {
+			// The cell is called but its kernel has not started running it yet: it is interrupted once it runs.
 			this.setHint("Interrupting the cell once the kernel has started; Ctrl-C again stops the turn.");
 			const retry = () => {
 				if (this.interruptPresses !== 1 || !this.ipythonRunning()) return;
@@ -386,11 +393,7 @@ export class InteractiveApp {
 		this.setHint("Stopping the turn…");
 	}
 
-	/** An ipython call is under way and its kernel has not started running it yet. */
-	private cellWaitsForKernel(): boolean {
-		return this.kernel === "starting" && this.ipythonRunning();
-	}
-
+	/** An ipython call is under way (its kernel may still be starting). */
 	private ipythonRunning(): boolean {
 		return [...this.cells.values()].some((cell) => cell.toolName === "ipython");
 	}
@@ -483,6 +486,7 @@ export class InteractiveApp {
 				.length,
 			queued: this.queuedMessages.length + this.queuedCommands.length,
 			working: this.working,
+			goal: this.started.goals.active()?.objective,
 		};
 	}
 }

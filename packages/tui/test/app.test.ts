@@ -293,4 +293,47 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		second.terminal.send("\x03");
 		expect(await second.exited).toEqual({ code: 0 });
 	});
+
+	it("the status line shows the active goal; /goal comes from the session like every command", async () => {
+		const { app, terminal } = await startApp();
+		type(terminal, "/goal make the tests pass");
+		terminal.send("\r");
+		const shown = await waitFor(app, "goal: make the tests pass");
+		expect(shown).toMatch(/Goal \S+ set/);
+		type(terminal, "/goal pause");
+		terminal.send("\r");
+		await waitFor(app, (text) => text.includes("paused") && !text.includes("goal: make the tests pass"));
+	});
+
+	it("the editor keeps a history (Up recalls) and takes several lines (Alt+Enter)", async () => {
+		sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
+		const { app, terminal } = await startApp();
+		type(terminal, "first line");
+		terminal.send("\x1b\r");
+		type(terminal, "second line");
+		expect(app.editor.getText()).toBe("first line\nsecond line");
+		terminal.send("\r");
+		await waitFor(app, (text) => /^ one$/m.test(text));
+		expect(screen(app)).toContain("› first line\n  second line");
+		terminal.send("\x1b[A");
+		expect(app.editor.getText()).toBe("first line\nsecond line");
+	});
+
+	it("a large paste stays one marker in the editor and reaches the model whole", async () => {
+		const contexts: Context[] = [];
+		sessions.faux.setResponses([
+			(context) => {
+				contexts.push(context);
+				return fauxAssistantMessage("got it");
+			},
+		]);
+		const { app, terminal } = await startApp();
+		const pasted = Array.from({ length: 40 }, (_, i) => `pasted line ${i + 1}`).join("\n");
+		terminal.send(`\x1b[200~${pasted}\x1b[201~`);
+		expect(app.editor.getText()).toBe("[paste #1 +40 lines]");
+		terminal.send("\r");
+		const shown = await waitFor(app, "got it");
+		expect(JSON.stringify(contexts[0]?.messages.at(-1)?.content)).toContain("pasted line 40");
+		expect(shown).toContain("… 28 more lines");
+	});
 });

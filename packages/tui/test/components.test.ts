@@ -8,7 +8,7 @@ import { listFolder } from "../src/autocomplete.js";
 import { CapsuleCard, parseCapsule } from "../src/components/capsule.js";
 import { CellView } from "../src/components/cell.js";
 import { Picker } from "../src/components/picker.js";
-import { formatStatus, type StatusInfo, shortCount } from "../src/components/status-line.js";
+import { formatStatus, type StatusInfo, shortCount, statusLines } from "../src/components/status-line.js";
 import { highlightCode } from "../src/highlight.js";
 import { plainText } from "../src/style.js";
 import { branchTarget, treeItems, treeRows } from "../src/tree.js";
@@ -218,11 +218,20 @@ describe("status line", () => {
 
 	it("shows model, context share, tokens and cost, kernel, sub-agents, queue and goal", () => {
 		expect(visible(formatStatus(info))).toBe(
-			"● working │ anthropic/claude-sonnet-4-5 · 25% of 200k · 123k tok $0.457 · kernel busy · 2 sub-agents running · 1 queued · goal: make the tests pass",
+			"● working │ kernel busy · anthropic/claude-sonnet-4-5 · 25% of 200k · 123k tok $0.457 · 2 sub-agents running · 1 queued · goal: make the tests pass",
 		);
 		expect(visible(formatStatus({ ...info, working: false, runningChildren: 0, queued: 0, goal: undefined }))).toBe(
-			"● ready │ anthropic/claude-sonnet-4-5 · 25% of 200k · 123k tok $0.457 · kernel busy",
+			"● ready │ kernel busy · anthropic/claude-sonnet-4-5 · 25% of 200k · 123k tok $0.457",
 		);
+	});
+
+	it("moves sub-agents, queue and goal to a second line when one line does not fit", () => {
+		expect(statusLines(info, 80).map(visible)).toEqual([
+			"● working │ kernel busy · anthropic/claude-sonnet-4-5 · 25% of 200k · 123k to...",
+			"2 sub-agents running · 1 queued · goal: make the tests pass",
+		]);
+		expect(statusLines({ ...info, goal: "a\nmulti-line   goal" }, 200).map(visible)).toHaveLength(1);
+		for (const line of statusLines(info, 30)) expect(visibleWidth(line)).toBeLessThanOrEqual(30);
 	});
 
 	it("counts shortly", () => {

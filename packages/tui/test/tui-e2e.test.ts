@@ -132,7 +132,7 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		await tui.waitFor("filter: coder-2");
 		tui.keys("Enter");
 		const screen = await tui.waitFor("Model: local/coder-2");
-		expect(screen).toMatch(/● ready │ local\/coder-2 · 0% of 66k/);
+		expect(screen).toMatch(/● ready │ kernel not started · local\/coder-2 · 0% of 66k/);
 	});
 
 	it("/new starts another session and /resume picks the earlier one of this directory", async () => {

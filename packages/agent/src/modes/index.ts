@@ -9,6 +9,7 @@ export {
 } from "./interactive.js";
 export { handleInterrupts, type InterruptAction, type InterruptHandle } from "./interrupts.js";
 export { runJsonMode } from "./json.js";
+export { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
 export { describeNotice } from "./notices.js";
 export { describeOutcome, type OutcomeReport } from "./outcome.js";
 export { runPrintMode } from "./print.js";

@@ -33,6 +33,9 @@ export class AssistantView implements Component {
 	}
 }
 
+/** Lines of a long message (a paste) shown before the rest is counted. */
+export const USER_PREVIEW_LINES = 12;
+
 /** What the user sent: a `›` mark, then the text (a steering or follow-up message says so). */
 export class UserView implements Component {
 	constructor(
@@ -44,12 +47,14 @@ export class UserView implements Component {
 
 	render(width: number): string[] {
 		const body = plainText(this.text).split("\n");
+		const shown = body.slice(0, USER_PREVIEW_LINES);
 		const lines: string[] = [];
-		body.forEach((line, index) => {
+		for (const line of shown) {
 			for (const part of wrapTextWithAnsi(line, Math.max(1, width - 2))) {
-				lines.push(`${index === 0 && lines.length === 0 ? style.cyan("› ") : "  "}${style.bold(part)}`);
+				lines.push(`${lines.length === 0 ? style.cyan("› ") : "  "}${style.bold(part)}`);
 			}
-		});
+		}
+		if (body.length > shown.length) lines.push(style.gray(`  … ${body.length - shown.length} more lines`));
 		if (this.note) lines.push(truncateToWidth(style.gray(`  ${this.note}`), width));
 		return lines;
 	}

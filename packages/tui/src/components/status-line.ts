@@ -1,4 +1,4 @@
-import { type Component, truncateToWidth } from "@mariozechner/pi-tui";
+import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { style } from "../style.js";
 
 export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "failed";
@@ -27,31 +27,48 @@ export function shortCount(value: number): string {
 	return `${(value / 1_000_000).toFixed(1)}M`;
 }
 
-/** The status line's text: most important first, so a narrow terminal cuts the least useful part. */
-export function formatStatus(info: StatusInfo): string {
+/** The status line's two parts: the session's state, then what runs beside it (sub-agents, queue, goal). */
+function statusParts(info: StatusInfo): { main: string; extras: string } {
 	const kernelPaint = info.kernel === "busy" ? style.yellow : info.kernel === "failed" ? style.red : style.gray;
 	const percent = info.contextWindow > 0 ? Math.round((100 * info.contextTokens) / info.contextWindow) : 0;
 	const context = `${percent}% of ${shortCount(info.contextWindow)}`;
-	const parts = [
+	// What a narrow terminal cuts first comes last: cost and tokens.
+	const main = [
 		(info.working ? style.yellow("● working") : style.green("● ready")) + style.gray(" │ "),
-		style.cyan(info.model),
-		style.gray(` · ${context} · ${shortCount(info.totalTokens)} tok $${info.cost.toFixed(3)} · `),
 		kernelPaint(`kernel ${info.kernel}`),
-	];
+		style.gray(" · "),
+		style.cyan(info.model),
+		style.gray(` · ${context} · ${shortCount(info.totalTokens)} tok $${info.cost.toFixed(3)}`),
+	].join("");
+	const extras: string[] = [];
 	if (info.runningChildren > 0)
-		parts.push(style.gray(` · ${info.runningChildren} sub-agent${info.runningChildren === 1 ? "" : "s"} running`));
-	if (info.queued > 0) parts.push(style.gray(` · ${info.queued} queued`));
-	if (info.goal) parts.push(style.gray(" · goal: ") + info.goal);
-	return parts.join("");
+		extras.push(style.gray(`${info.runningChildren} sub-agent${info.runningChildren === 1 ? "" : "s"} running`));
+	if (info.queued > 0) extras.push(style.gray(`${info.queued} queued`));
+	if (info.goal) extras.push(style.gray("goal: ") + info.goal.replace(/\s+/g, " ").trim());
+	return { main, extras: extras.join(style.gray(" · ")) };
 }
 
-/** The line under the editor. */
+/** The status as one line (what a wide terminal shows). */
+export function formatStatus(info: StatusInfo): string {
+	const { main, extras } = statusParts(info);
+	return extras ? `${main}${style.gray(" · ")}${extras}` : main;
+}
+
+/** The status for `width` columns: one line when it fits, else the extras on a second line. */
+export function statusLines(info: StatusInfo, width: number): string[] {
+	const one = formatStatus(info);
+	if (visibleWidth(one) <= width) return [one];
+	const { main, extras } = statusParts(info);
+	return [main, ...(extras ? [extras] : [])].map((line) => truncateToWidth(line, width));
+}
+
+/** The status under the editor. */
 export class StatusLine implements Component {
 	constructor(private readonly info: () => StatusInfo) {}
 
 	invalidate(): void {}
 
 	render(width: number): string[] {
-		return [truncateToWidth(formatStatus(this.info()), width)];
+		return statusLines(this.info(), width);
 	}
 }
