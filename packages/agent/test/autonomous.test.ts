@@ -296,3 +296,28 @@ it("the command line: gates passed exit 0, a limit exits 5, settings give the ga
 		world.cleanup();
 	}
 });
+
+it("the numbers and the message the README and --help state are the ones the code uses", async () => {
+	const { readFileSync: read } = await import("node:fs");
+	const readme = read(new URL("../README.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+	const { HELP } = await import("../src/cli/index.js");
+	const {
+		DEFAULT_AUTONOMOUS_LIMITS: limits,
+		GATE_TIMEOUT_MS,
+		WALK_MAX_FILES,
+		WALK_HASH_MAX_BYTES,
+	} = await import("../src/autonomous/index.js");
+	const { IDLE_CONTINUATION_LIMIT } = await import("../src/goals/index.js");
+	expect(readme).toContain(
+		`(defaults): ${limits.continuations} continuations, ${limits.turns} turns, ${limits.tokens.toLocaleString("en-US")} tokens (input + output, sub-agents' included), ${limits.timeMs / 60_000} minutes`,
+	);
+	expect(readme).toContain(`stopped (its process group killed) after ${GATE_TIMEOUT_MS / 60_000} minutes`);
+	expect(readme).toContain(`bounded to ${GATE_OUTPUT_LIMIT.toLocaleString("en-US")} characters`);
+	expect(readme).toContain(`past ${WALK_MAX_FILES.toLocaleString("en-US")} files`);
+	expect(readme).toContain(`files up to ${WALK_HASH_MAX_BYTES / 1024 / 1024} MiB by content`);
+	expect(readme).toContain(`answers ${IDLE_CONTINUATION_LIMIT} continuations in a row without running a cell`);
+	expect(readme).toContain(`told exactly: "${GATE_NOT_RERUN_TEXT}"`);
+	expect(HELP.replace(/\s+/g, " ")).toContain(
+		`--max-continuations ${limits.continuations}, --max-turns ${limits.turns}, --max-tokens ${limits.tokens}, --max-minutes ${limits.timeMs / 60_000}`,
+	);
+});

@@ -1,3 +1,4 @@
+import { DEFAULT_AUTONOMOUS_LIMITS as LIMITS } from "../autonomous/limits.js";
 import { ExitCode } from "../errors.js";
 
 export const HELP = `prime-agent: a coding agent whose one tool is a persistent IPython kernel.
@@ -28,6 +29,15 @@ Options:
       --thinking <level>   off, minimal, low, medium, high, xhigh
   -e, --extension <path>   load this extension (a .js/.mjs module or a package folder) for this run
       --local              with package: the project's .prime/agent/settings.json, not the agent home's
+      --goal <objective>   set a goal: the host keeps the model working until it audits the objective
+                           and calls goal.complete(); budget: --goal-tokens N (input + output),
+                           --goal-turns N, --goal-minutes N
+      --autonomous         with -p: when the model would stop, run the quality gates; a failing gate
+                           continues the run with its output. Limits (defaults): --max-continuations ${LIMITS.continuations},
+                           --max-turns ${LIMITS.turns}, --max-tokens ${LIMITS.tokens}, --max-minutes ${LIMITS.timeMs / 60_000} (or "autonomous" in
+                           settings.json). A report ends the run: the gates passed (exit 0), or which
+                           limit was reached (exit ${ExitCode.limitReached}, never success)
+      --gate <command>     a quality gate, a shell command (repeatable; replaces "autonomous.gates")
   -h, --help               show this help
   -v, --version            show the version
 
@@ -35,12 +45,14 @@ Keys come from the usual environment variables (ANTHROPIC_API_KEY, OPENAI_API_KE
 or from auth.json in the agent home. The agent home is $PRIME_AGENT_DIR (default ~/.prime/agent):
 settings.json, auth.json, models.json (local OpenAI-compatible servers), sessions/, extensions/.
 Extensions also load from <project>/.prime/agent/extensions/. In a prompt, /compact [instructions]
-summarises the older conversation (the kernel keeps its state); extensions add more /commands.
+summarises the older conversation (the kernel keeps its state); /goal shows the goal, /goal <objective>
+sets one (/goal pause, resume, clear); extensions add more /commands.
 MCP servers (mcp.json in the agent home, .prime/mcp.json in the project) are Python modules in the
 kernel (import mcp_servers.NAME); /mcp lists them. Skills live in skills/ and .prime/skills/;
 /skill create <name> drafts one from the session.
 
-Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.interrupted} interrupted.
+Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.limitReached} a limit stopped the work
+(an autonomous limit or a goal's budget), ${ExitCode.interrupted} interrupted.
 
 Not a sandbox: code written by the model runs with your permissions.
 `;
