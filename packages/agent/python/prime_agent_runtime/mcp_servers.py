@@ -175,7 +175,7 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
 
 
 class McpNamespace:
-    """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github``; ``mcp.servers()`` lists them."""
+    """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github`` (``mcp["my-server"]`` by config name); ``mcp.servers()`` lists them."""
 
     def __init__(self, modules: dict[str, McpServerModule], config_files: list[str]) -> None:
         self._modules = modules
@@ -188,12 +188,16 @@ class McpNamespace:
     def __getattr__(self, name: str) -> McpServerModule:
         if name.startswith("_"):
             raise AttributeError(name)
-        found = self._modules.get(name)
+        found = self._modules.get(name) or next((m for m in self._modules.values() if m.__server__["name"] == name), None)
         if found is None:
             raise AttributeError(_unknown(name, self._modules, self._files))
         return found
 
-    __getitem__ = __getattr__
+    def __getitem__(self, name: str) -> McpServerModule:
+        try:
+            return self.__getattr__(name)
+        except AttributeError as error:
+            raise KeyError(str(error)) from None
 
     def __dir__(self) -> list[str]:
         return sorted([*self._modules, "servers"])
