@@ -125,7 +125,8 @@ export class ChildManager {
 	}
 
 	private spec(name: string): string {
-		if (!this.options.resolveSpec) throw new SpawnRefused("rlm(spec=...): this session has no harness to take specs from.");
+		if (!this.options.resolveSpec)
+			throw new SpawnRefused("rlm(spec=...): this session has no harness to take specs from.");
 		try {
 			return this.options.resolveSpec(name);
 		} catch (error) {

@@ -457,10 +457,29 @@ describe("stores under stress", () => {
 	});
 });
 
+/** Run Python code with the runtime importable; resolves with its stdout, rejects on a non-zero exit. */
+function runPython(code: string): Promise<string> {
+	const pythonDir = new URL("../../python", import.meta.url).pathname;
+	return new Promise((resolve, reject) => {
+		const child = spawn(kernelPythonForTests(), ["-c", code], {
+			env: { ...process.env, PYTHONPATH: pythonDir },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		let stdout = "";
+		let stderr = "";
+		child.stdout.on("data", (chunk) => {
+			stdout += chunk;
+		});
+		child.stderr.on("data", (chunk) => {
+			stderr += chunk;
+		});
+		child.on("exit", (status) => (status === 0 ? resolve(stdout) : reject(new Error(stderr))));
+	});
+}
+
 describe("several processes at once", () => {
 	it("loses no write when three Python processes and the host write one store together", async () => {
 		const h = harness();
-		const pythonDir = new URL("../../python", import.meta.url).pathname;
 		const code = (tag: string) =>
 			[
 				"import sys",
@@ -469,19 +488,7 @@ describe("several processes at once", () => {
 				`for i in range(25): hm.harness.create_memory(f"${tag}-{i}", "from python")`,
 				`print(len(hm.harness.list_memories()))`,
 			].join("\n");
-		const run = (tag: string) =>
-			new Promise<number>((resolve, reject) => {
-				const child = spawn(kernelPythonForTests(), ["-c", code(tag)], {
-					env: { ...process.env, PYTHONPATH: pythonDir },
-					stdio: ["ignore", "ignore", "pipe"],
-				});
-				let stderr = "";
-				child.stderr.on("data", (chunk) => {
-					stderr += chunk;
-				});
-				child.on("exit", (status) => (status === 0 ? resolve(status) : reject(new Error(stderr))));
-			});
-		const pythons = Promise.all(["p1", "p2", "p3"].map(run));
+		const pythons = Promise.all(["p1", "p2", "p3"].map((tag) => runPython(code(tag))));
 		for (let i = 0; i < 25; i++) {
 			h.create("memory", `host-${i}`, "from the host");
 			await new Promise((resolve) => setImmediate(resolve));
@@ -497,26 +504,13 @@ describe("several processes at once", () => {
 		const h = harness();
 		h.create("memory", "a", "fine");
 		writeFileSync(h.path("local"), "{ not json");
-		const pythonDir = new URL("../../python", import.meta.url).pathname;
-		const output = await new Promise<string>((resolve) => {
-			const child = spawn(
-				kernelPythonForTests(),
-				[
-					"-c",
-					[
-						"from prime_agent_runtime import harness as hm",
-						`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
-						"try:\n    hm.harness.create_memory('b', 'x')\nexcept hm.HarnessError as error:\n    print(error)",
-					].join("\n"),
-				],
-				{ env: { ...process.env, PYTHONPATH: pythonDir }, stdio: ["ignore", "pipe", "inherit"] },
-			);
-			let out = "";
-			child.stdout.on("data", (chunk) => {
-				out += chunk;
-			});
-			child.on("exit", () => resolve(out));
-		});
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"try:\n    hm.harness.create_memory('b', 'x')\nexcept hm.HarnessError as error:\n    print(error)",
+			].join("\n"),
+		);
 		expect(output.startsWith(`${h.path("local")} is not valid JSON (`)).toBe(true);
 		expect(readFileSync(h.path("local"), "utf8")).toBe("{ not json");
 	});

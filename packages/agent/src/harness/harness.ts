@@ -111,47 +111,44 @@ export class Harness {
 	}
 
 	update(kindArg: unknown, nameArg: unknown, textArg: unknown, scope?: HarnessScope): ScopedEntry {
-		const kind = checkKind(kindArg);
-		const name = checkName(nameArg);
 		const text = checkText(textArg);
-		const where = this.scopeOf(kind, name, scope);
-		const at = isoNow(this.clock());
-		const { after } = this.change(where, kind, name, (current) => {
-			if (!current) throw missing(kind, name, where);
-			return { ...current, text, updatedAt: at };
-		});
-		return { ...(after as HarnessEntry), scope: where };
+		return this.changeExisting(kindArg, nameArg, scope, (current, at) => ({ ...current, text, updatedAt: at }));
 	}
 
 	delete(kindArg: unknown, nameArg: unknown, scope?: HarnessScope): ScopedEntry {
-		const kind = checkKind(kindArg);
-		const name = checkName(nameArg);
-		const where = this.scopeOf(kind, name, scope);
-		const { before } = this.change(where, kind, name, (current) => {
-			if (!current) throw missing(kind, name, where);
-			return null;
-		});
-		return { ...(before as HarnessEntry), scope: where };
+		return this.changeExisting(kindArg, nameArg, scope, () => null);
 	}
 
 	/** Count a use of an entry (read in full, or a spec given to a sub-agent) and return it. */
 	use(kindArg: unknown, nameArg: unknown, scope?: HarnessScope): ScopedEntry {
-		const kind = checkKind(kindArg);
-		const name = checkName(nameArg);
-		const where = this.scopeOf(kind, name, scope);
-		const at = isoNow(this.clock());
-		const { after } = this.change(where, kind, name, (current) => {
-			if (!current) throw missing(kind, name, where);
-			return { ...current, uses: current.uses + 1, lastUsedAt: at };
-		});
-		return { ...(after as HarnessEntry), scope: where };
+		return this.changeExisting(kindArg, nameArg, scope, (current, at) => ({
+			...current,
+			uses: current.uses + 1,
+			lastUsedAt: at,
+		}));
 	}
 
-	/** Where an existing entry lives: `scope` when given, else local before global; throws when absent. */
-	private scopeOf(kind: HarnessKind, name: string, scope?: HarnessScope): HarnessScope {
+	/**
+	 * Change an entry that must exist (in `scope`, else local before global): `edit` returns its new
+	 * state or null to delete it. Returns the entry after the change (before it, for a delete).
+	 */
+	private changeExisting(
+		kindArg: unknown,
+		nameArg: unknown,
+		scope: HarnessScope | undefined,
+		edit: (current: HarnessEntry, at: string) => HarnessEntry | null,
+	): ScopedEntry {
+		const kind = checkKind(kindArg);
+		const name = checkName(nameArg);
 		const found = this.find(kind, name, scope);
 		if (!found) throw missing(kind, name, scope);
-		return found.scope;
+		const where = found.scope;
+		const at = isoNow(this.clock());
+		const { before, after } = this.change(where, kind, name, (current) => {
+			if (!current) throw missing(kind, name, where);
+			return edit(current, at);
+		});
+		return { ...((after ?? before) as HarnessEntry), scope: where };
 	}
 
 	refinements(): Refinement[] {

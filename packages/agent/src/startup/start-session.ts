@@ -18,8 +18,8 @@ import {
 } from "../children/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
-import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
+import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
 import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
