@@ -70,17 +70,7 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 
 	const scratch = await mkdtemp(join(tmpdir(), "prime-bench-"));
 	try {
-		progress("speed");
-		const speed = await runSpeed(
-			cases.map((item) => item.text),
-			smoke ? SMOKE_BUCKETS : FULL_BUCKETS,
-			async (id) => {
-				const archive = await options.primeContext.openArchive(join(scratch, "speed"), id);
-				return { archive, broker: await options.primeContext.createBroker(archive) };
-			},
-			progress,
-			scratch,
-		);
+		const speed = await timeBroker(cases, options, scratch);
 		const labelledOurs = new PrimeContextArm(options.primeContext, join(scratch, "labelled"));
 		const labelled = await runLabelled(cases, [...peerArms(), labelledOurs], progress);
 		const trajectoryOurs = new PrimeContextArm(options.primeContext, join(scratch, "trajectories"));
@@ -122,3 +112,56 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 }
 
 const sumBytes = (cases: LabelledCase[]) => cases.reduce((sum, item) => sum + item.bytes, 0);
+
+/** The speed buckets over windows of the labelled outputs' text, each sample in its own session under `scratch`. */
+function timeBroker(
+	cases: LabelledCase[],
+	options: Pick<BenchmarkOptions, "smoke" | "primeContext" | "progress">,
+	scratch: string,
+): Promise<SpeedResult> {
+	const progress = options.progress ?? (() => {});
+	progress("speed");
+	return runSpeed(
+		cases.map((item) => item.text),
+		options.smoke ? SMOKE_BUCKETS : FULL_BUCKETS,
+		async (id) => {
+			const archive = await options.primeContext.openArchive(join(scratch, "speed"), id);
+			return { archive, broker: await options.primeContext.createBroker(archive) };
+		},
+		progress,
+		scratch,
+	);
+}
+
+export interface SpeedOnlyResults {
+	generatedAt: string;
+	smoke: boolean;
+	node: string;
+	config: ContextConfig;
+	corpus: { dir: string; count: number; bytes: number };
+	speed: SpeedResult;
+}
+
+/**
+ * Only the broker's speed buckets (`npm run bench -- --only speed`): the same inputs, buckets and
+ * fresh sessions as the full run, in a minute or two instead of the whole benchmark.
+ */
+export async function runSpeedOnly(
+	options: Pick<BenchmarkOptions, "casesDir" | "smoke" | "primeContext" | "progress">,
+): Promise<SpeedOnlyResults> {
+	const cases = await readLabelledCorpus(options.casesDir);
+	const scratch = await mkdtemp(join(tmpdir(), "prime-bench-"));
+	try {
+		const speed = await timeBroker(cases, options, scratch);
+		return {
+			generatedAt: new Date().toISOString(),
+			smoke: options.smoke ?? false,
+			node: process.version,
+			config: DEFAULT_CONFIG,
+			corpus: { dir: options.casesDir, count: cases.length, bytes: sumBytes(cases) },
+			speed,
+		};
+	} finally {
+		await rm(scratch, { recursive: true, force: true });
+	}
+}

@@ -30,6 +30,25 @@ describe("bench command line", () => {
 		expect(options).toEqual({ casesDir: scratch, trajectoriesDir: scratch, outDir: join(scratch, "out"), smoke: true });
 	});
 
+	it("runs only the speed buckets with --only speed, which needs no trajectories folder", () => {
+		const options = parseArgs(
+			["--cases", scratch, "--trajectories", join(scratch, "missing"), "--only", "speed"],
+			join(scratch, "repo", "bench", "dist"),
+		);
+		expect(options.only).toBe("speed");
+		expect(options.casesDir).toBe(scratch);
+		expect(() => parseArgs(["--cases", scratch, "--trajectories", join(scratch, "missing")], scratch)).toThrow(
+			/missing does not exist/,
+		);
+	});
+
+	it("rejects --only without a part or with a part it does not know", () => {
+		expect(() => parseArgs(["--only"], scratch)).toThrow("--only needs the part to run: speed (got nothing).");
+		expect(() => parseArgs(["--only", "labelled"], scratch)).toThrow(
+			"--only needs the part to run: speed (got labelled).",
+		);
+	});
+
 	it("rejects an unknown argument and a flag without its folder", () => {
 		expect(() => parseArgs(["--fast"], scratch)).toThrow(/Unknown argument --fast/);
 		expect(() => parseArgs(["--cases"], scratch)).toThrow(/--cases needs a directory/);

@@ -1,28 +1,35 @@
 #!/usr/bin/env node
 /**
- * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]`
+ * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed]`
  * Defaults: the repository's fixtures (`fixtures/`) and `bench/results/`.
  */
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { primeContextDeps } from "./arms/prime-context-binding.js";
-import { runBenchmark } from "./bench.js";
-import { writeReport } from "./report/index.js";
-import { losses, targets } from "./report/verdict.js";
+import { runBenchmark, runSpeedOnly } from "./bench.js";
+import { writeReport, writeSpeedReport } from "./report/index.js";
+import { losses, speedTargets, targets } from "./report/verdict.js";
 
-const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke]
+const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed]
   --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default fixtures/outputs)
   --trajectories <dir>   mini-swe-agent .traj.json(.gz) files and agent session .jsonl files
                          (default fixtures/trajectories)
   --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
-  --smoke                four cases (one capsule-sized), one trajectory, small speed buckets`;
+  --smoke                four cases (one capsule-sized), one trajectory, small speed buckets
+  --only speed           only the broker's speed buckets (windows of the labelled outputs);
+                         writes speed.json and speed.md`;
+
+/** Parts of the benchmark that run alone with `--only`. */
+const PARTS = ["speed"] as const;
 
 export interface CliOptions {
 	casesDir: string;
 	trajectoriesDir: string;
 	outDir: string;
 	smoke: boolean;
+	/** Run only this part (`--only`); absent: everything. */
+	only?: (typeof PARTS)[number];
 }
 
 /** Parses arguments; defaults are resolved from this script's location, never from the working directory. */
@@ -31,10 +38,17 @@ export function parseArgs(argv: string[], scriptDir: string): CliOptions {
 	const fixtures = resolve(repoRoot, "fixtures");
 	const values: Record<string, string> = {};
 	let smoke = false;
+	let only: CliOptions["only"];
 	for (let index = 0; index < argv.length; index++) {
 		const flag = argv[index];
 		if (flag === "--smoke") smoke = true;
-		else if (flag === "--help" || flag === "-h") throw new UsageError("");
+		else if (flag === "--only") {
+			const part = argv[++index];
+			if (!PARTS.includes(part as (typeof PARTS)[number])) {
+				throw new UsageError(`--only needs the part to run: ${PARTS.join(", ")} (got ${part ?? "nothing"}).`);
+			}
+			only = part as (typeof PARTS)[number];
+		} else if (flag === "--help" || flag === "-h") throw new UsageError("");
 		else if (["--cases", "--trajectories", "--out"].includes(flag)) {
 			const value = argv[++index];
 			if (!value || value.startsWith("--")) throw new UsageError(`${flag} needs a directory.`);
@@ -43,17 +57,25 @@ export function parseArgs(argv: string[], scriptDir: string): CliOptions {
 	}
 	const casesDir = values.cases ?? resolve(fixtures, "outputs");
 	const trajectoriesDir = values.trajectories ?? resolve(fixtures, "trajectories");
-	for (const [flag, dir] of [
-		["--cases", casesDir],
-		["--trajectories", trajectoriesDir],
-	]) {
+	// The speed buckets read only the labelled outputs.
+	const needed =
+		only === "speed"
+			? [["--cases", casesDir]]
+			: [
+					["--cases", casesDir],
+					["--trajectories", trajectoriesDir],
+				];
+	for (const [flag, dir] of needed) {
 		if (!existsSync(dir)) {
 			throw new UsageError(
 				`${dir} does not exist. ${values[flag.slice(2)] ? "" : "The default fixtures folder is fixtures/ in the repository; "}pass ${flag} <dir> to point at a corpus.`,
 			);
 		}
 	}
-	return { casesDir, trajectoriesDir, outDir: values.out ?? resolve(repoRoot, "bench", "results"), smoke };
+	const outDir = values.out ?? resolve(repoRoot, "bench", "results");
+	return only === undefined
+		? { casesDir, trajectoriesDir, outDir, smoke }
+		: { casesDir, trajectoriesDir, outDir, smoke, only };
 }
 
 class UsageError extends Error {}
@@ -88,6 +110,30 @@ async function main(): Promise<void> {
 		return;
 	}
 	const progress = progressLine();
+	if (options.only === "speed") {
+		const speed = await runSpeedOnly({
+			casesDir: options.casesDir,
+			smoke: options.smoke,
+			primeContext: primeContextDeps,
+			progress: progress.update,
+		});
+		progress.done();
+		const files = await writeSpeedReport(speed, options.outDir);
+		for (const bucket of speed.speed.buckets) {
+			process.stdout.write(
+				`${bucket.label}: wall p50 ${bucket.p50Ms} ms, p95 ${bucket.p95Ms} ms; CPU p50 ${bucket.cpuP50Ms} ms, p95 ${bucket.cpuP95Ms} ms (${bucket.samples} samples)\n`,
+			);
+		}
+		const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(" ");
+		process.stdout.write(
+			`load average ${load(speed.speed.loadAverageBefore)} before, ${load(speed.speed.loadAverageAfter)} after\n`,
+		);
+		for (const target of speedTargets(speed.speed)) {
+			process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);
+		}
+		process.stdout.write(`\nWrote ${files.join(", ")}\n`);
+		return;
+	}
 	const results = await runBenchmark({
 		casesDir: options.casesDir,
 		trajectoriesDir: options.trajectoriesDir,

@@ -1,13 +1,13 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BenchmarkResults } from "../bench.js";
+import type { BenchmarkResults, SpeedOnlyResults } from "../bench.js";
 import { retentionChart } from "./chart.js";
-import { resultsMarkdown } from "./markdown.js";
-import { OURS } from "./verdict.js";
+import { resultsMarkdown, speedMarkdown } from "./markdown.js";
+import { OURS, speedTargets } from "./verdict.js";
 
 export { retentionChart } from "./chart.js";
-export { resultsMarkdown } from "./markdown.js";
-export { losses, targets } from "./verdict.js";
+export { resultsMarkdown, speedMarkdown } from "./markdown.js";
+export { losses, speedTargets, targets } from "./verdict.js";
 
 export const CHART_FILE = "retention-vs-tokens.svg";
 
@@ -45,5 +45,24 @@ export async function writeReport(results: BenchmarkResults, outDir: string): Pr
 	await writeFile(files.json, `${JSON.stringify(results, null, "\t")}\n`);
 	await writeFile(files.md, resultsMarkdown(results, CHART_FILE));
 	await writeFile(files.svg, chartOf(results));
+	return Object.values(files);
+}
+
+/** Writes `speed.json` and `speed.md` (a speed-only run) into `outDir`; returns their paths. */
+export async function writeSpeedReport(results: SpeedOnlyResults, outDir: string): Promise<string[]> {
+	await mkdir(outDir, { recursive: true });
+	const files = { json: join(outDir, "speed.json"), md: join(outDir, "speed.md") };
+	await writeFile(files.json, `${JSON.stringify(results, null, "\t")}\n`);
+	const verdicts = speedTargets(results.speed).map((t) => `- ${t.target}: ${t.measured} (${t.met ? "met" : "missed"})`);
+	const md = [
+		`# Broker speed${results.smoke ? " (smoke)" : ""}`,
+		"",
+		`Generated ${results.generatedAt} with Node ${results.node} from ${results.corpus.count} labelled outputs (${results.corpus.bytes.toLocaleString("en-US")} bytes) of ${results.corpus.dir}.`,
+		"",
+		...speedMarkdown(results.speed),
+		...verdicts,
+		"",
+	];
+	await writeFile(files.md, md.join("\n"));
 	return Object.values(files);
 }

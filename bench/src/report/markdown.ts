@@ -1,5 +1,6 @@
 /** `results.md`: the figures as tables. */
 import type { BenchmarkResults } from "../bench.js";
+import type { SpeedResult } from "../run/speed.js";
 import { losses, OURS, targets } from "./verdict.js";
 
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
@@ -138,41 +139,7 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		`\`search\` on the archive finds ${search.failingIds.found}/${search.failingIds.total} failing ids, ${search.errorTypes.found}/${search.errorTypes.total} error types and ${search.locations.found}/${search.locations.total} locations.`,
 		"",
-		"## Speed (prime-context)",
-		"",
-		...header([
-			"size",
-			"samples",
-			"p50 ms",
-			"p95 ms",
-			"max ms",
-			"CPU p50 ms",
-			"CPU p95 ms",
-			"p50 ms per MiB",
-			"one session: p50 ms",
-			"p95 ms",
-			"max ms",
-		]),
-		...results.speed.buckets.map((bucket) =>
-			row([
-				bucket.label,
-				bucket.samples,
-				bucket.p50Ms,
-				bucket.p95Ms,
-				bucket.maxMs,
-				bucket.cpuP50Ms,
-				bucket.cpuP95Ms,
-				bucket.p50MsPerMiB,
-				bucket.source === "file" ? "-" : bucket.sameSession.p50Ms,
-				bucket.source === "file" ? "-" : bucket.sameSession.p95Ms,
-				bucket.source === "file" ? "-" : bucket.sameSession.maxMs,
-			]),
-		),
-		"",
-		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session (wall time, then the CPU time of the process, which other load on the machine inflates less); the last three observe the same samples one after another in one session, where each is also compared with the earlier ones. The 100 MB samples arrive as a complete-output file, as a host hands them over.",
-		"",
-		`Peak RSS of the process: ${int(results.speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(results.speed.maxRssKiBAfter / 1024)} MiB after.`,
-		"",
+		...speedMarkdown(results.speed),
 		"## Targets",
 		"",
 		row(["target", "measured", "met"]),
@@ -233,4 +200,46 @@ function notLegible(results: BenchmarkResults): string {
 	if (!raw) return "";
 	const gap = (all: { total: number }, legible: { total: number }) => all.total - legible.total;
 	return `Recall is over the labels legible in the raw output: ${raw.ofRaw.failingIds.total}/${raw.failingIds.total} failing ids, ${raw.ofRaw.errorTypes.total}/${raw.errorTypes.total} error types, ${raw.ofRaw.locations.total}/${raw.locations.total} locations (${gap(raw.errorTypes, raw.ofRaw.errorTypes)} error types come from the machine report only, e.g. a class name the text never prints; every arm's figures over all labels are in results.json).`;
+}
+
+/** The speed section: one row per size bucket, then peak RSS and the load average of the machine. */
+export function speedMarkdown(speed: SpeedResult): string[] {
+	const load = (values: number[] | undefined) => (values ?? []).map((value) => value.toFixed(2)).join(" / ");
+	return [
+		"## Speed (prime-context)",
+		"",
+		...header([
+			"size",
+			"samples",
+			"p50 ms",
+			"p95 ms",
+			"max ms",
+			"CPU p50 ms",
+			"CPU p95 ms",
+			"p50 ms per MiB",
+			"one session: p50 ms",
+			"p95 ms",
+			"max ms",
+		]),
+		...speed.buckets.map((bucket) =>
+			row([
+				bucket.label,
+				bucket.samples,
+				bucket.p50Ms,
+				bucket.p95Ms,
+				bucket.maxMs,
+				bucket.cpuP50Ms,
+				bucket.cpuP95Ms,
+				bucket.p50MsPerMiB,
+				bucket.source === "file" ? "-" : bucket.sameSession.p50Ms,
+				bucket.source === "file" ? "-" : bucket.sameSession.p95Ms,
+				bucket.source === "file" ? "-" : bucket.sameSession.maxMs,
+			]),
+		),
+		"",
+		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session (wall time, then the CPU time of the process, which other load on the machine inflates less); the last three observe the same samples one after another in one session, where each is also compared with the earlier ones. The 100 MB samples arrive as a complete-output file, as a host hands them over.",
+		"",
+		`Peak RSS of the process: ${int(speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(speed.maxRssKiBAfter / 1024)} MiB after. Load average of the machine (1 / 5 / 15 minutes): ${load(speed.loadAverageBefore)} before, ${load(speed.loadAverageAfter)} after.`,
+		"",
+	];
 }

@@ -1,5 +1,6 @@
 /** The targets of BENCHMARK.md, checked against the figures, and the places our arm loses. */
 import type { BenchmarkResults } from "../bench.js";
+import type { SpeedResult } from "../run/speed.js";
 
 export const OURS = "prime-context";
 
@@ -65,15 +66,21 @@ export function targets(results: BenchmarkResults): Target[] {
 	const found = search.failingIds.found + search.errorTypes.found + search.locations.found;
 	const total = search.failingIds.total + search.errorTypes.total + search.locations.total;
 	list.push({ target: "search finds every labelled fact", measured: `${found}/${total}`, met: found === total });
-	const mb = results.speed.buckets.find((bucket) => bucket.bytes === 1024 * 1024);
-	if (mb) {
-		list.push({
+	list.push(...speedTargets(results.speed));
+	return list;
+}
+
+/** The speed target of BENCHMARK.md, when the 1 MB bucket was timed. */
+export function speedTargets(speed: SpeedResult): Target[] {
+	const mb = speed.buckets.find((bucket) => bucket.bytes === 1024 * 1024);
+	if (!mb) return [];
+	return [
+		{
 			target: "p95 < 50 ms per 1 MB observation",
 			measured: `${mb.p95Ms} ms wall, ${mb.cpuP95Ms} ms CPU`,
 			met: mb.p95Ms < 50,
-		});
-	}
-	return list;
+		},
+	];
 }
 
 /** Plain statements of where our arm does worse than a peer or misses a target. */

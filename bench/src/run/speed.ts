@@ -6,7 +6,7 @@
  * samples in one session (later observations are also compared with the earlier ones).
  */
 import { open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ObservationBroker, ObservationInput, SessionArchive } from "prime-agent-context";
@@ -35,6 +35,9 @@ export interface SpeedResult {
 	/** Peak resident set size of the process (KiB) before and after the timed runs. */
 	maxRssKiBBefore: number;
 	maxRssKiBAfter: number;
+	/** The machine's 1, 5 and 15 minute load averages before and after the timed runs (other load moves the figures). */
+	loadAverageBefore: number[];
+	loadAverageAfter: number[];
 }
 
 export interface BucketSpec {
@@ -107,6 +110,7 @@ export async function runSpeed(
 ): Promise<SpeedResult> {
 	const source = Buffer.from(texts.join("\n"), "utf8");
 	const maxRssKiBBefore = process.resourceUsage().maxRSS;
+	const loadAverageBefore = loadavg().map(round);
 	const results: SpeedBucket[] = [];
 	for (const bucket of buckets) {
 		const stride = Math.floor(source.length / bucket.samples) + 7_919;
@@ -161,7 +165,13 @@ export async function runSpeed(
 			},
 		});
 	}
-	return { buckets: results, maxRssKiBBefore, maxRssKiBAfter: process.resourceUsage().maxRSS };
+	return {
+		buckets: results,
+		maxRssKiBBefore,
+		maxRssKiBAfter: process.resourceUsage().maxRSS,
+		loadAverageBefore,
+		loadAverageAfter: loadavg().map(round),
+	};
 }
 
 const round = (value: number) => Math.round(value * 100) / 100;
