@@ -294,6 +294,7 @@ export class InteractiveApp {
 					?.finish(contentText(event.result?.content), event.isError, event.result?.details);
 				this.cells.delete(event.toolCallId);
 				if (event.toolName === "ipython" && this.kernel === "busy") this.kernel = "idle";
+				if (event.toolName === "ipython" && this.kernel === "restarting") this.kernel = "restarted";
 				break;
 		}
 		this.tui.requestRender();

@@ -336,4 +336,26 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(JSON.stringify(contexts[0]?.messages.at(-1)?.content)).toContain("pasted line 40");
 		expect(shown).toContain("… 28 more lines");
 	});
+
+	it("a cell that ignores the interrupt asks whether to wait or restart the kernel; restart ends it", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage([
+				fauxToolCall("ipython", {
+					code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)",
+				}),
+			]),
+			fauxAssistantMessage("The kernel was restarted."),
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "stubborn");
+		terminal.send("\r");
+		await waitFor(app, "kernel busy");
+		terminal.send("\x03");
+		await waitFor(app, () => visible(terminal.written).includes("The cell ignored the interrupt and is still running"));
+		terminal.send("\x1b[B");
+		terminal.send("\r");
+		const screen = await waitFor(app, "The kernel was restarted.");
+		expect(screen).toContain("● ready │ kernel restarted ·");
+		expect(app.tui.hasOverlay()).toBe(false);
+	});
 });

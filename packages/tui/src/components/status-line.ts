@@ -1,7 +1,8 @@
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { style } from "../style.js";
 
-export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "failed";
+/** `restarted`: killed after a stubborn cell; a new kernel starts with the next cell. */
+export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "restarted" | "failed";
 
 /** Everything the status line shows, gathered by the app. */
 export interface StatusInfo {
