@@ -49,7 +49,8 @@ summarises the older conversation (the kernel keeps its state); /goal shows the 
 sets one (/goal pause, resume, clear); extensions add more /commands.
 MCP servers (mcp.json in the agent home, .prime/mcp.json in the project) are Python modules in the
 kernel (import mcp_servers.NAME); /mcp lists them. Skills live in skills/ and .prime/skills/;
-/skill create <name> drafts one from the session.
+/skill create <name> drafts one from the session. /refine [instructions] distils the session into the
+continual harness (/refine list, /refine rollback <id>); /harness lists its entries.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.limitReached} a limit stopped the work
 (an autonomous limit or a goal's budget), ${ExitCode.interrupted} interrupted.
