@@ -198,7 +198,7 @@ describe("MCP servers as kernel modules (stdio)", () => {
 
 describe("MCP servers over streamable HTTP", () => {
 	it("calls a loopback server with the configured headers; a wrong token is a clear server-down error", async () => {
-		const { url } = await startHttpFixture();
+		const { url, output } = await startHttpFixture();
 		sessions.world.writeHome("mcp.json", {
 			mcpServers: { remote: { url, headers: { Authorization: "Bearer ${REMOTE_TOKEN}" } } },
 		});
@@ -210,6 +210,8 @@ describe("MCP servers over streamable HTTP", () => {
 		);
 		expect(run.stdout).toBe("3 over http\n");
 		await started.dispose();
+		// Stopping with the session ends the HTTP session at the server (DELETE).
+		await output.waitFor(/closed [0-9a-f-]{36}/);
 		sessions.world.env.REMOTE_TOKEN = "wrong";
 		const refused = await sessions.start();
 		const failed = await cell(refused, "await mcp.remote.echo(text='x')");
@@ -273,18 +275,26 @@ describe("MCP config", () => {
 	});
 });
 
-/** The fixture over HTTP in its own process; resolves once it listens. */
-async function startHttpFixture(): Promise<{ url: string }> {
+/** The fixture over HTTP in its own process; resolves once it listens. `output.waitFor` awaits a line of its stdout. */
+async function startHttpFixture(): Promise<{ url: string; output: { waitFor(pattern: RegExp): Promise<string> } }> {
 	const child = spawn(process.execPath, [FIXTURE, "--http"], { stdio: ["ignore", "pipe", "inherit"] });
 	servers.push(child);
-	const port = await new Promise<string>((resolve, reject) => {
-		let out = "";
-		child.stdout?.on("data", (chunk) => {
-			out += chunk;
-			const match = /listening (\d+)/.exec(out);
-			if (match) resolve(match[1] as string);
-		});
-		child.on("exit", (code) => reject(new Error(`the HTTP fixture exited (${code})`)));
+	let out = "";
+	child.stdout?.on("data", (chunk) => {
+		out += chunk;
 	});
-	return { url: `http://127.0.0.1:${port}/mcp` };
+	const waitFor = (pattern: RegExp) =>
+		new Promise<string>((resolve, reject) => {
+			const check = () => {
+				const match = pattern.exec(out);
+				if (!match) return;
+				child.stdout?.off("data", check);
+				resolve(match[1] ?? match[0]);
+			};
+			child.stdout?.on("data", check);
+			child.once("exit", (code) => reject(new Error(`the HTTP fixture exited (${code}) before printing ${pattern}`)));
+			check();
+		});
+	const port = await waitFor(/listening (\d+)/);
+	return { url: `http://127.0.0.1:${port}/mcp`, output: { waitFor } };
 }

@@ -109,7 +109,7 @@ export class McpServerConnection {
 		const client = this.client ?? (await this.connecting?.catch(() => undefined));
 		this.client = undefined;
 		this.state = "stopped";
-		await client?.close().catch(() => {});
+		await closeClient(client);
 	}
 
 	/** `/mcp restart`: stop it if running, forget a crash, and start it now. */
@@ -117,7 +117,7 @@ export class McpServerConnection {
 		const client = this.client;
 		this.stopping = true;
 		this.client = undefined;
-		await client?.close().catch(() => {});
+		await closeClient(client);
 		this.stopping = false;
 		this.restartsLeft = MCP_RESTARTS;
 		this.state = "not started";
@@ -256,6 +256,14 @@ export class McpServerConnection {
 			`${this.label} tool "${tool}": ${error.message}${unknownHint(resolved, known)}`,
 		);
 	}
+}
+
+/** Close a client; an HTTP session is ended at the server first (DELETE), as the protocol asks. */
+async function closeClient(client: Client | undefined): Promise<void> {
+	if (!client) return;
+	const transport = client.transport;
+	if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
+	await client.close().catch(() => {});
 }
 
 /** For a name the server does not list: the names it does. */
