@@ -196,6 +196,35 @@ describe("MCP servers as kernel modules (stdio)", () => {
 	});
 });
 
+describe("/mcp", () => {
+	it("says where to configure servers when there are none", async () => {
+		const started = await sessions.start();
+		const none = await started.agentSession.prompt("/mcp");
+		expect(none.command?.message).toBe(
+			`No MCP servers configured. Add them to ${join(sessions.world.home, "mcp.json")} or ${join(sessions.world.project, ".prime", "mcp.json")} as {"mcpServers": {"name": {"command": "...", "args": []}}} and start a new session.`,
+		);
+		const repr = await started.kernel.run("mcp");
+		expect(repr.cell.result).toBe(
+			`<mcp: no MCP servers configured (add them to ${join(sessions.world.home, "mcp.json")} or ${join(sessions.world.project, ".prime", "mcp.json")})>`,
+		);
+	});
+
+	it("lists a server's tools with the first line of each description; a wrong subcommand shows the usage", async () => {
+		configureStdio();
+		const started = await sessions.start();
+		const tools = await started.agentSession.prompt("/mcp tools fixture");
+		expect(tools.command?.message?.split("\n").slice(0, 2)).toEqual([
+			"echo: Echo the text back.",
+			"add: Add two numbers.",
+		]);
+		const wrong = await started.agentSession.prompt("/mcp frob");
+		expect(wrong.status).toBe("error");
+		expect(wrong.command?.message).toBe(
+			'The command /mcp failed: unknown /mcp command "frob". Usage: /mcp (list servers), /mcp tools <name>, /mcp restart <name>',
+		);
+	});
+});
+
 describe("MCP servers over streamable HTTP", () => {
 	it("calls a loopback server with the configured headers; a wrong token is a clear server-down error", async () => {
 		const { url, output } = await startHttpFixture();
