@@ -1,9 +1,15 @@
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
 import { GOAL_CONTEXT, GOAL_ENTRY, type GoalData, type GoalEvent } from "../src/goals/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { cell, lastToolResult } from "./agent-scripts.js";
+import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { memoryIo } from "./cli-io.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { makeTempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 
@@ -227,4 +233,74 @@ it("a model that keeps answering continuations without running anything pauses t
 	expect(goal?.reason).toBe(
 		"paused: the model answered 3 goal continuations in a row without running anything. Say what is missing, then /goal resume.",
 	);
+});
+
+it("the continuation is held back while a sub-agent is unsettled; its notice wakes the parent, which then completes the goal", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start({ goal: { objective: "get the sub-agent's answer" } });
+	const events: GoalEvent[] = [];
+	started.goals.onEvent((event) => events.push(event));
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('h = await rlm("count to two", name="counter")'),
+			fauxAssistantMessage("Waiting for the sub-agent."),
+			cell('await goal.complete("the sub-agent counted: its notice came back")'),
+			fauxAssistantMessage("Done."),
+		],
+		counter: [cell("import time\ntime.sleep(1)"), fauxAssistantMessage("1 2")],
+	});
+	const outcome = await started.agentSession.prompt("ask a sub-agent to count");
+	expect(outcome.status).toBe("ok");
+	// The root stopped while its child ran: held, not continued.
+	expect(events.map((event) => event.event)).toEqual(["held"]);
+	await started.whenSettled();
+	const root = seen.get("root") ?? [];
+	expect(root).toHaveLength(4);
+	// The turn after the hold was started by the child's notice, not by a goal continuation.
+	expect(lastMessageText(root[2])).toContain("[rlm notice: completed_without_reply]");
+	expect(root.flatMap((context) => context.messages.map(wireText)).some((text) => text.includes("continuation]"))).toBe(
+		false,
+	);
+	expect(started.goals.current()?.status).toBe("complete");
+	expect(events.map((event) => event.event)).toEqual(["held", "complete"]);
+});
+
+let server: LoopbackServer | undefined;
+
+it("print and JSON modes: goal lines as they happen, the goal in the result line, exit 5 when its budget stopped it", {
+	timeout: 120_000,
+}, async () => {
+	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	try {
+		server = await openAiCompletionsServer([{ code: "x = 1" }, { code: "y = 2" }, { code: "z = 3" }]);
+		world.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
+		});
+		const printed = memoryIo(world.project, world.env);
+		const argv = ["-p", "go", "--model", "local/coder", "--goal", "set x", "--goal-turns", "1"];
+		expect(await runCli(argv, printed)).toBe(ExitCode.limitReached);
+		const err = printed.err();
+		expect(err).toMatch(/Goal goal-[0-9a-f]{8} is active: set x \(0 turns, 0 tokens, 0s\)\n/);
+		expect(err).toMatch(/Goal goal-[0-9a-f]{8} stopped, not complete: turn budget reached: 1 of 1 turns used\n/);
+		expect(err).toMatch(
+			/Goal goal-[0-9a-f]{8} is not complete: it stopped because turn budget reached: 1 of 1 turns used\. Resume it with/,
+		);
+
+		const json = memoryIo(world.project, world.env);
+		expect(await runCli([...argv, "--mode", "json"], json)).toBe(5);
+		const lines = json
+			.out()
+			.trim()
+			.split("\n")
+			.map((line) => JSON.parse(line));
+		expect(lines.filter((line) => line.type === "goal").map((line) => line.event)).toEqual(["budget_reached"]);
+		const result = lines.find((line) => line.type === "result");
+		expect(result.exitCode).toBe(5);
+		expect(result.goal).toMatchObject({ objective: "set x", status: "budget_reached", budget: { turns: 1 } });
+		expect(result.goal.used.turns).toBe(1);
+	} finally {
+		await server?.close();
+		world.cleanup();
+	}
 });

@@ -3,7 +3,7 @@ import { ExitCode, type ExitCodeValue } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeChildEvent } from "./children.js";
-import { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
+import { describeActiveGoal, describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
 import { describeNotice } from "./notices.js";
 import { describeOutcome } from "./outcome.js";
 import { TextRenderer } from "./text-renderer.js";
@@ -34,6 +34,8 @@ export async function runChatMode(
 	const model = `${started.model.provider}/${started.model.id}`;
 	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
 	for (const notice of started.notices) err.write(`${notice}\n`);
+	const activeGoal = describeActiveGoal(started);
+	if (activeGoal) err.write(`${activeGoal}\n`);
 	if (started.resumed) err.write(resumeSummary(started));
 	err.write("Type a message and press Enter. Ctrl-C interrupts a running cell; /exit leaves.\n");
 

@@ -31,6 +31,12 @@ export function describeGoalEvent(event: GoalEvent): string {
 	}
 }
 
+/** The line for a goal that is already active when a mode starts (`--goal`, a resumed session). */
+export function describeActiveGoal(started: StartedSession): string | undefined {
+	const goal = started.goals.active();
+	return goal && `Goal ${goal.id} is active: ${oneLine(goal.objective)} (${describeUsage(goal.used ?? emptyUsage())})`;
+}
+
 /** One line for an autonomous event (print and chat modes, stderr). */
 export function describeAutonomousEvent(event: AutonomousEvent): string | undefined {
 	switch (event.type) {

@@ -4,6 +4,7 @@ import type { StartedSession } from "../startup/index.js";
 import { describeChildEvent, settleChildren } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
 import {
+	describeActiveGoal,
 	describeAutonomousEvent,
 	describeGoalEvent,
 	goalStopOf,
@@ -27,6 +28,8 @@ export async function runPrintMode(
 ): Promise<ExitCodeValue> {
 	const renderer = new TextRenderer(streams);
 	for (const notice of started.notices) streams.err.write(`${notice}\n`);
+	const activeGoal = describeActiveGoal(started);
+	if (activeGoal) streams.err.write(`${activeGoal}\n`);
 	const unsubscribe = started.agentSession.subscribe(renderer.onEvent);
 	const unstatus = started.onKernelStatus(renderer.onKernelStatus);
 	const unnotice = started.agentSession.onNotice((notice) => {
