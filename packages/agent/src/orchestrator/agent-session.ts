@@ -14,6 +14,7 @@ import {
 	DEFAULT_COMPACTION_SETTINGS,
 	shouldCompact,
 } from "../compaction/index.js";
+import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 import { type SessionKernel, unknownToolText } from "../tools/index.js";
@@ -470,6 +471,8 @@ export class AgentSession {
 			await this.compactions.settled();
 			return { status: "ok", command: typeof answer === "string" ? { name, message: answer } : { name } };
 		} catch (error) {
+			// A command that needs the model and has no key fails as a prompt would (the key's hint, exit 3).
+			if (error instanceof UserError) throw error;
 			const message = `The command /${name} failed: ${(error as Error).message}`;
 			return { status: "error", errorMessage: message, command: { name, message } };
 		}
