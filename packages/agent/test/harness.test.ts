@@ -2,6 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
 import { beforeEach, describe, expect, it } from "vitest";
+import { ExitCode, UserError } from "../src/errors.js";
 import { Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { type AgentStep, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
@@ -217,6 +218,19 @@ describe("/refine, /harness and refine.run()", () => {
 		// The refinement is on the branch too (a custom entry, never sent to the model).
 		const noted = started.session.branch().filter((entry) => entry.type === "custom");
 		expect(noted.map((entry) => (entry as { data: { id: string } }).data.id)).toEqual(["ref_0001"]);
+	});
+
+	it("without a key, /refine fails as a prompt would (exit 3) while /harness and /refine list work", async () => {
+		sessions.world.writeHome("auth.json", {});
+		const started = await sessions.start({ allowMissingKey: true });
+		expect((await started.agentSession.prompt("/harness")).status).toBe("ok");
+		expect((await started.agentSession.prompt("/refine list")).command?.message).toBe(
+			"No refinements in this session yet; /refine runs one.",
+		);
+		const failure = await started.agentSession.prompt("/refine").catch((error: Error) => error);
+		expect(failure).toBeInstanceOf(UserError);
+		expect((failure as UserError).exitCode).toBe(ExitCode.missingCredentials);
+		expect(storesOf(started).refinements()).toEqual([]);
 	});
 
 	it("reports a truncated plan and changes nothing", async () => {
