@@ -318,6 +318,18 @@ describe("the skill creator", () => {
 		expect(existsSync(homeSkills())).toBe(false);
 	});
 
+	it("/skill create --project writes into the project's .prime/skills", async () => {
+		const drafts = creatorModel(VALID_DRAFT, () => fauxAssistantMessage("unused"));
+		const started = await sessions.start();
+		const outcome = await started.agentSession.prompt("/skill create word-count --project count words");
+		expect(outcome.command?.message?.split("\n")[0]).toBe(
+			`Created the skill "word-count" in ${join(projectSkills(), "word-count")} (SKILL.md, __init__.py, counting.py): Count words in text files, as done by hand earlier in the session.`,
+		);
+		const request = drafts[0]?.messages[0];
+		expect(JSON.stringify(request)).toContain("It should do: count words");
+		expect(existsSync(homeSkills())).toBe(false);
+	});
+
 	it("await skills.create(...) from a cell creates the skill; a taken name is refused before any model call", async () => {
 		const drafts = creatorModel(VALID_DRAFT, () => fauxAssistantMessage("unused"));
 		const started = await sessions.start();

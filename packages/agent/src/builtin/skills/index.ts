@@ -25,7 +25,7 @@ export const SKILLS_EXTENSION_NAME = "builtin:skills";
 /** Host requests of the kernel's `skills` handle. */
 export const SKILLS_REQUESTS = { list: "skills.list", load: "skills.load", create: "skills.create" } as const;
 
-const USAGE = "Usage: /skill [list], /skill show <name>, /skill create <name> [what it should do]";
+const USAGE = "Usage: /skill [list], /skill show <name>, /skill create <name> [--project] [what it should do]";
 
 /** The skills extension; `model` is the session's, for the skill creator's drafting call. */
 export function skillsExtension(model: SessionModel): ExtensionFactory {
@@ -88,7 +88,7 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 		});
 
 		api.registerCommand("skill", {
-			description: "skills: /skill list, /skill show <name>, /skill create <name> [what it should do]",
+			description: "skills: /skill list, /skill show <name>, /skill create <name> [--project] [what it should do]",
 			handler: async (args) => {
 				const [action = "list", name, ...rest] = args.split(/\s+/).filter(Boolean);
 				switch (action) {
@@ -99,9 +99,12 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 						const skill = find(name);
 						return `${skill.dir} (${skill.source})\n\n${readFileSync(join(skill.dir, SKILL_FILE), "utf8")}`;
 					}
-					case "create":
+					case "create": {
 						if (!name) throw new Error(`/skill create needs a name for the new skill. ${USAGE}`);
-						return create(name, rest.join(" ") || undefined, "user");
+						const project = rest.includes("--project");
+						const request = rest.filter((word) => word !== "--project").join(" ");
+						return create(name, request || undefined, project ? "project" : "user");
+					}
 					default:
 						throw new Error(`unknown /skill command "${action}". ${USAGE}`);
 				}
