@@ -3,14 +3,14 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
-import { GATE_NOT_RERUN_TEXT, GATE_OUTPUT_LIMIT, workspaceFingerprint } from "../src/autonomous/index.js";
+import { GATE_NOT_RERUN_TEXT, GATE_OUTPUT_LIMIT, runGate, workspaceFingerprint } from "../src/autonomous/index.js";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { describeOutcome } from "../src/modes/index.js";
 import { longRunningOutcome } from "../src/modes/long-running.js";
 import type { RunOutcome } from "../src/orchestrator/index.js";
 import type { StartedSession, StartOptions } from "../src/startup/index.js";
-import { cell } from "./agent-scripts.js";
+import { alive, cell } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 import { kernelPythonForTests } from "./kernel-python.js";
@@ -319,5 +319,47 @@ it("the numbers and the message the README and --help state are the ones the cod
 	expect(readme).toContain(`told exactly: "${GATE_NOT_RERUN_TEXT}"`);
 	expect(HELP.replace(/\s+/g, " ")).toContain(
 		`--max-continuations ${limits.continuations}, --max-turns ${limits.turns}, --max-tokens ${limits.tokens}, --max-minutes ${limits.timeMs / 60_000}`,
+	);
+});
+
+it("a gate that runs past its timeout is stopped with its whole process group and counts as failed", async () => {
+	const world = sessions.newWorld();
+	const logFile = join(world.home, "gates", "slow.log");
+	const begun = Date.now();
+	const result = await runGate("sleep 30 & echo $!; wait", {
+		cwd: world.project,
+		env: world.env,
+		logFile,
+		timeoutMs: 500,
+	});
+	expect(Date.now() - begun).toBeLessThan(10_000);
+	expect(result).toMatchObject({ passed: false, timedOut: true, aborted: false, exitCode: null });
+	const sleeper = Number(readFileSync(logFile, "utf8").trim());
+	expect(sleeper).toBeGreaterThan(0);
+	// Killed with its group; it may stay a zombie for a moment until init reaps it.
+	for (let waited = 0; alive(sleeper) && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+	expect(alive(sleeper)).toBe(false);
+	const stopped = new AbortController();
+	setTimeout(() => stopped.abort(), 200);
+	const aborted = await runGate("sleep 30", { cwd: world.project, env: world.env, logFile, signal: stopped.signal });
+	expect(aborted).toMatchObject({ passed: false, timedOut: false, aborted: true });
+	const missing = await runGate("true", { cwd: join(world.project, "absent"), env: world.env, logFile });
+	expect(missing.passed).toBe(false);
+	expect(missing.tail).toContain("[the gate could not start:");
+});
+
+it("with a goal, an autonomous run continues the open goal first (a continuation), then runs the gates", async () => {
+	gitProject();
+	const seen = script([text("Done."), run('await goal.complete("value.txt was already checked")'), text("Now done.")]);
+	const started = await sessions.start({ goal: { objective: "check value.txt" }, autonomous: { gates: ["true"] } });
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(seen).toHaveLength(3);
+	expect(lastText(seen[1])).toContain("continuation] You stopped, but the goal is still open.");
+	expect(started.goals.current()?.status).toBe("complete");
+	expect(started.autonomous?.continuations).toBe(1);
+	expect(report.exitCode).toBe(ExitCode.ok);
+	expect(report.message?.split("\n")[0]).toMatch(
+		/^Autonomous run passed: every gate passed \(1 of 1; 1 continuation, 3 turns,/,
 	);
 });
