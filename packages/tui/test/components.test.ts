@@ -1,16 +1,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { visibleWidth } from "@mariozechner/pi-tui";
+import { Markdown, visibleWidth } from "@mariozechner/pi-tui";
 import { Session } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { listFolder } from "../src/autocomplete.js";
 import { CapsuleCard, parseCapsule } from "../src/components/capsule.js";
 import { CellView } from "../src/components/cell.js";
+import { AssistantView, settledLength } from "../src/components/messages.js";
 import { Picker } from "../src/components/picker.js";
 import { formatStatus, type StatusInfo, shortCount, statusLines } from "../src/components/status-line.js";
 import { highlightCode } from "../src/highlight.js";
 import { plainText } from "../src/style.js";
+import { markdownTheme } from "../src/theme.js";
 import { branchTarget, treeItems, treeRows } from "../src/tree.js";
 import { visible } from "./virtual-terminal.js";
 
@@ -199,6 +201,39 @@ describe("cells", () => {
 			"│ working",
 			"└",
 		]);
+	});
+});
+
+describe("streaming answers", () => {
+	const answer = [
+		"# Plan",
+		"",
+		"First **read** the parser.",
+		"",
+		"```python",
+		"def f():",
+		"",
+		"    return 1",
+		"```",
+		"",
+		"- one",
+		"- two",
+		"",
+		"Done.",
+	].join("\n");
+
+	it("splits at the last blank line outside a code fence", () => {
+		expect(settledLength("one\n\ntwo")).toBe(4);
+		expect(settledLength("one\n\n```\na\n\nb")).toBe(4);
+		expect(settledLength("no blank line yet")).toBe(0);
+	});
+
+	it("renders the same lines as one markdown block, however the text arrived", () => {
+		const whole = new Markdown(answer, 1, 0, markdownTheme).render(60);
+		const streamed = new AssistantView();
+		for (let end = 1; end <= answer.length; end += 7) streamed.setContent(answer.slice(0, end), "");
+		streamed.setContent(answer, "");
+		expect(streamed.render(60)).toEqual(whole);
 	});
 });
 

@@ -33,6 +33,9 @@ export class CellView implements Component {
 	private readonly startedAt = Date.now();
 	private card: CapsuleCard | undefined;
 	private readonly code: string;
+	/** Bumped on every change; a finished cell's lines are cached per width, expansion and version. */
+	private version = 0;
+	private cache: { key: string; lines: string[] } | undefined;
 
 	constructor(private readonly options: CellOptions) {
 		const args = (options.args ?? {}) as Record<string, unknown>;
@@ -48,6 +51,7 @@ export class CellView implements Component {
 	/** Output streamed while the cell runs. */
 	setPartial(text: string): void {
 		this.output = text;
+		this.version++;
 	}
 
 	/** The finished result: the content the model read, and the tool's details when it has them. */
@@ -76,9 +80,20 @@ export class CellView implements Component {
 		return this.card?.capsule.id;
 	}
 
-	invalidate(): void {}
+	invalidate(): void {
+		this.cache = undefined;
+	}
 
 	render(width: number): string[] {
+		// A running cell's header shows the time it has run, so only a finished cell is cached.
+		const key = `${width}|${this.options.isExpanded()}|${this.version}`;
+		if (this.state !== "running" && this.cache?.key === key) return this.cache.lines;
+		const lines = this.layout(width);
+		this.cache = this.state === "running" ? undefined : { key, lines };
+		return lines;
+	}
+
+	private layout(width: number): string[] {
 		const expanded = this.options.isExpanded();
 		const lines = [truncateToWidth(`${this.badge()} ${style.bold(this.options.toolName)}${this.timing()}`, width)];
 		const inner = Math.max(1, width - 2);

@@ -2,14 +2,42 @@ import { type Component, Markdown, Text, truncateToWidth, wrapTextWithAnsi } fro
 import { plainText, style } from "../style.js";
 import { markdownTheme } from "../theme.js";
 
-/** The model's answer, rendered as markdown while it streams; its thinking as one dim line. */
+/**
+ * Where a streaming answer splits into a settled part and the part still growing: the last blank
+ * line outside a code fence. Everything before it no longer changes while the answer streams.
+ */
+export function settledLength(text: string): number {
+	let split = 0;
+	let fenced = false;
+	let index = 0;
+	for (const line of text.split("\n")) {
+		if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+		else if (!fenced && line.trim() === "" && index > 0) split = index;
+		index += line.length + 1;
+	}
+	return split;
+}
+
+/**
+ * The model's answer, rendered as markdown while it streams; its thinking as one dim line. The
+ * settled paragraphs and the growing tail are two markdown blocks, so each update parses only
+ * the tail (a long answer does not get slower to stream as it grows).
+ */
 export class AssistantView implements Component {
-	private readonly markdown = new Markdown("", 1, 0, markdownTheme);
+	private readonly settled = new Markdown("", 1, 0, markdownTheme);
+	private readonly tail = new Markdown("", 1, 0, markdownTheme);
+	private settledText = "";
+	private tailText = "";
 	private thinking = "";
 	private error: string | undefined;
 
 	setContent(text: string, thinking: string): void {
-		this.markdown.setText(plainText(text));
+		const plain = plainText(text);
+		const split = settledLength(plain);
+		const settled = plain.slice(0, split).trimEnd();
+		const tail = plain.slice(split).replace(/^\n+/, "");
+		if (settled !== this.settledText) this.settled.setText((this.settledText = settled));
+		if (tail !== this.tailText) this.tail.setText((this.tailText = tail));
 		this.thinking = thinking;
 	}
 
@@ -18,7 +46,8 @@ export class AssistantView implements Component {
 	}
 
 	invalidate(): void {
-		this.markdown.invalidate();
+		this.settled.invalidate();
+		this.tail.invalidate();
 	}
 
 	render(width: number): string[] {
@@ -27,7 +56,12 @@ export class AssistantView implements Component {
 			const last = plainText(this.thinking).trim().split("\n").pop() ?? "";
 			lines.push(truncateToWidth(style.gray(style.italic(` thinking: ${last}`)), width));
 		}
-		lines.push(...this.markdown.render(width));
+		const settled = this.settled.render(width);
+		const tail = this.tail.render(width);
+		lines.push(...settled);
+		// The blank line between blocks, padded as markdown pads its own lines.
+		if (settled.length > 0 && tail.length > 0) lines.push(" ".repeat(width));
+		lines.push(...tail);
 		if (this.error) for (const line of wrapTextWithAnsi(style.red(this.error), width)) lines.push(line);
 		return lines;
 	}
@@ -38,14 +72,23 @@ export const USER_PREVIEW_LINES = 12;
 
 /** What the user sent: a `›` mark, then the text (a steering or follow-up message says so). */
 export class UserView implements Component {
+	private cache: { width: number; lines: string[] } | undefined;
+
 	constructor(
 		private readonly text: string,
 		private readonly note?: string,
 	) {}
 
-	invalidate(): void {}
+	invalidate(): void {
+		this.cache = undefined;
+	}
 
 	render(width: number): string[] {
+		if (this.cache?.width !== width) this.cache = { width, lines: this.layout(width) };
+		return this.cache.lines;
+	}
+
+	private layout(width: number): string[] {
 		const body = plainText(this.text).split("\n");
 		const shown = body.slice(0, USER_PREVIEW_LINES);
 		const lines: string[] = [];
