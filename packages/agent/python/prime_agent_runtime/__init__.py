@@ -8,7 +8,7 @@ ready, which defines the names the system prompt promises in the user namespace:
 - ``compact``: ``await compact.run(instructions)`` asks for a compaction at the next turn boundary.
 - ``rlm``: ``await rlm(task, name=..., model=..., thinking=...)`` starts a sub-agent (see ``rlm.py``).
 - ``agent_message``: ``await agent_message.send(text, receiver_role=...)`` writes to the family.
-- ``goal``: ``await goal.get()``, ``await goal.create(objective)``, ``await goal.complete(summary)``.
+- ``goal``: ``goal.get()``, ``goal.create(objective)``, ``await goal.complete(summary)``.
 
 Inside IPython it also tells the host which files each cell wrote (``written_files``).
 """

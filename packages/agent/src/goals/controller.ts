@@ -147,9 +147,7 @@ export class GoalController implements RunSupervisor {
 		const text = checkText(summary, "goal.complete(summary): summary");
 		const goal = this.current();
 		if (!goal || goal.status === "cleared" || goal.status === "complete") {
-			throw new GoalError(
-				"goal.complete(): there is no active goal to complete (await goal.get() shows the goal, if any).",
-			);
+			throw new GoalError("goal.complete(): there is no active goal to complete (goal.get() shows the goal, if any).");
 		}
 		if (goal.status === "paused")
 			throw new GoalError(

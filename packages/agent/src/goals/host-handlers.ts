@@ -12,7 +12,7 @@ export const GOAL_REQUESTS = {
 
 const CREATE_OPTIONS = new Set(["tokens", "turns", "minutes"]);
 
-/** The handlers answering `await goal.get()`, `await goal.create(...)`, `await goal.complete(summary)`. */
+/** The handlers answering `goal.get()`, `goal.create(...)` and `await goal.complete(summary)`. */
 export function goalHostHandlers(goals: GoalController): Record<string, HostRequestHandler> {
 	return {
 		[GOAL_REQUESTS.get]: () => ({ goal: goals.current() ?? null }),
