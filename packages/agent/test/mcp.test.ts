@@ -23,6 +23,7 @@ function configureStdio(extra: Record<string, unknown> = {}, name = "fixture"): 
 			[name]: {
 				command: process.execPath,
 				args: [FIXTURE],
+				// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 				env: { MCP_FIXTURE_STARTS: starts, FIXTURE_SECRET: "${SECRET_FROM_ENV}" },
 				...extra,
 			},
@@ -229,6 +230,7 @@ describe("MCP servers over streamable HTTP", () => {
 	it("calls a loopback server with the configured headers; a wrong token is a clear server-down error", async () => {
 		const { url, output } = await startHttpFixture();
 		sessions.world.writeHome("mcp.json", {
+			// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 			mcpServers: { remote: { url, headers: { Authorization: "Bearer ${REMOTE_TOKEN}" } } },
 		});
 		sessions.world.env.REMOTE_TOKEN = "fixture-token";
@@ -263,6 +265,7 @@ describe("MCP config", () => {
 		);
 	});
 
+	// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 	it("the project's entry replaces the home's; an unset ${VAR} is an error naming the field", () => {
 		sessions.world.writeHome("mcp.json", {
 			mcpServers: { one: { command: "a" }, two: { url: "http://127.0.0.1:1/mcp" } },
@@ -276,6 +279,7 @@ describe("MCP config", () => {
 			["one", "stdio", join(sessions.world.project, ".prime", "mcp.json")],
 			["two", "http", join(sessions.world.home, "mcp.json")],
 		]);
+		// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 		sessions.world.writeHome("mcp.json", { mcpServers: { three: { command: "x", env: { TOKEN: "${NOT_SET}" } } } });
 		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
 			`MCP config ${join(sessions.world.home, "mcp.json")}: "mcpServers.three.env.TOKEN" uses \${NOT_SET}, which is not set.`,
