@@ -23,7 +23,8 @@ it("names one tool, %%bash, edit, the working directory and the permission warni
 
 it("does not promise kernel names that do not exist yet", () => {
 	const prompt = buildSystemPrompt({ cwd: "/p" });
-	for (const name of ["goal.", "refine."]) expect(prompt).not.toContain(name);
+	for (const name of ["refine."]) expect(prompt).not.toContain(name);
+	expect(prompt).toContain("Call `await goal.complete(summary)` only once every item");
 	expect(prompt).toContain("await compact.run(");
 	expect(prompt).toContain('handle = await rlm("task", name=None, model=None, thinking=None)');
 });

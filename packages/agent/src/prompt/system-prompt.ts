@@ -88,6 +88,11 @@ context window; the kernel is never reset, so your variables survive and you are
 are still defined. \`await compact.run("what to keep")\` asks for that summary at the end of the
 current cell, e.g. after a long exploration whose details you no longer need.
 
+A session may have a goal (\`goal.get()\` shows it; the user sets it, or you with
+\`goal.create(objective)\`). While it is active, stopping does not end the work: the host sends you
+the objective again to audit. Call \`await goal.complete(summary)\` only once every item of the
+objective has evidence from this session.
+
 # How to work
 
 - Look before you change: read the relevant code and bind it to variables first.
