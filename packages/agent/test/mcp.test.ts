@@ -279,6 +279,10 @@ describe("MCP config", () => {
 			["one", "stdio", join(sessions.world.project, ".prime", "mcp.json")],
 			["two", "http", join(sessions.world.home, "mcp.json")],
 		]);
+		sessions.world.writeHome("mcp.json", { mcpServers: { old: { type: "sse", url: "http://127.0.0.1:1/sse" } } });
+		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
+			`MCP config ${join(sessions.world.home, "mcp.json")}: "mcpServers.old.type" is "sse", the older HTTP+SSE transport, which is not supported.`,
+		);
 		// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 		sessions.world.writeHome("mcp.json", { mcpServers: { three: { command: "x", env: { TOKEN: "${NOT_SET}" } } } });
 		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(

@@ -113,6 +113,14 @@ function readServer(file: string, name: string, value: unknown, env: NodeJS.Proc
 	}
 	if (!isObject(value)) throw configError(file, field, "must be an object", EXAMPLE);
 	const type = value.type;
+	if (type === "sse") {
+		throw configError(
+			file,
+			`${field}.type`,
+			'is "sse", the older HTTP+SSE transport, which is not supported',
+			'Point "url" at the server\'s streamable HTTP endpoint and write "type": "http" (or leave "type" out).',
+		);
+	}
 	if (type !== undefined && !["stdio", "http", "streamable-http", "streamableHttp"].includes(String(type))) {
 		throw configError(file, `${field}.type`, `is "${String(type)}"`, 'Use "stdio" or "http" (streamable HTTP).');
 	}
