@@ -37,6 +37,9 @@ import { addHistory, contentText } from "./transcript.js";
 
 type AgentEvent = Parameters<Parameters<StartedSession["agentSession"]["subscribe"]>[0]>[0];
 
+/** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
+const INTERRUPT_MARGIN_MS = 300;
+
 /** How the app leaves: the exit code for `prime-agent`. */
 export type AppExit = { code: 0 } | { code: number; message: string };
 
@@ -383,9 +386,12 @@ export class InteractiveApp {
 		if (this.interruptPresses === 1 && this.ipythonRunning()) {
 			// The cell is called but its kernel has not started running it yet: it is interrupted once it runs.
 			this.setHint("Interrupting the cell once the kernel has started; Ctrl-C again stops the turn.");
+			// Once the cell is handed to the kernel, a short margin lets its execution begin: an interrupt
+			// that reaches the kernel before the cell starts would be lost and the cell would run on.
 			const retry = () => {
 				if (this.interruptPresses !== 1 || !this.ipythonRunning()) return;
-				if (!this.started.kernel.interruptCell()) setTimeout(retry, 20);
+				if (this.started.kernel.busy) setTimeout(() => this.started.kernel.interruptCell(), INTERRUPT_MARGIN_MS);
+				else setTimeout(retry, 20);
 			};
 			setTimeout(retry, 20);
 			return;

@@ -184,6 +184,26 @@ describe("cells", () => {
 		]);
 	});
 
+	it("a capsule cell shows the archive page once it is read (its cached lines are replaced)", async () => {
+		let expanded = false;
+		let renders = 0;
+		const cell = new CellView({
+			toolName: "ipython",
+			args: { code: "print(log)" },
+			isExpanded: () => expanded,
+			readArchive: async () => "1: first archived line",
+			requestRender: () => renders++,
+		});
+		cell.finish(CAPSULE, false, { status: "ok", durationMs: 100 });
+		lines(cell);
+		expanded = true;
+		cell.invalidate();
+		expect(lines(cell)).toContain("│ reading…");
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(renders).toBe(1);
+		expect(lines(cell)).toContain("│ 1: first archived line");
+	});
+
 	it("never renders a line wider than the terminal, even with tabs, escapes and wide characters", () => {
 		const cell = cellOf(`x = "${"界".repeat(60)}"\n\tprint(x)`, () => true);
 		cell.finish(`\x1b[31mred\x1b[0m\t${"界".repeat(50)}\r\n${"y".repeat(300)}`, false, { status: "ok" });

@@ -62,14 +62,14 @@ export class CellView implements Component {
 		this.durationMs = known.durationMs ?? Date.now() - this.startedAt;
 		const status = known.status;
 		this.state = status === "aborted" || status === "died" ? status : isError || status === "error" ? "error" : "ok";
+		this.version++;
 		const capsule = parseCapsule(text);
-		if (capsule)
-			this.card = new CapsuleCard(
-				capsule,
-				this.options.readArchive,
-				this.options.isExpanded,
-				this.options.requestRender,
-			);
+		// The card reads the archive on its own: its lines change then, so the cached ones go.
+		const loaded = () => {
+			this.version++;
+			this.options.requestRender();
+		};
+		if (capsule) this.card = new CapsuleCard(capsule, this.options.readArchive, this.options.isExpanded, loaded);
 	}
 
 	get toolName(): string {
