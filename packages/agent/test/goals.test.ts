@@ -290,7 +290,7 @@ it("print and JSON modes: goal lines as they happen, the goal in the result line
 		expect(err).toMatch(/Goal goal-[0-9a-f]{8} is active: set x \(0 turns, 0 tokens, 0s\)\n/);
 		expect(err).toMatch(/Goal goal-[0-9a-f]{8} stopped, not complete: turn budget reached: 1 of 1 turns used\n/);
 		expect(err).toMatch(
-			/Goal goal-[0-9a-f]{8} is not complete: it stopped because turn budget reached: 1 of 1 turns used\. Resume it with/,
+			/Goal goal-[0-9a-f]{8} is not complete: its turn budget reached: 1 of 1 turns used\. Go on with a larger budget: `prime-agent --resume [0-9a-f-]{36} -p "\/goal resume --tokens N --turns N --minutes N"`\.\n/,
 		);
 
 		const json = memoryIo(world.project, world.env);

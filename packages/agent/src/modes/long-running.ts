@@ -92,7 +92,10 @@ export function longRunningOutcome(
 		if (!goalStop || outcome.command || report.exitCode !== ExitCode.ok) return report;
 		return {
 			exitCode: ExitCode.limitReached,
-			message: `Goal ${goalStop.goal.id} is not complete: it stopped because ${goalStop.goal.reason}. Resume it with \`prime-agent --resume ${started.session.id} -p "/goal resume --tokens N"\` or a larger budget.`,
+			message:
+				goalStop.event === "budget_reached"
+					? `Goal ${goalStop.goal.id} is not complete: its ${goalStop.goal.reason}. Go on with a larger budget: \`prime-agent --resume ${started.session.id} -p "/goal resume --tokens N --turns N --minutes N"\`.`
+					: `Goal ${goalStop.goal.id} is not complete: it was ${goalStop.goal.reason}`,
 		};
 	}
 	const ending = run.ending;

@@ -111,7 +111,11 @@ export async function wireLongRunning(
 		}),
 		goals,
 		childrenBusy: () => children.busy,
-		abortRun: () => agentSession.abort(),
+		// The time limit ends everything: the run, and sub-agents still at work.
+		abortRun: () => {
+			agentSession.abort();
+			void children.shutdown();
+		},
 	});
 	agentSession.subscribe((event) => autonomous.observe(event));
 	parts.onChildUsage((usage) => autonomous.addChildUsage(usage));
