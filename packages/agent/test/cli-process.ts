@@ -58,3 +58,72 @@ export function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): C
 		exitCode: () => exited,
 	};
 }
+
+export interface TextCliProcess {
+	child: ChildProcess;
+	stdout(): string;
+	stderr(): string;
+	/** Write a line to the process's stdin. */
+	line(text: string): void;
+	/** Resolves once stdout or stderr (`which`) holds `text`; rejects if the process exits first. */
+	waitFor(which: "stdout" | "stderr", text: string): Promise<void>;
+	exitCode(): Promise<number | null>;
+}
+
+/** Run the built command line in text mode as a real process, its stdin a pipe (the line chat, `attach`). */
+export function spawnCliText(args: string[], cwd: string, env: NodeJS.ProcessEnv): TextCliProcess {
+	if (!existsSync(CLI))
+		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
+	const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+	const text = { stdout: "", stderr: "" };
+	const waiters = new Set<() => void>();
+	for (const which of ["stdout", "stderr"] as const)
+		child[which]?.on("data", (chunk) => {
+			text[which] += chunk;
+			for (const waiter of [...waiters]) waiter();
+		});
+	let code: number | null | undefined;
+	const exited = new Promise<number | null>((resolve) =>
+		child.on("exit", (exitCode) => {
+			code = exitCode;
+			for (const waiter of [...waiters]) waiter();
+			resolve(exitCode);
+		}),
+	);
+	return {
+		child,
+		stdout: () => text.stdout,
+		stderr: () => text.stderr,
+		line: (value) => child.stdin?.write(`${value}\n`),
+		waitFor: (which, wanted) =>
+			new Promise((resolve, reject) => {
+				const check = () => {
+					if (text[which].includes(wanted)) {
+						waiters.delete(check);
+						resolve();
+					} else if (code !== undefined) {
+						waiters.delete(check);
+						reject(
+							new Error(`the CLI exited (${code}) before its ${which} held ${JSON.stringify(wanted)}:\n${text.stderr}`),
+						);
+					}
+				};
+				waiters.add(check);
+				check();
+			}),
+		exitCode: () => exited,
+	};
+}
+
+/** Run the built command line to its end; its exit code and output. */
+export async function runCliText(
+	args: string[],
+	cwd: string,
+	env: NodeJS.ProcessEnv,
+	input = "",
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+	const cli = spawnCliText(args, cwd, env);
+	cli.child.stdin?.end(input);
+	const code = await cli.exitCode();
+	return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+}

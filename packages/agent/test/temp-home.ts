@@ -2,7 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** A throwaway agent home and project directory; `env` points PRIME_AGENT_DIR at the home. */
+/**
+ * A throwaway agent home and project directory; `env` points PRIME_AGENT_DIR at the home and keeps
+ * sessions in the calling process (PRIME_AGENT_IN_PROCESS=1); the daemon's tests delete that.
+ */
 export interface TempWorld {
 	home: string;
 	project: string;
@@ -18,7 +21,13 @@ export function makeTempWorld(extraEnv: Record<string, string> = {}): TempWorld 
 	const project = join(root, "project");
 	mkdirSync(home, { mode: 0o700 });
 	mkdirSync(project);
-	const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: root, PRIME_AGENT_DIR: home, ...extraEnv };
+	const env: NodeJS.ProcessEnv = {
+		PATH: process.env.PATH,
+		HOME: root,
+		PRIME_AGENT_DIR: home,
+		PRIME_AGENT_IN_PROCESS: "1",
+		...extraEnv,
+	};
 	return {
 		home,
 		project,

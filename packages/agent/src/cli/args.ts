@@ -2,7 +2,19 @@ import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
 import { THINKING_LEVELS } from "../home/index.js";
 
-export type Command = "run" | "setup" | "doctor" | "sessions" | "package" | "help" | "version";
+export type Command =
+	| "run"
+	| "setup"
+	| "doctor"
+	| "sessions"
+	| "package"
+	| "help"
+	| "version"
+	| "agents"
+	| "attach"
+	| "status"
+	| "shutdown"
+	| "schedule";
 
 export interface CliArgs {
 	command: Command;
@@ -41,9 +53,27 @@ export interface CliArgs {
 		maxTokens?: string;
 		maxMinutes?: string;
 	};
+	/** `attach <agent>`, `shutdown [<agent>]`: the agent (a key or session id prefix). */
+	agentRef?: string;
+	/** `shutdown --force`: kill instead of letting the worker save. */
+	force: boolean;
+	/** `schedule ... --steer`: into the running turn instead of a follow-up. */
+	steer: boolean;
+	/** `schedule`'s words: `<when> <prompt>`, `list`, `remove <id>`. */
+	scheduleArgs?: string[];
 }
 
-const SUBCOMMANDS: readonly string[] = ["setup", "doctor", "sessions", "package"];
+const SUBCOMMANDS: readonly string[] = [
+	"setup",
+	"doctor",
+	"sessions",
+	"package",
+	"agents",
+	"attach",
+	"status",
+	"shutdown",
+	"schedule",
+];
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
 /** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
@@ -56,6 +86,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		json: false,
 		extensions: [],
 		local: false,
+		force: false,
+		steer: false,
 	};
 	const rest = [...argv];
 	const positional: string[] = [];
@@ -138,6 +170,15 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--local":
 				args.local = true;
 				break;
+			case "--force":
+				args.force = true;
+				break;
+			case "--steer":
+				args.steer = true;
+				break;
+			case "--agent":
+				args.agentRef = value(flag);
+				break;
 			case "--goal":
 				args.goal = { objective: value(flag) };
 				break;
@@ -203,6 +244,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		}
 		args.packageSource = source;
 	}
+	checkDaemonCommand(args, positional);
 	if (args.command === "sessions" && positional.length === 1) {
 		args.sessionRef = positional.pop();
 	}
@@ -277,4 +319,45 @@ function checkLongRunning(
 		);
 	}
 	args.autonomous = flags;
+}
+
+/** `agents`, `status`, `attach <agent>`, `shutdown [<agent>] [--force]`, `schedule ...`: take their words. */
+function checkDaemonCommand(args: CliArgs, positional: string[]): void {
+	const usage = (message: string, hint: string) => new UserError(message, hint, ExitCode.usage);
+	if ((args.force && args.command !== "shutdown") || (args.steer && args.command !== "schedule"))
+		throw usage(
+			`${args.force ? "--force" : "--steer"} works only with \`prime-agent ${args.force ? "shutdown" : "schedule"}\`.`,
+			"See `prime-agent --help`.",
+		);
+	if (args.agentRef !== undefined && args.command !== "schedule")
+		throw usage(
+			"--agent works only with `prime-agent schedule`.",
+			"Name the agent directly: prime-agent attach <agent>.",
+		);
+	switch (args.command) {
+		case "agents":
+		case "status":
+			if (positional.length > 0)
+				throw usage(
+					`Unexpected argument "${positional[0]}" for \`prime-agent ${args.command}\`.`,
+					`\`prime-agent ${args.command}\` takes no arguments.`,
+				);
+			return;
+		case "attach":
+			if (positional.length !== 1)
+				throw usage(
+					positional.length === 0 ? "`prime-agent attach` needs an agent." : `Unexpected argument "${positional[1]}".`,
+					"Write prime-agent attach <agent>; `prime-agent agents` lists them.",
+				);
+			args.agentRef = positional.pop();
+			return;
+		case "shutdown":
+			if (positional.length > 1)
+				throw usage(`Unexpected argument "${positional[1]}".`, "Write prime-agent shutdown [<agent>] [--force].");
+			args.agentRef = positional.pop();
+			return;
+		case "schedule":
+			args.scheduleArgs = positional.splice(0);
+			return;
+	}
 }

@@ -34,6 +34,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 				return runSessionsCommand(args, io);
 			case "package":
 				return await runPackageCommand(args, io);
+			case "agents":
+			case "attach":
+			case "status":
+			case "shutdown":
+			case "schedule":
+				return await runDaemonCommand(args, io);
 			case "run":
 				return await runAgent(args, io);
 		}
@@ -52,8 +58,34 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	if (prompt !== undefined && prompt.trim() === "") {
 		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
 	}
-	const { startSession } = await import("../startup/index.js");
 	const { parseSlashCommand } = await import("../orchestrator/index.js");
+	// A slash command may need no model (`/pc status`); one that does says the key is missing then.
+	const allowMissingKey = prompt !== undefined && parseSlashCommand(prompt) !== undefined;
+	const daemon = await import("../daemon/index.js");
+	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process;
+	// the full terminal UI drives an in-process session (it is not yet a view of a worker).
+	if (!daemon.inProcess(io.env) && !(prompt === undefined && wantsTerminalUi(io))) {
+		return await daemon.runInWorker(
+			{
+				cwd: io.cwd,
+				model: args.model,
+				continueLatest: args.continueLatest,
+				resume: args.resume,
+				fork: args.fork,
+				at: args.at,
+				tools: args.tools,
+				thinkingLevel: args.thinkingLevel,
+				extensionPaths: args.extensions,
+				goal: args.goal,
+				autonomous: args.autonomous,
+				allowMissingKey,
+			},
+			prompt,
+			args.mode,
+			io,
+		);
+	}
+	const { startSession } = await import("../startup/index.js");
 	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
 	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
 	const terminal = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
@@ -71,8 +103,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		extensionPaths: args.extensions,
 		goal: args.goal,
 		autonomous: args.autonomous,
-		// A slash command may need no model (`/pc status`); one that does says the key is missing then.
-		allowMissingKey: prompt !== undefined && parseSlashCommand(prompt) !== undefined,
+		allowMissingKey,
 	};
 	const started = await startSession(startOptions);
 	let current: StartedSession | undefined = started;
@@ -104,6 +135,22 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 function wantsTerminalUi(io: CliIo): boolean {
 	const tty = (stream: NodeJS.ReadableStream | NodeJS.WritableStream) => (stream as { isTTY?: boolean }).isTTY === true;
 	return tty(io.stdin) && tty(io.stdout) && !io.env.PRIME_AGENT_NO_TUI;
+}
+
+async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
+	const daemon = await import("../daemon/index.js");
+	switch (args.command) {
+		case "agents":
+			return daemon.runAgentsCommand(io, args.json);
+		case "attach":
+			return daemon.runAttach(args.agentRef as string, io);
+		case "status":
+			return daemon.runStatusCommand(io);
+		case "shutdown":
+			return daemon.runShutdownCommand(io, args.agentRef, args.force);
+		default:
+			return daemon.runScheduleCli(io, args.scheduleArgs ?? [], args.agentRef, args.steer);
+	}
 }
 
 async function runSetup(io: CliIo): Promise<ExitCodeValue> {

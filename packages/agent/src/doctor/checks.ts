@@ -39,6 +39,8 @@ export async function runChecks(
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env));
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
+	const { daemonDoctorCheck } = await import("../daemon/index.js");
+	results.push(await daemonDoctorCheck(paths.root, env));
 	return results;
 }
 

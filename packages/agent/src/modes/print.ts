@@ -1,18 +1,17 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
-import { describeChildEvent, settleChildren } from "./children.js";
+import { describeChildEvent } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
 import {
 	describeActiveGoal,
 	describeAutonomousEvent,
 	describeGoalEvent,
 	goalStopOf,
-	longRunningOutcome,
 	onLongRunningEvents,
 } from "./long-running.js";
 import { describeNotice } from "./notices.js";
-import { describeOutcome } from "./outcome.js";
+import { finishRun } from "./run-result.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 
 /**
@@ -57,12 +56,8 @@ export async function runPrintMode(
 		terminal,
 	);
 	try {
-		let outcome = await started.agentSession.prompt(prompt);
-		// The run ends when the root is idle, every sub-agent has settled and its notice was handled.
-		// A command may have started work too (`/goal` in a session with a conversation).
-		if (outcome.status === "ok" && (!outcome.command || started.agentSession.busy))
-			outcome = (await settleChildren(started, stopped.signal)) ?? outcome;
-		const report = longRunningOutcome(started, outcome, describeOutcome(outcome, started), goalStop);
+		const first = await started.agentSession.prompt(prompt);
+		const { outcome, report } = await finishRun(started, first, stopped.signal, () => goalStop);
 		if (report.message) streams.err.write(`${report.message}\n`);
 		// A command's answer is its output, as the model's answer is (`-p "/pc status" > status.txt`).
 		else if (outcome.command?.message) streams.out.write(`${outcome.command.message}\n`);

@@ -13,7 +13,8 @@ export function describeBranch(session: Session): string {
 	return `${header}\n${lines.join("\n")}\n${footer}`;
 }
 
-function entryLabel(entry: SessionEntry): string {
+/** One line for an entry: its kind, then a preview (`sessions <id>`, the replay of `attach`). */
+export function entryLabel(entry: SessionEntry): string {
 	switch (entry.type) {
 		case "message": {
 			const message = entry.message;

@@ -13,7 +13,7 @@ export {
 	entryToMessage,
 	type SessionContext,
 } from "./context.js";
-export { describeBranch } from "./describe.js";
+export { describeBranch, entryLabel } from "./describe.js";
 export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
 export { type CreateSessionOptions, Session } from "./session.js";
 export * from "./types.js";

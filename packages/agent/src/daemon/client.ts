@@ -1,0 +1,123 @@
+/**
+ * The client side of the daemon: reach the supervisor (starting it when none runs), ask it for a
+ * worker, and connect to that worker as a view.
+ */
+import { spawn } from "node:child_process";
+import { openSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import { agentDir } from "../home/index.js";
+import { DAEMON_PROTOCOL_VERSION, ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
+import { type DaemonPaths, daemonPaths, ensureDaemonDir, readOrCreateToken } from "./state.js";
+
+const SUPERVISOR_MAIN = fileURLToPath(new URL("./supervisor-main.js", import.meta.url));
+/** How long a client waits for a supervisor it started to listen. */
+const SUPERVISOR_START_MS = 15_000;
+
+/** The environment variable that keeps sessions in the calling process (no daemon). */
+export const IN_PROCESS_ENV = "PRIME_AGENT_IN_PROCESS";
+
+/** Whether this run keeps its session in-process (`PRIME_AGENT_IN_PROCESS=1`) instead of the daemon. */
+export function inProcess(env: NodeJS.ProcessEnv): boolean {
+	const value = env[IN_PROCESS_ENV]?.trim();
+	return value !== undefined && value !== "" && value !== "0";
+}
+
+export interface DaemonContext {
+	paths: DaemonPaths;
+	token: string;
+	env: NodeJS.ProcessEnv;
+}
+
+export function daemonContext(env: NodeJS.ProcessEnv): DaemonContext {
+	const paths = daemonPaths(agentDir(env));
+	try {
+		return { paths, token: readOrCreateToken(paths), env };
+	} catch (error) {
+		throw new UserError(
+			`The daemon's folder ${paths.dir} cannot be used: ${(error as Error).message}`,
+			`Fix its permissions, or run in this process with ${IN_PROCESS_ENV}=1.`,
+			ExitCode.usage,
+		);
+	}
+}
+
+/** Throw a failed reply as a `UserError`. */
+export function unwrap<T>(reply: Reply): T {
+	if (!reply.ok)
+		throw new UserError(
+			reply.message,
+			reply.hint || "See `prime-agent status`.",
+			(reply as { exitCode?: ExitCodeValue }).exitCode ?? ExitCode.usage,
+		);
+	return reply.data as T;
+}
+
+async function hello(client: ProtocolClient, token: string, extra: Record<string, unknown> = {}): Promise<unknown> {
+	const reply = await client.request({ type: "hello", token, version: DAEMON_PROTOCOL_VERSION, ...extra });
+	if (!reply.ok) client.close();
+	return unwrap(reply);
+}
+
+/** Connect to the supervisor; with `start`, start one when none answers. */
+export async function connectSupervisor(context: DaemonContext, start = true): Promise<ProtocolClient | undefined> {
+	const attempt = async () => {
+		try {
+			const client = await ProtocolClient.connect(context.paths.socket);
+			await hello(client, context.token);
+			return client;
+		} catch (error) {
+			if (error instanceof UserError) throw error;
+			return undefined;
+		}
+	};
+	const first = await attempt();
+	if (first || !start) return first;
+	ensureDaemonDir(context.paths);
+	const log = openSync(context.paths.log, "a", 0o600);
+	const child = spawn(process.execPath, [SUPERVISOR_MAIN], {
+		env: { ...context.env, PRIME_AGENT_DIR: agentDir(context.env) },
+		detached: true,
+		stdio: ["ignore", log, log],
+	});
+	child.unref();
+	const deadline = Date.now() + SUPERVISOR_START_MS;
+	while (Date.now() < deadline) {
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		const client = await attempt();
+		if (client) return client;
+	}
+	throw new UserError(
+		"The agent daemon did not start.",
+		`See ${context.paths.log}, or run in this process with ${IN_PROCESS_ENV}=1.`,
+		ExitCode.usage,
+	);
+}
+
+/** Connect to a worker's socket as a view. */
+export async function connectWorker(
+	context: DaemonContext,
+	socket: string,
+	oneShot: boolean,
+): Promise<{ client: ProtocolClient; welcome: WorkerWelcome }> {
+	let client: ProtocolClient;
+	try {
+		client = await ProtocolClient.connect(socket);
+	} catch (error) {
+		throw new UserError(
+			`The agent's worker does not answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+			"`prime-agent agents` shows its state; `prime-agent attach <agent>` starts a saved one again.",
+			ExitCode.usage,
+		);
+	}
+	const welcome = (await hello(client, context.token, { oneShot })) as WorkerWelcome;
+	return { client, welcome };
+}
+
+/** Plain environment variables for a worker (the client's, so keys and PATH match the caller's shell). */
+export function plainEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [name, value] of Object.entries(env))
+		if (value !== undefined && name !== IN_PROCESS_ENV) out[name] = value;
+	return out;
+}

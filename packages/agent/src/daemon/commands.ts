@@ -1,0 +1,215 @@
+/**
+ * The command line's daemon commands: runs through a worker, `agents`, `attach`, `status`,
+ * `shutdown`, `schedule`.
+ */
+import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import type { ScheduleJob } from "../schedules/index.js";
+import { describeJobs } from "../schedules/index.js";
+import { connectSupervisor, connectWorker, daemonContext, plainEnv, unwrap } from "./client.js";
+import type { AgentInfo, ProtocolClient, WorkerSessionOptions } from "./protocol.js";
+import { viewChat, viewJson, viewPrint } from "./views.js";
+
+export interface DaemonIo {
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	stdin: NodeJS.ReadableStream;
+	stdout: NodeJS.WritableStream;
+	stderr: NodeJS.WritableStream;
+}
+
+/**
+ * Run the command line's session in a worker: `-p` and `--mode json` own theirs (it stops when
+ * the run ends, or 30 s after the client disconnects); the line chat's stays after `/exit`.
+ */
+export async function runInWorker(
+	options: WorkerSessionOptions,
+	prompt: string | undefined,
+	mode: "text" | "json",
+	io: DaemonIo,
+): Promise<ExitCodeValue> {
+	const context = daemonContext(io.env);
+	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	let started: { key: string; socket: string };
+	try {
+		started = unwrap(
+			await supervisor.request({
+				type: "start",
+				options,
+				owner: prompt === undefined ? "resident" : "oneshot",
+				env: plainEnv(io.env),
+			}),
+		);
+	} finally {
+		supervisor.close();
+	}
+	const oneShot = prompt !== undefined;
+	const { client, welcome } = await connectWorker(context, started.socket, oneShot);
+	if (prompt === undefined) return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false);
+	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
+	const stdin = io.stdin as NodeJS.ReadStream;
+	return viewPrint(client, welcome, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
+}
+
+/** `prime-agent attach <agent>`: start it again if saved, replay what happened while detached, then the line chat. */
+export async function runAttach(ref: string, io: DaemonIo): Promise<ExitCodeValue> {
+	const context = daemonContext(io.env);
+	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	let target: { key: string; socket: string };
+	try {
+		target = unwrap(await supervisor.request({ type: "resume", key: ref, env: plainEnv(io.env) }));
+	} finally {
+		supervisor.close();
+	}
+	const { client, welcome } = await connectWorker(context, target.socket, false);
+	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true);
+}
+
+/** Ask the supervisor (started only when `start`); undefined when none runs and none is to start. */
+async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: string }, start: boolean) {
+	const context = daemonContext(io.env);
+	const supervisor = await connectSupervisor(context, start);
+	if (!supervisor) return undefined;
+	try {
+		return unwrap<T>(await supervisor.request(request));
+	} finally {
+		supervisor.close();
+	}
+}
+
+/** `prime-agent agents [--json]`: every session tree the daemon knows. */
+export async function runAgentsCommand(io: DaemonIo, json: boolean): Promise<ExitCodeValue> {
+	const agents = (await ask<AgentInfo[]>(io, { type: "list" }, true)) ?? [];
+	if (json) {
+		io.stdout.write(`${JSON.stringify(agents, null, 2)}\n`);
+		return ExitCode.ok;
+	}
+	if (agents.length === 0) {
+		io.stdout.write("No background agents. `prime-agent` starts one; `prime-agent -p` runs one request.\n");
+		return ExitCode.ok;
+	}
+	for (const agent of agents) io.stdout.write(`${describeAgent(agent)}\n`);
+	io.stdout.write("`prime-agent attach <agent>` attaches; `prime-agent shutdown <agent>` stops one.\n");
+	return ExitCode.ok;
+}
+
+export function describeAgent(agent: AgentInfo): string {
+	const when = agent.lastActivity ? agent.lastActivity.replace("T", " ").slice(0, 19) : "-";
+	const extras = [
+		agent.clients > 0 ? `${agent.clients} attached` : "",
+		agent.heartbeat ? `heartbeat ${agent.heartbeat}` : "",
+		agent.schedules > 0 ? `${agent.schedules} schedule${agent.schedules > 1 ? "s" : ""}` : "",
+		agent.crashes > 0 ? `${agent.crashes} crash${agent.crashes > 1 ? "es" : ""}` : "",
+		agent.owner === "oneshot" ? "one-shot" : "",
+	].filter(Boolean);
+	const failed = agent.failedReason ? `  failed: ${agent.failedReason}` : "";
+	return `${agent.key}  ${agent.state.padEnd(8)}  ${when}  ${agent.sessionId ?? "(no session yet)"}  ${agent.cwd}${extras.length ? `  [${extras.join(", ")}]` : ""}${failed}`;
+}
+
+/** `prime-agent status`: whether the supervisor runs, and its agents. Never starts one. */
+export async function runStatusCommand(io: DaemonIo): Promise<ExitCodeValue> {
+	const status = await ask<{ pid: number; socket: string; agents: AgentInfo[] }>(io, { type: "status" }, false);
+	if (!status) {
+		io.stdout.write("The agent daemon is not running (it starts with the next `prime-agent` session).\n");
+		return ExitCode.ok;
+	}
+	const count = (state: string) => status.agents.filter((agent) => agent.state === state).length;
+	io.stdout.write(
+		`Daemon running: supervisor pid ${status.pid}, socket ${status.socket}\n` +
+			`Agents: ${count("running")} running, ${count("idle")} idle, ${count("saved")} saved, ${count("failed")} failed\n`,
+	);
+	for (const agent of status.agents) io.stdout.write(`  ${describeAgent(agent)}\n`);
+	return ExitCode.ok;
+}
+
+/** `prime-agent shutdown [<agent>] [--force]`: one agent, or every agent and the supervisor. */
+export async function runShutdownCommand(
+	io: DaemonIo,
+	ref: string | undefined,
+	force: boolean,
+): Promise<ExitCodeValue> {
+	if (ref) {
+		const agent = await ask<AgentInfo>(io, { type: "stop", key: ref, force }, true);
+		io.stdout.write(
+			`Stopped agent ${agent?.key}${force ? " (killed)" : ""}; its session is saved: \`prime-agent attach ${agent?.key}\` starts it again.\n`,
+		);
+		return ExitCode.ok;
+	}
+	const context = daemonContext(io.env);
+	const supervisor = await connectSupervisor(context, false);
+	if (!supervisor) {
+		io.stdout.write("The agent daemon is not running.\n");
+		return ExitCode.ok;
+	}
+	unwrap(await supervisor.request({ type: "stop_all", force }));
+	await supervisor.closed;
+	io.stdout.write(`Stopped every agent${force ? " (killed)" : ""} and the daemon.\n`);
+	return ExitCode.ok;
+}
+
+/**
+ * `prime-agent schedule "<when>" "<prompt>" [--agent <agent>] [--steer]`, `schedule list`,
+ * `schedule remove <id>`: the agent is the one given, or the only live one of this directory.
+ */
+export async function runScheduleCli(
+	io: DaemonIo,
+	positional: string[],
+	agentRef: string | undefined,
+	steer: boolean,
+): Promise<ExitCodeValue> {
+	const context = daemonContext(io.env);
+	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	let target: { key: string; socket: string };
+	try {
+		const agents = unwrap<AgentInfo[]>(await supervisor.request({ type: "list" }));
+		const key = agentRef ?? pickAgent(agents, io.cwd);
+		target = unwrap(await supervisor.request({ type: "resume", key, env: plainEnv(io.env) }));
+	} finally {
+		supervisor.close();
+	}
+	const { client } = await connectWorker(context, target.socket, false);
+	try {
+		const [first, ...rest] = positional;
+		if (first === "list" && rest.length === 0) {
+			io.stdout.write(`${describeJobs(unwrap<ScheduleJob[]>(await client.request({ type: "schedule_list" })))}\n`);
+			return ExitCode.ok;
+		}
+		if (first === "remove" && rest.length === 1) {
+			const job = unwrap<ScheduleJob>(await client.request({ type: "schedule_remove", scheduleId: rest[0] as string }));
+			io.stdout.write(`Removed ${job.kind} ${job.id} from agent ${target.key}.\n`);
+			return ExitCode.ok;
+		}
+		if (positional.length !== 2)
+			throw new UserError(
+				"`prime-agent schedule` needs a time and a prompt.",
+				'Write it as prime-agent schedule "in 30m" "run the tests" (or "every 10m", "at <ISO time>", "*/15 * * * *"); `schedule list`, `schedule remove <id>`.',
+				ExitCode.usage,
+			);
+		const job = unwrap<ScheduleJob>(
+			await client.request({
+				type: "schedule_add",
+				when: first as string,
+				text: rest[0] as string,
+				delivery: steer ? "steer" : "follow_up",
+			}),
+		);
+		io.stdout.write(`Scheduled ${job.id} for agent ${target.key}, next at ${job.nextRunAt}.\n`);
+		return ExitCode.ok;
+	} finally {
+		await client.request({ type: "detach" });
+		client.close();
+	}
+}
+
+function pickAgent(agents: AgentInfo[], cwd: string): string {
+	const here = agents.filter((agent) => agent.cwd === cwd && agent.state !== "failed");
+	const live = here.filter((agent) => agent.state === "running" || agent.state === "idle");
+	const pick = live.length === 1 ? live[0] : here.length === 1 ? here[0] : undefined;
+	if (pick) return pick.key;
+	throw new UserError(
+		here.length === 0
+			? "No agent works in this directory to schedule for."
+			: `${here.length} agents work in this directory; name one.`,
+		"Pass --agent <agent> (`prime-agent agents` lists them), or start one with `prime-agent`.",
+		ExitCode.usage,
+	);
+}

@@ -1,0 +1,35 @@
+/**
+ * Background sessions: a per-user supervisor, one worker process per session tree, and clients
+ * that are views of a worker (JSON lines over a user-only Unix socket, see `protocol.ts`).
+ */
+export { connectSupervisor, connectWorker, daemonContext, IN_PROCESS_ENV, inProcess } from "./client.js";
+export {
+	describeAgent,
+	runAgentsCommand,
+	runAttach,
+	runInWorker,
+	runScheduleCli,
+	runShutdownCommand,
+	runStatusCommand,
+} from "./commands.js";
+export { daemonDoctorCheck } from "./doctor.js";
+export {
+	type AgentInfo,
+	DAEMON_PROTOCOL_VERSION,
+	LineConnection,
+	ProtocolClient,
+	type WorkerOwner,
+	type WorkerSessionOptions,
+	type WorkerWelcome,
+} from "./protocol.js";
+export { HEARTBEAT_REQUEST } from "./schedule-requests.js";
+export {
+	daemonPaths,
+	isSameProcess,
+	processStartId,
+	readSessionRecord,
+	readWorkerRecord,
+	workerKeys,
+} from "./state.js";
+export { RESTART_DELAYS_MS } from "./supervisor.js";
+export { DEFAULT_WORKER_TIMINGS } from "./worker.js";

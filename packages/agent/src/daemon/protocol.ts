@@ -1,0 +1,230 @@
+/**
+ * The daemon's wire protocol: JSON objects, one per line, over a Unix socket in a user-only
+ * directory. Every connection opens with `hello` carrying the per-user token; anything else, or a
+ * wrong token, is answered with an error and the connection is closed. Requests carry an `id`;
+ * their answer is a `reply` with the same `id`. Workers also push `event`, `run_end` and `bye`.
+ */
+import { createConnection, type Socket } from "node:net";
+
+export const DAEMON_PROTOCOL_VERSION = 1;
+
+/** Who owns a worker: a one-shot client (print, JSON) or a resident session (the line chat, `attach`). */
+export type WorkerOwner = "oneshot" | "resident";
+
+/** What a worker is asked to start: the command line's session options (see `StartOptions`). */
+export interface WorkerSessionOptions {
+	cwd: string;
+	model?: string;
+	continueLatest?: boolean;
+	resume?: string;
+	fork?: string;
+	at?: string;
+	tools?: string[];
+	thinkingLevel?: string;
+	extensionPaths?: string[];
+	goal?: { objective: string; tokens?: string; turns?: string; minutes?: string };
+	autonomous?: Record<string, unknown>;
+	allowMissingKey?: boolean;
+}
+
+/** One session tree as `prime-agent agents` shows it. */
+export interface AgentInfo {
+	/** The worker key (also accepted by `attach`, `shutdown`, `schedule --agent`). */
+	key: string;
+	state: "starting" | "running" | "idle" | "saved" | "failed";
+	pid?: number;
+	owner: WorkerOwner;
+	cwd: string;
+	sessionId?: string;
+	sessionPath?: string;
+	/** ISO time of the last prompt, event or client command. */
+	lastActivity?: string;
+	clients: number;
+	crashes: number;
+	/** Why the tree was marked failed. */
+	failedReason?: string;
+	heartbeat?: string;
+	schedules: number;
+}
+
+/** Client → supervisor. */
+export type SupervisorRequest =
+	| { type: "hello"; id: number; token: string; version: number }
+	| { type: "start"; id: number; options: WorkerSessionOptions; owner: WorkerOwner; env: Record<string, string> }
+	| { type: "resume"; id: number; key: string; env?: Record<string, string> }
+	| { type: "list"; id: number }
+	| { type: "status"; id: number }
+	| { type: "stop"; id: number; key: string; force: boolean }
+	| { type: "stop_all"; id: number; force: boolean };
+
+/** Client → worker. */
+export type WorkerRequest =
+	| { type: "hello"; id: number; token: string; version: number; oneShot?: boolean }
+	/** Run a prompt or slash command; `run_end` with the same id tells how it ended. */
+	| { type: "prompt"; id: number; text: string; settle?: boolean }
+	/** Into the running turn (as a user message), or a prompt when nothing runs. */
+	| { type: "steer"; id: number; text: string }
+	/** Queued for the next turn, or a prompt when nothing runs. */
+	| { type: "follow_up"; id: number; text: string }
+	/** Ctrl-C: the running cell first, then the run. */
+	| { type: "interrupt"; id: number }
+	| { type: "detach"; id: number }
+	| { type: "schedule_add"; id: number; when: string; text: string; delivery?: "steer" | "follow_up" }
+	| { type: "heartbeat"; id: number; args: string }
+	| { type: "schedule_list"; id: number }
+	| { type: "schedule_remove"; id: number; scheduleId: string }
+	| { type: "shutdown"; id: number };
+
+/** What a worker says about its session on `hello`. */
+export interface WorkerWelcome {
+	key: string;
+	session: { id: string; path: string; cwd: string; persisted: boolean };
+	model: string;
+	resumed: boolean;
+	notices: string[];
+	running: boolean;
+	/** The leaf when the last client detached: `attach` replays the entries after it. */
+	detachedAt?: string | null;
+}
+
+export type Reply = { type: "reply"; id: number; ok: true; data?: unknown } | ReplyError;
+export interface ReplyError {
+	type: "reply";
+	id: number;
+	ok: false;
+	message: string;
+	hint: string;
+}
+
+/** Worker → client, unasked. */
+export type WorkerPush =
+	| { type: "event"; event: Record<string, unknown> }
+	| {
+			type: "run_end";
+			id: number;
+			status: string;
+			exitCode: number;
+			message?: string;
+			commandMessage?: string;
+			/** The `result` line of `--mode json`. */
+			result: Record<string, unknown>;
+	  }
+	| { type: "bye"; reason: string };
+
+/** A socket that reads and writes JSON lines. */
+export class LineConnection {
+	private buffer = "";
+	private readonly listeners = new Set<(message: Record<string, unknown>) => void>();
+	readonly closed: Promise<void>;
+
+	constructor(readonly socket: Socket) {
+		socket.setEncoding("utf8");
+		socket.on("data", (chunk: string) => {
+			this.buffer += chunk;
+			let newline = this.buffer.indexOf("\n");
+			while (newline >= 0) {
+				const line = this.buffer.slice(0, newline);
+				this.buffer = this.buffer.slice(newline + 1);
+				newline = this.buffer.indexOf("\n");
+				if (line.trim() === "") continue;
+				let message: unknown;
+				try {
+					message = JSON.parse(line);
+				} catch {
+					this.socket.destroy();
+					return;
+				}
+				if (message && typeof message === "object")
+					for (const listener of this.listeners) listener(message as Record<string, unknown>);
+			}
+		});
+		socket.on("error", () => {});
+		this.closed = new Promise((resolve) => socket.on("close", () => resolve()));
+	}
+
+	onMessage(listener: (message: Record<string, unknown>) => void): () => void {
+		this.listeners.add(listener);
+		return () => this.listeners.delete(listener);
+	}
+
+	send(message: unknown): void {
+		if (!this.socket.destroyed && this.socket.writable) this.socket.write(`${JSON.stringify(message)}\n`);
+	}
+
+	close(): void {
+		this.socket.end();
+	}
+}
+
+/** A client connection: requests with ids, answered by replies; pushes go to `onPush`. */
+export class ProtocolClient {
+	private nextId = 1;
+	private readonly pending = new Map<number, { resolve: (reply: Reply) => void }>();
+	private readonly pushListeners = new Set<(message: Record<string, unknown>) => void>();
+
+	private constructor(readonly connection: LineConnection) {
+		connection.onMessage((message) => {
+			if (message.type === "reply" && typeof message.id === "number") {
+				const waiter = this.pending.get(message.id);
+				this.pending.delete(message.id);
+				waiter?.resolve(message as unknown as Reply);
+				return;
+			}
+			for (const listener of this.pushListeners) listener(message);
+		});
+		void connection.closed.then(() => {
+			for (const [id, waiter] of this.pending)
+				waiter.resolve({ type: "reply", id, ok: false, message: "The connection closed.", hint: "" });
+			this.pending.clear();
+		});
+	}
+
+	/** Connect to a socket; rejects with the connect error (ENOENT, ECONNREFUSED). */
+	static connect(path: string): Promise<ProtocolClient> {
+		return new Promise((resolve, reject) => {
+			const socket = createConnection(path);
+			socket.once("connect", () => {
+				socket.off("error", reject);
+				resolve(new ProtocolClient(new LineConnection(socket)));
+			});
+			socket.once("error", reject);
+		});
+	}
+
+	/** Send a request and wait for its reply (which may be an error). */
+	request(message: Record<string, unknown> & { type: string }): Promise<Reply> {
+		const id = this.nextId++;
+		return new Promise((resolve) => {
+			this.pending.set(id, { resolve });
+			this.connection.send({ ...message, id });
+		});
+	}
+
+	/** Send a request without waiting; returns its id. */
+	send(message: Record<string, unknown> & { type: string }): number {
+		const id = this.nextId++;
+		this.connection.send({ ...message, id });
+		return id;
+	}
+
+	onPush(listener: (message: Record<string, unknown>) => void): () => void {
+		this.pushListeners.add(listener);
+		return () => this.pushListeners.delete(listener);
+	}
+
+	get closed(): Promise<void> {
+		return this.connection.closed;
+	}
+
+	close(): void {
+		this.connection.close();
+	}
+}
+
+export function replyOk(id: number, data?: unknown): Reply {
+	return { type: "reply", id, ok: true, ...(data === undefined ? {} : { data }) };
+}
+
+export function replyError(id: number, message: string, hint: string): Reply {
+	return { type: "reply", id, ok: false, message, hint };
+}

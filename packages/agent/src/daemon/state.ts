@@ -1,0 +1,184 @@
+/**
+ * The daemon's files under the agent home:
+ *
+ *   daemon/                 0700
+ *     token                 0600, the per-user token every connection must present
+ *     supervisor.sock       the supervisor's socket
+ *     supervisor.json       pid and process start identity of the running supervisor
+ *     supervisor.log
+ *     workers/<key>/        one folder per session tree
+ *       worker.json         written by the supervisor: options, pid + start identity, stop intent, crashes
+ *       session.json        written by the worker: its session, activity, clients
+ *       worker.sock, worker.log
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PRIVATE_FILE_MODE, writePrivateJson } from "../home/index.js";
+import type { WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+
+/** Exit code of a worker whose session could not start (a user error: not retried). */
+export const WORKER_START_FAILED = 86;
+
+/** Longest Unix socket path the platforms take (108 bytes on Linux, 104 on macOS). */
+const MAX_SOCKET_PATH = 103;
+
+export interface DaemonPaths {
+	dir: string;
+	token: string;
+	socket: string;
+	supervisor: string;
+	log: string;
+	workers: string;
+}
+
+export function daemonPaths(agentHome: string): DaemonPaths {
+	const dir = join(agentHome, "daemon");
+	return {
+		dir,
+		token: join(dir, "token"),
+		socket: join(dir, "supervisor.sock"),
+		supervisor: join(dir, "supervisor.json"),
+		log: join(dir, "supervisor.log"),
+		workers: join(dir, "workers"),
+	};
+}
+
+export function workerDir(paths: DaemonPaths, key: string): string {
+	return join(paths.workers, key);
+}
+
+export function workerSocket(paths: DaemonPaths, key: string): string {
+	return join(workerDir(paths, key), "worker.sock");
+}
+
+/** The daemon folder, created (or tightened) to 0700, and a check that socket paths fit. */
+export function ensureDaemonDir(paths: DaemonPaths): void {
+	mkdirSync(paths.workers, { recursive: true, mode: 0o700 });
+	chmodSync(paths.dir, 0o700);
+	chmodSync(paths.workers, 0o700);
+	const longest = workerSocket(paths, "00000000");
+	if (Buffer.byteLength(longest) > MAX_SOCKET_PATH)
+		throw new Error(
+			`The daemon's socket path ${longest} is longer than the ${MAX_SOCKET_PATH} bytes a Unix socket allows; set PRIME_AGENT_DIR to a shorter folder.`,
+		);
+}
+
+/** The per-user token, made on first use (0600). */
+export function readOrCreateToken(paths: DaemonPaths): string {
+	ensureDaemonDir(paths);
+	if (existsSync(paths.token)) {
+		const token = readFileSync(paths.token, "utf8").trim();
+		if (token) return token;
+	}
+	const token = randomBytes(32).toString("hex");
+	writeFileSync(paths.token, `${token}\n`, { mode: PRIVATE_FILE_MODE });
+	chmodSync(paths.token, PRIVATE_FILE_MODE);
+	return token;
+}
+
+/** The supervisor's record of one worker. */
+export interface WorkerRecord {
+	key: string;
+	owner: WorkerOwner;
+	options: WorkerSessionOptions;
+	env: Record<string, string>;
+	pid?: number;
+	/** The process start identity of `pid` (see `processStartId`): a reused pid does not match. */
+	startId?: string;
+	/** Written before the worker is stopped on purpose, so no supervisor starts it again. */
+	stopRequestedAt?: string;
+	crashes: number;
+	lastCrashAt?: string;
+	failedReason?: string;
+	createdAt: string;
+}
+
+/** The worker's record of its session. */
+export interface WorkerSessionRecord {
+	pid: number;
+	session?: { id: string; path: string; cwd: string };
+	busy: boolean;
+	lastActivity: string;
+	clients: number;
+	/** The leaf when the last client detached. */
+	detachedAt?: string | null;
+	/** Set when the worker ends on purpose (a finished one-shot, eviction, shutdown). */
+	stoppedAt?: string;
+	stopReason?: string;
+	/** With a session that could not start: what to do, and the exit code for the client. */
+	stopHint?: string;
+	exitCode?: number;
+	heartbeat?: string;
+	schedules: number;
+}
+
+export function readJson<T>(path: string): T | undefined {
+	try {
+		return JSON.parse(readFileSync(path, "utf8")) as T;
+	} catch {
+		return undefined;
+	}
+}
+
+export function readWorkerRecord(paths: DaemonPaths, key: string): WorkerRecord | undefined {
+	return readJson<WorkerRecord>(join(workerDir(paths, key), "worker.json"));
+}
+
+export function writeWorkerRecord(paths: DaemonPaths, record: WorkerRecord): void {
+	writePrivateJson(join(workerDir(paths, record.key), "worker.json"), record);
+}
+
+export function readSessionRecord(paths: DaemonPaths, key: string): WorkerSessionRecord | undefined {
+	return readJson<WorkerSessionRecord>(join(workerDir(paths, key), "session.json"));
+}
+
+export function writeSessionRecord(paths: DaemonPaths, key: string, record: WorkerSessionRecord): void {
+	writePrivateJson(join(workerDir(paths, key), "session.json"), record);
+}
+
+export function workerKeys(paths: DaemonPaths): string[] {
+	if (!existsSync(paths.workers)) return [];
+	return readdirSync(paths.workers)
+		.filter((name) => existsSync(join(paths.workers, name, "worker.json")))
+		.sort((a, b) => statSync(join(paths.workers, a)).ctimeMs - statSync(join(paths.workers, b)).ctimeMs);
+}
+
+export function newWorkerKey(): string {
+	return randomBytes(4).toString("hex");
+}
+
+/**
+ * A process's start identity: its start time in clock ticks since boot on Linux (field 22 of
+ * /proc/<pid>/stat), so a pid reused by another process does not pass for the worker. Undefined
+ * when the process does not exist.
+ */
+export function processStartId(pid: number): string | undefined {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		// The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return fields[19];
+	} catch {
+		if (process.platform === "linux") return undefined;
+		try {
+			process.kill(pid, 0);
+			return "alive";
+		} catch {
+			return undefined;
+		}
+	}
+}
+
+/** The process with this pid is alive and is the one recorded (same start identity). */
+export function isSameProcess(pid: number | undefined, startId: string | undefined): boolean {
+	if (!pid || !startId) return false;
+	const now = processStartId(pid);
+	if (now === undefined) return false;
+	// A zombie (exited, not yet reaped) is not alive.
+	try {
+		const state = readFileSync(`/proc/${pid}/stat`, "utf8");
+		if (state.slice(state.lastIndexOf(")") + 2).startsWith("Z")) return false;
+	} catch {}
+	return now === startId;
+}

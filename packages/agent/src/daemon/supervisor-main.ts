@@ -1,0 +1,20 @@
+/**
+ * The supervisor process: `node supervisor-main.js`, started detached by the first client that
+ * finds no supervisor. Exits at once when another live supervisor holds the lock.
+ */
+import { agentDir } from "../home/index.js";
+import { daemonPaths, readOrCreateToken } from "./state.js";
+import { Supervisor } from "./supervisor.js";
+
+/** With no live worker for this long the supervisor exits; the next client starts one. */
+const IDLE_EXIT_MS = Number(process.env.PRIME_AGENT_SUPERVISOR_IDLE_MS) || 10 * 60_000;
+
+const paths = daemonPaths(agentDir(process.env));
+const supervisor = new Supervisor(paths, readOrCreateToken(paths), IDLE_EXIT_MS);
+if (!(await supervisor.start())) process.exit(0);
+process.stderr.write(`Supervisor ${process.pid} listening on ${paths.socket}\n`);
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
+	process.on(signal, () => {
+		supervisor.close();
+		process.exit(0);
+	});

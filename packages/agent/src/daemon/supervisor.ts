@@ -1,0 +1,442 @@
+/**
+ * The per-user supervisor: started on demand by the first client, it starts one worker process per
+ * session tree, restarts a crashed one (after 250 ms, 1 s, 5 s; a fourth crash marks the tree
+ * failed with the reason), stops them on request (the intent is written before the kill), and on
+ * its own start re-adopts the workers still alive from their records. It never runs a model or a
+ * kernel itself.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+	type AgentInfo,
+	DAEMON_PROTOCOL_VERSION,
+	LineConnection,
+	type Reply,
+	replyError,
+	replyOk,
+	type WorkerOwner,
+	type WorkerSessionOptions,
+} from "./protocol.js";
+import {
+	type DaemonPaths,
+	isSameProcess,
+	newWorkerKey,
+	processStartId,
+	readJson,
+	readSessionRecord,
+	readWorkerRecord,
+	WORKER_START_FAILED,
+	type WorkerRecord,
+	workerDir,
+	workerKeys,
+	workerSocket,
+	writeWorkerRecord,
+} from "./state.js";
+
+/** Waits before restarting a crashed worker: the first, second and third crash. */
+export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
+/** A crash this long after the previous one starts the count again. */
+const CRASH_WINDOW_MS = 10 * 60_000;
+const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
+
+interface Tracked {
+	child?: ChildProcess;
+	poll?: NodeJS.Timeout;
+	restart?: NodeJS.Timeout;
+	exited?: Promise<void>;
+	onExit?: () => void;
+}
+
+export class Supervisor {
+	private server: Server | undefined;
+	private readonly tracked = new Map<string, Tracked>();
+	private idleTimer: NodeJS.Timeout | undefined;
+
+	constructor(
+		private readonly paths: DaemonPaths,
+		private readonly token: string,
+		private readonly idleExitMs: number,
+	) {}
+
+	/**
+	 * Take the supervisor lock (false when another live supervisor holds it), listen, and adopt or
+	 * recover the workers of the records on disk.
+	 */
+	async start(): Promise<boolean> {
+		if (!this.takeLock()) return false;
+		if (existsSync(this.paths.socket)) rmSync(this.paths.socket);
+		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
+		await new Promise<void>((resolve, reject) => {
+			this.server?.once("error", reject);
+			this.server?.listen(this.paths.socket, () => resolve());
+		});
+		for (const key of workerKeys(this.paths)) this.recover(key);
+		this.armIdleExit();
+		return true;
+	}
+
+	private takeLock(): boolean {
+		const me = JSON.stringify({ pid: process.pid, startId: processStartId(process.pid) });
+		for (let attempt = 0; attempt < 3; attempt++) {
+			try {
+				const fd = openSync(this.paths.supervisor, "wx", 0o600);
+				writeFileSync(fd, me);
+				closeSync(fd);
+				return true;
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+				const holder = readJson<{ pid: number; startId: string }>(this.paths.supervisor);
+				if (holder && isSameProcess(holder.pid, holder.startId)) return false;
+				// A supervisor that died (kill -9) left its lock behind.
+				rmSync(this.paths.supervisor, { force: true });
+			}
+		}
+		return false;
+	}
+
+	/** Stop every worker, then the supervisor. */
+	async shutdown(force: boolean): Promise<void> {
+		await Promise.all(workerKeys(this.paths).map((key) => this.stopWorker(key, force)));
+		this.close();
+	}
+
+	close(): void {
+		clearTimeout(this.idleTimer);
+		this.server?.close();
+		for (const tracked of this.tracked.values()) {
+			clearInterval(tracked.poll);
+			clearTimeout(tracked.restart);
+		}
+		rmSync(this.paths.socket, { force: true });
+		const holder = readJson<{ pid: number }>(this.paths.supervisor);
+		if (holder?.pid === process.pid) rmSync(this.paths.supervisor, { force: true });
+	}
+
+	private accept(connection: LineConnection): void {
+		let authed = false;
+		connection.onMessage(async (message) => {
+			const id = typeof message.id === "number" ? message.id : 0;
+			if (!authed) {
+				if (message.type !== "hello" || message.token !== this.token) {
+					connection.send(
+						replyError(
+							id,
+							"Wrong or missing token: this daemon belongs to another user.",
+							"Use your own agent home (PRIME_AGENT_DIR).",
+						),
+					);
+					connection.close();
+					return;
+				}
+				if (message.version !== DAEMON_PROTOCOL_VERSION) {
+					connection.send(
+						replyError(
+							id,
+							`The daemon speaks protocol ${DAEMON_PROTOCOL_VERSION}, the client ${String(message.version)}.`,
+							"Run `prime-agent shutdown` to stop the old daemon, then try again.",
+						),
+					);
+					connection.close();
+					return;
+				}
+				authed = true;
+				connection.send(replyOk(id, { pid: process.pid }));
+				return;
+			}
+			try {
+				connection.send(await this.handle(id, message));
+			} catch (error) {
+				connection.send(replyError(id, (error as Error).message, "See `prime-agent status`."));
+			}
+		});
+	}
+
+	private async handle(id: number, message: Record<string, unknown>): Promise<Reply> {
+		switch (message.type) {
+			case "start": {
+				const key = newWorkerKey();
+				const record: WorkerRecord = {
+					key,
+					owner: message.owner as WorkerOwner,
+					options: message.options as WorkerSessionOptions,
+					env: (message.env ?? {}) as Record<string, string>,
+					crashes: 0,
+					createdAt: new Date().toISOString(),
+				};
+				writeWorkerRecord(this.paths, record);
+				const failure = await this.spawnWorker(key);
+				if (failure) {
+					rmSync(workerDir(this.paths, key), { recursive: true, force: true });
+					return { type: "reply", id, ok: false, ...failure };
+				}
+				return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+			}
+			case "resume": {
+				const key = this.resolve(String(message.key));
+				if (this.liveWorker(key)) return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+				const session = readSessionRecord(this.paths, key)?.session;
+				record.stopRequestedAt = undefined;
+				record.failedReason = undefined;
+				record.crashes = 0;
+				if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
+				if (message.env) record.env = message.env as Record<string, string>;
+				writeWorkerRecord(this.paths, record);
+				const failure = await this.spawnWorker(key);
+				if (failure) return { type: "reply", id, ok: false, ...failure };
+				return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+			}
+			case "list":
+				return replyOk(id, this.list());
+			case "status":
+				return replyOk(id, { pid: process.pid, socket: this.paths.socket, agents: this.list() });
+			case "stop": {
+				const key = this.resolve(String(message.key));
+				await this.stopWorker(key, message.force === true);
+				return replyOk(id, this.info(key));
+			}
+			case "stop_all":
+				setImmediate(() => void this.shutdown(message.force === true).then(() => process.exit(0)));
+				return replyOk(id);
+			default:
+				return replyError(
+					id,
+					`Unknown request ${String(message.type)}.`,
+					"Update the client and the daemon to the same version.",
+				);
+		}
+	}
+
+	/** A key, a key prefix, or a session id (prefix) → the key. */
+	private resolve(ref: string): string {
+		const keys = workerKeys(this.paths);
+		if (keys.includes(ref)) return ref;
+		const matches = keys.filter(
+			(key) => key.startsWith(ref) || readSessionRecord(this.paths, key)?.session?.id.startsWith(ref),
+		);
+		if (matches.length === 1) return matches[0] as string;
+		throw new Error(
+			matches.length === 0
+				? `No agent ${ref}; \`prime-agent agents\` lists them.`
+				: `"${ref}" names ${matches.length} agents; give more of the id.`,
+		);
+	}
+
+	private list(): AgentInfo[] {
+		return workerKeys(this.paths).map((key) => this.info(key));
+	}
+
+	private info(key: string): AgentInfo {
+		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const session = readSessionRecord(this.paths, key);
+		const live = this.liveWorker(key);
+		const state: AgentInfo["state"] = record.failedReason
+			? "failed"
+			: live
+				? session?.session && session.pid === record.pid
+					? session.busy
+						? "running"
+						: "idle"
+					: "starting"
+				: this.tracked.get(key)?.restart
+					? "starting"
+					: "saved";
+		return {
+			key,
+			state,
+			...(live ? { pid: record.pid } : {}),
+			owner: record.owner,
+			cwd: session?.session?.cwd ?? record.options.cwd,
+			sessionId: session?.session?.id,
+			sessionPath: session?.session?.path,
+			lastActivity: session?.lastActivity,
+			clients: live ? (session?.clients ?? 0) : 0,
+			crashes: record.crashes,
+			...(record.failedReason ? { failedReason: record.failedReason } : {}),
+			...(session?.heartbeat ? { heartbeat: session.heartbeat } : {}),
+			schedules: session?.schedules ?? 0,
+		};
+	}
+
+	private liveWorker(key: string): boolean {
+		const record = readWorkerRecord(this.paths, key);
+		return isSameProcess(record?.pid, record?.startId);
+	}
+
+	/** On start: adopt a live worker, restart one that died without being asked to, leave the rest saved. */
+	private recover(key: string): void {
+		const record = readWorkerRecord(this.paths, key);
+		if (!record || record.failedReason) return;
+		if (isSameProcess(record.pid, record.startId)) {
+			this.watch(key, record.pid as number);
+			return;
+		}
+		const session = readSessionRecord(this.paths, key);
+		// Stopped on purpose (the intent, or the worker's own record of it): not resurrected.
+		if (record.stopRequestedAt || (session?.stoppedAt && session.pid === record.pid)) return;
+		if (record.pid) this.crashed(key, "the worker was gone when the supervisor started");
+	}
+
+	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
+	private spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
+		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const dir = workerDir(this.paths, key);
+		const log = openSync(join(dir, "worker.log"), "a", 0o600);
+		const child = spawn(process.execPath, [WORKER_MAIN, key], {
+			cwd: existsSync(record.options.cwd) ? record.options.cwd : dir,
+			env: { ...record.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") },
+			detached: true,
+			stdio: ["ignore", log, log],
+		});
+		closeSync(log);
+		child.unref();
+		const pid = child.pid as number;
+		record.pid = pid;
+		record.startId = processStartId(pid);
+		writeWorkerRecord(this.paths, record);
+		const tracked: Tracked = { child };
+		this.tracked.set(key, tracked);
+		let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+		tracked.exited = new Promise((resolve) => {
+			child.on("exit", (code, signal) => {
+				exitInfo = { code, signal };
+				resolve();
+				this.exited(key, pid, code, signal);
+			});
+		});
+		return new Promise((resolve) => {
+			const poll = setInterval(() => {
+				const session = readSessionRecord(this.paths, key);
+				if (exitInfo) {
+					clearInterval(poll);
+					const reason = session?.pid === pid ? session.stopReason : undefined;
+					resolve({
+						message:
+							reason ??
+							`The worker exited (${describeExit(exitInfo.code, exitInfo.signal)}) before its session started.`,
+						hint: session?.stopHint ?? `See ${join(dir, "worker.log")}.`,
+						exitCode: session?.exitCode,
+					});
+				} else if (session?.pid === pid && session.session && !session.stoppedAt) {
+					clearInterval(poll);
+					resolve(undefined);
+				}
+			}, 25);
+		});
+	}
+
+	/** A worker this supervisor did not start: watched by polling its pid and start identity. */
+	private watch(key: string, pid: number): void {
+		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const tracked: Tracked = {};
+		this.tracked.set(key, tracked);
+		tracked.exited = new Promise((resolve) => {
+			tracked.poll = setInterval(() => {
+				if (isSameProcess(pid, record.startId)) return;
+				clearInterval(tracked.poll);
+				resolve();
+				this.exited(key, pid, null, null);
+			}, 200);
+		});
+	}
+
+	private exited(key: string, pid: number, code: number | null, signal: NodeJS.Signals | null): void {
+		const record = readWorkerRecord(this.paths, key);
+		if (!record || record.pid !== pid) return;
+		const session = readSessionRecord(this.paths, key);
+		const onPurpose =
+			record.stopRequestedAt ||
+			code === 0 ||
+			(code === null && signal === null && session?.stoppedAt && session.pid === pid);
+		if (onPurpose) return;
+		if (code === WORKER_START_FAILED) {
+			record.failedReason = `the session could not start again: ${session?.stopReason ?? "see worker.log"}`;
+			writeWorkerRecord(this.paths, record);
+			return;
+		}
+		this.crashed(
+			key,
+			code === null && signal === null ? "the worker died" : `the worker ${describeExit(code, signal)}`,
+		);
+	}
+
+	/** Count a crash; restart after the next delay, or mark the tree failed after the last. */
+	private crashed(key: string, reason: string): void {
+		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const now = Date.now();
+		if (record.lastCrashAt && now - Date.parse(record.lastCrashAt) > CRASH_WINDOW_MS) record.crashes = 0;
+		record.crashes++;
+		record.lastCrashAt = new Date(now).toISOString();
+		const delay = RESTART_DELAYS_MS[record.crashes - 1];
+		if (delay === undefined) {
+			record.failedReason = `${reason} (crash ${record.crashes}; restarted after ${RESTART_DELAYS_MS.map((ms) => (ms < 1000 ? `${ms} ms` : `${ms / 1000} s`)).join(", ")})`;
+			writeWorkerRecord(this.paths, record);
+			process.stderr.write(`Agent ${key} failed: ${record.failedReason}\n`);
+			return;
+		}
+		const session = readSessionRecord(this.paths, key)?.session;
+		if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
+		writeWorkerRecord(this.paths, record);
+		process.stderr.write(`Agent ${key}: ${reason}; restarting in ${delay} ms (crash ${record.crashes})\n`);
+		const tracked = this.tracked.get(key) ?? {};
+		this.tracked.set(key, tracked);
+		tracked.restart = setTimeout(() => {
+			tracked.restart = undefined;
+			const latest = readWorkerRecord(this.paths, key);
+			// A stop asked for meanwhile wins.
+			if (!latest || latest.stopRequestedAt || latest.failedReason) return;
+			void this.spawnWorker(key);
+		}, delay);
+	}
+
+	/** Write the intent to stop, then stop the worker (SIGTERM: it saves; `force`: SIGKILL). */
+	private async stopWorker(key: string, force: boolean): Promise<void> {
+		const record = readWorkerRecord(this.paths, key);
+		if (!record) return;
+		const tracked = this.tracked.get(key);
+		clearTimeout(tracked?.restart);
+		if (tracked) tracked.restart = undefined;
+		record.stopRequestedAt = new Date().toISOString();
+		writeWorkerRecord(this.paths, record);
+		if (!isSameProcess(record.pid, record.startId)) return;
+		const pid = record.pid as number;
+		process.kill(pid, force ? "SIGKILL" : "SIGTERM");
+		const deadline = Date.now() + 20_000;
+		while (isSameProcess(pid, record.startId)) {
+			if (Date.now() > deadline) {
+				process.kill(pid, "SIGKILL");
+				break;
+			}
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+	}
+
+	/** With no live worker for `idleExitMs`, the supervisor exits (the next client starts one again). */
+	private armIdleExit(): void {
+		const check = () => {
+			const live = workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
+			if (live) this.idleSince = Date.now();
+			else if (Date.now() - this.idleSince >= this.idleExitMs) {
+				this.close();
+				process.exit(0);
+			}
+			this.idleTimer = setTimeout(check, Math.min(this.idleExitMs, 30_000));
+		};
+		this.idleTimer = setTimeout(check, Math.min(this.idleExitMs, 30_000));
+	}
+
+	private idleSince = Date.now();
+}
+
+/** Start again from the session file: the options that picked or made the session no longer apply. */
+function resumeOptions(options: WorkerSessionOptions, sessionPath: string): WorkerSessionOptions {
+	const { continueLatest: _c, fork: _f, at: _a, goal: _g, resume: _r, ...rest } = options;
+	return { ...rest, resume: sessionPath };
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+	return signal ? `was killed by ${signal}` : `exited with code ${code}`;
+}

@@ -1,0 +1,68 @@
+/**
+ * A worker process: `node worker-main.js <key>`, started (detached, no terminal) by the supervisor.
+ * It starts the session its record asks for, serves it, and exits 0 when it stops on purpose; a
+ * session that cannot start exits with the user error's code after writing why.
+ */
+import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
+import { UserError } from "../errors.js";
+import { agentDir } from "../home/index.js";
+import { startSession } from "../startup/index.js";
+import { daemonPaths, readOrCreateToken, readWorkerRecord, WORKER_START_FAILED, writeSessionRecord } from "./state.js";
+import { Worker, workerTimings } from "./worker.js";
+
+const key = process.argv[2] as string;
+const paths = daemonPaths(agentDir(process.env));
+const record = readWorkerRecord(paths, key);
+if (!record) {
+	process.stderr.write(`No worker record ${key} in ${paths.workers}.\n`);
+	process.exit(WORKER_START_FAILED);
+}
+const token = readOrCreateToken(paths);
+const { options } = record;
+let worker: Worker | undefined;
+try {
+	const started = await startSession({
+		cwd: options.cwd,
+		env: process.env,
+		model: options.model,
+		continueLatest: options.continueLatest,
+		resume: options.resume,
+		fork: options.fork,
+		at: options.at,
+		tools: options.tools,
+		thinkingLevel: options.thinkingLevel as ThinkingLevel | undefined,
+		extensionPaths: options.extensionPaths,
+		goal: options.goal,
+		autonomous: options.autonomous,
+		allowMissingKey: options.allowMissingKey,
+	});
+	worker = new Worker({
+		key,
+		paths,
+		token,
+		oneShot: record.owner === "oneshot",
+		started,
+		timings: workerTimings(process.env),
+	});
+	await worker.start();
+} catch (error) {
+	const user = error instanceof UserError;
+	writeSessionRecord(paths, key, {
+		pid: process.pid,
+		busy: false,
+		lastActivity: new Date().toISOString(),
+		clients: 0,
+		schedules: 0,
+		stoppedAt: new Date().toISOString(),
+		stopReason: (error as Error).message,
+		...(user ? { stopHint: error.hint, exitCode: error.exitCode } : {}),
+	});
+	if (!user) process.stderr.write(`${(error as Error).stack}\n`);
+	process.exit(WORKER_START_FAILED);
+}
+const running = worker as Worker;
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
+	process.on(signal, () => void running.stop(`stopped by ${signal}`));
+const reason = await running.stopped;
+process.stderr.write(`Worker ${key} stopped: ${reason}\n`);
+process.exit(0);

@@ -1,0 +1,398 @@
+/**
+ * A worker hosts one session tree (the root session, its sub-agents and their kernels) for the
+ * daemon. Clients connect to its socket, present the token, and are views: they receive every
+ * session event as it happens and send prompts, steering, interrupts and slash commands. A client
+ * leaving (`detach`, or its socket closing) never touches the session. A worker owned by a
+ * one-shot client stops a grace period after that client goes; a resident one stops after being
+ * idle with nobody attached and nothing scheduled for the eviction time.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import type { UserMessage } from "@mariozechner/pi-ai";
+import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
+import { UserError } from "../errors.js";
+import type { GoalEvent } from "../goals/index.js";
+import { goalStopOf, longRunningOutcome } from "../modes/long-running.js";
+import { describeOutcome } from "../modes/outcome.js";
+import { finishRun, onSessionLines, resultLine } from "../modes/run-result.js";
+import { formatDuration, type ScheduleJob, Scheduler } from "../schedules/index.js";
+import type { StartedSession } from "../startup/index.js";
+import {
+	DAEMON_PROTOCOL_VERSION,
+	LineConnection,
+	type Reply,
+	replyError,
+	replyOk,
+	type WorkerPush,
+	type WorkerWelcome,
+} from "./protocol.js";
+import { scheduleHostHandlers } from "./schedule-requests.js";
+import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
+
+export interface WorkerTimings {
+	/** How long a one-shot client's worker lives on after that client disconnects (30 s). */
+	oneShotGraceMs: number;
+	/** How long a resident worker stays with no client, no heartbeat, no schedule and no work (90 min). */
+	idleEvictMs: number;
+}
+
+export const DEFAULT_WORKER_TIMINGS: WorkerTimings = { oneShotGraceMs: 30_000, idleEvictMs: 90 * 60_000 };
+
+/** The timings, from the environment (tests shorten them) or the defaults. */
+export function workerTimings(env: NodeJS.ProcessEnv): WorkerTimings {
+	const read = (name: string, fallback: number) => {
+		const value = Number(env[name]);
+		return env[name] !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
+	};
+	return {
+		oneShotGraceMs: read("PRIME_AGENT_ONESHOT_GRACE_MS", DEFAULT_WORKER_TIMINGS.oneShotGraceMs),
+		idleEvictMs: read("PRIME_AGENT_IDLE_EVICT_MS", DEFAULT_WORKER_TIMINGS.idleEvictMs),
+	};
+}
+
+interface Client {
+	connection: LineConnection;
+	authed: boolean;
+	oneShot: boolean;
+}
+
+export interface WorkerOptions {
+	key: string;
+	paths: DaemonPaths;
+	token: string;
+	oneShot: boolean;
+	started: StartedSession;
+	timings: WorkerTimings;
+}
+
+export class Worker {
+	private readonly clients = new Set<Client>();
+	private server: Server | undefined;
+	private readonly scheduler: Scheduler;
+	private lastActivity = Date.now();
+	private detachedAt: string | null | undefined;
+	private graceTimer: NodeJS.Timeout | undefined;
+	private evictTimer: NodeJS.Timeout | undefined;
+	private prompts: Promise<unknown> = Promise.resolve();
+	private presses = 0;
+	private stopping: Promise<void> | undefined;
+	private recordTimer: NodeJS.Timeout | undefined;
+	private readonly stopSession: () => void;
+	/** Resolves once the worker has stopped (its session disposed). */
+	readonly stopped: Promise<string>;
+	private resolveStopped!: (reason: string) => void;
+
+	constructor(private readonly options: WorkerOptions) {
+		const { started } = options;
+		this.stopped = new Promise((resolve) => {
+			this.resolveStopped = resolve;
+		});
+		this.scheduler = new Scheduler({
+			// In the tree's folder, not the session's: a session with no answer yet has no folder of its own.
+			file: join(workerDir(options.paths, options.key), "schedules.json"),
+			deliver: (job) => this.deliverScheduled(job),
+		});
+		this.scheduler.onChange(() => this.writeRecord());
+		this.stopSession = onSessionLines(started, (event) => {
+			this.touch();
+			this.push({ type: "event", event });
+		});
+		started.agentSession.onWakeOutcome(() => this.writeRecord());
+	}
+
+	/** Load `/heartbeat` and `/schedule`, answer the kernel's heartbeat requests, listen, start the timers. */
+	async start(): Promise<void> {
+		const { started } = this.options;
+		await started.extensions.load(SCHEDULES_EXTENSION_NAME, schedulesExtension(this.scheduler));
+		for (const [type, handler] of Object.entries(scheduleHostHandlers(this.scheduler)))
+			started.kernel.onHostRequest(type, handler);
+		const socket = workerSocket(this.options.paths, this.options.key);
+		if (existsSync(socket)) rmSync(socket);
+		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
+		await new Promise<void>((resolve, reject) => {
+			this.server?.once("error", reject);
+			this.server?.listen(socket, () => resolve());
+		});
+		this.scheduler.start();
+		this.writeRecord();
+		this.armIdle();
+	}
+
+	/** Stop: tell clients, save the kernel's variables, close the session. Idempotent. */
+	stop(reason: string): Promise<void> {
+		if (this.stopping) return this.stopping;
+		this.stopping = (async () => {
+			this.writeRecord({ stoppedAt: new Date().toISOString(), stopReason: reason });
+			this.scheduler.stop();
+			clearTimeout(this.graceTimer);
+			clearTimeout(this.evictTimer);
+			clearTimeout(this.recordTimer);
+			this.push({ type: "bye", reason });
+			this.server?.close();
+			this.stopSession();
+			const { agentSession } = this.options.started;
+			if (agentSession.running) agentSession.abort();
+			await this.options.started.dispose();
+			// Clients waiting on `shutdown` see the connection close once the session is saved.
+			for (const client of this.clients) client.connection.close();
+			this.resolveStopped(reason);
+		})();
+		return this.stopping;
+	}
+
+	private accept(connection: LineConnection): void {
+		const client: Client = { connection, authed: false, oneShot: false };
+		connection.onMessage((message) => void this.handle(client, message));
+		void connection.closed.then(() => this.leave(client));
+	}
+
+	private leave(client: Client): void {
+		if (!this.clients.delete(client)) return;
+		if (this.clients.size === 0) this.detachedAt = this.options.started.session.leafId;
+		this.touch();
+		this.writeRecord();
+		if (this.clients.size === 0 && this.options.oneShot) {
+			// The one-shot client is gone (closed terminal, dropped connection): the work goes on for the grace period.
+			this.graceTimer = setTimeout(
+				() => void this.stop("its one-shot client disconnected"),
+				this.options.timings.oneShotGraceMs,
+			);
+		}
+	}
+
+	private async handle(client: Client, message: Record<string, unknown>): Promise<void> {
+		const id = typeof message.id === "number" ? message.id : 0;
+		if (!client.authed) {
+			if (message.type !== "hello" || message.token !== this.options.token) {
+				client.connection.send(
+					replyError(
+						id,
+						"Wrong or missing token: this worker belongs to another user or daemon.",
+						"Connect with `prime-agent attach <agent>`.",
+					),
+				);
+				client.connection.close();
+				return;
+			}
+			if (message.version !== DAEMON_PROTOCOL_VERSION) {
+				client.connection.send(
+					replyError(
+						id,
+						`Protocol ${String(message.version)} is not this worker's ${DAEMON_PROTOCOL_VERSION}.`,
+						"Run `prime-agent shutdown` and start again with one version.",
+					),
+				);
+				client.connection.close();
+				return;
+			}
+			client.authed = true;
+			client.oneShot = message.oneShot === true;
+			this.clients.add(client);
+			clearTimeout(this.graceTimer);
+			this.touch();
+			this.writeRecord();
+			client.connection.send(replyOk(id, this.welcome()));
+			return;
+		}
+		this.touch();
+		try {
+			client.connection.send(await this.command(client, id, message));
+		} catch (error) {
+			const hint = error instanceof UserError ? error.hint : "Check the command and try again.";
+			client.connection.send(replyError(id, (error as Error).message, hint));
+		}
+	}
+
+	private async command(client: Client, id: number, message: Record<string, unknown>): Promise<Reply> {
+		const { agentSession, kernel } = this.options.started;
+		const text = typeof message.text === "string" ? message.text : "";
+		switch (message.type) {
+			case "prompt":
+				void this.runPrompt(id, text, message.settle === true);
+				return replyOk(id, { queued: true });
+			case "steer":
+			case "follow_up":
+				if (!agentSession.running) {
+					void this.runPrompt(id, text, false);
+					return replyOk(id, { delivered: "prompt" });
+				}
+				if (message.type === "steer") agentSession.agent.steer(userMessage(text));
+				else agentSession.agent.followUp(userMessage(text));
+				return replyOk(id, { delivered: message.type });
+			case "interrupt": {
+				this.presses++;
+				if (this.presses === 1 && kernel.interruptCell()) return replyOk(id, { action: "cell" });
+				agentSession.abort();
+				return replyOk(id, { action: this.presses === 1 ? "run" : "exit" });
+			}
+			case "detach":
+				// Only this view goes; the session, its queue and the worker are untouched.
+				this.leave(client);
+				return replyOk(id);
+			case "schedule_add":
+				return replyOk(
+					id,
+					this.scheduler.add(String(message.when ?? ""), text, message.delivery === "steer" ? "steer" : "follow_up"),
+				);
+			case "schedule_list":
+				return replyOk(id, this.scheduler.list());
+			case "schedule_remove": {
+				const job = this.scheduler.remove(String(message.scheduleId ?? ""));
+				if (!job)
+					throw new UserError(
+						`No schedule ${String(message.scheduleId)} in this session.`,
+						"List them with `prime-agent schedule list`.",
+					);
+				return replyOk(id, job);
+			}
+			case "shutdown":
+				await this.stop(client.oneShot ? "its one-shot run ended" : "shut down by a client");
+				return replyOk(id);
+			default:
+				throw new UserError(
+					`Unknown command ${String(message.type)}.`,
+					"Update the client and the daemon to the same version.",
+				);
+		}
+	}
+
+	/** Prompts run one after another; each ends with a `run_end` to every client. */
+	private runPrompt(id: number, text: string, settle: boolean): Promise<unknown> {
+		const run = this.prompts.then(async () => {
+			const { started } = this.options;
+			this.presses = 0;
+			let goalStop: GoalEvent | undefined;
+			const unlong = started.goals.onEvent((event) => {
+				goalStop = goalStopOf(event) ?? goalStop;
+			});
+			this.writeRecord();
+			try {
+				const first = await started.agentSession.prompt(text);
+				const { outcome, report } = settle
+					? await finishRun(started, first, new AbortController().signal, () => goalStop)
+					: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
+				this.push({
+					type: "run_end",
+					id,
+					status: outcome.status,
+					exitCode: report.exitCode,
+					...(report.message ? { message: report.message } : {}),
+					...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
+					result: resultLine(started, outcome, report),
+				});
+			} catch (error) {
+				const hint = error instanceof UserError ? error.hint : "";
+				const exitCode = error instanceof UserError ? error.exitCode : 1;
+				const message = `${(error as Error).message}${hint ? `\n${hint}` : ""}`;
+				this.push({
+					type: "run_end",
+					id,
+					status: "error",
+					exitCode,
+					message,
+					result: { type: "result", status: "error", exitCode, message },
+				});
+			} finally {
+				unlong();
+				this.touch();
+				this.writeRecord();
+			}
+		});
+		this.prompts = run.catch(() => {});
+		return run;
+	}
+
+	/** A schedule or the heartbeat fired: into the running turn, queued for the next, or a turn of its own. */
+	private deliverScheduled(job: ScheduleJob): void {
+		const { agentSession } = this.options.started;
+		const label = job.kind === "heartbeat" ? "[heartbeat]" : `[schedule ${job.id}]`;
+		const text = `${label} ${job.text}`;
+		this.push({ type: "event", event: { type: "schedule_fired", id: job.id, kind: job.kind, text: job.text } });
+		if (agentSession.running) {
+			if (job.delivery === "steer") agentSession.agent.steer(userMessage(text));
+			else agentSession.agent.followUp(userMessage(text));
+			return;
+		}
+		void this.runPrompt(0, text, false);
+	}
+
+	private welcome(): WorkerWelcome {
+		const { started, key } = { started: this.options.started, key: this.options.key };
+		return {
+			key,
+			session: {
+				id: started.session.id,
+				path: started.session.path,
+				cwd: started.session.cwd,
+				persisted: started.session.persisted,
+			},
+			model: `${started.model.provider}/${started.model.id}`,
+			resumed: started.resumed,
+			notices: started.notices,
+			running: this.busy,
+			detachedAt: this.detachedAt,
+		};
+	}
+
+	private get busy(): boolean {
+		const { agentSession, children } = this.options.started;
+		return agentSession.busy || agentSession.running || children.busy;
+	}
+
+	private push(message: WorkerPush): void {
+		for (const client of this.clients) client.connection.send(message);
+	}
+
+	private touch(): void {
+		this.lastActivity = Date.now();
+		// Activity is written at most once a second; state changes are written at once.
+		if (!this.recordTimer)
+			this.recordTimer = setTimeout(() => {
+				this.recordTimer = undefined;
+				this.writeRecord();
+			}, 1000);
+	}
+
+	/** A resident worker nobody uses, with nothing scheduled and nothing running, stops (it is saved). */
+	private armIdle(): void {
+		if (this.options.oneShot) return;
+		const { idleEvictMs } = this.options.timings;
+		const check = () => {
+			const idleFor = Date.now() - this.lastActivity;
+			const resident =
+				this.clients.size > 0 ||
+				this.busy ||
+				this.scheduler.heartbeat !== undefined ||
+				this.scheduler.scheduleCount > 0;
+			if (!resident && idleFor >= idleEvictMs) {
+				void this.stop(`idle for ${formatDuration(idleEvictMs)} with no client, heartbeat, schedule or work`);
+				return;
+			}
+			this.evictTimer = setTimeout(check, Math.max(50, Math.min(idleEvictMs - idleFor, idleEvictMs / 4, 60_000)));
+			this.evictTimer.unref?.();
+		};
+		this.evictTimer = setTimeout(check, Math.max(50, Math.min(idleEvictMs, 60_000)));
+	}
+
+	private writeRecord(extra: { stoppedAt?: string; stopReason?: string } = {}): void {
+		if (this.stopping && !extra.stoppedAt) return;
+		const { started } = this.options;
+		const beat = this.scheduler.heartbeat;
+		writeSessionRecord(this.options.paths, this.options.key, {
+			pid: process.pid,
+			session: { id: started.session.id, path: started.session.path, cwd: started.session.cwd },
+			busy: this.busy,
+			lastActivity: new Date(this.lastActivity).toISOString(),
+			clients: this.clients.size,
+			detachedAt: this.detachedAt,
+			...(beat && beat.when.kind === "every" ? { heartbeat: `${Math.round(beat.when.ms / 1000)}s` } : {}),
+			schedules: this.scheduler.scheduleCount,
+			...extra,
+		});
+	}
+}
+
+function userMessage(text: string): UserMessage {
+	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}

@@ -1,0 +1,99 @@
+import { readFileSync } from "node:fs";
+import {
+	type AgentInfo,
+	connectSupervisor,
+	daemonContext,
+	isSameProcess,
+	type ProtocolClient,
+	readWorkerRecord,
+	workerKeys,
+} from "../src/daemon/index.js";
+import { daemonPaths } from "../src/daemon/state.js";
+import { runCliText } from "./cli-process.js";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "./loopback-servers.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
+
+/** A temp world whose sessions run in the daemon, on a loopback model (`local/coder`). */
+export interface DaemonWorld extends TempWorld {
+	server: LoopbackServer;
+	cli(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }>;
+	agents(): Promise<AgentInfo[]>;
+	/** Kill (SIGKILL) the supervisor and every worker this world started, then remove the world. */
+	teardown(): Promise<void>;
+}
+
+export async function makeDaemonWorld(script: ScriptedReply[], env: Record<string, string> = {}): Promise<DaemonWorld> {
+	const server = await openAiCompletionsServer(script);
+	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...env });
+	delete world.env.PRIME_AGENT_IN_PROCESS;
+	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+	const cli = (args: string[], input?: string) => runCliText(args, world.project, world.env, input);
+	return {
+		...world,
+		server,
+		cli,
+		agents: async () => {
+			// Straight to the supervisor (starting it as the command line would): faster than `agents --json`.
+			const supervisor = await connectSupervisor(daemonContext(world.env));
+			try {
+				const reply = await (supervisor as ProtocolClient).request({ type: "list" });
+				if (!reply.ok) throw new Error(`list failed: ${reply.message}`);
+				return reply.data as AgentInfo[];
+			} finally {
+				supervisor?.close();
+			}
+		},
+		teardown: async () => {
+			killDaemon(world.home);
+			await server.close();
+			world.cleanup();
+		},
+	};
+}
+
+/** SIGKILL the supervisor and the workers of an agent home (only processes whose start identity matches). */
+export function killDaemon(home: string): void {
+	const paths = daemonPaths(home);
+	try {
+		const supervisor = JSON.parse(readFileSync(paths.supervisor, "utf8")) as { pid: number; startId: string };
+		if (isSameProcess(supervisor.pid, supervisor.startId)) process.kill(supervisor.pid, "SIGKILL");
+	} catch {}
+	for (const key of workerKeys(paths)) {
+		const record = readWorkerRecord(paths, key);
+		if (record?.pid && isSameProcess(record.pid, record.startId)) process.kill(record.pid, "SIGKILL");
+	}
+}
+
+/** Poll `check` every 100 ms until it returns a value (not undefined/false), or fail after `ms`. */
+export async function eventually<T>(
+	what: string,
+	check: () => Promise<T | undefined | false> | T | undefined | false,
+	ms = 30_000,
+): Promise<T> {
+	const deadline = Date.now() + ms;
+	let last: unknown;
+	while (Date.now() < deadline) {
+		try {
+			const value = await check();
+			if (value !== undefined && value !== false) return value as T;
+		} catch (error) {
+			last = error;
+		}
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+	throw new Error(`Timed out waiting for ${what}${last ? ` (${(last as Error).message})` : ""}`);
+}
+
+/** The records of a session file, parsed line by line (every line must parse). */
+export function sessionRecords(path: string): Record<string, unknown>[] {
+	const lines = readFileSync(path, "utf8").split("\n");
+	return lines.filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** `user`/`assistant`/`toolResult` for messages, the entry type otherwise. */
+export function roles(records: Record<string, unknown>[]): string[] {
+	return records.map((record) =>
+		record.type === "message" ? String((record.message as { role: string }).role) : String(record.type),
+	);
+}

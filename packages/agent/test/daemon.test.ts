@@ -1,0 +1,336 @@
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { daemonDoctorCheck } from "../src/daemon/doctor.js";
+import {
+	type AgentInfo,
+	DAEMON_PROTOCOL_VERSION,
+	daemonPaths,
+	isSameProcess,
+	ProtocolClient,
+	readSessionRecord,
+	readWorkerRecord,
+} from "../src/daemon/index.js";
+import { spawnCli, spawnCliText } from "./cli-process.js";
+import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "./daemon-world.js";
+
+// Real processes: a supervisor, workers, kernels, and a command line started for each step.
+vi.setConfig({ testTimeout: 90_000 });
+
+let world: DaemonWorld | undefined;
+const clients: { child: { kill(signal: string): boolean } }[] = [];
+afterEach(async () => {
+	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
+	await world?.teardown();
+	world = undefined;
+});
+
+const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
+
+/** Start a resident agent with the line chat and detach at once; returns its key. */
+async function residentAgent(w: DaemonWorld): Promise<string> {
+	const result = await w.cli(["--model", "local/coder"], "/exit\n");
+	expect(result.code).toBe(0);
+	const match = /Detached from agent ([0-9a-f]{8}); it keeps running\./.exec(result.stderr);
+	if (!match) throw new Error(`no detach line in: ${result.stderr}`);
+	return match[1] as string;
+}
+
+async function agent(w: DaemonWorld, key: string): Promise<AgentInfo> {
+	const found = (await w.agents()).find((info) => info.key === key);
+	if (!found) throw new Error(`no agent ${key}`);
+	return found;
+}
+
+function supervisor(w: DaemonWorld): { pid: number; startId: string } {
+	return JSON.parse(readFileSync(daemonPaths(w.home).supervisor, "utf8")) as { pid: number; startId: string };
+}
+
+describe("daemon security", () => {
+	it("keeps its folder and token to the user, and refuses a wrong token at the supervisor and at a worker", async () => {
+		world = await makeDaemonWorld([]);
+		const status = await world.cli(["status"]);
+		expect(status.stdout).toBe("The agent daemon is not running (it starts with the next `prime-agent` session).\n");
+		const key = await residentAgent(world);
+		const paths = daemonPaths(world.home);
+		expect(statSync(paths.dir).mode & 0o777).toBe(0o700);
+		expect(statSync(paths.workers).mode & 0o777).toBe(0o700);
+		expect(statSync(paths.token).mode & 0o777).toBe(0o600);
+
+		for (const socket of [paths.socket, join(paths.workers, key, "worker.sock")]) {
+			const wrong = await ProtocolClient.connect(socket);
+			const reply = await wrong.request({ type: "hello", token: "0".repeat(64), version: DAEMON_PROTOCOL_VERSION });
+			expect(reply.ok).toBe(false);
+			expect((reply as { message: string }).message).toMatch(
+				/^Wrong or missing token: this (daemon|worker) belongs to another user/,
+			);
+			await wrong.closed;
+			// A command without a hello first is refused the same way.
+			const bare = await ProtocolClient.connect(socket);
+			const refused = await bare.request({ type: socket === paths.socket ? "list" : "shutdown" });
+			expect(refused.ok).toBe(false);
+			await bare.closed;
+		}
+		// The agent was not touched by either.
+		expect((await agent(world, key)).state).toBe("idle");
+		const doctor = await daemonDoctorCheck(world.home, world.env);
+		expect(doctor).toEqual({ name: "daemon", status: "ok", detail: "supervisor running, 1 live agent" });
+	});
+});
+
+describe("daemon runs", () => {
+	it("-p in json mode runs in a worker with the in-process lines, and the worker stops when the run ends", async () => {
+		world = await makeDaemonWorld([{ code: "print(6 * 7)" }, { text: "It is 42." }]);
+		const cli = spawnCli(
+			["--mode", "json", "-p", "what is 6 * 7?", "--model", "local/coder"],
+			world.project,
+			world.env,
+		);
+		clients.push(cli);
+		expect(await cli.exitCode()).toBe(0);
+		const [session] = cli.events as [Record<string, unknown>];
+		expect(session.type).toBe("session");
+		expect(session.model).toBe("local/coder");
+		const result = cli.events.at(-1) as Record<string, unknown>;
+		expect(result).toMatchObject({ type: "result", status: "ok", exitCode: 0, sessionPersisted: true });
+		expect(cli.events.some((event) => event.type === "tool_execution_end")).toBe(true);
+		expect(roles(sessionRecords(String(session.path)))).toEqual([
+			"session",
+			"model_change",
+			"user",
+			"assistant",
+			"toolResult",
+			"assistant",
+		]);
+		const [info] = (await world.agents()) as [AgentInfo];
+		expect(info).toMatchObject({ key: session.agent, state: "saved", owner: "oneshot", clients: 0, crashes: 0 });
+		expect(readSessionRecord(daemonPaths(world.home), info.key)?.stopReason).toBe("its one-shot run ended");
+	});
+
+	it("a bad model is reported by the client with the session's own error, and leaves no agent behind", async () => {
+		world = await makeDaemonWorld([]);
+		const result = await world.cli(["-p", "hello", "--model", "nowhere/none"]);
+		expect(result.code).toBe(2);
+		expect(result.stderr).toContain('Error: Unknown provider "nowhere"');
+		expect(await world.agents()).toEqual([]);
+	});
+
+	it("detach mid-run leaves the turn running; attach replays what happened meanwhile, and nothing is lost", async () => {
+		world = await makeDaemonWorld([
+			{ code: "import time\nprint('step one', flush=True)\ntime.sleep(3)\nprint('step two')" },
+			{ text: "All done." },
+		]);
+		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
+		clients.push(chat);
+		chat.line("run the slow job");
+		await chat.waitFor("stderr", "ipython: import time");
+		chat.line("/exit");
+		expect(await chat.exitCode()).toBe(0);
+		const key = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		expect((await agent(world, key)).state).toBe("running");
+		const done = await eventually("the turn to end", async () => {
+			const info = await agent(world as DaemonWorld, key);
+			return info.state === "idle" ? info : undefined;
+		});
+		expect(roles(sessionRecords(done.sessionPath as string))).toEqual([
+			"session",
+			"model_change",
+			"user",
+			"assistant",
+			"toolResult",
+			"assistant",
+		]);
+		const attached = await world.cli(["attach", key], "/exit\n");
+		expect(attached.code).toBe(0);
+		expect(attached.stderr).toContain("While detached (2 entries):\n");
+		expect(attached.stderr).toMatch(/ {2}\S+ {2}result {5}step one step two\n/);
+		expect(attached.stderr).toMatch(/ {2}\S+ {2}assistant {2}All done\.\n/);
+		// A second attach right away: nothing new.
+		const again = await world.cli(["attach", key], "/exit\n");
+		expect(again.stderr).toContain("Nothing happened while detached.\n");
+	});
+
+	it("a one-shot client that disconnects leaves its worker running for the grace period, then it stops", async () => {
+		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "4000" });
+		const cli = spawnCli(
+			["--mode", "json", "-p", "run the long job", "--model", "local/coder"],
+			world.project,
+			world.env,
+		);
+		clients.push(cli);
+		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		cli.child.kill("SIGKILL");
+		await cli.exitCode();
+		const gone = Date.now();
+		const key = String(cli.events[0]?.agent);
+		const pid = (await agent(world, key)).pid as number;
+		expect((await agent(world, key)).state).toBe("running");
+		await eventually("the worker to stop", async () =>
+			(await agent(world as DaemonWorld, key)).state === "saved" ? true : undefined,
+		);
+		const waited = Date.now() - gone;
+		expect(waited).toBeGreaterThanOrEqual(3900);
+		expect(waited).toBeLessThan(15_000);
+		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
+		expect(isSameProcess(pid, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
+	});
+});
+
+describe("daemon recovery", () => {
+	it("a worker killed mid-turn is restarted after 250 ms, 1 s and 5 s, and its tree is failed after the fourth crash", {
+		timeout: 180_000,
+	}, async () => {
+		world = await makeDaemonWorld([{ code: LONG_CELL }]);
+		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
+		clients.push(chat);
+		chat.line("run the long job");
+		await chat.waitFor("stderr", "ipython: import time");
+		chat.line("/exit");
+		await chat.exitCode();
+		const key = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		let info = await agent(world, key);
+		expect(info.state).toBe("running");
+		const sessionPath = info.sessionPath as string;
+		const gaps: number[] = [];
+		for (let crash = 1; crash <= 3; crash++) {
+			const pid = info.pid as number;
+			process.kill(pid, "SIGKILL");
+			const killed = Date.now();
+			info = await eventually(`restart ${crash}`, async () => {
+				const now = await agent(world as DaemonWorld, key);
+				return now.pid && now.pid !== pid && now.state === "idle" ? now : undefined;
+			});
+			gaps.push(Date.now() - killed);
+			expect(info.crashes).toBe(crash);
+			// The restarted worker continues the same session; the killed turn left only whole lines.
+			expect(info.sessionPath).toBe(sessionPath);
+			expect(roles(sessionRecords(sessionPath)).slice(0, 4)).toEqual(["session", "model_change", "user", "assistant"]);
+		}
+		expect(gaps[0]).toBeGreaterThanOrEqual(250);
+		expect(gaps[1]).toBeGreaterThanOrEqual(1000);
+		expect(gaps[2]).toBeGreaterThanOrEqual(5000);
+		process.kill(info.pid as number, "SIGKILL");
+		const failed = await eventually("the tree to fail", async () => {
+			const now = await agent(world as DaemonWorld, key);
+			return now.state === "failed" ? now : undefined;
+		});
+		expect(failed.failedReason).toBe("the worker was killed by SIGKILL (crash 4; restarted after 250 ms, 1 s, 5 s)");
+		expect(failed.crashes).toBe(4);
+		const listed = await world.cli(["agents"]);
+		expect(listed.stdout).toContain(`${key}  failed  `);
+	});
+
+	it("a supervisor killed with SIGKILL is replaced by one that re-adopts live workers and resurrects no stopped one", {
+		timeout: 180_000,
+	}, async () => {
+		world = await makeDaemonWorld([]);
+		const live = await residentAgent(world);
+		const stopped = await residentAgent(world);
+		const intended = await residentAgent(world);
+		const crashed = await residentAgent(world);
+		const shutdown = await world.cli(["shutdown", stopped]);
+		expect(shutdown.stdout).toBe(
+			`Stopped agent ${stopped}; its session is saved: \`prime-agent attach ${stopped}\` starts it again.\n`,
+		);
+		const before = Object.fromEntries((await world.agents()).map((info) => [info.key, info]));
+		const old = supervisor(world);
+		process.kill(old.pid, "SIGKILL");
+		await eventually("the supervisor to die", () => !isSameProcess(old.pid, old.startId));
+		// While no supervisor runs: one worker is stopped as a supervisor would (intent first, then
+		// the kill), another just dies.
+		const paths = daemonPaths(world.home);
+		const record = readWorkerRecord(paths, intended);
+		writeFileSync(
+			join(paths.workers, intended, "worker.json"),
+			JSON.stringify({ ...record, stopRequestedAt: new Date().toISOString() }),
+		);
+		process.kill(before[intended]?.pid as number, "SIGKILL");
+		process.kill(before[crashed]?.pid as number, "SIGKILL");
+
+		const after = Object.fromEntries((await world.agents()).map((info) => [info.key, info]));
+		expect(supervisor(world).pid).not.toBe(old.pid);
+		expect(after[live]).toMatchObject({ state: "idle", pid: before[live]?.pid });
+		expect(after[stopped]?.state).toBe("saved");
+		expect(after[stopped]?.pid).toBe(undefined);
+		const restarted = await eventually("the crashed worker to restart", async () => {
+			const now = await agent(world as DaemonWorld, crashed);
+			return now.state === "idle" ? now : undefined;
+		});
+		expect(restarted.crashes).toBe(1);
+		expect(restarted.pid).not.toBe(before[crashed]?.pid);
+		expect((await agent(world, intended)).state).toBe("saved");
+		// The adopted worker is watched too: its crash is noticed and recovered.
+		process.kill(before[live]?.pid as number, "SIGKILL");
+		const readopted = await eventually("the adopted worker to restart", async () => {
+			const now = await agent(world as DaemonWorld, live);
+			return now.state === "idle" && now.pid !== before[live]?.pid ? now : undefined;
+		});
+		expect(readopted.crashes).toBe(1);
+	});
+});
+
+describe("heartbeats and schedules", () => {
+	it("a schedule survives a worker restart, fires once, and does not fire again after another restart", {
+		timeout: 120_000,
+	}, async () => {
+		world = await makeDaemonWorld([{ text: "Tick done." }]);
+		const key = await residentAgent(world);
+		const scheduled = await world.cli(["schedule", "in 3s", "say tick"]);
+		expect(scheduled.code).toBe(0);
+		const id = (/^Scheduled ([0-9a-f]{6}) for agent /.exec(scheduled.stdout) as RegExpExecArray)[1];
+		// Killed before it is due: the restarted worker fires it.
+		process.kill((await agent(world, key)).pid as number, "SIGKILL");
+		const fired = await eventually(
+			"the schedule to fire",
+			async () => {
+				const info = await agent(world as DaemonWorld, key);
+				return info.state === "idle" && info.sessionPath && info.crashes === 1 && world?.server.requests.length === 1
+					? info
+					: undefined;
+			},
+			20_000,
+		);
+		const userTexts = () =>
+			sessionRecords(fired.sessionPath as string)
+				.filter((record) => record.type === "message" && (record.message as { role: string }).role === "user")
+				.map((record) => JSON.stringify((record.message as { content: unknown }).content));
+		expect(userTexts().length).toBe(1);
+		expect(userTexts()[0]).toContain(`[schedule ${id}] say tick`);
+		// Killed after it fired: the next worker does not fire it again.
+		process.kill(fired.pid as number, "SIGKILL");
+		await eventually("the second restart", async () => {
+			const info = await agent(world as DaemonWorld, key);
+			return info.crashes === 2 && info.state === "idle" ? info : undefined;
+		});
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		expect(userTexts().length).toBe(1);
+		expect(world.server.requests.length).toBe(1);
+		const list = await world.cli(["schedule", "list", "--agent", key]);
+		expect(list.stdout).toBe("No heartbeat or schedules.\n");
+	});
+
+	it("a heartbeat keeps an idle agent resident while one without is evicted; a heartbeat under 10 s is refused", async () => {
+		world = await makeDaemonWorld([], { PRIME_AGENT_IDLE_EVICT_MS: "2000" });
+		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
+		clients.push(chat);
+		chat.line("/heartbeat 5s");
+		await chat.waitFor("stderr", "A heartbeat of 5s is too frequent: the shortest interval is 10s.");
+		chat.line("/heartbeat 10m check the build");
+		await chat.waitFor("stderr", "Heartbeat every 10m, next at ");
+		chat.line("/exit");
+		await chat.exitCode();
+		const beating = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		const plain = await residentAgent(world);
+		const evicted = await eventually("the plain agent to be evicted", async () => {
+			const info = await agent(world as DaemonWorld, plain);
+			return info.state === "saved" ? info : undefined;
+		});
+		expect(evicted.state).toBe("saved");
+		expect(readSessionRecord(daemonPaths(world.home), plain)?.stopReason).toBe(
+			"idle for 2s with no client, heartbeat, schedule or work",
+		);
+		const resident = await agent(world, beating);
+		expect(resident).toMatchObject({ state: "idle", heartbeat: "600s" });
+		expect(Date.now() - Date.parse(resident.lastActivity as string)).toBeGreaterThan(2000);
+	});
+});
