@@ -1,8 +1,10 @@
+import { PassThrough } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { GOAL_CONTEXT, GOAL_ENTRY, type GoalData, type GoalEvent } from "../src/goals/index.js";
+import { runChatMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
@@ -309,4 +311,41 @@ it("print and JSON modes: goal lines as they happen, the goal in the result line
 		await server?.close();
 		world.cleanup();
 	}
+});
+
+it("chat mode: /goal answers, work starts at once in a conversation, and goal lines appear as it goes", async () => {
+	script([text("Hello."), text("Tidying.")]);
+	const started = await sessions.start();
+	const input = new PassThrough();
+	const err = new PassThrough();
+	let notes = "";
+	err.on("data", (chunk) => {
+		notes += chunk;
+	});
+	const stopped = new Promise<void>((resolve) =>
+		started.goals.onEvent((event) => event.event === "budget_reached" && resolve()),
+	);
+	const finished = runChatMode(started, input, new PassThrough(), err);
+	input.write("hi\n");
+	input.write("/goal --turns 1 tidy the docs\n");
+	await stopped;
+	input.end("/exit\n");
+	expect(await finished).toBe(0);
+	const id = started.goals.current()?.id as string;
+	expect(notes).toContain(`Goal ${id} set (budget: 1 turns). Working on it now.\n`);
+	expect(notes).toContain(`Goal ${id} stopped, not complete: turn budget reached: 1 of 1 turns used\n`);
+	// And where it stands when the chat comes back.
+	const path = started.session.path;
+	await started.dispose();
+	const resumed = await sessions.start({ resume: path });
+	const again = new PassThrough();
+	const errAgain = new PassThrough();
+	let notesAgain = "";
+	errAgain.on("data", (chunk) => {
+		notesAgain += chunk;
+	});
+	const done = runChatMode(resumed, again, new PassThrough(), errAgain);
+	again.end("/exit\n");
+	expect(await done).toBe(0);
+	expect(notesAgain).toContain(`Goal ${id} stopped at its budget: tidy the docs (1 turn, `);
 });

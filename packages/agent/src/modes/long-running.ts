@@ -1,6 +1,6 @@
 import { type AutonomousEvent, autonomousReport } from "../autonomous/index.js";
 import { ExitCode } from "../errors.js";
-import { describeUsage, duration, emptyUsage, type GoalEvent } from "../goals/index.js";
+import { describeUsage, duration, emptyUsage, type GoalEvent, type GoalStatus } from "../goals/index.js";
 import type { RunOutcome } from "../orchestrator/index.js";
 import type { StartedSession } from "../startup/index.js";
 import type { OutcomeReport } from "./outcome.js";
@@ -31,10 +31,21 @@ export function describeGoalEvent(event: GoalEvent): string {
 	}
 }
 
-/** The line for a goal that is already active when a mode starts (`--goal`, a resumed session). */
+const OPEN_STATES: Partial<Record<GoalStatus, string>> = {
+	active: "is active",
+	paused: "is paused",
+	budget_reached: "stopped at its budget",
+};
+
+/** The line for an open goal when a mode starts (`--goal`, a resumed session); none for a closed one. */
 export function describeActiveGoal(started: StartedSession): string | undefined {
-	const goal = started.goals.active();
-	return goal && `Goal ${goal.id} is active: ${oneLine(goal.objective)} (${describeUsage(goal.used ?? emptyUsage())})`;
+	const goal = started.goals.current();
+	const state = goal && OPEN_STATES[goal.status];
+	return (
+		goal &&
+		state &&
+		`Goal ${goal.id} ${state}: ${oneLine(goal.objective)} (${describeUsage(goal.used ?? emptyUsage())})`
+	);
 }
 
 /** One line for an autonomous event (print and chat modes, stderr). */
