@@ -179,6 +179,9 @@ it("the kernel's goal module: get, create, complete, and clear errors for what t
 		"g = goal.create('tidy up', turns=5)",
 		"out.append(g['status'] + ' ' + str(g['budget']) + ' ' + goal.get()['objective'])",
 		"attempt(lambda: goal.create('another one'))",
+		// Two completions at once: the host takes them one after the other.
+		"both = await asyncio.gather(goal.complete('first'), goal.complete('second'), return_exceptions=True)",
+		"out.append(' | '.join(r['status'] if isinstance(r, dict) else f'{type(r).__name__}: {r}' for r in both))",
 		"try:",
 		"    await goal.complete('')",
 		"except Exception as error:",
@@ -198,8 +201,10 @@ it("the kernel's goal module: get, create, complete, and clear errors for what t
 		"GoalError: goal.create(): turns must be a positive whole number, not -1.",
 		"active {'turns': 5} tidy up",
 		`GoalError: goal.create(): goal ${id} is already active (tidy up); finish it with await goal.complete(summary), or ask the user to /goal clear it.`,
+		"complete | GoalError: goal.complete(): there is no active goal to complete (goal.get() shows the goal, if any).",
 		"GoalError: goal.complete(summary): summary must be a non-empty string naming the evidence",
 	]);
+	expect(started.goals.current()?.summary).toBe("first");
 });
 
 it("the goal survives a resume and follows the branch: a fork or --at before a change sees the goal of that point", async () => {
