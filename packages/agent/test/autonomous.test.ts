@@ -363,3 +363,24 @@ it("with a goal, an autonomous run continues the open goal first (a continuation
 		/^Autonomous run passed: every gate passed \(1 of 1; 1 continuation, 3 turns,/,
 	);
 });
+
+it("a goal's budget running out in an autonomous run ends it as a limit, exit 5", async () => {
+	gitProject();
+	const seen = script([run("a = 1"), run("b = 2"), text("never")]);
+	const started = await sessions.start({
+		goal: { objective: "count", turns: "1" },
+		autonomous: { gates: ["true"] },
+	});
+	const outcome = await started.agentSession.prompt("go");
+	const report = await finish(started, outcome);
+	expect(seen).toHaveLength(1);
+	expect(started.autonomous?.ending).toEqual({
+		status: "limit",
+		limit: "goal",
+		detail: "turn budget reached: 1 of 1 turns used",
+	});
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.message).toContain(
+		"Autonomous run stopped: the goal stopped (turn budget reached: 1 of 1 turns used). A limit is not success",
+	);
+});
