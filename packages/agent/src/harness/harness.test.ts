@@ -149,6 +149,37 @@ describe("the prompt index", () => {
 		expect(second).toContain("- style (local): answer in one sentence");
 	});
 
+	it("keeps its ranking across new tasks until the harness changes, then ranks for the newest task", () => {
+		const h = harness();
+		h.create("memory", "parser", "the parser tests are flaky");
+		h.create("memory", "docs", "the docs deploy needs a token");
+		const runtime = new HarnessRuntime({
+			agentHome: world.home,
+			depth: 0,
+			model: () => faux.getModel(),
+			apiKey: () => "k",
+		});
+		const opened = runtime.open(join(world.home, "sessions", "s1"));
+		const names = (section: string) =>
+			(section.split("## Memories\n")[1] ?? "")
+				.split("\n\n")[0]
+				?.split("\n")
+				.map((line) => line.split(" ")[1]);
+		const first = runtime.promptSection("look at the parser");
+		expect(names(first)).toEqual(["parser", "docs"]);
+		// A new prompt alone leaves the prompt (and the provider's cache of it) as it was.
+		expect(runtime.promptSection("deploy the docs")).toBe(first);
+		// So does a write that does not change what the index shows (a use, a rejected refinement).
+		opened.use("memory", "docs");
+		opened.record({ trigger: "auto-turns", status: "rejected", summary: "nothing", edits: [] });
+		expect(runtime.promptSection("deploy the docs")).toBe(first);
+		// A change of the harness ranks again, for the newest task.
+		opened.create("skill", "deploy", "run make deploy");
+		const changed = runtime.promptSection("deploy the docs");
+		expect(names(changed)).toEqual(["docs", "parser"]);
+		expect(changed).toContain("## Skills\n- deploy (local): run make deploy\n");
+	});
+
 	it("re-reads a store another process wrote", () => {
 		const h = harness();
 		h.create("memory", "a", "first");

@@ -36,7 +36,8 @@ export class HarnessRuntime {
 	private opened: Harness | undefined;
 	private schedule: AutoRefineSchedule | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
-	private section: { key: string; text: string } | undefined;
+	/** The section as last rendered: for the stores' signature, ranked for `task`. */
+	private section: { signature: string; task: string; text: string } | undefined;
 	private readonly now: () => number;
 
 	constructor(readonly options: HarnessRuntimeOptions) {
@@ -75,13 +76,21 @@ export class HarnessRuntime {
 	}
 
 	/**
-	 * The `# Continual Harness State` section for the next provider call: rendered again only when
-	 * a store, the log or the task changed, so an unchanged harness gives the same string.
+	 * The `# Continual Harness State` section for the next provider call. It changes only when the
+	 * harness does: a new task alone keeps the ranking it was rendered with (a changed system prompt
+	 * costs the provider's cache of the whole conversation), as does a write the index does not show
+	 * (a use counted, a rejected refinement). A real change ranks again for the newest task.
 	 */
 	promptSection(task: string): string {
 		const harness = this.harness;
-		const key = `${harness.signature()}\n${task}`;
-		if (this.section?.key !== key) this.section = { key, text: renderHarnessSection(harness, task) };
+		const signature = harness.signature();
+		const section = this.section;
+		if (section?.signature === signature) return section.text;
+		if (section && renderHarnessSection(harness, section.task) === section.text) {
+			this.section = { ...section, signature };
+			return section.text;
+		}
+		this.section = { signature, task, text: renderHarnessSection(harness, task) };
 		return this.section.text;
 	}
 
