@@ -209,6 +209,32 @@ describe("structured capsules", () => {
 		expect(found.text).toContain("4001 matches");
 	});
 
+	it("keeps room for locations when the failing ids overflow the ceiling, so both kinds survive", async () => {
+		const { broker } = await session();
+		const ids = Array.from({ length: 3000 }, (_, i) => `tests/test_grid_${i % 7}.py::test_cell_${i}`);
+		const lines = [
+			"=================================== FAILURES ===================================",
+			...ids.flatMap((id, i) => [
+				`tests/test_grid_${i % 7}.py:${100 + i}: in ${id.split("::")[1]}`,
+				"E   assert 1 == 2",
+			]),
+			"=========================== short test summary info ============================",
+			...ids.map((id) => `FAILED ${id} - assert 1 == 2`),
+			"============================== 3000 failed in 9.02s ==============================",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(4 * DEFAULT_CONFIG.capsuleMaxBytes);
+		const listed = ids.filter((id) => result.text.includes(`\n${id}\n`)).length;
+		expect(result.text).toContain(`FAILING_TESTS (3000; ${listed} listed here, ${3000 - listed} more below):`);
+		expect(listed).toBeGreaterThan(300);
+		const header = /\nLOCATIONS \((\d+) in 7 files; each line is path:line,line,\.\.\.\):\n/.exec(result.text);
+		expect(header?.[1]).toBe("3000");
+		const rows = [...result.text.matchAll(/^tests\/test_grid_\d\.py:(\d+(?:,\d+)*)$/gm)];
+		const shown = rows.reduce((sum, row) => sum + row[1].split(",").length, 0);
+		expect(shown).toBeGreaterThan(300);
+		expect(result.text).toContain(`(+${3000 - shown} more locations in `);
+	});
+
 	it("never says all listed past the ids it records", async () => {
 		const { broker } = await session();
 		const lines = Array.from({ length: 6000 }, (_, i) => `not ok ${i + 1} - case ${i}`);

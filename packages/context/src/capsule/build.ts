@@ -1,6 +1,6 @@
 import { type LineKind, visibleText } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
-import { utf8Bytes } from "./escape.js";
+import { capsuleLinesBytes, utf8Bytes } from "./escape.js";
 import { failingIdsBlock, fileOfId } from "./failing-block.js";
 import { compactFailingIds } from "./failing-ids.js";
 import { locationLines } from "./locations.js";
@@ -216,6 +216,14 @@ export function chooseSearchQuery(selection: Selection, outcome: Outcome): strin
 /** A capsule with many failing ids may grow to this many times its budget (never past the output's size). */
 export const FAILING_IDS_CEILING = 4;
 
+/**
+ * When the failing ids do not all fit under the ceiling, at most this share of their room is kept
+ * for the location list instead (never more than the locations need or the budget beside the fixed
+ * parts allows), so a huge run shows both kinds of decisive fact: most of its ids and its most
+ * decisive locations, each with the exact search for the rest.
+ */
+export const LOCATIONS_SHARE_OF_OVERFLOW = 0.25;
+
 /** Characters a rest-search query must avoid (a failure mark such as `✖` alone is fine). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
 const UNSAFE_MARK = /["\\\u0000-\u001f\u007f]/;
@@ -317,12 +325,23 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		// Failing ids may take the capsule past its budget, up to a hard ceiling; past that they are
 		// counted per file, with the search that lists them.
 		const ceiling = Math.min(FAILING_IDS_CEILING * input.budget, header.bytes);
-		parts.failingIds = failingIdsBlock(
-			compactFailingIds(outcome.failingIds),
-			outcome.unrecordedFailingIds ?? 0,
-			ceiling - withoutIds,
-			restSearchHint(header.id, selection, outcome),
-		);
+		const ids = compactFailingIds(outcome.failingIds);
+		const unrecorded = outcome.unrecordedFailingIds ?? 0;
+		const restHint = restSearchHint(header.id, selection, outcome);
+		let idRoom = ceiling - withoutIds;
+		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHint);
+		if (parts.failingIds.length > 0 && !parts.failingIds[0].endsWith("all listed):")) {
+			// The ids overflow: keep a share of their room for the locations (as much as they need, if less).
+			const wanted = Math.min(
+				Math.floor(idRoom * LOCATIONS_SHARE_OF_OVERFLOW),
+				input.budget - withoutIds,
+				capsuleLinesBytes(locationLines(outcome, Math.max(0, input.budget - withoutIds))),
+			);
+			if (wanted > 0) {
+				idRoom -= wanted;
+				parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHint);
+			}
+		}
 		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id
 		// block may overflow the budget: when it does (and no excerpt fits), the locations get what both
 		// the budget beside the other fixed parts and the ceiling beside the ids leave.

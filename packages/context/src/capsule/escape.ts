@@ -30,6 +30,16 @@ export function utf8Bytes(text: string): number {
 	return Buffer.byteLength(text, "utf8");
 }
 
+/** Bytes a line takes in a capsule body: escaped, with its newline. */
+export function capsuleLineBytes(line: string): number {
+	return utf8Bytes(escapeXmlText(line)) + 1;
+}
+
+/** Bytes lines take in a capsule body (see `capsuleLineBytes`). */
+export function capsuleLinesBytes(lines: readonly string[]): number {
+	return lines.reduce((sum, line) => sum + capsuleLineBytes(line), 0);
+}
+
 /**
  * The longest prefix of `text` whose escaped form fits in `maxBytes`, cut only between characters
  * (never inside a surrogate pair or an escape). Returns the escaped prefix and how many UTF-8 bytes

@@ -1,10 +1,7 @@
-import { escapeXmlText, utf8Bytes } from "./escape.js";
+import { capsuleLinesBytes, capsuleLineBytes as lineBytes } from "./escape.js";
 
 /** Files named in the grouped rest at most; the others are counted on one line. */
 const MAX_GROUPS = 20;
-
-/** Bytes a block line takes in a capsule: escaped, with its newline. */
-const lineBytes = (line: string) => utf8Bytes(escapeXmlText(line)) + 1;
 
 /** The file a test id names (`tests/a.py::T::t`, `src/a.test.ts > suite > t`), or null when it names none. */
 export function fileOfId(id: string): string | null {
@@ -43,7 +40,7 @@ export function failingIdsBlock(
 	const total = ids.length + unrecorded;
 	if (total === 0) return [];
 	const all = [`FAILING_TESTS (${total}, all listed):`, ...ids];
-	if (unrecorded === 0 && all.reduce((sum, line) => sum + lineBytes(line), 0) <= maxBytes) return all;
+	if (unrecorded === 0 && capsuleLinesBytes(all) <= maxBytes) return all;
 
 	const tail = (listed: number) => [
 		`MORE_FAILING_TESTS (${total - listed}, counted per file; not listed here):`,
@@ -52,7 +49,7 @@ export function failingIdsBlock(
 	];
 	const head = (listed: number) => `FAILING_TESTS (${total}; ${listed} listed here, ${total - listed} more below):`;
 	// The grouped rest of all ids is at least as long as that of any later part: reserve it first.
-	let room = maxBytes - lineBytes(head(ids.length)) - tail(0).reduce((sum, line) => sum + lineBytes(line), 0);
+	let room = maxBytes - lineBytes(head(ids.length)) - capsuleLinesBytes(tail(0));
 	let listed = 0;
 	while (listed < ids.length && lineBytes(ids[listed]) <= room) room -= lineBytes(ids[listed++]);
 	return [head(listed), ...ids.slice(0, listed), ...tail(listed)];

@@ -8,8 +8,9 @@
  * <dir>/):` then one row per file, `path:12,40,77` (that file's lines, ascending; paths relative to
  * `<dir>` when stated), most decisive files first, and a `(+N more locations ...)` note when cut;
  * `FAILING_TESTS (N, all listed):` one id per line (past a ceiling of 4x the budget: as many as fit,
- * then the rest counted per file with the search that lists them); excerpt lines `N: text`; the
- * recovery hints. Everything but the failing-id block fits the budget.
+ * then the rest counted per file with the search that lists them, a quarter of the overflowing room
+ * going to the locations instead); excerpt lines `N: text`; the recovery hints. Everything but the
+ * failing-id block fits the budget.
  */
 export {
 	type CapsuleBudgets,
