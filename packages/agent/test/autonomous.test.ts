@@ -13,8 +13,7 @@ import type { StartedSession, StartOptions } from "../src/startup/index.js";
 import { alive, cell } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
+import { localModelWorld } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
@@ -242,17 +241,11 @@ it("bad autonomous flags and settings are usage errors naming the value", async 
 	}
 });
 
-let server: LoopbackServer | undefined;
-
 it("the command line: gates passed exit 0, a limit exits 5, settings give the gates, the report goes to stderr", {
 	timeout: 120_000,
 }, async () => {
-	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	const { world, server } = await localModelWorld([{ text: "Done." }, { text: "Done." }, { text: "Done again." }]);
 	try {
-		server = await openAiCompletionsServer([{ text: "Done." }, { text: "Done." }, { text: "Done again." }]);
-		world.writeHome("models.json", {
-			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
-		});
 		world.writeHome("settings.json", { autonomous: { gates: ["true"] } });
 		const passed = memoryIo(world.project, world.env);
 		expect(await runCli(["--autonomous", "-p", "do it", "--model", "local/coder"], passed)).toBe(0);
@@ -292,7 +285,7 @@ it("the command line: gates passed exit 0, a limit exits 5, settings give the ga
 		expect(result.autonomous.gates[0]).toMatchObject({ command: "false", status: "not_rerun", exitCode: 1 });
 		expect(result.autonomous.limits).toEqual({ continuations: 1, turns: 12, tokens: 80_000, timeMs: 1_800_000 });
 	} finally {
-		await server?.close();
+		await server.close();
 		world.cleanup();
 	}
 });

@@ -9,9 +9,7 @@ import type { StartedSession } from "../src/startup/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld } from "./temp-home.js";
+import { localModelWorld } from "./loopback-servers.js";
 
 const sessions = useFauxSessions();
 
@@ -279,17 +277,11 @@ it("the continuation is held back while a sub-agent is unsettled; its notice wak
 	expect(events.map((event) => event.event)).toEqual(["held", "complete"]);
 });
 
-let server: LoopbackServer | undefined;
-
 it("print and JSON modes: goal lines as they happen, the goal in the result line, exit 5 when its budget stopped it", {
 	timeout: 120_000,
 }, async () => {
-	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	const { world, server } = await localModelWorld([{ code: "x = 1" }, { code: "y = 2" }, { code: "z = 3" }]);
 	try {
-		server = await openAiCompletionsServer([{ code: "x = 1" }, { code: "y = 2" }, { code: "z = 3" }]);
-		world.writeHome("models.json", {
-			providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
-		});
 		const printed = memoryIo(world.project, world.env);
 		const argv = ["-p", "go", "--model", "local/coder", "--goal", "set x", "--goal-turns", "1"];
 		expect(await runCli(argv, printed)).toBe(ExitCode.limitReached);
@@ -313,7 +305,7 @@ it("print and JSON modes: goal lines as they happen, the goal in the result line
 		expect(result.goal).toMatchObject({ objective: "set x", status: "budget_reached", budget: { turns: 1 } });
 		expect(result.goal.used.turns).toBe(1);
 	} finally {
-		await server?.close();
+		await server.close();
 		world.cleanup();
 	}
 });

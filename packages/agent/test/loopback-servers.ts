@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { kernelPythonForTests } from "./kernel-python.js";
+import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 /** One scripted model reply: either a tool call of `ipython` with this code, or a final text. */
 export type ScriptedReply = { code: string } | { text: string } | { status: number; error: string };
@@ -142,4 +144,17 @@ export async function closedPort(): Promise<number> {
 	const { port } = server.address() as AddressInfo;
 	await new Promise<void>((resolve) => server.close(() => resolve()));
 	return port;
+}
+
+/**
+ * A temp world with the kernel and an OpenAI-compatible loopback server playing `script`, named in
+ * models.json as the model `local/coder`. Close the server and clean the world up after the test.
+ */
+export async function localModelWorld(script: ScriptedReply[]): Promise<{ world: TempWorld; server: LoopbackServer }> {
+	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+	const server = await openAiCompletionsServer(script);
+	world.writeHome("models.json", {
+		providers: { local: { baseUrl: server.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
+	});
+	return { world, server };
 }
