@@ -111,7 +111,8 @@ export function longRunningOutcome(
 	}
 	const ending = run.ending;
 	const userStopped = outcome.status === "aborted" && ending?.status !== "limit";
-	if (userStopped || (outcome.status === "error" && !ending)) return report;
+	// A model error, Ctrl-C, or a command that ran no model (`-p "/pc status"`) keeps its own report.
+	if (userStopped || (!ending && (outcome.status === "error" || outcome.command))) return report;
 	const text = autonomousReport({
 		gates: run.config.gates,
 		results: run.gates,
