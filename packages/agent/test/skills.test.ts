@@ -226,6 +226,27 @@ describe("prime-agent skill", () => {
 		);
 		expect(existsSync(homeSkills())).toBe(false);
 	});
+
+	it("installs every skill of a plain folder of skill folders; two skills of one name install nothing", async () => {
+		const folder = join(sessions.world.project, "collection");
+		writeSkill(folder, "csv-stats", CSV_SKILL_MD, "X = 3\n");
+		writeSkill(folder, "zeta", skillMd("zeta-notes", "Notes about zeta."), "");
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", folder], io)).toBe(ExitCode.ok);
+		expect(io.out()).toBe(
+			`Installed csv-stats into ${join(homeSkills(), "csv-stats")}\nInstalled zeta-notes into ${join(homeSkills(), "zeta-notes")}\nNew sessions everywhere list them.\n`,
+		);
+		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
+		const twice = join(sessions.world.project, "twice");
+		writeSkill(twice, "a", skillMd("same-name", "First copy."), "");
+		writeSkill(twice, "b", skillMd("same-name", "Second copy."), "");
+		const clash = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", twice], clash)).toBe(ExitCode.usage);
+		expect(clash.err()).toBe(
+			`Error: Nothing was installed: ${join(twice, "a")} and ${join(twice, "b")} both hold the skill "same-name".\nRename one of them (the "name" in its SKILL.md), then install again.\n`,
+		);
+		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
+	});
 });
 
 /** A faux model that answers the creator's drafting call with `draft` and anything else with `other`. */

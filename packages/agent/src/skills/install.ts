@@ -26,7 +26,7 @@ export function scopeDir(scope: SkillScope): string {
 }
 
 /**
- * Install skills from a folder (one skill, or a folder or package holding several) or from npm
+ * Install skills from a folder (one skill, a folder of skill folders, or a package holding several) or from npm
  * (`npm:name[@version]`, installed into a temporary folder and copied out). Each SKILL.md must
  * parse; a skill of the same name in the scope is replaced. Returns the skills installed.
  */
@@ -58,10 +58,21 @@ export function installSkills(source: string, scope: SkillScope, log: (line: str
 		}
 	}
 	try {
-		const found = discoverSkills(packageSkillDirs(dir).map((root) => ({ dir: root, source, writable: false })));
+		// A package's skill folders, else the folder itself: one skill, or a folder of skill folders.
+		const sourceRoots = packageSkillDirs(dir);
+		if (sourceRoots.length === 0) sourceRoots.push(dir);
+		const found = discoverSkills(sourceRoots.map((root) => ({ dir: root, source, writable: false })));
 		if (found.problems.length > 0) {
 			const problem = found.problems[0] as SkillDiscovery["problems"][number];
 			throw new UserError(`Nothing was installed: ${problem.message}`, "Fix the SKILL.md, then install again.");
+		}
+		const twin = found.shadowed[0];
+		if (twin) {
+			const first = found.skills.find((skill) => skill.name === twin.name) as Skill;
+			throw new UserError(
+				`Nothing was installed: ${first.dir} and ${twin.dir} both hold the skill "${twin.name}".`,
+				'Rename one of them (the "name" in its SKILL.md), then install again.',
+			);
 		}
 		if (found.skills.length === 0) {
 			throw new UserError(
@@ -70,11 +81,12 @@ export function installSkills(source: string, scope: SkillScope, log: (line: str
 			);
 		}
 		const root = scopeDir(scope);
-		return found.skills.map((skill) => ({
+		const installed = found.skills.map((skill) => ({
 			...skill,
 			dir: placeSkillFolder(skill.dir, root, skill.name, true),
 			source: scope.local ? "project" : "user",
 		}));
+		return installed;
 	} finally {
 		if (temp) rmSync(temp, { recursive: true, force: true });
 	}
