@@ -247,6 +247,19 @@ describe("prime-agent skill", () => {
 		);
 		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
 	});
+
+	it("says when an installed skill is hidden by the project's skill of the same name", async () => {
+		writeSkill(projectSkills(), "csv-stats", skillMd("csv-stats", "The project's own."), "");
+		const source = writeSkill(join(sessions.world.project, "incoming"), "csv-stats", CSV_SKILL_MD, "X = 1\n");
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", source], io)).toBe(ExitCode.ok);
+		expect(io.out()).toBe(
+			`Installed csv-stats into ${join(homeSkills(), "csv-stats")}\nNew sessions everywhere list it.\n`,
+		);
+		expect(io.err()).toBe(
+			`In this project the skill "csv-stats" of ${join(projectSkills(), "csv-stats")} (project) hides it; remove that one with \`prime-agent skill remove csv-stats --local\` to use this one here.\n`,
+		);
+	});
 });
 
 /** A faux model that answers the creator's drafting call with `draft` and anything else with `other`. */

@@ -86,6 +86,16 @@ export function installSkills(source: string, scope: SkillScope, log: (line: str
 			dir: placeSkillFolder(skill.dir, root, skill.name, true),
 			source: scope.local ? "project" : "user",
 		}));
+		const winners = discoverSkills(skillRoots(scope)).skills;
+		for (const skill of installed) {
+			const winner = winners.find((entry) => entry.name === skill.name);
+			if (!winner || winner.dir === skill.dir) continue;
+			const remove =
+				winner.source === "project"
+					? `; remove that one with \`prime-agent skill remove ${skill.name} --local\` to use this one here`
+					: "";
+			log(`In this project the skill "${skill.name}" of ${winner.dir} (${winner.source}) hides it${remove}.`);
+		}
 		return installed;
 	} finally {
 		if (temp) rmSync(temp, { recursive: true, force: true });
