@@ -1,5 +1,5 @@
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import {
 	type AutocompleteItem,
 	type AutocompleteProvider,
@@ -48,8 +48,18 @@ export class PromptCompletion implements AutocompleteProvider {
 	}
 
 	private combined(): CombinedAutocompleteProvider {
-		return new CombinedAutocompleteProvider(this.commands(), this.cwd());
+		return new CombinedAutocompleteProvider(this.commands(), this.cwd(), this.fd);
 	}
+
+	/** `fd` (Debian names it `fdfind`) on the PATH, for pi-tui's fuzzy `@` search; null without it. */
+	private readonly fd = findOnPath(["fd", "fdfind"]);
+}
+
+function findOnPath(names: string[]): string | null {
+	for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+		for (const name of names) if (dir && existsSync(join(dir, name))) return join(dir, name);
+	}
+	return null;
 }
 
 /** Entries of the folder in `typed` (relative to `cwd`) whose names start with its last part. */
