@@ -28,7 +28,9 @@ BASE_SYSTEM_PROMPT = "base_system_prompt"
 NAME_CHARS = 64
 TEXT_CHARS = 20_000
 SUMMARY_CHARS = 180
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# C0 controls and DEL, except tab, line feed and carriage return (the host refuses the same).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _STALE_LOCK_S = 10.0
 _LOCK_WAIT_S = 5.0
 
@@ -129,7 +131,7 @@ def _check_name(name: Any) -> str:
             "the base system prompt is not part of the harness and cannot be edited; add a prompt note instead "
             "(it is shown after the base prompt)."
         )
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise HarnessError(
             f"{name!r} is not a valid entry name; use letters, digits, '.', '_' and '-', starting with a letter or digit."
         )
@@ -145,6 +147,12 @@ def _check_text(text: Any) -> str:
         raise HarnessError(
             f"the text has {len(text)} characters; at most {TEXT_CHARS} are allowed. "
             "Keep the entry short and put details in a file it names."
+        )
+    control = _CONTROL.search(text)
+    if control:
+        raise HarnessError(
+            f"the text holds a control character (U+{ord(control.group()):04X} at character {control.start() + 1}); "
+            "remove it (tabs and line breaks are fine)."
         )
     return text
 
@@ -199,6 +207,8 @@ class Harness:
     def create(self, kind: str, name: str, text: str, global_: bool = False) -> dict[str, Any]:
         kind = self._kind(kind)
         name, text = _check_name(name), _check_text(text)
+        if not isinstance(global_, bool):
+            raise HarnessError("global_ must be True or False.")
         scope = "global" if global_ else "local"
 
         def change(current: dict[str, Any] | None) -> dict[str, Any]:

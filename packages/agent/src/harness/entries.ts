@@ -12,6 +12,9 @@ import {
 export class HarnessError extends Error {}
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** C0 controls and DEL, except tab, line feed and carriage return. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused.
+const CONTROL_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** Other spellings of the kinds accepted from the planner (`prompt` is the reference's name). */
 const KIND_ALIASES: Readonly<Record<string, HarnessKind>> = {
 	prompt: "prompt_note",
@@ -51,9 +54,19 @@ export function checkText(text: unknown): string {
 	if (typeof text !== "string" || text.trim() === "") {
 		throw new HarnessError("the text must be a non-empty string.");
 	}
-	if (text.length > HARNESS_LIMITS.textChars) {
+	// Characters are code points, as the kernel's `len()` counts them.
+	const chars = Array.from(text);
+	if (chars.length > HARNESS_LIMITS.textChars) {
 		throw new HarnessError(
-			`the text has ${text.length} characters; at most ${HARNESS_LIMITS.textChars} are allowed. Keep the entry short and put details in a file it names.`,
+			`the text has ${chars.length} characters; at most ${HARNESS_LIMITS.textChars} are allowed. Keep the entry short and put details in a file it names.`,
+		);
+	}
+	// A control character would reach every later system prompt (and some providers refuse it).
+	const control = chars.findIndex((char) => CONTROL_CHAR.test(char));
+	if (control >= 0) {
+		const code = (chars[control] as string).charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+		throw new HarnessError(
+			`the text holds a control character (U+${code} at character ${control + 1}); remove it (tabs and line breaks are fine).`,
 		);
 	}
 	return text;

@@ -531,6 +531,68 @@ describe("several processes at once", () => {
 		expect(readFileSync(h.path("local"), "utf8").endsWith("}\n")).toBe(true);
 	}, 30_000);
 
+	it("the host and the kernel refuse the same names and texts with the same words", async () => {
+		const h = harness();
+		const hostly = (name: string, text: string) => {
+			try {
+				h.create("memory", name, text);
+				return "ok";
+			} catch (error) {
+				return (error as Error).message;
+			}
+		};
+		const cases: [string, string][] = [
+			["trail\n", "x"],
+			["nul", "a\u0000b"],
+			["bell", "ring\u0007"],
+			["tabs", "col\tcol\r\nrow"],
+			["emoji", "🚀".repeat(20_000)],
+			["emoji-over", "🚀".repeat(20_001)],
+		];
+		const host = cases.map(([name, text]) => hostly(name, text));
+		h.delete("memory", "tabs");
+		h.delete("memory", "emoji");
+		const kernel = await runPython(
+			[
+				"import json, sys",
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				// The long texts are made in Python: an argument that size is more than a command line holds.
+				`cases = json.loads(${JSON.stringify(JSON.stringify(cases.slice(0, 4)))})`,
+				'cases += [["emoji", "\\U0001F680" * 20000], ["emoji-over", "\\U0001F680" * 20001]]',
+				"for name, text in cases:",
+				"    try:",
+				"        hm.harness.create_memory(name, text)",
+				"        print('ok')",
+				"    except hm.HarnessError as error:",
+				"        print(str(error).replace(repr(name), json.dumps(name)))",
+				"try:",
+				"    hm.harness.create_memory('g', 'x', global_='yes')",
+				"except hm.HarnessError as error:",
+				"    print(error)",
+			].join("\n"),
+		);
+		expect(host).toEqual([
+			'"trail\\n" is not a valid entry name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',
+			"the text holds a control character (U+0000 at character 2); remove it (tabs and line breaks are fine).",
+			"the text holds a control character (U+0007 at character 5); remove it (tabs and line breaks are fine).",
+			"ok",
+			"ok",
+			"the text has 20001 characters; at most 20000 are allowed. Keep the entry short and put details in a file it names.",
+		]);
+		expect(kernel.split("\n")).toEqual([
+			`"trail\\n" is not a valid entry name; use letters, digits, '.', '_' and '-', starting with a letter or digit.`,
+			"the text holds a control character (U+0000 at character 2); remove it (tabs and line breaks are fine).",
+			"the text holds a control character (U+0007 at character 5); remove it (tabs and line breaks are fine).",
+			"ok",
+			"ok",
+			"the text has 20001 characters; at most 20000 are allowed. Keep the entry short and put details in a file it names.",
+			"global_ must be True or False.",
+			"",
+		]);
+		expect(h.entries().map((entry) => entry.name)).toEqual(["emoji", "tabs"]);
+	});
+
 	it("the kernel side refuses a damaged store instead of overwriting it", async () => {
 		const h = harness();
 		h.create("memory", "a", "fine");
