@@ -4,7 +4,7 @@ import { ExitCode } from "../errors.js";
 export const HELP = `prime-agent: a coding agent whose one tool is a persistent IPython kernel.
 
 Usage:
-  prime-agent [options]                 chat line by line in the terminal
+  prime-agent [options]                 the terminal UI (a line chat when not on a terminal)
   prime-agent -p "request" [options]    run one request and exit
   prime-agent setup                     create the kernel's Python environment
   prime-agent doctor                    check Python, the kernel, providers and settings
