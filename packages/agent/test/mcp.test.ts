@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkMcpServers, loadMcpConfig } from "../src/mcp/index.js";
+import { checkMcpServers, loadMcpConfig, moduleName } from "../src/mcp/index.js";
 import { alive, cell as cellTurn } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
 
@@ -288,6 +288,19 @@ describe("MCP config", () => {
 		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
 			`MCP config ${join(sessions.world.home, "mcp.json")}: "mcpServers.three.env.TOKEN" uses \${NOT_SET}, which is not set.`,
 		);
+	});
+
+	it("refuses a non-boolean disabled, a stdio type with a URL, and names a keyword server's module with a trailing _", async () => {
+		const file = join(sessions.world.home, "mcp.json");
+		const load = () => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} });
+		sessions.world.writeHome("mcp.json", { mcpServers: { a: { command: "x", disabled: "yes" } } });
+		expect(load).toThrow(`MCP config ${file}: "mcpServers.a.disabled" must be true or false.`);
+		sessions.world.writeHome("mcp.json", { mcpServers: { a: { type: "stdio", url: "http://127.0.0.1:1/mcp" } } });
+		expect(load).toThrow(`MCP config ${file}: "mcpServers.a.url" is not a field of a stdio server.`);
+		sessions.world.writeHome("mcp.json", { mcpServers: { import: { command: "x" }, class: { command: "y" } } });
+		expect(load().map((config) => config.module)).toEqual(["class_", "import_"]);
+		expect(moduleName("from")).toBe("from_");
+		expect(moduleName("9lives")).toBe("_9lives");
 	});
 
 	it("doctor starts each configured server and reports its tools, and a server that cannot start", async () => {

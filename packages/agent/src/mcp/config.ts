@@ -71,9 +71,20 @@ export function loadMcpConfig(options: { agentHome: string; cwd: string; env: No
 	return sorted;
 }
 
-/** The Python module name of a server name: letters, digits and `_`, never starting with a digit. */
+/** Python's keywords: a module or attribute so named could not be written in an `import` or after a dot. */
+const PYTHON_KEYWORDS = new Set(
+	"False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield".split(
+		" ",
+	),
+);
+
+/**
+ * The Python name of a server or tool name: letters, digits and `_`, never starting with a digit,
+ * and a keyword with a `_` after it (`import` is `import_`).
+ */
 export function moduleName(name: string): string {
 	const safe = name.replace(/[^A-Za-z0-9_]/g, "_");
+	if (PYTHON_KEYWORDS.has(safe)) return `${safe}_`;
 	return /^[0-9]/.test(safe) ? `_${safe}` : safe;
 }
 
@@ -124,7 +135,10 @@ function readServer(file: string, name: string, value: unknown, env: NodeJS.Proc
 	if (type !== undefined && !["stdio", "http", "streamable-http", "streamableHttp"].includes(String(type))) {
 		throw configError(file, `${field}.type`, `is "${String(type)}"`, 'Use "stdio" or "http" (streamable HTTP).');
 	}
-	const isHttp = value.url !== undefined || (type !== undefined && type !== "stdio");
+	if (value.disabled !== undefined && typeof value.disabled !== "boolean") {
+		throw configError(file, `${field}.disabled`, "must be true or false", 'Write "disabled": true to turn it off.');
+	}
+	const isHttp = type === undefined ? value.url !== undefined : type !== "stdio";
 	const allowed = isHttp ? HTTP_KEYS : STDIO_KEYS;
 	const extra = Object.keys(value).find((key) => !allowed.includes(key));
 	if (extra) {
