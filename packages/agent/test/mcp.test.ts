@@ -303,6 +303,23 @@ describe("MCP config", () => {
 		expect(moduleName("9lives")).toBe("_9lives");
 	});
 
+	it("doctor names a broken config file once, with the field and the fix", async () => {
+		sessions.world.writeHome("mcp.json", { mcpServers: { a: { command: "x", args: "y" } } });
+		const checks = await checkMcpServers({
+			agentHome: sessions.world.home,
+			cwd: sessions.world.project,
+			env: sessions.world.env,
+		});
+		expect(checks).toEqual([
+			{
+				name: "MCP config",
+				status: "fail",
+				detail: `${join(sessions.world.home, "mcp.json")}: "mcpServers.a.args" must be a list of strings.`,
+				fix: 'Write each server as {"command": "npx", "args": ["-y", "some-server"], "env": {}} or {"url": "https://host/mcp", "headers": {}}.',
+			},
+		]);
+	});
+
 	it("doctor starts each configured server and reports its tools, and a server that cannot start", async () => {
 		sessions.world.writeHome("mcp.json", {
 			mcpServers: {

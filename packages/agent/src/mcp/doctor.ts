@@ -24,7 +24,9 @@ export async function checkMcpServers(options: {
 		configs = loadMcpConfig(options);
 	} catch (error) {
 		const hint = error instanceof UserError ? error.hint : "Fix the file.";
-		return [{ name: "MCP config", status: "fail", detail: (error as Error).message, fix: hint }];
+		// The check's name already says "MCP config"; the detail starts at the file.
+		const detail = (error as Error).message.replace(/^MCP config /, "");
+		return [{ name: "MCP config", status: "fail", detail, fix: hint }];
 	}
 	if (configs.length === 0) return [{ name: "MCP servers", status: "ok", detail: "none configured" }];
 	const results: McpCheck[] = [];
