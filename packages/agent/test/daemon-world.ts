@@ -45,6 +45,14 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 			}
 		},
 		teardown: async () => {
+			if (process.env.DEBUG_DAEMON) {
+				const { execSync } = await import("node:child_process");
+				console.log(
+					execSync(
+						`cat ${world.home}/daemon/supervisor.log; tail -n 20 ${world.home}/daemon/workers/*/worker.log`,
+					).toString(),
+				);
+			}
 			killDaemon(world.home);
 			await server.close();
 			world.cleanup();

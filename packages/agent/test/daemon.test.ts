@@ -310,13 +310,20 @@ describe("heartbeats and schedules", () => {
 	});
 
 	it("a heartbeat keeps an idle agent resident while one without is evicted; a heartbeat under 10 s is refused", async () => {
-		world = await makeDaemonWorld([], { PRIME_AGENT_IDLE_EVICT_MS: "2000" });
+		world = await makeDaemonWorld(
+			[{ code: 'beat = await rlm_heartbeat("10m", "check the build")\nprint(beat["every"])' }, { text: "Set." }],
+			{ PRIME_AGENT_IDLE_EVICT_MS: "2000" },
+		);
 		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
 		clients.push(chat);
 		chat.line("/heartbeat 5s");
 		await chat.waitFor("stderr", "A heartbeat of 5s is too frequent: the shortest interval is 10s.");
-		chat.line("/heartbeat 10m check the build");
-		await chat.waitFor("stderr", "Heartbeat every 10m, next at ");
+		// The kernel sets it: rlm_heartbeat(...).
+		chat.line("keep an eye on the build");
+		await chat.waitFor("stdout", "Set.");
+		chat.line("/heartbeat");
+		await chat.waitFor("stderr", "Heartbeat every 10m (next ");
+		expect(chat.stderr()).toContain("): check the build\n");
 		chat.line("/exit");
 		await chat.exitCode();
 		const beating = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;

@@ -8,6 +8,7 @@ from .agent_message import agent_message
 from .compact import compact
 from .edit import edit
 from .goal import goal
+from .heartbeat import rlm_heartbeat
 from .rlm import rlm
 
 
@@ -31,5 +32,6 @@ def install(namespace: dict[str, Any] | None = None) -> None:
     namespace["rlm"] = rlm
     namespace["agent_message"] = agent_message
     namespace["goal"] = goal
+    namespace["rlm_heartbeat"] = rlm_heartbeat
     if shell is not None:
         written_files.watch(shell)

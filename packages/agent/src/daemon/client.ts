@@ -10,7 +10,13 @@ import { agentDir } from "../home/index.js";
 import { DAEMON_PROTOCOL_VERSION, ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
 import { type DaemonPaths, daemonPaths, ensureDaemonDir, readOrCreateToken } from "./state.js";
 
-const SUPERVISOR_MAIN = fileURLToPath(new URL("./supervisor-main.js", import.meta.url));
+// The supervisor always runs built; loaded from the sources (the tests), this module points at the build.
+const SUPERVISOR_MAIN = fileURLToPath(
+	new URL(
+		import.meta.url.endsWith(".ts") ? "../../dist/daemon/supervisor-main.js" : "./supervisor-main.js",
+		import.meta.url,
+	),
+);
 /** How long a client waits for a supervisor it started to listen. */
 const SUPERVISOR_START_MS = 15_000;
 
@@ -64,7 +70,11 @@ export async function connectSupervisor(context: DaemonContext, start = true): P
 	const attempt = async () => {
 		try {
 			const client = await ProtocolClient.connect(context.paths.socket);
-			await hello(client, context.token);
+			const reply = await client.request({ type: "hello", token: context.token, version: DAEMON_PROTOCOL_VERSION });
+			// A supervisor that is going away (or lost the race to start) closes without answering: try again.
+			if (!reply.ok && reply.closed) return undefined;
+			if (!reply.ok) client.close();
+			unwrap(reply);
 			return client;
 		} catch (error) {
 			if (error instanceof UserError) throw error;

@@ -94,6 +94,8 @@ export interface ReplyError {
 	ok: false;
 	message: string;
 	hint: string;
+	/** Made up by the client: the connection closed before an answer came. */
+	closed?: boolean;
 }
 
 /** Worker → client, unasked. */
@@ -174,7 +176,7 @@ export class ProtocolClient {
 		});
 		void connection.closed.then(() => {
 			for (const [id, waiter] of this.pending)
-				waiter.resolve({ type: "reply", id, ok: false, message: "The connection closed.", hint: "" });
+				waiter.resolve({ type: "reply", id, ok: false, message: "The connection closed.", hint: "", closed: true });
 			this.pending.clear();
 		});
 	}

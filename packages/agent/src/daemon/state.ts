@@ -12,7 +12,7 @@
  *       worker.sock, worker.log
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PRIVATE_FILE_MODE, writePrivateJson } from "../home/index.js";
 import type { WorkerOwner, WorkerSessionOptions } from "./protocol.js";
@@ -141,7 +141,9 @@ export function workerKeys(paths: DaemonPaths): string[] {
 	if (!existsSync(paths.workers)) return [];
 	return readdirSync(paths.workers)
 		.filter((name) => existsSync(join(paths.workers, name, "worker.json")))
-		.sort((a, b) => statSync(join(paths.workers, a)).ctimeMs - statSync(join(paths.workers, b)).ctimeMs);
+		.map((key) => ({ key, created: readWorkerRecord(paths, key)?.createdAt ?? "" }))
+		.sort((a, b) => a.created.localeCompare(b.created))
+		.map((entry) => entry.key);
 }
 
 export function newWorkerKey(): string {

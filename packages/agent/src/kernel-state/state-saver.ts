@@ -19,6 +19,7 @@ export const INJECTED_HANDLES: readonly string[] = [
 	"compact",
 	"refine",
 	"agent_message",
+	"rlm_heartbeat",
 ];
 
 export type StateSaveOutcome = { ok: true; report: StateSaveReport } | { ok: false; error: Error };
