@@ -263,6 +263,18 @@ describe("MCP config", () => {
 		expect(started.notices).toContain(
 			`Extension builtin:mcp left out: MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`,
 		);
+		// /mcp and the kernel say why there are no servers, instead of "unknown command" or "none configured".
+		const problem = `MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`;
+		const listing = await started.agentSession.prompt("/mcp");
+		expect(listing.command?.message).toBe(
+			`MCP servers are off in this session: ${problem} Fix the file, then start a new session.`,
+		);
+		const repr = await started.kernel.run("mcp");
+		expect(repr.cell.result).toBe(`<mcp: MCP servers are off in this session: ${problem}>`);
+		const imported = await started.kernel.run("import mcp_servers.bad");
+		expect(imported.cell.error?.evalue).toBe(
+			`no MCP server named 'bad': MCP servers are off in this session: ${problem} Fix the file, then start a new session.`,
+		);
 	});
 
 	// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.

@@ -177,9 +177,10 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
 class McpNamespace:
     """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github`` (``mcp["my-server"]`` by config name); ``mcp.servers()`` lists them."""
 
-    def __init__(self, modules: dict[str, McpServerModule], config_files: list[str]) -> None:
+    def __init__(self, modules: dict[str, McpServerModule], config_files: list[str], problem: str | None = None) -> None:
         self._modules = modules
         self._files = config_files
+        self._problem = problem
 
     def servers(self) -> list[dict[str, Any]]:
         """Configured servers: ``name``, ``module``, ``transport``, ``target``."""
@@ -190,7 +191,7 @@ class McpNamespace:
             raise AttributeError(name)
         found = self._modules.get(name) or next((m for m in self._modules.values() if m.__server__["name"] == name), None)
         if found is None:
-            raise AttributeError(_unknown(name, self._modules, self._files))
+            raise AttributeError(_unknown(name, self._modules, self._files, self._problem))
         return found
 
     def __getitem__(self, name: str) -> McpServerModule:
@@ -203,12 +204,16 @@ class McpNamespace:
         return sorted([*self._modules, "servers"])
 
     def __repr__(self) -> str:
+        if self._problem:
+            return f"<mcp: {self._problem}>"
         if not self._modules:
             return f"<mcp: no MCP servers configured (add them to {' or '.join(self._files)})>"
         return f"<mcp: servers {', '.join(sorted(self._modules))}; `import mcp_servers.NAME as m`, then m.tools()>"
 
 
-def _unknown(name: str, modules: dict[str, Any], files: list[str]) -> str:
+def _unknown(name: str, modules: dict[str, Any], files: list[str], problem: str | None = None) -> str:
+    if problem:
+        return f"no MCP server named {name!r}: {problem} Fix the file, then start a new session."
     known = ", ".join(sorted(modules)) or "none"
     return f"no MCP server named {name!r} (configured: {known}); servers are configured in {' or '.join(files)}"
 
@@ -216,19 +221,28 @@ def _unknown(name: str, modules: dict[str, Any], files: list[str]) -> str:
 class _UnknownServerFinder(importlib.abc.MetaPathFinder):
     """Makes ``import mcp_servers.nope`` fail with the configured names instead of a bare ModuleNotFoundError."""
 
-    def __init__(self, modules: dict[str, McpServerModule], files: list[str]) -> None:
+    def __init__(self, modules: dict[str, McpServerModule], files: list[str], problem: str | None) -> None:
         self.modules = modules
         self.files = files
+        self.problem = problem
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.startswith(PACKAGE + "."):
             name = fullname[len(PACKAGE) + 1 :]
-            raise ModuleNotFoundError(_unknown(name, self.modules, self.files), name=fullname)
+            raise ModuleNotFoundError(_unknown(name, self.modules, self.files, self.problem), name=fullname)
         return None
 
 
-def install(servers: list[dict[str, Any]], config_files: list[str], namespace: dict[str, Any] | None = None) -> None:
-    """Register ``mcp_servers`` and one module per server, and put ``mcp`` in ``namespace`` (default: IPython's)."""
+def install(
+    servers: list[dict[str, Any]],
+    config_files: list[str],
+    problem: str | None = None,
+    namespace: dict[str, Any] | None = None,
+) -> None:
+    """Register ``mcp_servers`` and one module per server, and put ``mcp`` in ``namespace`` (default: IPython's).
+
+    ``problem``: why there are no servers (a config file that does not parse), said by ``mcp`` and failed imports.
+    """
     package = types.ModuleType(PACKAGE, "MCP servers configured for this session, one module each (see `mcp`).")
     package.__path__ = []  # a package, so `import mcp_servers.name` is looked up at all
     modules: dict[str, McpServerModule] = {}
@@ -239,6 +253,6 @@ def install(servers: list[dict[str, Any]], config_files: list[str], namespace: d
         sys.modules[module.__name__] = module
     sys.modules[PACKAGE] = package
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _UnknownServerFinder)]
-    sys.meta_path.append(_UnknownServerFinder(modules, config_files))
+    sys.meta_path.append(_UnknownServerFinder(modules, config_files, problem))
     namespace = host_call.user_namespace(namespace)
-    namespace["mcp"] = McpNamespace(modules, config_files)
+    namespace["mcp"] = McpNamespace(modules, config_files, problem)

@@ -4,22 +4,31 @@
  * shows them; they stop with the session. The model's tool list never changes.
  */
 import type { ExtensionAPI } from "../../extensions/api.js";
-import { describeServers, loadMcpConfig, McpServers, mcpConfigFiles } from "../../mcp/index.js";
+import { describeServers, loadMcpConfig, type McpServerConfig, McpServers, mcpConfigFiles } from "../../mcp/index.js";
 
 export const MCP_EXTENSION_NAME = "builtin:mcp";
 
+const FIX_AND_RESTART = "Fix the file, then start a new session.";
 const USAGE = "Usage: /mcp (list servers), /mcp tools <name>, /mcp restart <name>";
 
 export default function mcpExtension(api: ExtensionAPI): void {
-	// A broken file throws here: the session starts without MCP and says which file and field.
-	const configs = loadMcpConfig({ agentHome: api.agentHome, cwd: api.cwd, env: api.env });
+	// A broken file: the session runs without MCP servers, warns once, and `/mcp` and the kernel say why.
+	let configs: McpServerConfig[] = [];
+	let problem: string | undefined;
+	try {
+		configs = loadMcpConfig({ agentHome: api.agentHome, cwd: api.cwd, env: api.env });
+	} catch (error) {
+		api.warn((error as Error).message);
+		problem = `MCP servers are off in this session: ${(error as Error).message}`;
+	}
 	const files = mcpConfigFiles(api.agentHome, api.cwd);
 	const servers = new McpServers(configs, { cwd: api.cwd, env: api.env });
+	const describe = () => (problem ? `${problem} ${FIX_AND_RESTART}` : describeServers(servers, files));
 
 	for (const [type, handler] of Object.entries(servers.hostHandlers())) api.onHostRequest(type, handler);
 	const described = servers.list().map(({ name, module, transport, target }) => ({ name, module, transport, target }));
 	api.addKernelStartup(
-		`from prime_agent_runtime import mcp_servers as _mcp_servers\n_mcp_servers.install(*${pythonJson([described, files])})\ndel _mcp_servers\n`,
+		`from prime_agent_runtime import mcp_servers as _mcp_servers\n_mcp_servers.install(*${pythonJson([described, files, problem ?? null])})\ndel _mcp_servers\n`,
 		{ names: ["mcp"] },
 	);
 
@@ -34,11 +43,11 @@ export default function mcpExtension(api: ExtensionAPI): void {
 		description: "MCP servers: list them and their state, list a server's tools, restart one",
 		handler: async (args) => {
 			const [action = "", name] = args.split(/\s+/);
-			if (action === "") return describeServers(servers, files);
+			if (action === "") return describe();
 			if (action !== "tools" && action !== "restart") throw new Error(`unknown /mcp command "${action}". ${USAGE}`);
 			if (!name) throw new Error(`/mcp ${action} needs a server name. ${USAGE}`);
 			const server = servers.get(name);
-			if (!server) throw new Error(`no MCP server named "${name}". ${describeServers(servers, files)}`);
+			if (!server) throw new Error(`no MCP server named "${name}". ${describe()}`);
 			if (action === "restart") {
 				await server.restart();
 				return `MCP server "${server.config.name}" restarted: ${server.detail}.`;
