@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { Markdown, visibleWidth } from "@mariozechner/pi-tui";
 import { Session } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
@@ -299,24 +300,7 @@ describe("session tree", () => {
 		temp = mkdtempSync(join(tmpdir(), "prime-tui-tree-"));
 		const session = Session.create({ dir: temp, cwd: temp });
 		const user = (text: string) => session.appendMessage({ role: "user", content: text, timestamp: 0 });
-		const assistant = (text: string) =>
-			session.appendMessage({
-				role: "assistant",
-				content: [{ type: "text", text }],
-				api: "faux",
-				provider: "faux",
-				model: "faux-1",
-				usage: {
-					input: 0,
-					output: 0,
-					cacheRead: 0,
-					cacheWrite: 0,
-					totalTokens: 0,
-					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-				},
-				stopReason: "stop",
-				timestamp: 0,
-			});
+		const assistant = (text: string) => session.appendMessage(fauxAssistantMessage(text));
 		const first = user("first question");
 		const answer = assistant("first answer");
 		user("second question");

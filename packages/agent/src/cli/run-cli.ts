@@ -64,35 +64,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	const daemon = await import("../daemon/index.js");
 	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process;
 	// the full terminal UI drives an in-process session (it is not yet a view of a worker).
-	if (!daemon.inProcess(io.env) && !(prompt === undefined && wantsTerminalUi(io))) {
-		return await daemon.runInWorker(
-			{
-				cwd: io.cwd,
-				model: args.model,
-				continueLatest: args.continueLatest,
-				resume: args.resume,
-				fork: args.fork,
-				at: args.at,
-				tools: args.tools,
-				thinkingLevel: args.thinkingLevel,
-				extensionPaths: args.extensions,
-				goal: args.goal,
-				autonomous: args.autonomous,
-				allowMissingKey,
-			},
-			prompt,
-			args.mode,
-			io,
-		);
-	}
-	const { startSession } = await import("../startup/index.js");
-	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
-	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
-	const terminal = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
-	if (terminal && "missing" in terminal) io.stderr.write(`Line chat: ${terminal.missing}.\n`);
-	const startOptions: StartOptions = {
-		cwd: io.cwd,
-		env: io.env,
+	// What the command line asks of the session, wherever it runs.
+	const requested = {
 		model: args.model,
 		continueLatest: args.continueLatest,
 		resume: args.resume,
@@ -105,6 +78,15 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		autonomous: args.autonomous,
 		allowMissingKey,
 	};
+	if (!daemon.inProcess(io.env) && !(prompt === undefined && wantsTerminalUi(io))) {
+		return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io);
+	}
+	const { startSession } = await import("../startup/index.js");
+	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
+	const terminal = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
+	if (terminal && "missing" in terminal) io.stderr.write(`Line chat: ${terminal.missing}.\n`);
+	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested };
 	const started = await startSession(startOptions);
 	let current: StartedSession | undefined = started;
 	try {
