@@ -122,6 +122,16 @@ it("a token budget counts input + output tokens only (cached tokens are not coun
 	);
 });
 
+it("a time budget that runs out during a long cell stops the goal right after that cell", async () => {
+	const seen = script([run("import time\ntime.sleep(2)"), run("never = 1"), text("never")]);
+	const started = await sessions.start({ goal: { objective: "wait", minutes: "0.02" } });
+	await started.agentSession.prompt("go");
+	expect(seen).toHaveLength(1);
+	const goal = started.goals.current();
+	expect(goal?.status).toBe("budget_reached");
+	expect(goal?.reason).toMatch(/^time budget reached: \d+s of 1s used$/);
+});
+
 it("/goal shows, sets, pauses, resumes and clears the goal; bad use is an error that says what to do", async () => {
 	script([]);
 	const started = await sessions.start();

@@ -198,8 +198,12 @@ export class GoalController implements RunSupervisor {
 		this.count({ tokens: tokensOf(usage), turns: 0, timeMs: 0 });
 	}
 
+	/** After each tool result: a budget already used up, or a time budget that ran out during the cell. */
 	shouldEndRun(): boolean {
-		return this.endRun;
+		if (this.endRun) return true;
+		const goal = this.active();
+		if (goal?.budget?.timeMs === undefined || this.turnStartedAt === undefined) return false;
+		return this.checkBudget(goal, Date.now() - this.turnStartedAt);
 	}
 
 	onWouldStop(_event: WouldStopEvent): StopVerdict {
