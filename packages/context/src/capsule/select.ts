@@ -5,6 +5,7 @@ import {
 	lastFrame,
 	lineSlot,
 	normalizeEvidence,
+	ownCopy,
 	stripAnsi,
 } from "../outcome/index.js";
 import { foldKey, lineShape } from "./shape.js";
@@ -262,7 +263,7 @@ export class LineSelector {
 		const slot = lineSlot(line);
 		let facts = this.known[slot];
 		if (facts === undefined || facts.text !== line) {
-			facts = { text: line, kind: classifyLine(line), shape: null };
+			facts = { text: ownCopy(line), kind: classifyLine(line), shape: null };
 			this.known[slot] = facts;
 		}
 		return facts;

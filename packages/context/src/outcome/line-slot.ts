@@ -21,3 +21,12 @@ export function lineSlot(text: string): number {
 	if (n > 5) h = Math.imul(h ^ text.charCodeAt(n - 5), 0xc2b2ae35);
 	return (h ^ (h >>> 15)) & (LINE_SLOTS - 1);
 }
+
+/**
+ * The text as a string of its own: a line cut from a 64 KiB chunk of text keeps that whole chunk
+ * alive while it is held, so a table of lines held from many chunks would hold them all. (Slicing a
+ * joined string copies it first.)
+ */
+export function ownCopy(text: string): string {
+	return `${text} `.slice(0, -1);
+}

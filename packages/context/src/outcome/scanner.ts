@@ -5,7 +5,7 @@ import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
-import { LINE_SLOTS, lineSlot } from "./line-slot.js";
+import { LINE_SLOTS, lineSlot, ownCopy } from "./line-slot.js";
 import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";
@@ -56,7 +56,7 @@ export function createOutcomeScanner(): OutcomeScanner {
 				const slot = lineSlot(text);
 				if (located[slot] !== text) {
 					scanLocations(text, lineNo, state);
-					located[slot] = text;
+					located[slot] = ownCopy(text);
 				}
 			}
 			const trimmed = text.trim();
