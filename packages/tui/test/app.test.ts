@@ -119,6 +119,34 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
 	});
 
+	it("Alt+Enter while the agent works queues a follow-up: it runs after the turn would have ended", async () => {
+		const contexts: Context[] = [];
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "import time\ntime.sleep(2)" })]),
+			fauxAssistantMessage("First task done."),
+			(context) => {
+				contexts.push(context);
+				return fauxAssistantMessage("Follow-up done.");
+			},
+		]);
+		const { app, terminal } = await startApp();
+		type(terminal, "first task");
+		terminal.send("\r");
+		await waitFor(app, "running (Esc interrupts)");
+		type(terminal, "then this");
+		terminal.send("\x1b\r");
+		await waitFor(app, "queued: after this turn");
+		await waitFor(app, "Follow-up done.");
+		const texts = app.session.session
+			.context()
+			.messages.filter((message) => message.role === "user" || message.role === "assistant")
+			.map((message) => JSON.stringify(message.content));
+		expect(texts.findIndex((text) => text.includes("First task done."))).toBeLessThan(
+			texts.findIndex((text) => text.includes("then this")),
+		);
+		expect(JSON.stringify(contexts[0]?.messages.at(-1)?.content)).toContain("then this");
+	});
+
 	it("Ctrl-C interrupts the running cell (the kernel keeps its variables); a second Ctrl-C stops the turn", async () => {
 		sessions.faux.setResponses([
 			fauxAssistantMessage([fauxToolCall("ipython", { code: "kept = 41\nimport time\ntime.sleep(30)" })]),
