@@ -30,9 +30,10 @@ export interface InteractiveUi {
  * UI (it sits above the agent: `tui ──► agent`), so the package is resolved by name at run time:
  * installed beside the agent (the workspace links it), it is used; missing, the line chat runs.
  */
-export async function loadTerminalUi(): Promise<{ ui: InteractiveUi } | { missing: string }> {
+export async function loadTerminalUi(
 	// A variable, not a literal, so TypeScript does not look for (and depend on) the package.
-	const name: string = TERMINAL_UI_PACKAGE;
+	name: string = TERMINAL_UI_PACKAGE,
+): Promise<{ ui: InteractiveUi } | { missing: string }> {
 	try {
 		const loaded = (await import(name)) as Partial<InteractiveUi>;
 		if (typeof loaded.runInteractiveMode !== "function")
