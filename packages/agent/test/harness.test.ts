@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -153,6 +153,29 @@ describe("the system prompt", () => {
 		expect(section).toContain("## Memories\n- flaky (local): the parser tests are flaky under xdist\n");
 		// Nothing of the harness is inside the base prompt.
 		expect(base).not.toContain("flaky under xdist");
+	});
+});
+
+describe("a damaged store", () => {
+	it("warns the user once and keeps the session's entries in the index", async () => {
+		const started = await sessions.start();
+		const stores = storesOf(started);
+		stores.create("memory", "local-one", "still shown");
+		mkdirSync(stores.dirs.global, { recursive: true });
+		writeFileSync(stores.path("global"), "{ not json");
+		const notices: string[] = [];
+		started.agentSession.onNotice((notice) => {
+			if (notice.type === "extension_problem") notices.push(`${notice.path}: ${notice.message}`);
+		});
+		const { seen } = script({ root: [cell("x = 1"), fauxAssistantMessage("done")] });
+		await started.agentSession.prompt("go on");
+		const problem = `The global store could not be read: ${stores.path("global")} is not valid JSON (`;
+		expect(notices).toHaveLength(1);
+		expect(notices[0]?.startsWith(`builtin:harness: ${problem}`)).toBe(true);
+		for (const context of seen.get("root") ?? []) {
+			expect(context.systemPrompt).toContain(`\n(${problem}`);
+			expect(context.systemPrompt).toContain("## Memories\n- local-one (local): still shown\n");
+		}
 	});
 });
 

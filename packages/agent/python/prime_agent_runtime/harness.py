@@ -107,7 +107,30 @@ def _read(path: str) -> dict[str, Any]:
         raise HarnessError(f"{path} is not valid JSON ({error}); fix it by hand or move it aside.") from None
     if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("entries"), list):
         raise HarnessError(f"{path} is not a harness store (version 1 with an \"entries\" list); fix it or move it aside.")
+    data["entries"] = [_entry(entry, path) for entry in data["entries"]]
     return data
+
+
+def _entry(entry: Any, path: str) -> dict[str, Any]:
+    """An entry as stored; one written by hand without times or counts reads as never written or used."""
+    if (
+        not isinstance(entry, dict)
+        or entry.get("kind") not in KINDS
+        or not isinstance(entry.get("name"), str)
+        or not isinstance(entry.get("text"), str)
+    ):
+        raise HarnessError(f"{path} holds an entry that is not {{kind, name, text, ...}}; fix it or move it aside.")
+    uses = entry.get("uses")
+    fields = {
+        "kind": entry["kind"],
+        "name": entry["name"],
+        "text": entry["text"],
+        "createdAt": entry["createdAt"] if isinstance(entry.get("createdAt"), str) else "",
+        "updatedAt": entry["updatedAt"] if isinstance(entry.get("updatedAt"), str) else "",
+        "uses": uses if isinstance(uses, int) and not isinstance(uses, bool) else 0,
+        "lastUsedAt": entry["lastUsedAt"] if isinstance(entry.get("lastUsedAt"), str) else None,
+    }
+    return fields | {key: value for key, value in entry.items() if key not in fields}
 
 
 def _write(path: str, data: dict[str, Any]) -> None:

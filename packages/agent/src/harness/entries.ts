@@ -114,13 +114,17 @@ function compareEntries(a: HarnessEntry, b: HarnessEntry): number {
 	return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-/** Check a parsed `harness.json`; an entry that does not fit is an error naming the file. */
+/**
+ * Check a parsed `harness.json`; an entry that does not fit is an error naming the file. An entry
+ * written by hand may leave out its times and counts: they read as never written or used (fields
+ * in the stored order, other fields kept after them), as the kernel reads them.
+ */
 export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 	const value = raw as { version?: unknown; entries?: unknown };
 	if (typeof raw !== "object" || raw === null || value.version !== 1 || !Array.isArray(value.entries)) {
 		throw new Error(`${path} is not a harness store (version 1 with an "entries" list); fix it or move it aside.`);
 	}
-	for (const entry of value.entries as HarnessEntry[]) {
+	const entries = (value.entries as HarnessEntry[]).map((entry) => {
 		if (
 			typeof entry !== "object" ||
 			entry === null ||
@@ -130,8 +134,19 @@ export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 		) {
 			throw new Error(`${path} holds an entry that is not {kind, name, text, ...}; fix it or move it aside.`);
 		}
-	}
-	return raw as HarnessFile;
+		const { kind, name, text, createdAt, updatedAt, uses, lastUsedAt, ...rest } = entry;
+		return {
+			kind,
+			name,
+			text,
+			createdAt: typeof createdAt === "string" ? createdAt : "",
+			updatedAt: typeof updatedAt === "string" ? updatedAt : "",
+			uses: typeof uses === "number" && Number.isFinite(uses) ? uses : 0,
+			lastUsedAt: typeof lastUsedAt === "string" ? lastUsedAt : null,
+			...rest,
+		};
+	});
+	return { ...(raw as HarnessFile), entries };
 }
 
 export function emptyHarnessFile(): HarnessFile {

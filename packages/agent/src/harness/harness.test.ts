@@ -11,6 +11,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { kernelPythonForTests } from "../../test/kernel-python.js";
 import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
+import { harnessCommand } from "../builtin/harness/commands.js";
 import { AutoRefineSchedule } from "./auto-refine.js";
 import { Harness } from "./harness.js";
 import { withFileLock } from "./locked-file.js";
@@ -472,9 +473,76 @@ describe("stores under stress", () => {
 		h.create("memory", "a", "fine");
 		writeFileSync(h.path("local"), "{ not json");
 		const section = renderHarnessSection(h, "");
-		expect(section).toContain(`(The harness could not be read: ${h.path("local")} is not valid JSON (`);
+		expect(section).toContain(`\n(The local store could not be read: ${h.path("local")} is not valid JSON (`);
 		expect(() => h.create("memory", "b", "x")).toThrow(`${h.path("local")} is not valid JSON (`);
 		expect(readFileSync(h.path("local"), "utf8")).toBe("{ not json");
+	});
+
+	it("a damaged store hides only itself: the other store still shows in the index and in /harness", () => {
+		const h = harness();
+		h.create("memory", "kept", "the local one");
+		h.create("memory", "other", "the global one", "global");
+		const broken = readFileSync(h.path("global"), "utf8").replace("}\n\t]", "},\n\t]");
+		writeFileSync(h.path("global"), broken);
+		const runtime = new HarnessRuntime({
+			agentHome: world.home,
+			depth: 0,
+			model: () => faux.getModel(),
+			apiKey: () => "k",
+		});
+		runtime.open(join(world.home, "sessions", "s1"));
+		const section = runtime.promptSection("");
+		const problem = section.split("\n").find((line) => line.startsWith("(The global store")) ?? "";
+		// One line (the parser's excerpt of the file is flattened), naming the file and what to do.
+		expect(problem.startsWith(`(The global store could not be read: ${h.path("global")} is not valid JSON (`)).toBe(
+			true,
+		);
+		expect(problem.endsWith("fix it by hand or move it aside (the harness starts empty without it).)")).toBe(true);
+		expect(section).toContain("## Memories\n- kept (local): the local one\n\n");
+		const listed = harnessCommand("", runtime).split("\n");
+		expect(listed.slice(0, 3)).toEqual([
+			"1 harness entry (kind, name, scope, uses, last used):",
+			"memory  kept  local  0  never  the local one",
+			problem.slice(1, -1),
+		]);
+		expect(readFileSync(h.path("global"), "utf8")).toBe(broken);
+	});
+
+	it("an entry written by hand without times or counts reads, counts a use and lists, host and kernel", async () => {
+		const h = harness();
+		mkdirSync(h.dirs.global, { recursive: true });
+		writeFileSync(
+			h.path("global"),
+			JSON.stringify({ version: 1, entries: [{ kind: "memory", name: "hand", text: "written by hand" }] }),
+		);
+		const runtime = new HarnessRuntime({
+			agentHome: world.home,
+			depth: 0,
+			model: () => faux.getModel(),
+			apiKey: () => "k",
+		});
+		runtime.open(join(world.home, "sessions", "s1"));
+		expect(harnessCommand("", runtime).split("\n")[1]).toBe("memory  hand  global  0  never  written by hand");
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"print(hm.harness.get_memory('hand'))",
+				"print(hm.harness.list_memories()[0]['uses'])",
+			].join("\n"),
+		);
+		expect(output).toBe("written by hand\n1\n");
+		expect(h.use("memory", "hand").uses).toBe(2);
+		expect(Object.keys(h.find("memory", "hand") ?? {})).toEqual([
+			"kind",
+			"name",
+			"text",
+			"createdAt",
+			"updatedAt",
+			"uses",
+			"lastUsedAt",
+			"scope",
+		]);
 	});
 
 	it("records a planning call that fails, with the provider's message", async () => {

@@ -12,14 +12,15 @@ import {
 	removeEntry,
 } from "./entries.js";
 import { SharedJsonFile } from "./locked-file.js";
-import type {
-	HarnessEntry,
-	HarnessFile,
-	HarnessKind,
-	HarnessScope,
-	Refinement,
-	RefinementLog,
-	ScopedEntry,
+import {
+	HARNESS_SCOPES,
+	type HarnessEntry,
+	type HarnessFile,
+	type HarnessKind,
+	type HarnessScope,
+	type Refinement,
+	type RefinementLog,
+	type ScopedEntry,
 } from "./types.js";
 
 export const HARNESS_FILE = "harness.json";
@@ -60,15 +61,32 @@ export class Harness {
 		return this.stores[scope].path;
 	}
 
-	/** Every entry of both stores (local first), each with its scope. */
+	/** Every entry of both stores (local first), each with its scope; a store that cannot be read throws. */
 	entries(kind?: HarnessKind): ScopedEntry[] {
-		const all: ScopedEntry[] = [];
-		for (const scope of ["local", "global"] as const) {
-			for (const entry of this.stores[scope].read().entries) {
-				if (!kind || entry.kind === kind) all.push({ ...entry, scope });
+		return HARNESS_SCOPES.flatMap((scope) => this.scoped(scope, kind));
+	}
+
+	/**
+	 * The entries of the stores that can be read, and one line for each store that cannot (a
+	 * damaged global store does not hide the session's entries from the index or `/harness`).
+	 */
+	readable(kind?: HarnessKind): { entries: ScopedEntry[]; problems: string[] } {
+		const entries: ScopedEntry[] = [];
+		const problems: string[] = [];
+		for (const scope of HARNESS_SCOPES) {
+			try {
+				entries.push(...this.scoped(scope, kind));
+			} catch (error) {
+				// The parser's message quotes the file; one line keeps the index's lines intact.
+				problems.push(`The ${scope} store could not be read: ${(error as Error).message.replace(/\s+/g, " ")}`);
 			}
 		}
-		return all;
+		return { entries, problems };
+	}
+
+	private scoped(scope: HarnessScope, kind?: HarnessKind): ScopedEntry[] {
+		const entries = this.stores[scope].read().entries.filter((entry) => !kind || entry.kind === kind);
+		return entries.map((entry) => ({ ...entry, scope }));
 	}
 
 	/** The entry of that kind and name: in `scope` when given, else the local one, else the global one. */

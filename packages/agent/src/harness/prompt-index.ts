@@ -31,12 +31,8 @@ export interface ListingLimits {
  */
 export function renderHarnessSection(harness: Harness, task: string): string {
 	const parts = [HARNESS_SECTION_TITLE, "", SECTION_INTRO];
-	let entries: ScopedEntry[];
-	try {
-		entries = harness.entries();
-	} catch (error) {
-		return [...parts, "", `(The harness could not be read: ${(error as Error).message})`].join("\n");
-	}
+	const { entries, problems } = harness.readable();
+	if (problems.length > 0) parts.push("", ...problems.map((problem) => `(${problem})`));
 	parts.push(
 		"",
 		renderEntries(entries, task, { entries: HARNESS_LIMITS.indexEntries, chars: HARNESS_LIMITS.indexChars }),

@@ -16,13 +16,17 @@ export function harnessCommand(args: string, runtime: HarnessRuntime): string {
 	const harness = runtime.harness;
 	if (sub === "list" || (HARNESS_KINDS as readonly string[]).includes(sub)) {
 		const kind = sub === "list" ? rest[0] : sub;
-		const entries = harness.entries(kind ? checkKind(kind) : undefined);
+		const { entries, problems } = harness.readable(kind ? checkKind(kind) : undefined);
 		if (entries.length === 0) {
-			return `No harness entries${kind ? ` of kind ${kind}` : ""} (local: ${harness.path("local")}, global: ${harness.path("global")}). The model adds them with rlm.harness.create_<kind>(...) or /refine.`;
+			return [
+				`No harness entries${kind ? ` of kind ${kind}` : ""} (local: ${harness.path("local")}, global: ${harness.path("global")}). The model adds them with rlm.harness.create_<kind>(...) or /refine.`,
+				...problems,
+			].join("\n");
 		}
 		return [
 			`${entries.length} harness entr${entries.length === 1 ? "y" : "ies"} (kind, name, scope, uses, last used):`,
 			...entries.map(listLine),
+			...problems,
 			"Show one in full: /harness show <kind> <name>.",
 		].join("\n");
 	}

@@ -66,7 +66,17 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		api.on("before_agent_start", (event) => {
 			task = event.prompt;
 		});
-		api.on("system_prompt", () => (runtime.isOpen ? { append: runtime.promptSection(task) } : undefined));
+		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
+		const warned = new Set<string>();
+		api.on("system_prompt", () => {
+			if (!runtime.isOpen) return undefined;
+			const append = runtime.promptSection(task);
+			for (const problem of runtime.harness.readable().problems) {
+				if (!warned.has(problem)) api.warn(problem);
+				warned.add(problem);
+			}
+			return { append };
+		});
 		api.on("turn_end", async (event) => {
 			if (event.message.role === "assistant" && runtime.dueAfterTurn()) await automatic("auto-turns");
 		});
