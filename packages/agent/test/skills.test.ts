@@ -378,4 +378,16 @@ describe("the skill creator", () => {
 		);
 		expect(drafts).toHaveLength(1);
 	});
+
+	it("a folder already at the new skill's place (a broken skill) is refused before any model call", async () => {
+		const drafts = creatorModel(VALID_DRAFT, () => fauxAssistantMessage("unused"));
+		writeSkill(homeSkills(), "word-count", "no front matter\n", "");
+		const started = await sessions.start();
+		const outcome = await started.agentSession.prompt("/skill create word-count");
+		expect(outcome.command?.message).toBe(
+			`The command /skill failed: the folder ${join(homeSkills(), "word-count")} is already there and is not a usable skill "word-count" (\`prime-agent skill list\` says what is wrong with it); pick another name, or fix or delete that folder.`,
+		);
+		expect(drafts).toHaveLength(0);
+		expect(readFileSync(join(homeSkills(), "word-count", "SKILL.md"), "utf8")).toBe("no front matter\n");
+	});
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Skill } from "./discover.js";
@@ -50,6 +50,12 @@ export async function createSkill(options: SkillCreateOptions): Promise<SkillCre
 	if (taken) {
 		throw new Error(
 			`a skill named "${options.name}" already exists (${taken.source}, ${taken.dir}); pick another name or remove it with \`prime-agent skill remove ${options.name}\`.`,
+		);
+	}
+	const target = join(options.root, options.name);
+	if (existsSync(target)) {
+		throw new Error(
+			`the folder ${target} is already there and is not a usable skill "${options.name}" (\`prime-agent skill list\` says what is wrong with it); pick another name, or fix or delete that folder.`,
 		);
 	}
 	const answer = await options.ask(CREATOR_SYSTEM_PROMPT, draftRequest(options));
