@@ -232,6 +232,21 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		await waitFor(app, (text) => /^ hi$/m.test(text));
 	});
 
+	it("@ completes file paths of the session's directory", async () => {
+		const world = sessions.newWorld();
+		world.writeProject("src/parser.py", "");
+		world.writeProject("setup.py", "");
+		const { app, terminal } = await startApp();
+		type(terminal, "look at @sr");
+		await waitFor(app, (text) => /^ +→ src\/$/m.test(text));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("look at @src/");
+		type(terminal, "pa");
+		await waitFor(app, (text) => /^ +→ parser\.py/m.test(text));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("look at @src/parser.py ");
+	});
+
 	it("an unknown command says which ones exist; a local command runs at once", async () => {
 		const { app, terminal } = await startApp();
 		type(terminal, "/nonsense");
