@@ -36,6 +36,13 @@ export function startInTmux(
 ): TmuxPane {
 	if (!existsSync(CLI))
 		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
+	try {
+		execFileSync("tmux", ["-V"], { stdio: "ignore" });
+	} catch {
+		throw new Error(
+			"These tests drive prime-agent in tmux, which is not installed: `apt-get install -y tmux` (or brew).",
+		);
+	}
 	const socket = `prime-tui-${process.pid}-${++counter}-${Date.now()}`;
 	const dir = mkdtempSync(join(tmpdir(), "prime-tui-tmux-"));
 	const config = join(dir, "tmux.conf");
