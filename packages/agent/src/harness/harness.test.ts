@@ -392,6 +392,23 @@ describe("rollback", () => {
 			'no refinement "ref_0099" in this session; /refine list shows the ids.',
 		);
 	});
+	it("a second rollback of the same refinement says which rollback already undid it", async () => {
+		const h = harness();
+		answers({ plan: [JSON.stringify([{ op: "create", kind: "memory", name: "a", text: "one" }])] });
+		await refine(h);
+		expect(rollbackRefinement(h, "ref_0001").refinement.id).toBe("ref_0002");
+		const before = readFileSync(h.path("local"));
+		expect(() => rollbackRefinement(h, "ref_0001")).toThrow(
+			"ref_0001 was already rolled back by ref_0002; nothing was changed. /refine rollback ref_0002 puts its changes back.",
+		);
+		expect(readFileSync(h.path("local")).equals(before)).toBe(true);
+		expect(h.refinements()).toHaveLength(2);
+		// Once that rollback is itself undone, the refinement can be rolled back again.
+		rollbackRefinement(h, "ref_0002");
+		expect(rollbackRefinement(h, "ref_0001").refinement.summary).toBe(
+			'Rolled back ref_0001: delete memory "a" (local).',
+		);
+	});
 });
 
 describe("parsePlan", () => {

@@ -12,7 +12,7 @@ import {
 } from "./entries.js";
 import type { Harness } from "./harness.js";
 import { parsePlan } from "./plan.js";
-import { cutText, renderEntries } from "./prompt-index.js";
+import { changedSomething, cutText, renderEntries } from "./prompt-index.js";
 import { PLANNING_SYSTEM_PROMPT, planningRequest, REVIEW_SYSTEM_PROMPT, reviewRequest } from "./refine-prompts.js";
 import {
 	BASE_SYSTEM_PROMPT,
@@ -139,6 +139,13 @@ export function rollbackRefinement(harness: Harness, id: string): RefineOutcome 
 		return !sameContent(exact, edit.after);
 	});
 	if (conflicts.length > 0) {
+		const log = harness.refinements();
+		const undoneBy = log.filter((refinement) => refinement.rollbackOf === id && changedSomething(refinement)).at(-1);
+		if (undoneBy && !log.some((refinement) => refinement.rollbackOf === undoneBy.id)) {
+			throw new HarnessError(
+				`${id} was already rolled back by ${undoneBy.id}; nothing was changed. /refine rollback ${undoneBy.id} puts its changes back.`,
+			);
+		}
 		throw new HarnessError(
 			`${id} cannot be rolled back: ${conflicts.map((edit) => `${edit.kind} "${edit.name}"`).join(", ")} changed since; nothing was changed. Edit those entries by hand (rlm.harness) or roll back the later refinement first.`,
 		);
