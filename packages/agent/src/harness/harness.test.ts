@@ -428,9 +428,28 @@ describe("parsePlan", () => {
 		expect(parsePlan("I would add a memory.", false)).toEqual({
 			ok: false,
 			truncated: false,
-			message: 'The plan was not JSON: "I would add a memory.".',
+			message:
+				'The plan was not JSON: "I would add a memory."; nothing was applied. Retry /refine (the answer must be a JSON list of edits).',
 		});
-		expect(parsePlan('[{"op": create}]', false)).toMatchObject({ ok: false, truncated: false });
+		expect(parsePlan('[{"op": create}]', false)).toEqual({
+			ok: false,
+			truncated: false,
+			message:
+				'The plan is not valid JSON (Unexpected token \'c\', "[{"op": create}]" is not valid JSON); nothing was applied. Retry /refine (the answer must be a JSON list of edits).',
+		});
+		expect(parsePlan('{"op": "create"}', false)).toEqual({
+			ok: false,
+			truncated: false,
+			message:
+				"The plan is JSON but not a list of edits; nothing was applied. Retry /refine (the answer must be a JSON list of edits).",
+		});
+	});
+
+	it("reads the list when prose around it holds brackets too", () => {
+		expect(parsePlan('Edits:\n[{"op": "delete", "kind": "memory", "name": "a"}]\nDone [1].', false)).toEqual({
+			ok: true,
+			edits: [{ op: "delete", kind: "memory", name: "a" }],
+		});
 	});
 });
 

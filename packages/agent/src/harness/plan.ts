@@ -18,24 +18,18 @@ export function parsePlan(answer: string, stoppedAtLimit: boolean): ParsedPlan {
 		return { ok: true, edits: [] };
 	}
 	const start = firstOf(text, ["[", "{"]);
-	if (start < 0) {
-		return { ok: false, truncated: false, message: `The plan was not JSON: ${quote(text)}.` };
-	}
-	const open = openAtEnd(text.slice(start));
-	if (stoppedAtLimit || open) {
-		if (open || !parses(text.slice(start))) return truncated(text.length);
-	}
-	const end = Math.max(text.lastIndexOf("]"), text.lastIndexOf("}"));
+	if (start < 0) return unreadable(`The plan was not JSON: ${quote(text)}`);
+	// The first list or object, up to its own closing bracket (prose after it may hold brackets too).
+	const end = closingIndex(text, start);
+	if (end < 0) return truncated(text.length);
 	let value: unknown;
 	try {
 		value = JSON.parse(text.slice(start, end + 1));
 	} catch (error) {
-		return { ok: false, truncated: false, message: `The plan is not valid JSON (${(error as Error).message}).` };
+		return unreadable(`The plan is not valid JSON (${(error as Error).message})`);
 	}
 	const list = Array.isArray(value) ? value : (value as { edits?: unknown })?.edits;
-	if (!Array.isArray(list)) {
-		return { ok: false, truncated: false, message: "The plan is JSON but not a list of edits." };
-	}
+	if (!Array.isArray(list)) return unreadable("The plan is JSON but not a list of edits");
 	return {
 		ok: true,
 		edits: list.map((edit) => (typeof edit === "object" && edit !== null ? edit : { invalid: edit })) as Record<
@@ -53,13 +47,12 @@ function truncated(chars: number): ParsedPlan {
 	};
 }
 
-function parses(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
-	}
+function unreadable(what: string): ParsedPlan {
+	return {
+		ok: false,
+		truncated: false,
+		message: `${what}; nothing was applied. Retry /refine (the answer must be a JSON list of edits).`,
+	};
 }
 
 function firstOf(text: string, chars: string[]): number {
@@ -67,21 +60,22 @@ function firstOf(text: string, chars: string[]): number {
 	return found.length ? Math.min(...found) : -1;
 }
 
-/** Whether JSON text ends with a bracket or string still open. */
-function openAtEnd(text: string): boolean {
+/** Index of the bracket closing the one at `start` (strings skipped), or -1 when it never closes. */
+function closingIndex(text: string, start: number): number {
 	let depth = 0;
 	let inString = false;
 	let escaped = false;
-	for (const char of text) {
+	for (let index = start; index < text.length; index++) {
+		const char = text[index];
 		if (inString) {
 			if (escaped) escaped = false;
 			else if (char === "\\") escaped = true;
 			else if (char === '"') inString = false;
 		} else if (char === '"') inString = true;
 		else if (char === "[" || char === "{") depth++;
-		else if (char === "]" || char === "}") depth--;
+		else if ((char === "]" || char === "}") && --depth === 0) return index;
 	}
-	return inString || depth > 0;
+	return -1;
 }
 
 function quote(text: string): string {
