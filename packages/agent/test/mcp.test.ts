@@ -70,6 +70,16 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		);
 		expect(run.status).toBe("ok");
 		expect(run.stdout).toBe("True True True True\nAdd two numbers.\n");
+		// Positional arguments have no names to send: the error says how to call it.
+		const positional = await cell(started, "await fx.add(2, 3)");
+		expect(positional.error?.ename).toBe("TypeError");
+		expect(positional.error?.evalue).toBe(
+			"mcp_servers.fixture.add takes keyword arguments only, named as in its input schema: add(a=..., b=...)",
+		);
+		const unlisted = await cell(started, "await fx.no_such_tool('x')");
+		expect(unlisted.error?.evalue).toBe(
+			"mcp_servers.fixture.no_such_tool takes keyword arguments only, named as in its input schema (help() shows them)",
+		);
 	});
 
 	it("raises McpToolError with the server's message for bad arguments, an unknown tool and a failing tool", async () => {

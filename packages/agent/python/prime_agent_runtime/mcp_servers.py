@@ -124,7 +124,9 @@ class McpServerModule(types.ModuleType):
             raise AttributeError(attribute)
         module = self
 
-        async def call(**arguments: Any) -> Any:
+        async def call(*positional: Any, **arguments: Any) -> Any:
+            if positional:
+                raise _positional_error(module, attribute, None)
             return await module.call(attribute, arguments)
 
         call.__name__ = call.__qualname__ = attribute
@@ -147,17 +149,29 @@ class McpServerModule(types.ModuleType):
 def _tool_function(module: McpServerModule, tool: dict[str, Any]) -> Any:
     """A real async function for ``tool``: its docstring is the description and input schema."""
     name = tool["name"]
+    schema = tool.get("input_schema") or {}
+    signature = _signature(schema)
 
-    async def call(**arguments: Any) -> Any:
+    async def call(*positional: Any, **arguments: Any) -> Any:
+        if positional:
+            raise _positional_error(module, tool["python_name"], signature)
         return await module.call(name, arguments)
 
     call.__name__ = call.__qualname__ = tool["python_name"]
     call.__module__ = module.__name__
-    schema = tool.get("input_schema") or {}
     description = (tool.get("description") or "").strip() or "(no description)"
     call.__doc__ = f"{description}\n\nMCP tool {name!r}. Input schema:\n{json.dumps(schema, indent=2)}"
-    call.__signature__ = _signature(schema)  # type: ignore[attr-defined]
+    call.__signature__ = signature  # type: ignore[attr-defined]
     return call
+
+
+def _positional_error(module: McpServerModule, attribute: str, signature: inspect.Signature | None) -> TypeError:
+    """MCP arguments are named: a positional one has no name to send, so say how to call the tool."""
+    head = f"{module.__name__}.{attribute} takes keyword arguments only, named as in its input schema"
+    parameters = list(signature.parameters.values()) if signature else []
+    if not parameters or parameters[0].kind is inspect.Parameter.VAR_KEYWORD:
+        return TypeError(f"{head} (help() shows them)")
+    return TypeError(f"{head}: {attribute}({', '.join(f'{parameter.name}=...' for parameter in parameters)})")
 
 
 def _signature(schema: dict[str, Any]) -> inspect.Signature:
