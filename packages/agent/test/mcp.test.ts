@@ -163,15 +163,28 @@ describe("MCP servers as kernel modules (stdio)", () => {
 	it("a large result printed from a cell reaches the model as a Prime Context capsule, like any output", async () => {
 		configureStdio();
 		const contexts: Context[] = [];
+		const prompts: string[] = [];
 		sessions.faux.setResponses([
-			() => cellTurn("big = await mcp.fixture.lines(count=20000)\nprint(big)"),
 			(context) => {
+				prompts.push(context.systemPrompt ?? "");
+				return cellTurn("big = await mcp.fixture.lines(count=20000)\nprint(big)");
+			},
+			(context) => {
+				prompts.push(context.systemPrompt ?? "");
 				contexts.push(context);
 				return fauxAssistantMessage("seen");
+			},
+			(context) => {
+				prompts.push(context.systemPrompt ?? "");
+				return fauxAssistantMessage("again");
 			},
 		]);
 		const started = await sessions.start();
 		await started.agentSession.prompt("print the lines");
+		await started.agentSession.prompt("and again");
+		// Before and after the server started, and on the next prompt: the same system prompt, byte for byte.
+		expect(prompts).toHaveLength(3);
+		expect(new Set(prompts).size).toBe(1);
 		const result = contexts[0]?.messages.at(-1);
 		const text = result?.role === "toolResult" ? (result.content[0] as { text: string }).text : "";
 		expect(text.startsWith('<prime_context_output id="obs_000001" tool="ipython"')).toBe(true);
