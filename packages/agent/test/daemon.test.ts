@@ -18,7 +18,7 @@ import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } 
 vi.setConfig({ testTimeout: 90_000 });
 
 let world: DaemonWorld | undefined;
-const clients: { child: { kill(signal: string): boolean } }[] = [];
+const clients: { child: { kill(signal: NodeJS.Signals): boolean } }[] = [];
 afterEach(async () => {
 	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
 	await world?.teardown();

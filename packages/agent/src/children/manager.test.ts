@@ -35,6 +35,7 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 		onChildUsage: () => () => {},
 		onWokenTurnEnd: () => () => {},
 		busy: false,
+		hasLiveChildren: false,
 		abort: () => {},
 		dispose: async () => {
 			disposed = true;

@@ -9,6 +9,7 @@ import type {
 	ChildEvent,
 	ChildHandle,
 	ChildLaunchSpec,
+	ChildResidency,
 	ChildRunOutcome,
 	ChildRuntime,
 	ChildStatus,
@@ -45,7 +46,12 @@ export interface ChildManagerOptions {
 	onEvent?(event: ChildEvent): void;
 	/** The text of the harness sub-agent spec `name` (`rlm(spec=name)`); throws `SpawnRefused` when there is none. */
 	resolveSpec?(name: string): string;
+	/** How long a finished child stays in memory with nothing to do (default 90 minutes). */
+	idleEvictMs?: number;
 }
+
+/** How long a finished child with no work, no live children and no message stays in memory. */
+export const CHILD_IDLE_EVICT_MS = 90 * 60_000;
 
 interface ChildRecord {
 	handle: ChildHandle;
@@ -62,6 +68,13 @@ interface ChildRecord {
 	runUsage: Usage;
 	/** The current launch and first run. */
 	work: Promise<void>;
+	/** The child's session file, once it has started. */
+	sessionFile?: string;
+	/** When its last run ended (or it was admitted). */
+	lastActiveAt: number;
+	/** Evicted: its runtime is gone until a message brings it back. */
+	passive: boolean;
+	rehydrating?: Promise<void>;
 }
 
 /**
@@ -74,6 +87,7 @@ export class ChildManager {
 	/** Deleted children whose launch or run has not settled yet (their notice is still to come). */
 	private readonly settling = new Set<ChildRecord>();
 	private closed = false;
+	private evictTimer: NodeJS.Timeout | undefined;
 
 	constructor(private readonly options: ChildManagerOptions) {}
 
@@ -117,7 +131,10 @@ export class ChildManager {
 			lastText: "",
 			runUsage: emptyUsage(),
 			work: Promise.resolve(),
+			lastActiveAt: Date.now(),
+			passive: false,
 		};
+		this.armEviction();
 		this.children.set(name, record);
 		this.emit({ type: "child_spawned", ...handle, depth: record.depth });
 		record.work = this.start(record, request.task, request.thinking, spec);
@@ -136,14 +153,28 @@ export class ChildManager {
 	}
 
 	/** The children, in spawn order. */
-	list(): (ChildHandle & { status: ChildStatus; session_file?: string; depth: number })[] {
+	list(): (ChildHandle & { status: ChildStatus; residency: ChildResidency; session_file?: string; depth: number })[] {
 		return [...this.children.values()].map((record) => ({
 			...record.handle,
 			// An idle child woken by a message runs again until that turn ends.
 			status: record.status === "idle" && record.runtime?.busy ? "running" : record.status,
+			residency: this.residency(record),
 			depth: record.depth,
-			...(record.runtime ? { session_file: record.runtime.sessionFile } : {}),
+			...(record.sessionFile ? { session_file: record.sessionFile } : {}),
 		}));
+	}
+
+	/** Running, retained (finished, in memory) or passive (evicted; a message brings it back). */
+	private residency(record: ChildRecord): ChildResidency {
+		if (record.passive) return "passive";
+		if (record.status === "starting" || record.status === "running" || record.runtime?.busy) return "running";
+		return "retained";
+	}
+
+	/** Some child is in memory (running or retained). */
+	get hasLiveChildren(): boolean {
+		for (const record of this.children.values()) if (!record.passive && record.status !== "cancelled") return true;
+		return this.settling.size > 0;
 	}
 
 	/** A child as a receiver of agent messages: its mailbox, or why it has none. */
@@ -196,7 +227,7 @@ export class ChildManager {
 	get busy(): boolean {
 		if (this.settling.size > 0) return true;
 		for (const record of this.children.values()) {
-			if (record.status === "starting" || record.status === "running") return true;
+			if (record.status === "starting" || record.status === "running" || record.rehydrating) return true;
 			if (record.runtime?.busy) return true;
 		}
 		return false;
@@ -205,6 +236,7 @@ export class ChildManager {
 	/** Cancel every child without notices and shut each down (its own children and kernel too). */
 	async shutdown(): Promise<void> {
 		this.closed = true;
+		clearInterval(this.evictTimer);
 		const records = [...this.children.values()];
 		this.children.clear();
 		await Promise.all([
@@ -261,12 +293,19 @@ export class ChildManager {
 			return this.finish(record, { status: "error", errorMessage: `it could not start: ${(error as Error).message}` });
 		}
 		record.runtime = runtime;
+		record.sessionFile = runtime.sessionFile;
 		if (record.cancel) {
 			// Cancelled while starting: shut it down before it runs anything.
 			await runtime.dispose().catch(() => undefined);
 			return this.finish(record, { status: "aborted" });
 		}
 		record.status = "running";
+		this.listen(record, runtime);
+		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile, spec));
+		this.finish(record, outcome);
+	}
+
+	private listen(record: ChildRecord, runtime: ChildRuntime): void {
 		runtime.onAssistant(({ text, usage }) => {
 			if (text.trim()) record.lastText = text;
 			addUsage(record.runUsage, usage);
@@ -278,13 +317,88 @@ export class ChildManager {
 			if (record.status !== "running") this.flushUsage(record);
 		});
 		runtime.onWokenTurnEnd((outcome) => this.finish(record, outcome));
-		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile, spec));
-		this.finish(record, outcome);
+	}
+
+	/** Check now and then for finished children to evict. */
+	private armEviction(): void {
+		if (this.evictTimer) return;
+		const idleMs = this.options.idleEvictMs ?? CHILD_IDLE_EVICT_MS;
+		this.evictTimer = setInterval(() => this.evictIdle(idleMs), Math.max(50, Math.min(idleMs / 4, 60_000)));
+		this.evictTimer.unref?.();
+	}
+
+	/**
+	 * Evict each child idle for `idleMs` with no work, no message waiting and no live child of its
+	 * own: its session is shut down (the kernel's variables are saved) and its mailbox holds
+	 * messages until one brings it back.
+	 */
+	private evictIdle(idleMs: number): void {
+		const now = Date.now();
+		for (const record of this.children.values()) {
+			const runtime = record.runtime;
+			if (record.status !== "idle" || record.passive || !runtime || record.rehydrating) continue;
+			if (runtime.busy || runtime.hasLiveChildren || now - record.lastActiveAt < idleMs) continue;
+			record.passive = true;
+			record.runtime = undefined;
+			record.mailbox.detach(() => void this.rehydrate(record));
+			const { handle } = record;
+			this.emit({
+				type: "child_residency",
+				rlm_child_id: handle.rlm_child_id,
+				name: handle.name,
+				residency: "passive",
+			});
+			record.work = runtime.dispose().catch(() => undefined);
+		}
+	}
+
+	/** A message for a passive child: start its session again from its file and kernel snapshot. */
+	private rehydrate(record: ChildRecord): Promise<void> {
+		if (record.rehydrating) return record.rehydrating;
+		const { handle } = record;
+		record.rehydrating = (async () => {
+			// Its last session must have saved its kernel variables first.
+			await record.work;
+			if (this.closed || !record.passive || !record.sessionFile) return;
+			try {
+				const runtime = await this.options.launch({
+					id: handle.rlm_child_id,
+					name: handle.name,
+					model: handle.model,
+					sessionDir: handle.session_dir,
+					depth: record.depth,
+					parentSessionFile: this.options.parent.sessionFile,
+					parentEntryId: record.spawnedBy,
+					mailbox: record.mailbox,
+					resumeFile: record.sessionFile,
+				});
+				record.runtime = runtime;
+				record.passive = false;
+				record.lastActiveAt = Date.now();
+				this.listen(record, runtime);
+				this.emit({
+					type: "child_residency",
+					rlm_child_id: handle.rlm_child_id,
+					name: handle.name,
+					residency: "retained",
+				});
+			} catch (error) {
+				record.passive = false;
+				this.finish(record, {
+					status: "error",
+					errorMessage: `it could not be brought back: ${(error as Error).message}`,
+				});
+			}
+		})().finally(() => {
+			record.rehydrating = undefined;
+		});
+		return record.rehydrating;
 	}
 
 	/** A run of the child ended: roll its usage up, tell the parent when it did not reply. */
 	private finish(record: ChildRecord, outcome: ChildRunOutcome): void {
 		const { handle } = record;
+		record.lastActiveAt = Date.now();
 		this.flushUsage(record);
 		let kind: NoticeKind | undefined;
 		if (record.cancel || outcome.status === "aborted") {

@@ -25,6 +25,8 @@ export interface ChildLaunchSpec {
 	parentEntryId: string | null;
 	/** The child's mailbox, made at admission so messages sent while it starts wait for it. */
 	mailbox: Mailbox;
+	/** Bring a passive child back: continue this session file (its kernel variables are restored). */
+	resumeFile?: string;
 }
 
 /** A running child session, as the registry sees it. */
@@ -40,6 +42,8 @@ export interface ChildRuntime {
 	onWokenTurnEnd(listener: (outcome: ChildRunOutcome) => void): () => void;
 	/** A turn runs, a delivered message waits for one, or one of its own children is busy. */
 	readonly busy: boolean;
+	/** One of its own children is in memory (running or retained): it is not evicted then. */
+	readonly hasLiveChildren: boolean;
 	/** Abort the running turn. */
 	abort(): void;
 	/** Shut the child down: its own children, its kernel. */
@@ -53,10 +57,18 @@ export interface ChildRunOutcome {
 
 export type ChildStatus = "starting" | "running" | "idle" | "failed" | "cancelled";
 
+/**
+ * Where a child lives: running (a turn or its start is under way), retained (finished, its session
+ * in memory, it can receive messages), passive (evicted after being idle; its session file and
+ * kernel snapshot stay, and a message brings it back).
+ */
+export type ChildResidency = "running" | "retained" | "passive";
+
 /** Progress of children, for print and JSON modes. */
 export type ChildEvent =
 	| { type: "child_spawned"; rlm_child_id: string; name: string; model: string; session_dir: string; depth: number }
 	| { type: "child_finished"; rlm_child_id: string; name: string; status: ChildStatus; replied: boolean }
-	| { type: "child_notice"; rlm_child_id: string; name: string; kind: NoticeKind; text: string };
+	| { type: "child_notice"; rlm_child_id: string; name: string; kind: NoticeKind; text: string }
+	| { type: "child_residency"; rlm_child_id: string; name: string; residency: "passive" | "retained" };
 
 export type NoticeKind = "completed_without_reply" | "failed" | "cancelled";

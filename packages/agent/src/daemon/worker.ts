@@ -13,7 +13,7 @@ import type { UserMessage } from "@mariozechner/pi-ai";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
-import { goalStopOf, longRunningOutcome } from "../modes/long-running.js";
+import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, onSessionLines, resultLine } from "../modes/run-result.js";
 import { formatDuration, type ScheduleJob, Scheduler } from "../schedules/index.js";
@@ -318,7 +318,9 @@ export class Worker {
 	}
 
 	private welcome(): WorkerWelcome {
-		const { started, key } = { started: this.options.started, key: this.options.key };
+		const { started, key } = this.options;
+		// An open goal is named as print mode names it when it starts.
+		const goal = describeActiveGoal(started);
 		return {
 			key,
 			session: {
@@ -329,7 +331,7 @@ export class Worker {
 			},
 			model: `${started.model.provider}/${started.model.id}`,
 			resumed: started.resumed,
-			notices: started.notices,
+			notices: [...started.notices, ...(goal ? [goal] : [])],
 			running: this.busy,
 			detachedAt: this.detachedAt,
 		};

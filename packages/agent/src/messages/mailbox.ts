@@ -44,12 +44,22 @@ export class Mailbox {
 		private deliver?: (message: HiddenMessage) => void,
 	) {}
 
+	/** Called when a message is held for a receiver that is not in memory (a passive sub-agent). */
+	private wake: (() => void) | undefined;
+
 	/** Connect the receiver's session: held messages go to it now, later ones at once. */
 	attach(deliver: (message: HiddenMessage) => void): void {
 		this.deliver = deliver;
+		this.wake = undefined;
 		const held = this.held;
 		this.held = [];
 		for (const message of held) deliver(message);
+	}
+
+	/** The receiver's session left memory: messages are held, and `wake` brings it back. */
+	detach(wake: () => void): void {
+		this.deliver = undefined;
+		this.wake = wake;
 	}
 
 	get pendingCount(): number {
@@ -77,7 +87,10 @@ export class Mailbox {
 			details: { id: full.id, from_role: full.from_role, from_name: full.from_name },
 		};
 		if (this.deliver) this.deliver(message);
-		else this.held.push(message);
+		else {
+			this.held.push(message);
+			this.wake?.();
+		}
 		return full;
 	}
 

@@ -11,6 +11,10 @@ export function describeChildEvent(event: ChildEvent): string {
 			return `Sub-agent "${event.name}" ${event.status === "idle" ? "finished" : event.status}${event.replied ? " (it replied)" : ""}`;
 		case "child_notice":
 			return `Sub-agent "${event.name}": ${event.kind} notice sent to its parent`;
+		case "child_residency":
+			return event.residency === "passive"
+				? `Sub-agent "${event.name}" left memory after being idle (its session and kernel variables are saved)`
+				: `Sub-agent "${event.name}" is back in memory for a message`;
 	}
 }
 

@@ -93,6 +93,9 @@ A session may have a goal (\`goal.get()\` shows it; the user sets it, or you wit
 the objective again to audit. Call \`await goal.complete(summary)\` only once every item of the
 objective has evidence from this session.
 
+In a background session, \`await rlm_heartbeat("10m", "what to check")\` wakes you every interval
+(at least 10 s; \`rlm_heartbeat(None)\` stops it) to look after work that runs on its own.
+
 # How to work
 
 - Look before you change: read the relevant code and bind it to variables first.

@@ -30,6 +30,9 @@ export function childRuntime(started: StartedSession): ChildRuntime {
 		get busy() {
 			return agentSession.busy || started.children.busy;
 		},
+		get hasLiveChildren() {
+			return started.children.hasLiveChildren;
+		},
 		abort: () => {
 			aborted = true;
 			agentSession.abort();

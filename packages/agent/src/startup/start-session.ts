@@ -151,6 +151,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			);
 		}
 	} else if (options.resume) picked = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
+	// A passive sub-agent brought back by a message continues its own file.
+	else if (options.child?.resumeFile) picked = Session.open(options.child.resumeFile);
 	else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
 		if (latest) picked = Session.open(latest.path);
@@ -316,6 +318,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			for (const listener of childListeners) listener(event);
 		},
 		resolveSpec: (name) => harness.subagentSpec(name),
+		idleEvictMs: childIdleEvictMs(env),
 	});
 	const rlmHandlers = rlmHostHandlers(children, {
 		registry,
@@ -411,6 +414,12 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			await kernel.dispose();
 		},
 	};
+}
+
+/** How long a finished sub-agent stays in memory: PRIME_AGENT_CHILD_EVICT_MS (tests), else 90 minutes. */
+function childIdleEvictMs(env: NodeJS.ProcessEnv): number | undefined {
+	const value = Number(env.PRIME_AGENT_CHILD_EVICT_MS);
+	return env.PRIME_AGENT_CHILD_EVICT_MS && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /** The key, checked now; or, when a missing key is allowed, checked at each model call. */
