@@ -110,6 +110,19 @@ describe("the prompt index", () => {
 		expect(order("the beta things")).toEqual(["beta", "gamma", "alpha", "pytest-flaky"]);
 	});
 
+	it('does not count words like "the" or "and" as relevance', () => {
+		let clock = Date.parse("2026-01-01T00:00:00Z");
+		const h = harness(() => clock);
+		h.create("memory", "parser", "parser tests are flaky");
+		clock += 1000;
+		h.create("memory", "docs", "the docs and the site need this token");
+		const order = renderHarnessSection(h, "look at the parser and fix this")
+			.split("\n")
+			.filter((line) => line.startsWith("- "))
+			.map((line) => line.split(" ")[1]);
+		expect(order).toEqual(["parser", "docs"]);
+	});
+
 	it("lists the last 5 refinements that changed something", async () => {
 		const h = harness();
 		for (let i = 1; i <= 7; i++) {

@@ -81,8 +81,8 @@ export function cutText(text: string, chars: number): string {
 
 /**
  * Most relevant to the task first (distinct task words of 3+ letters found in the entry's name
- * and text), then the most recently written, then by name. Use counts do not move entries, so
- * reading an entry leaves the prompt as it was.
+ * and text; common words such as "the" or "with" do not count), then the most recently written,
+ * then by name. Use counts do not move entries, so reading an entry leaves the prompt as it was.
  */
 export function rankEntries(entries: ScopedEntry[], task: string): ScopedEntry[] {
 	const words = wordsOf(task);
@@ -106,8 +106,19 @@ function compareDesc(a: string, b: string): number {
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
+/** English words of 3+ letters that say nothing about what an entry is for. */
+const COMMON_WORDS = new Set(
+	(
+		"the and for are but not you all any can had her was one our out has his how its may new now " +
+		"see two way who did get let put say she too use with this that from have they will your what " +
+		"when then them than into just like make more some such also been were which their there these " +
+		"those would could should about after again before other only over very where while does done"
+	).split(" "),
+);
+
 function wordsOf(text: string): Set<string> {
-	return new Set((text.toLowerCase().match(/[\p{L}\p{N}_]{3,}/gu) ?? []).map((word) => word));
+	const words = text.toLowerCase().match(/[\p{L}\p{N}_]{3,}/gu) ?? [];
+	return new Set(words.filter((word) => !COMMON_WORDS.has(word)));
 }
 
 /** A refinement that landed at least one edit (review rejections and empty plans are left out of the prompt). */
