@@ -115,9 +115,12 @@ describe("skills in a session", () => {
 		expect(io.out()).toBe(
 			`dup  (project)  Project copy.\ndup  (user, hidden by the one above)  ${join(homeSkills(), "dup")}\n`,
 		);
-		expect(io.err()).toBe(
-			`Left out ${join(homeSkills(), "no-description", "SKILL.md")}: ${join(homeSkills(), "no-description", "SKILL.md")}: "description" in the front matter is missing or empty; say what the skill does.\n`,
-		);
+		const problem = `Left out: ${join(homeSkills(), "no-description", "SKILL.md")}: "description" in the front matter is missing or empty; say what the skill does.`;
+		expect(io.err()).toBe(`${problem}\n`);
+		// In a session, /skill list names the broken one too.
+		const started = await sessions.start();
+		const listed = await started.agentSession.prompt("/skill list");
+		expect(listed.command?.message).toBe(`dup  (project)  Project copy.\n${problem}`);
 	});
 });
 

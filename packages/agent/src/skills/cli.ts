@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
-import { discoverSkills, skillRoots } from "./discover.js";
+import { discoverSkills, skillProblemLine, skillRoots } from "./discover.js";
 import { installSkills, removeSkill } from "./install.js";
 import { SKILL_FILE } from "./skill-file.js";
 
@@ -48,7 +48,7 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 			for (const skill of found.shadowed) {
 				io.out(`${skill.name}  (${skill.source}, hidden by the one above)  ${skill.dir}\n`);
 			}
-			for (const problem of found.problems) io.err(`Left out ${problem.path}: ${problem.message}\n`);
+			for (const problem of found.problems) io.err(`${skillProblemLine(problem)}\n`);
 			return ExitCode.ok;
 		}
 		case "show": {

@@ -82,6 +82,11 @@ export function packageSkillDirs(dir: string): string[] {
 	return existsSync(join(dir, "skills")) ? [join(dir, "skills")] : [];
 }
 
+/** A listing's line for a folder that looks like a skill but cannot be used (the message names its SKILL.md). */
+export function skillProblemLine(problem: SkillDiscovery["problems"][number]): string {
+	return `Left out: ${problem.message}`;
+}
+
 /** Every skill under `roots` (a root may itself be one skill's folder). Never throws. */
 export function discoverSkills(roots: readonly SkillRoot[]): SkillDiscovery {
 	const found: SkillDiscovery = { skills: [], shadowed: [], problems: [] };

@@ -24,6 +24,7 @@ export {
 	type Skill,
 	type SkillDiscovery,
 	type SkillRoot,
+	skillProblemLine,
 	skillRoots,
 	userSkillsDir,
 } from "./discover.js";

@@ -16,6 +16,8 @@ import {
 	type SessionModel,
 	SKILL_FILE,
 	type Skill,
+	type SkillDiscovery,
+	skillProblemLine,
 	skillPromptSection,
 	skillRoots,
 	userSkillsDir,
@@ -93,7 +95,7 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 				const [action = "list", name, ...rest] = args.split(/\s+/).filter(Boolean);
 				switch (action) {
 					case "list":
-						return describeSkills(discover().skills);
+						return describeSkills(discover());
 					case "show": {
 						if (!name) throw new Error(`/skill show needs a skill name. ${USAGE}`);
 						const skill = find(name);
@@ -113,12 +115,15 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 	};
 }
 
-/** One line per skill (name, source, one-line description), or where to put one. */
-export function describeSkills(skills: readonly Skill[]): string {
-	if (skills.length === 0) {
-		return "No skills yet. Put skill folders in .prime/skills/ or ~/.prime/agent/skills/, install one with `prime-agent skill install <path|npm:name>`, or draft one from this session with /skill create <name>.";
+/** One line per skill (name, source, one-line description), or where to put one; then the folders left out. */
+export function describeSkills(found: SkillDiscovery): string {
+	const lines = found.skills.map(
+		(skill) => `${skill.name}  (${skill.source})  ${skill.description.replace(/\s+/g, " ")}`,
+	);
+	if (lines.length === 0) {
+		lines.push(
+			"No skills yet. Put skill folders in .prime/skills/ or ~/.prime/agent/skills/, install one with `prime-agent skill install <path|npm:name>`, or draft one from this session with /skill create <name>.",
+		);
 	}
-	return skills
-		.map((skill) => `${skill.name}  (${skill.source})  ${skill.description.replace(/\s+/g, " ")}`)
-		.join("\n");
+	return [...lines, ...found.problems.map(skillProblemLine)].join("\n");
 }
