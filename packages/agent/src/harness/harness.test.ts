@@ -39,6 +39,17 @@ function harness(now: () => number = Date.now): Harness {
 	);
 }
 
+/** A root session's harness runtime over the stores `harness()` made. */
+function openRuntime(): { runtime: HarnessRuntime; opened: Harness } {
+	const runtime = new HarnessRuntime({
+		agentHome: world.home,
+		depth: 0,
+		model: () => faux.getModel(),
+		apiKey: () => "k",
+	});
+	return { runtime, opened: runtime.open(join(world.home, "sessions", "s1")) };
+}
+
 /** Script the model: each call's system prompt says whether it is the review or the planning call. */
 function answers(replies: { review?: string[]; plan?: (string | { text: string; stopReason: "length" })[] }) {
 	const calls: { kind: "review" | "plan"; text: string }[] = [];
@@ -146,13 +157,7 @@ describe("the prompt index", () => {
 	it("is byte-identical while nothing changes, and changes when an entry does; uses do not move it", () => {
 		const h = harness();
 		h.create("prompt_note", "style", "answer in short sentences");
-		const runtime = new HarnessRuntime({
-			agentHome: world.home,
-			depth: 0,
-			model: () => faux.getModel(),
-			apiKey: () => "k",
-		});
-		const opened = runtime.open(join(world.home, "sessions", "s1"));
+		const { runtime, opened } = openRuntime();
 		const first = runtime.promptSection("task");
 		expect(runtime.promptSection("task")).toBe(first);
 		opened.use("prompt_note", "style");
@@ -167,13 +172,7 @@ describe("the prompt index", () => {
 		const h = harness();
 		h.create("memory", "parser", "the parser tests are flaky");
 		h.create("memory", "docs", "the docs deploy needs a token");
-		const runtime = new HarnessRuntime({
-			agentHome: world.home,
-			depth: 0,
-			model: () => faux.getModel(),
-			apiKey: () => "k",
-		});
-		const opened = runtime.open(join(world.home, "sessions", "s1"));
+		const { runtime, opened } = openRuntime();
 		const names = (section: string) =>
 			(section.split("## Memories\n")[1] ?? "")
 				.split("\n\n")[0]
@@ -533,13 +532,7 @@ describe("stores under stress", () => {
 		h.create("memory", "other", "the global one", "global");
 		const broken = readFileSync(h.path("global"), "utf8").replace("}\n\t]", "},\n\t]");
 		writeFileSync(h.path("global"), broken);
-		const runtime = new HarnessRuntime({
-			agentHome: world.home,
-			depth: 0,
-			model: () => faux.getModel(),
-			apiKey: () => "k",
-		});
-		runtime.open(join(world.home, "sessions", "s1"));
+		const { runtime } = openRuntime();
 		const section = runtime.promptSection("");
 		const problem = section.split("\n").find((line) => line.startsWith("(The global store")) ?? "";
 		// One line (the parser's excerpt of the file is flattened), naming the file and what to do.
@@ -564,13 +557,7 @@ describe("stores under stress", () => {
 			h.path("global"),
 			JSON.stringify({ version: 1, entries: [{ kind: "memory", name: "hand", text: "written by hand" }] }),
 		);
-		const runtime = new HarnessRuntime({
-			agentHome: world.home,
-			depth: 0,
-			model: () => faux.getModel(),
-			apiKey: () => "k",
-		});
-		runtime.open(join(world.home, "sessions", "s1"));
+		const { runtime } = openRuntime();
 		expect(harnessCommand("", runtime).split("\n")[1]).toBe("memory  hand  global  0  never  written by hand");
 		const output = await runPython(
 			[
