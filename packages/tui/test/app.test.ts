@@ -75,6 +75,12 @@ function type(terminal: VirtualTerminal, text: string): void {
 	for (const char of text) terminal.send(char);
 }
 
+/** Type `text` and press Enter. */
+function submit(terminal: VirtualTerminal, text: string): void {
+	type(terminal, text);
+	terminal.send("\r");
+}
+
 describe("the interactive app (in process, faux model, real kernel)", () => {
 	it("streams a long answer without full redraws and keeps every line within the terminal", async () => {
 		const answer = Array.from({ length: 120 }, (_, i) => `Line ${i} of a long answer with **bold** words.`).join(
@@ -82,8 +88,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		);
 		sessions.faux.setResponses([fauxAssistantMessage(answer)]);
 		const { app, terminal } = await startApp();
-		type(terminal, "write a lot");
-		terminal.send("\r");
+		submit(terminal, "write a lot");
 		await waitFor(app, "Line 119 of a long answer");
 		await waitFor(app, (text) => text.includes("● ready"));
 		// The first frame is drawn whole; every later frame only rewrites the lines that changed.
@@ -103,11 +108,9 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			},
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "sleep a bit");
-		terminal.send("\r");
+		submit(terminal, "sleep a bit");
 		await waitFor(app, "running (Esc interrupts)");
-		type(terminal, "also check y");
-		terminal.send("\r");
+		submit(terminal, "also check y");
 		const queued = await waitFor(app, "1 queued");
 		expect(queued).toContain("queued: the agent reads it after the current step");
 		await waitFor(app, "Noted, also checking y.");
@@ -130,8 +133,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			},
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "first task");
-		terminal.send("\r");
+		submit(terminal, "first task");
 		await waitFor(app, "running (Esc interrupts)");
 		type(terminal, "then this");
 		terminal.send("\x1b\r");
@@ -154,8 +156,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			fauxAssistantMessage("never reached"),
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "run the long job");
-		terminal.send("\r");
+		submit(terminal, "run the long job");
 		await waitFor(app, "running (Esc interrupts)");
 		terminal.send("\x03");
 		await waitFor(app, "✗ interrupted");
@@ -174,8 +175,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			fauxAssistantMessage("It was interrupted."),
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "wait");
-		terminal.send("\r");
+		submit(terminal, "wait");
 		await waitFor(app, "running (Esc interrupts)");
 		terminal.send("\x1b");
 		await waitFor(app, "It was interrupted.");
@@ -189,8 +189,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			fauxAssistantMessage("Two tests fail."),
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "run the tests");
-		terminal.send("\r");
+		submit(terminal, "run the tests");
 		const card = await waitFor(app, "Two tests fail.");
 		expect(card).toMatch(/┌ obs_\d+ · ipython · [\d,]+ bytes · [\d,]+ lines/);
 		expect(card).toMatch(/│ TEST_RESULT FAIL 2 failed/);
@@ -249,12 +248,10 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 
 	it("an unknown command says which ones exist; a local command runs at once", async () => {
 		const { app, terminal } = await startApp();
-		type(terminal, "/nonsense");
-		terminal.send("\r");
+		submit(terminal, "/nonsense");
 		const said = await waitFor(app, "Unknown command /nonsense");
 		expect(said).toContain("/compact");
-		type(terminal, "/fork");
-		terminal.send("\r");
+		submit(terminal, "/fork");
 		await waitFor(app, "Nothing to fork yet: send a message first.");
 	});
 
@@ -265,14 +262,11 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			fauxAssistantMessage("another answer"),
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "first question");
-		terminal.send("\r");
+		submit(terminal, "first question");
 		await waitFor(app, "first answer");
-		type(terminal, "second question");
-		terminal.send("\r");
+		submit(terminal, "second question");
 		await waitFor(app, "second answer");
-		type(terminal, "/tree");
-		terminal.send("\r");
+		submit(terminal, "/tree");
 		await waitFor(app, () => visible(terminal.written).includes("Session tree"));
 		// From the newest entry, up to "you: second question", and pick it.
 		terminal.send("\x1b[A");
@@ -293,12 +287,10 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 	it("/model with a name starts the session again on that model, keeping the conversation", async () => {
 		sessions.faux.setResponses([fauxAssistantMessage("hello"), fauxAssistantMessage("hello from two")]);
 		const { app, terminal, switches } = await startApp();
-		type(terminal, "hi");
-		terminal.send("\r");
+		submit(terminal, "hi");
 		await waitFor(app, "hello");
 		const path = app.session.session.path;
-		type(terminal, "/model faux/faux-2");
-		terminal.send("\r");
+		submit(terminal, "/model faux/faux-2");
 		await waitFor(app, "Model: faux/faux-2");
 		expect(switches).toEqual([{ model: "faux/faux-2", resume: path }]);
 		expect(app.session.session.path).toBe(path);
@@ -309,11 +301,9 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 	it("a session that cannot start is reported, and the previous one is resumed", async () => {
 		sessions.faux.setResponses([fauxAssistantMessage("hello")]);
 		const { app, terminal, switches } = await startApp();
-		type(terminal, "hi");
-		terminal.send("\r");
+		submit(terminal, "hi");
 		await waitFor(app, "hello");
-		type(terminal, "/model nowhere/none");
-		terminal.send("\r");
+		submit(terminal, "/model nowhere/none");
 		const said = await waitFor(app, "Switching to nowhere/none failed:");
 		expect(said).toContain("› hi");
 		expect(switches).toHaveLength(2);
@@ -339,12 +329,10 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 
 	it("the status line shows the active goal; /goal comes from the session like every command", async () => {
 		const { app, terminal } = await startApp();
-		type(terminal, "/goal make the tests pass");
-		terminal.send("\r");
+		submit(terminal, "/goal make the tests pass");
 		const shown = await waitFor(app, "goal: make the tests pass");
 		expect(shown).toMatch(/Goal \S+ set/);
-		type(terminal, "/goal pause");
-		terminal.send("\r");
+		submit(terminal, "/goal pause");
 		await waitFor(app, (text) => text.includes("paused") && !text.includes("goal: make the tests pass"));
 	});
 
@@ -390,8 +378,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 			fauxAssistantMessage("The kernel was restarted."),
 		]);
 		const { app, terminal } = await startApp();
-		type(terminal, "stubborn");
-		terminal.send("\r");
+		submit(terminal, "stubborn");
 		await waitFor(app, "kernel busy");
 		terminal.send("\x03");
 		await waitFor(app, () => visible(terminal.written).includes("The cell ignored the interrupt and is still running"));
