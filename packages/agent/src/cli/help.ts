@@ -16,6 +16,13 @@ Usage:
   prime-agent skill list|show <name>    list skills, or show one's SKILL.md
   prime-agent skill install <path|npm:name[@version]> [--local]     add skills (--local: .prime/skills)
   prime-agent skill remove <name> [--local]                         remove an installed skill
+  prime-agent agents [--json]           background agents: running, idle, saved or failed; directory, last activity
+  prime-agent attach <agent>            replay what happened while detached, then chat with it
+  prime-agent status                    whether the daemon runs, and its agents
+  prime-agent shutdown [<agent>] [--force]   stop one agent (its session is saved), or all and the daemon
+  prime-agent schedule "<when>" "<prompt>" [--agent <agent>] [--steer]
+                                        when: "in 30m", "every 10m", "at <ISO time>" or a cron expression;
+                                        also schedule list, schedule remove <id>
 
 Options:
   -p, --print <text>       run this request in the current directory, print the answer, exit
@@ -51,6 +58,10 @@ MCP servers (mcp.json in the agent home, .prime/mcp.json in the project) are Pyt
 kernel (import mcp_servers.NAME); /mcp lists them. Skills live in skills/ and .prime/skills/;
 /skill create <name> drafts one from the session. /refine [instructions] distils the session into the
 continual harness (/refine list, /refine rollback <id>); /harness lists its entries.
+Sessions run in a background worker of a per-user daemon: /exit in the chat (or a closed terminal)
+detaches and the work goes on; a -p or JSON run's worker stops when the run ends, or 30 s after its
+client goes. /heartbeat <interval> [text] and /schedule work there. PRIME_AGENT_IN_PROCESS=1 runs
+in this process instead.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.limitReached} a limit stopped the work
 (an autonomous limit or a goal's budget), ${ExitCode.interrupted} interrupted.
