@@ -228,6 +228,13 @@ describe("prime-agent skill", () => {
 			`Error: Nothing was installed: ${join(source, "SKILL.md")} has no front matter: start it with a "---" line, then "name: ..." and "description: ...", then "---".\nFix the SKILL.md, then install again.\n`,
 		);
 		expect(existsSync(homeSkills())).toBe(false);
+		const badYaml = writeSkill(join(sessions.world.project, "incoming"), "yaml", "---\nname: [bad\n---\n", "");
+		const yamlIo = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", badYaml], yamlIo)).toBe(ExitCode.usage);
+		expect(yamlIo.err()).toBe(
+			`Error: Nothing was installed: ${join(badYaml, "SKILL.md")}: the front matter is not valid YAML (Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 11).\nFix the SKILL.md, then install again.\n`,
+		);
+		expect(existsSync(homeSkills())).toBe(false);
 	});
 
 	it("installs every skill of a plain folder of skill folders; two skills of one name install nothing", async () => {

@@ -53,9 +53,7 @@ export function parseSkillFile(text: string, path: string): SkillFile {
 	try {
 		front = parse(match[1] as string);
 	} catch (error) {
-		throw new SkillFileError(
-			`${path}: the front matter is not valid YAML (${(error as Error).message.split("\n")[0]}).`,
-		);
+		throw new SkillFileError(`${path}: the front matter is not valid YAML (${yamlProblem(error as Error)}).`);
 	}
 	if (typeof front !== "object" || front === null || Array.isArray(front)) {
 		throw new SkillFileError(`${path}: the front matter must be "key: value" lines with name and description.`);
@@ -75,4 +73,12 @@ export function parseSkillFile(text: string, path: string): SkillFile {
 		throw new SkillFileError(`${path}: "description" is longer than ${MAX_DESCRIPTION_CHARS} characters.`);
 	}
 	return { name: fields.name, description, body: (match[2] as string).trim() };
+}
+
+/** The YAML parser's first line, its line number counted in the file (the front matter starts on line 2). */
+function yamlProblem(error: Error): string {
+	const first = (error.message.split("\n")[0] ?? "").replace(/:\s*$/, "");
+	return first.replace(/ at line (\d+), column (\d+)$/, (_, line: string, column: string) => {
+		return ` at line ${Number(line) + 1}, column ${column}`;
+	});
 }
