@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	type Context,
@@ -203,6 +203,26 @@ describe("the prompt index", () => {
 		writeFileSync(`${path}.tmp`, JSON.stringify(file));
 		renameSync(`${path}.tmp`, path);
 		expect(renderHarnessSection(h, "")).toContain("- a (local): written elsewhere");
+	});
+
+	it("a write reads the store afresh under the lock, even when its size, inode and time look unchanged", () => {
+		const h = harness();
+		h.create("memory", "a", "first");
+		const path = h.path("local");
+		const seen = statSync(path);
+		// Another process writes twice (the second file usually gets the first's freed inode back),
+		// on a file system whose clock is too coarse to tell the writes apart.
+		const other = (text: string) => {
+			const file = JSON.parse(readFileSync(path, "utf8"));
+			file.entries[0].text = text;
+			writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, "\t")}\n`);
+			renameSync(`${path}.tmp`, path);
+		};
+		other("other");
+		other("later");
+		utimesSync(path, seen.atimeMs / 1000, seen.mtimeMs / 1000);
+		h.create("memory", "b", "mine");
+		expect(h.entries().map((entry) => `${entry.name}=${entry.text}`)).toEqual(["a=later", "b=mine"]);
 	});
 });
 

@@ -86,6 +86,10 @@ export class SharedJsonFile<T> {
 	read(): T {
 		const signature = fileSignature(this.path);
 		if (this.cache && this.cache.signature === signature) return this.cache.value;
+		return this.readAfresh(signature);
+	}
+
+	private readAfresh(signature: string | null): T {
 		const value = signature === null ? this.empty() : this.parse(parseJson(this.path), this.path);
 		this.cache = { signature, value };
 		return value;
@@ -98,11 +102,13 @@ export class SharedJsonFile<T> {
 
 	/**
 	 * Read fresh under the lock, let `change` edit a copy, and write it when `change` returns
-	 * `write: true`. Returns what `change` returned as `result`.
+	 * `write: true`. Returns what `change` returned as `result`. The file is parsed again whatever
+	 * its signature says: a file system with coarse times can show another process's write (same
+	 * size, the freed inode reused) with the old signature, and writing the cached copy would lose it.
 	 */
 	update<R>(change: (value: T) => { write: boolean; result: R }): R {
 		return withFileLock(this.path, () => {
-			const current = structuredClone(this.read());
+			const current = structuredClone(this.readAfresh(fileSignature(this.path)));
 			const { write, result } = change(current);
 			if (write) {
 				writePrivateJson(this.path, current);
