@@ -322,6 +322,30 @@ it("print and JSON modes: goal lines as they happen, the goal in the result line
 	}
 });
 
+it('the command a budget stop suggests, -p "/goal resume --turns N", exits 5 again when the larger budget runs out', {
+	timeout: 120_000,
+}, async () => {
+	const { world, server } = await localModelWorld([{ code: "x = 1" }, { code: "y = 2" }, { code: "z = 3" }]);
+	try {
+		const first = memoryIo(world.project, world.env);
+		const argv = ["-p", "go", "--model", "local/coder", "--goal", "set x", "--goal-turns", "1"];
+		expect(await runCli(argv, first)).toBe(ExitCode.limitReached);
+		const id = /prime-agent --resume ([0-9a-f-]{36}) -p/.exec(first.err())?.[1] ?? "";
+		expect(id).toHaveLength(36);
+
+		const resumed = memoryIo(world.project, world.env);
+		const again = ["--resume", id, "-p", "/goal resume --turns 2", "--model", "local/coder"];
+		expect(await runCli(again, resumed)).toBe(ExitCode.limitReached);
+		expect(resumed.err()).toMatch(
+			/Goal goal-[0-9a-f]{8} is not complete: its turn budget reached: 2 of 2 turns used\. Go on with a larger budget: `prime-agent --resume [0-9a-f-]{36} -p "\/goal resume --tokens N --turns N --minutes N"`\.\n/,
+		);
+		expect(server.requests).toHaveLength(2);
+	} finally {
+		await server.close();
+		world.cleanup();
+	}
+});
+
 it("chat mode: /goal answers, work starts at once in a conversation, and goal lines appear as it goes", async () => {
 	script([text("Hello."), text("Tidying.")]);
 	const started = await sessions.start();

@@ -90,7 +90,8 @@ export function onLongRunningEvents(
 /**
  * The end of a `-p` or JSON run with goals or autonomous mode: an autonomous run's report (exit 0
  * when the gates passed, `limitReached` when a limit stopped it), or a goal stopped by its budget
- * during the run (`limitReached`). A model error or Ctrl-C keeps its own report.
+ * during the run (`limitReached`, also when a command such as `/goal resume` started that work). A model
+ * error or Ctrl-C keeps its own report.
  */
 export function longRunningOutcome(
 	started: StartedSession,
@@ -100,7 +101,8 @@ export function longRunningOutcome(
 ): OutcomeReport & { autonomous?: Record<string, unknown> } {
 	const run = started.autonomous;
 	if (!run) {
-		if (!goalStop || outcome.command || report.exitCode !== ExitCode.ok) return report;
+		// A command that started work (`-p "/goal resume --turns N"`) ends as its work ended.
+		if (!goalStop || report.exitCode !== ExitCode.ok) return report;
 		return {
 			exitCode: ExitCode.limitReached,
 			message:
