@@ -130,6 +130,7 @@ describe("the system prompt", () => {
 	it("is the base prompt, then the harness section, byte-identical across calls while the harness is unchanged", async () => {
 		const started = await sessions.start();
 		storesOf(started).create("memory", "flaky", "the parser tests are flaky under xdist");
+		storesOf(started).create("memory", "docs", "the docs deploy needs DOCS_TOKEN");
 		const { seen } = script({
 			root: [
 				cell("x = 1"),
@@ -141,7 +142,8 @@ describe("the system prompt", () => {
 			],
 		});
 		await started.agentSession.prompt("look at the parser");
-		await started.agentSession.prompt("look at the parser");
+		// A prompt the other entry matches better: the index keeps its order until the harness changes.
+		await started.agentSession.prompt("deploy the docs");
 		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
 		expect(prompts).toHaveLength(6);
 		for (const prompt of prompts.slice(1, 5)) expect(prompt).toBe(prompts[0]);
@@ -150,7 +152,13 @@ describe("the system prompt", () => {
 		const base = started.agentSession.agent.state.systemPrompt;
 		expect(prompts[0]?.startsWith(`${base}\n\n`)).toBe(true);
 		const section = prompts[0]?.slice(prompts[0].indexOf("# Continual Harness State")) ?? "";
-		expect(section).toContain("## Memories\n- flaky (local): the parser tests are flaky under xdist\n");
+		expect(section).toContain(
+			"## Memories\n- flaky (local): the parser tests are flaky under xdist\n- docs (local): the docs deploy needs DOCS_TOKEN\n",
+		);
+		// The skill changed the harness: ranked again, for the newest prompt.
+		expect(prompts[5]).toContain(
+			"## Memories\n- docs (local): the docs deploy needs DOCS_TOKEN\n- flaky (local): the parser tests are flaky under xdist\n",
+		);
 		// Nothing of the harness is inside the base prompt.
 		expect(base).not.toContain("flaky under xdist");
 	});
