@@ -39,11 +39,16 @@ class Refine:
         folder = _harness._dirs.get("local")
         if not folder:
             raise RefineError("refine needs a Prime Agent session; this kernel was not started by one.")
+        path = os.path.join(folder, "refinements.json")
         try:
-            with open(os.path.join(folder, "refinements.json"), encoding="utf-8") as file:
+            with open(path, encoding="utf-8") as file:
                 log = json.load(file)
         except FileNotFoundError:
             return []
+        except json.JSONDecodeError as error:
+            raise RefineError(f"{path} is not valid JSON ({error}); fix it by hand or move it aside.") from None
+        if not isinstance(log, dict) or not isinstance(log.get("refinements"), list):
+            raise RefineError(f"{path} is not a refinement log (a \"refinements\" list); fix it or move it aside.")
         return [
             {key: refinement.get(key) for key in ("id", "at", "trigger", "status", "summary", "rollbackOf", "edits")}
             for refinement in log.get("refinements", [])

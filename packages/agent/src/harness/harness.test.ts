@@ -717,6 +717,23 @@ describe("several processes at once", () => {
 		expect(h.entries().map((entry) => entry.name)).toEqual(["emoji", "tabs"]);
 	});
 
+	it("refine.list() names a damaged refinement log and what to do", async () => {
+		const h = harness();
+		mkdirSync(h.dirs.local, { recursive: true });
+		writeFileSync(join(h.dirs.local, "refinements.json"), "{ broken");
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"from prime_agent_runtime.refine import refine, RefineError",
+				"try:\n    refine.list()\nexcept RefineError as error:\n    print(error)",
+			].join("\n"),
+		);
+		expect(output).toBe(
+			`${join(h.dirs.local, "refinements.json")} is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2)); fix it by hand or move it aside.\n`,
+		);
+	});
+
 	it("the kernel side refuses a damaged store instead of overwriting it", async () => {
 		const h = harness();
 		h.create("memory", "a", "fine");
