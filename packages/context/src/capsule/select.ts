@@ -1,11 +1,10 @@
 import {
 	classifyLine,
-	LINE_SLOTS,
 	type LineKind,
+	LineTable,
 	lastFrame,
 	lineSlot,
 	normalizeEvidence,
-	ownCopy,
 	stripAnsi,
 } from "../outcome/index.js";
 import { foldKey, lineShape } from "./shape.js";
@@ -91,7 +90,6 @@ const REMEMBERED_CHARS = 200;
 
 /** What the selector works out from a line's text alone: its kind, and its shape once asked for. */
 interface LineFacts {
-	text: string;
 	kind: LineKind;
 	shape: string | null;
 }
@@ -167,9 +165,9 @@ export class LineSelector {
 	private readonly perKind = new Map<LineKind, number>();
 	private readonly shapes = new Set<string>();
 	/** Facts of recent short lines, one per slot (see `lineSlot`): a repeated line's kind and shape. */
-	private readonly known: (LineFacts | undefined)[] = new Array(LINE_SLOTS);
+	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
-	private readonly longLine: LineFacts = { text: "", kind: "plain", shape: null };
+	private readonly longLine: LineFacts = { kind: "plain", shape: null };
 	private shapesOverflow = 0;
 	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
 	private previousRaw = "";
@@ -261,10 +259,10 @@ export class LineSelector {
 			return this.longLine;
 		}
 		const slot = lineSlot(line);
-		let facts = this.known[slot];
-		if (facts === undefined || facts.text !== line) {
-			facts = { text: ownCopy(line), kind: classifyLine(line), shape: null };
-			this.known[slot] = facts;
+		let facts = this.known.get(line, slot);
+		if (facts === undefined) {
+			facts = { kind: classifyLine(line), shape: null };
+			this.known.set(line, slot, facts);
 		}
 		return facts;
 	}

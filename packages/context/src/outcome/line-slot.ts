@@ -23,10 +23,27 @@ export function lineSlot(text: string): number {
 }
 
 /**
- * The text as a string of its own: a line cut from a 64 KiB chunk of text keeps that whole chunk
- * alive while it is held, so a table of lines held from many chunks would hold them all. (Slicing a
- * joined string copies it first.)
+ * A table of recent short lines, one per slot (see `lineSlot`). It is emptied whenever as many lines
+ * were put in as it has slots: a line cut from a 64 KiB chunk of text keeps that whole chunk alive,
+ * so lines kept indefinitely in rarely reused slots would hold chunk after chunk.
  */
-export function ownCopy(text: string): string {
-	return `${text} `.slice(0, -1);
+export class LineTable<T> {
+	private readonly texts: (string | undefined)[] = new Array(LINE_SLOTS);
+	private readonly values: (T | undefined)[] = new Array(LINE_SLOTS);
+	private puts = 0;
+
+	/** The value stored with exactly this text, if it is still there. */
+	get(text: string, slot: number): T | undefined {
+		return this.texts[slot] === text ? this.values[slot] : undefined;
+	}
+
+	set(text: string, slot: number, value: T): void {
+		if (++this.puts > LINE_SLOTS) {
+			this.texts.fill(undefined);
+			this.values.fill(undefined);
+			this.puts = 1;
+		}
+		this.texts[slot] = text;
+		this.values[slot] = value;
+	}
 }

@@ -5,7 +5,7 @@ import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
-import { LINE_SLOTS, lineSlot, ownCopy } from "./line-slot.js";
+import { LineTable, lineSlot } from "./line-slot.js";
 import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";
@@ -45,7 +45,7 @@ export function createOutcomeScanner(): OutcomeScanner {
 	 * Recent short lines already scanned for locations: a line seen before names only locations
 	 * already recorded (or refused, for good), so its scan is skipped.
 	 */
-	const located: (string | undefined)[] = new Array(LINE_SLOTS);
+	const located = new LineTable<true>();
 	return {
 		line(raw, lineNo, kind) {
 			const text = visibleLine(raw);
@@ -54,9 +54,9 @@ export function createOutcomeScanner(): OutcomeScanner {
 			if (text.length > LOCATED_CHARS) scanLocations(text, lineNo, state);
 			else {
 				const slot = lineSlot(text);
-				if (located[slot] !== text) {
+				if (located.get(text, slot) === undefined) {
 					scanLocations(text, lineNo, state);
-					located[slot] = ownCopy(text);
+					located.set(text, slot, true);
 				}
 			}
 			const trimmed = text.trim();
