@@ -21,16 +21,25 @@ export const style = {
 };
 
 /**
- * Text from a program (cell output, a model's answer) made safe to lay out: tabs become spaces,
- * and escape sequences and other control characters are dropped, so nothing moves the cursor or
+ * Text from a program (cell output, a model's answer) made safe to lay out: a line rewritten with
+ * `\r` (a progress bar) keeps its last state, as a terminal would show it; tabs become spaces; and
+ * escape sequences and other control characters are dropped, so nothing moves the cursor or
  * changes the width pi-tui measures.
  */
 export function plainText(text: string): string {
 	return (
-		text
-			.replace(/\r\n/g, "\n")
+		lastStates(text.replace(/\r\n/g, "\n"))
 			.replace(/\t/g, "    ")
 			// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is removed.
 			.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g, "")
 	);
+}
+
+/** Each line written over with `\r` as its last non-empty text (`a\rb` is `b`; `b\r` stays `b`). */
+function lastStates(text: string): string {
+	if (!text.includes("\r")) return text;
+	return text
+		.split("\n")
+		.map((line) => (line.includes("\r") ? (line.split("\r").findLast((part) => part !== "") ?? "") : line))
+		.join("\n");
 }

@@ -385,4 +385,11 @@ describe("plain text", () => {
 	it("drops escape sequences and control characters and expands tabs", () => {
 		expect(plainText("a\tb\x1b[31mred\x1b[0m\x07\r\nnext\x1b]0;title\x07")).toBe("a    bred\nnext");
 	});
+
+	it("shows what a terminal shows of a line rewritten with \\r (a progress bar): its last state", () => {
+		expect(plainText(" progress 0%\r progress 50%\r progress 100%\ndone\n")).toBe(" progress 100%\ndone\n");
+		// A line ending in \r (the next write would overwrite it) keeps its last text.
+		expect(plainText("\r 10%\r 20%\r\nnext")).toBe(" 20%\nnext");
+		expect(plainText("a\r\r\n")).toBe("a\n");
+	});
 });
