@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
@@ -31,8 +31,23 @@ const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 async function residentAgent(w: DaemonWorld): Promise<string> {
 	const result = await w.cli(["--model", "local/coder"], "/exit\n");
 	expect(result.code).toBe(0);
-	const match = /Detached from agent ([0-9a-f]{8}); it keeps running\./.exec(result.stderr);
-	if (!match) throw new Error(`no detach line in: ${result.stderr}`);
+	return detachedKey(result.stderr);
+}
+
+/** The line chat: prompt, wait until its cell starts, detach; returns the agent's key. */
+async function detachMidRun(w: DaemonWorld, prompt: string): Promise<string> {
+	const chat = spawnCliText(["--model", "local/coder"], w.project, w.env);
+	clients.push(chat);
+	chat.line(prompt);
+	await chat.waitFor("stderr", "ipython: import time");
+	chat.line("/exit");
+	expect(await chat.exitCode()).toBe(0);
+	return detachedKey(chat.stderr());
+}
+
+function detachedKey(stderr: string): string {
+	const match = /Detached from agent ([0-9a-f]{8}); it keeps running\./.exec(stderr);
+	if (!match) throw new Error(`no detach line in: ${stderr}`);
 	return match[1] as string;
 }
 
@@ -120,13 +135,7 @@ describe("daemon runs", () => {
 			{ code: "import time\nprint('step one', flush=True)\ntime.sleep(3)\nprint('step two')" },
 			{ text: "All done." },
 		]);
-		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
-		clients.push(chat);
-		chat.line("run the slow job");
-		await chat.waitFor("stderr", "ipython: import time");
-		chat.line("/exit");
-		expect(await chat.exitCode()).toBe(0);
-		const key = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		const key = await detachMidRun(world, "run the slow job");
 		expect((await agent(world, key)).state).toBe("running");
 		const done = await eventually("the turn to end", async () => {
 			const info = await agent(world as DaemonWorld, key);
@@ -181,13 +190,7 @@ describe("daemon recovery", () => {
 		timeout: 180_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }]);
-		const chat = spawnCliText(["--model", "local/coder"], world.project, world.env);
-		clients.push(chat);
-		chat.line("run the long job");
-		await chat.waitFor("stderr", "ipython: import time");
-		chat.line("/exit");
-		await chat.exitCode();
-		const key = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		const key = await detachMidRun(world, "run the long job");
 		let info = await agent(world, key);
 		expect(info.state).toBe("running");
 		const sessionPath = info.sessionPath as string;
@@ -284,9 +287,12 @@ describe("heartbeats and schedules", () => {
 			"the schedule to fire",
 			async () => {
 				const info = await agent(world as DaemonWorld, key);
-				return info.state === "idle" && info.sessionPath && info.crashes === 1 && world?.server.requests.length === 1
-					? info
-					: undefined;
+				// The turn it started has ended: its answer is in the session file.
+				const answered =
+					info.sessionPath &&
+					existsSync(info.sessionPath) &&
+					readFileSync(info.sessionPath, "utf8").includes("Tick done.");
+				return answered && info.crashes === 1 ? info : undefined;
 			},
 			20_000,
 		);
@@ -326,7 +332,7 @@ describe("heartbeats and schedules", () => {
 		expect(chat.stderr()).toContain("): check the build\n");
 		chat.line("/exit");
 		await chat.exitCode();
-		const beating = (/Detached from agent ([0-9a-f]{8})/.exec(chat.stderr()) as RegExpExecArray)[1] as string;
+		const beating = detachedKey(chat.stderr());
 		const plain = await residentAgent(world);
 		const evicted = await eventually("the plain agent to be evicted", async () => {
 			const info = await agent(world as DaemonWorld, plain);

@@ -10,6 +10,7 @@ import type { ChildEvent } from "../children/index.js";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
 import { describeChildEvent } from "../modes/children.js";
+import { onCtrlC } from "../modes/interrupts.js";
 import { describeAutonomousEvent, describeGoalEvent } from "../modes/long-running.js";
 import { describeNotice } from "../modes/notices.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
@@ -78,24 +79,7 @@ function remoteInterrupts(
 			if (reply.ok) onAction(String((reply.data as { action: string }).action));
 		});
 	};
-	process.on("SIGINT", press);
-	const tty = terminal?.isTTY ? terminal : undefined;
-	const onData = (data: Buffer) => {
-		if (data.includes(0x03)) press();
-	};
-	if (tty) {
-		tty.setRawMode(true);
-		tty.on("data", onData);
-		tty.resume();
-	}
-	return () => {
-		process.off("SIGINT", press);
-		if (tty) {
-			tty.off("data", onData);
-			tty.setRawMode(false);
-			tty.pause();
-		}
-	};
+	return onCtrlC(press, terminal);
 }
 
 function workerGone(reason: string, welcome: WorkerWelcome): string {

@@ -41,9 +41,16 @@ export function handleInterrupts(
 		onInterrupt(action);
 		return action;
 	};
-	const onSigint = () => void press();
-	process.on("SIGINT", onSigint);
+	const dispose = onCtrlC(() => void press(), terminal);
+	return { press, dispose };
+}
 
+/**
+ * Call `press` on each Ctrl-C: SIGINT, and in a terminal Ctrl-C read as a key (raw mode, so no
+ * SIGINT is raised at all). Returns the function that removes the handlers and restores the terminal.
+ */
+export function onCtrlC(press: () => void, terminal?: NodeJS.ReadStream): () => void {
+	process.on("SIGINT", press);
 	const tty = terminal?.isTTY ? terminal : undefined;
 	const onData = (data: Buffer) => {
 		if (data.includes(0x03)) press();
@@ -53,13 +60,12 @@ export function handleInterrupts(
 		tty.on("data", onData);
 		tty.resume();
 	}
-	function dispose(): void {
-		process.off("SIGINT", onSigint);
+	return () => {
+		process.off("SIGINT", press);
 		if (tty) {
 			tty.off("data", onData);
 			tty.setRawMode(false);
 			tty.pause();
 		}
-	}
-	return { press, dispose };
+	};
 }
