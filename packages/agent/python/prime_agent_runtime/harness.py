@@ -73,8 +73,7 @@ def _locked(path: str) -> Iterator[None]:
                 age = time.time() - os.stat(lock).st_mtime
             except FileNotFoundError:
                 continue
-            if age > _STALE_LOCK_S:
-                _unlock(lock)
+            if age > _STALE_LOCK_S and _break_stale_lock(lock):
                 continue
             if time.monotonic() > deadline:
                 raise HarnessError(
@@ -85,6 +84,30 @@ def _locked(path: str) -> Iterator[None]:
         yield
     finally:
         _unlock(lock)
+
+
+def _age(path: str) -> float:
+    try:
+        return time.time() - os.stat(path).st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _break_stale_lock(lock: str) -> bool:
+    """Remove a lock left by a dead process under ``<lock>.break``, as the host does (False: another is at it)."""
+    breaker = lock + ".break"
+    try:
+        os.mkdir(breaker, 0o700)
+    except FileExistsError:
+        if _age(breaker) > _STALE_LOCK_S:
+            _unlock(breaker)
+        return False
+    try:
+        if _age(lock) > _STALE_LOCK_S:
+            _unlock(lock)
+    finally:
+        _unlock(breaker)
+    return True
 
 
 def _unlock(lock: str) -> None:

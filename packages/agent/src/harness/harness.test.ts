@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	type Context,
@@ -534,6 +534,35 @@ describe("stores under stress", () => {
 		);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
 		expect(withFileLock(`${path}-other`, () => 42)).toBe(42);
+	}, 15_000);
+
+	it("breaks a stale lock only under its .break folder, so two processes never both take the lock", async () => {
+		const h = harness();
+		const path = h.path("local");
+		const old = new Date(Date.now() - 60_000);
+		mkdirSync(`${path}.lock`, { recursive: true });
+		utimesSync(`${path}.lock`, old, old);
+		// Another process is breaking that lock right now: it is left to that process.
+		mkdirSync(`${path}.lock.break`);
+		expect(() => h.create("memory", "a", "x")).toThrow(`${path}.lock has been held for more than 5 s`);
+		expect(h.entries()).toEqual([]);
+		// A .break folder left by a process that died while breaking is stale too (host and kernel).
+		utimesSync(`${path}.lock.break`, old, old);
+		h.create("memory", "a", "past both");
+		expect(existsSync(`${path}.lock`) || existsSync(`${path}.lock.break`)).toBe(false);
+		mkdirSync(`${path}.lock`);
+		mkdirSync(`${path}.lock.break`);
+		utimesSync(`${path}.lock`, old, old);
+		utimesSync(`${path}.lock.break`, old, old);
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"print(hm.harness.create_memory('b', 'from python')['name'])",
+			].join("\n"),
+		);
+		expect(output).toBe("b\n");
+		expect(existsSync(`${path}.lock`) || existsSync(`${path}.lock.break`)).toBe(false);
 	}, 15_000);
 
 	it("a damaged store is named in the prompt section and in errors, and is never overwritten", () => {

@@ -23,10 +23,7 @@ export function withFileLock<T>(path: string, work: () => T): T {
 			break;
 		} catch (error) {
 			if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-			if (lockAge(lock) > STALE_LOCK_MS) {
-				removeLock(lock);
-				continue;
-			}
+			if (lockAge(lock) > STALE_LOCK_MS && breakStaleLock(lock)) continue;
 			if (Date.now() > deadline) {
 				throw new Error(
 					`${lock} has been held for more than ${LOCK_WAIT_MS / 1000} s; if no prime-agent is writing the harness, remove that folder.`,
@@ -40,6 +37,29 @@ export function withFileLock<T>(path: string, work: () => T): T {
 	} finally {
 		removeLock(lock);
 	}
+}
+
+/**
+ * Remove a lock left by a dead process, holding `<lock>.break` (made with `mkdir` too) while its
+ * age is checked again: two processes that both saw it stale never remove the lock one of them has
+ * just taken. False while another process is breaking it. The kernel breaks locks the same way.
+ */
+function breakStaleLock(lock: string): boolean {
+	const breaker = `${lock}.break`;
+	try {
+		mkdirSync(breaker, { mode: PRIVATE_DIR_MODE });
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+		// Left by a process that died while breaking the lock.
+		if (lockAge(breaker) > STALE_LOCK_MS) removeLock(breaker);
+		return false;
+	}
+	try {
+		if (lockAge(lock) > STALE_LOCK_MS) removeLock(lock);
+	} finally {
+		removeLock(breaker);
+	}
+	return true;
 }
 
 function lockAge(lock: string): number {
