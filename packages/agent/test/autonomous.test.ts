@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
@@ -339,6 +339,31 @@ it("a gate that runs past its timeout is stopped with its whole process group an
 	const missing = await runGate("true", { cwd: join(world.project, "absent"), env: world.env, logFile });
 	expect(missing.passed).toBe(false);
 	expect(missing.tail).toContain("[the gate could not start:");
+});
+
+it("Ctrl-C while a gate runs stops the gate and ends the run as interrupted (exit 130), not as an error", async () => {
+	const world = gitProject();
+	script([text("Done.")]);
+	const started = await startAutonomous({ gates: ["touch started && sleep 30"] });
+	const running = started.agentSession.prompt("fix value.txt");
+	const marker = join(world.project, "started");
+	await new Promise<void>((resolve) => {
+		const check = setInterval(() => {
+			if (existsSync(marker)) {
+				clearInterval(check);
+				resolve();
+			}
+		}, 20);
+	});
+	const begun = Date.now();
+	started.agentSession.abort();
+	const report = await finish(started, await running);
+	expect(Date.now() - begun).toBeLessThan(10_000);
+	expect(report.exitCode).toBe(ExitCode.interrupted);
+	expect(report.message).toBe(
+		`Interrupted. The session is saved: resume it with \`prime-agent --resume ${started.session.id}\`.`,
+	);
+	expect(started.autonomous?.ending).toBeUndefined();
 });
 
 it("with a goal, an autonomous run continues the open goal first (a continuation), then runs the gates", async () => {

@@ -69,6 +69,8 @@ export class AutonomousRun implements RunSupervisor {
 	readonly gates: (GateResult | undefined)[];
 	private goalStop: GoalEvent | undefined;
 	private gateRuns = 0;
+	/** The run was stopped (Ctrl-C, shutdown) while its gates ran: the model's turn itself ended well. */
+	interrupted = false;
 	private readonly listeners = new Set<(event: AutonomousEvent) => void>();
 
 	constructor(
@@ -138,7 +140,10 @@ export class AutonomousRun implements RunSupervisor {
 			return undefined;
 		}
 		const failure = await this.runGates(event.signal);
-		if (event.signal.aborted) return undefined;
+		if (event.signal.aborted) {
+			if (!this.ended) this.interrupted = true;
+			return undefined;
+		}
 		if (!failure) {
 			this.finish({ status: "passed" });
 			return undefined;

@@ -3,7 +3,7 @@ import { ExitCode } from "../errors.js";
 import { describeUsage, duration, emptyUsage, type GoalEvent, type GoalStatus } from "../goals/index.js";
 import type { RunOutcome } from "../orchestrator/index.js";
 import type { StartedSession } from "../startup/index.js";
-import type { OutcomeReport } from "./outcome.js";
+import { describeOutcome, type OutcomeReport } from "./outcome.js";
 
 /** One line for a goal event (print and chat modes, stderr). */
 export function describeGoalEvent(event: GoalEvent): string {
@@ -112,6 +112,9 @@ export function longRunningOutcome(
 		};
 	}
 	const ending = run.ending;
+	if (ending?.status !== "limit" && outcome.status !== "aborted" && run.interrupted)
+		// Ctrl-C while the gates ran: the model's turn ended well, the run did not.
+		return describeOutcome({ ...outcome, status: "aborted" }, started);
 	const userStopped = outcome.status === "aborted" && ending?.status !== "limit";
 	// A model error, Ctrl-C, or a command that ran no model (`-p "/pc status"`) keeps its own report.
 	if (userStopped || (!ending && (outcome.status === "error" || outcome.command))) return report;
