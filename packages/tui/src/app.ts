@@ -15,6 +15,7 @@ import {
 	describeAutonomousEvent,
 	describeChildEvent,
 	describeGoalEvent,
+	describeModelFailure,
 	describeNotice,
 	type InteractiveContext,
 	type KernelStatus,
@@ -309,7 +310,8 @@ export class InteractiveApp {
 			this.streaming = undefined;
 			if (!view) return;
 			view.setContent(contentText(message.content), contentText(message.content, "thinking"));
-			if (message.stopReason === "error") view.setError(message.errorMessage ?? "The model call failed.");
+			if (message.stopReason === "error")
+				view.setError(describeModelFailure(this.started.agentSession.model, message.errorMessage));
 			if (message.stopReason === "aborted") view.setError("Turn stopped.");
 		} else if (message.role === "user") {
 			// A queued message reached the turn: it is no longer waiting.

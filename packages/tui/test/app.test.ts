@@ -246,6 +246,25 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(app.editor.getText()).toBe("look at @src/parser.py ");
 	});
 
+	it("a failed model call says which model failed and what to do, and the next message works", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage("", { stopReason: "error", errorMessage: "Connection error." }),
+			fauxAssistantMessage("Back again."),
+		]);
+		const { app, terminal } = await startApp();
+		submit(terminal, "hello");
+		const said = await waitFor(app, (text) => text.includes("\nretry.") && text.includes("● ready"));
+		expect(said).toContain(
+			[
+				"The model faux/faux-1 at http://localhost:0 failed: Connection error. Check the",
+				"model id, your key or quota, and the network (`prime-agent doctor` helps), then",
+				"retry.",
+			].join("\n"),
+		);
+		submit(terminal, "again");
+		await waitFor(app, "Back again.");
+	});
+
 	it("an unknown command says which ones exist; a local command runs at once", async () => {
 		const { app, terminal } = await startApp();
 		submit(terminal, "/nonsense");

@@ -11,6 +11,6 @@ export { handleInterrupts, type InterruptAction, type InterruptHandle } from "./
 export { runJsonMode } from "./json.js";
 export { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
 export { describeNotice } from "./notices.js";
-export { describeOutcome, type OutcomeReport } from "./outcome.js";
+export { describeModelFailure, describeOutcome, type OutcomeReport } from "./outcome.js";
 export { runPrintMode } from "./print.js";
 export { TextRenderer, type TextStreams } from "./text-renderer.js";

@@ -32,15 +32,22 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 		};
 	}
 	if (outcome.status === "error") {
-		const model = `${started.model.provider}/${started.model.id}`;
-		// Provider messages often end with their own full stop ("Connection error.").
-		const cause = (outcome.errorMessage ?? "unknown error").replace(/[\s.]+$/, "");
-		// The address tells a local-server user at once which server (and port) did not answer.
-		const where = started.model.baseUrl ? ` at ${started.model.baseUrl}` : "";
 		return {
 			exitCode: ExitCode.modelError,
-			message: `The model ${model}${where} failed: ${cause}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.${resume}`,
+			message: `${describeModelFailure(started.model, outcome.errorMessage)}${resume}`,
 		};
 	}
 	return { exitCode: ExitCode.ok };
+}
+
+/** A failed model call for the user: which model (and server) failed, the provider's cause, what to do. */
+export function describeModelFailure(
+	model: { provider: string; id: string; baseUrl?: string },
+	errorMessage: string | undefined,
+): string {
+	// Provider messages often end with their own full stop ("Connection error.").
+	const cause = (errorMessage ?? "unknown error").replace(/[\s.]+$/, "");
+	// The address tells a local-server user at once which server (and port) did not answer.
+	const where = model.baseUrl ? ` at ${model.baseUrl}` : "";
+	return `The model ${model.provider}/${model.id}${where} failed: ${cause}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.`;
 }
