@@ -75,7 +75,20 @@ export class Supervisor {
 		});
 		for (const key of workerKeys(this.paths)) this.recover(key);
 		this.armIdleExit();
+		this.watchHome();
 		return true;
+	}
+
+	/** The agent home was removed (or another supervisor took over the socket): nothing is left to serve. */
+	private watchHome(): void {
+		const timer = setInterval(() => {
+			const holder = readJson<{ pid: number }>(this.paths.supervisor);
+			if (existsSync(this.paths.socket) && holder?.pid === process.pid) return;
+			clearInterval(timer);
+			this.close();
+			process.exit(0);
+		}, 2000);
+		timer.unref();
 	}
 
 	private takeLock(): boolean {

@@ -117,6 +117,12 @@ export class Worker {
 		this.scheduler.start();
 		this.writeRecord();
 		this.armIdle();
+		// The agent home was removed under it: there is no record, socket or token left to serve by.
+		const home = setInterval(() => {
+			if (!existsSync(socket)) void this.stop("its daemon folder was removed");
+		}, 2000);
+		home.unref();
+		void this.stopped.then(() => clearInterval(home));
 	}
 
 	/** Stop: tell clients, save the kernel's variables, close the session. Idempotent. */
@@ -379,6 +385,7 @@ export class Worker {
 
 	private writeRecord(extra: { stoppedAt?: string; stopReason?: string } = {}): void {
 		if (this.stopping && !extra.stoppedAt) return;
+		if (!existsSync(workerDir(this.options.paths, this.options.key))) return;
 		const { started } = this.options;
 		const beat = this.scheduler.heartbeat;
 		writeSessionRecord(this.options.paths, this.options.key, {
