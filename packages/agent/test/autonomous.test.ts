@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
@@ -191,6 +191,20 @@ it("the workspace fingerprint: equal for an unchanged tree, different after an e
 	expect(changed).not.toBe(untracked);
 	world.writeProject("value.txt", "edited\n");
 	expect(await print()).not.toBe(changed);
+});
+
+it("the workspace fingerprint hashes an untracked link by its target, never reading what it points to (a FIFO, /dev/zero)", async () => {
+	const world = gitProject();
+	symlinkSync("/dev/zero", join(world.project, "zero"));
+	execFileSync("mkfifo", [join(world.project, "pipe")]);
+	const begun = Date.now();
+	const first = await workspaceFingerprint(world.project);
+	expect(Date.now() - begun).toBeLessThan(5_000);
+	expect(first.method).toBe("git");
+	expect((await workspaceFingerprint(world.project)).digest).toBe(first.digest);
+	rmSync(join(world.project, "zero"));
+	symlinkSync("/dev/null", join(world.project, "zero"));
+	expect((await workspaceFingerprint(world.project)).digest).not.toBe(first.digest);
 });
 
 it("outside git the working tree is hashed, skipping .git, node_modules and virtual environments", async () => {

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lstat, readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Outside git: at most this many files are walked (then the tree counts as changed every time). */
@@ -63,7 +63,20 @@ async function gitFingerprint(root: string): Promise<string> {
 	return hash.digest("hex");
 }
 
-function fileDigest(path: string): Promise<string> {
+/**
+ * An untracked path's digest: a regular file by its content, a symbolic link by its target (as git
+ * records it; reading through it could block on a FIFO or never end on /dev/zero), anything else
+ * (a FIFO, a socket, a device) by its kind alone.
+ */
+async function fileDigest(path: string): Promise<string> {
+	const info = await lstat(path).catch((error: NodeJS.ErrnoException) => error.code ?? "?");
+	if (typeof info === "string") return `unreadable:${info}`;
+	if (info.isSymbolicLink()) return `link:${await readlink(path).catch(() => "?")}`;
+	if (!info.isFile()) return "special";
+	return contentDigest(path);
+}
+
+function contentDigest(path: string): Promise<string> {
 	return new Promise((resolve) => {
 		const hash = createHash("sha256");
 		const stream = createReadStream(path);
@@ -96,7 +109,7 @@ async function walkFingerprint(root: string): Promise<string> {
 			}
 			if (++files > WALK_MAX_FILES) return false;
 			hash.update(`${rel}\0${info.size}\0`);
-			if (info.isSymbolicLink()) hash.update("link");
+			if (info.isSymbolicLink()) hash.update(`link:${await readlink(path).catch(() => "?")}`);
 			else if (info.isFile() && info.size <= WALK_HASH_MAX_BYTES)
 				hash.update(await readFile(path).catch(() => Buffer.from("unreadable")));
 			else hash.update(String(info.mtimeMs));
