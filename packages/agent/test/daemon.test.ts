@@ -25,6 +25,8 @@ afterEach(async () => {
 	world = undefined;
 });
 
+/** A session file holding one prompt answered after one cell. */
+const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 
 /** Start a resident agent with the line chat and detach at once; returns its key. */
@@ -109,14 +111,7 @@ describe("daemon runs", () => {
 		const result = cli.events.at(-1) as Record<string, unknown>;
 		expect(result).toMatchObject({ type: "result", status: "ok", exitCode: 0, sessionPersisted: true });
 		expect(cli.events.some((event) => event.type === "tool_execution_end")).toBe(true);
-		expect(roles(sessionRecords(String(session.path)))).toEqual([
-			"session",
-			"model_change",
-			"user",
-			"assistant",
-			"toolResult",
-			"assistant",
-		]);
+		expect(roles(sessionRecords(String(session.path)))).toEqual(ONE_CELL_TURN);
 		const [info] = (await world.agents()) as [AgentInfo];
 		expect(info).toMatchObject({ key: session.agent, state: "saved", owner: "oneshot", clients: 0, crashes: 0 });
 		expect(readSessionRecord(daemonPaths(world.home), info.key)?.stopReason).toBe("its one-shot run ended");
@@ -141,14 +136,7 @@ describe("daemon runs", () => {
 			const info = await agent(world as DaemonWorld, key);
 			return info.state === "idle" ? info : undefined;
 		});
-		expect(roles(sessionRecords(done.sessionPath as string))).toEqual([
-			"session",
-			"model_change",
-			"user",
-			"assistant",
-			"toolResult",
-			"assistant",
-		]);
+		expect(roles(sessionRecords(done.sessionPath as string))).toEqual(ONE_CELL_TURN);
 		const attached = await world.cli(["attach", key], "/exit\n");
 		expect(attached.code).toBe(0);
 		expect(attached.stderr).toContain("While detached (2 entries):\n");
