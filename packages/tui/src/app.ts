@@ -73,6 +73,7 @@ export class InteractiveApp {
 	private exitPresses = 0;
 	private tick: NodeJS.Timeout | undefined;
 	private finish: ((exit: AppExit) => void) | undefined;
+	private stopped = false;
 	readonly local: LocalCommands;
 
 	constructor(
@@ -163,8 +164,10 @@ export class InteractiveApp {
 		this.finish?.(exit);
 	}
 
-	/** Stop drawing and listening (the session is left to the caller). */
+	/** Stop drawing and listening (the session is left to the caller). Once; later calls do nothing. */
 	stop(): void {
+		if (this.stopped) return;
+		this.stopped = true;
 		if (this.tick) clearInterval(this.tick);
 		this.tick = undefined;
 		this.detach();

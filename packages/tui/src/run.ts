@@ -1,5 +1,5 @@
 import { ProcessTerminal } from "@mariozechner/pi-tui";
-import type { ExitCodeValue, InteractiveContext } from "prime-agent";
+import { ExitCode, type ExitCodeValue, type InteractiveContext } from "prime-agent";
 import { InteractiveApp } from "./app.js";
 
 /**
@@ -8,9 +8,36 @@ import { InteractiveApp } from "./app.js";
  */
 export async function runInteractiveMode(context: InteractiveContext): Promise<ExitCodeValue> {
 	const app = new InteractiveApp(new ProcessTerminal(), context);
-	const exit = await app.run();
-	const { session } = app.session;
-	if ("message" in exit) context.stdout.write(`${exit.message}\n`);
-	if (session.persisted) context.stdout.write(`Session saved: resume with \`prime-agent --resume ${session.id}\`.\n`);
-	return exit.code as ExitCodeValue;
+	const release = giveTerminalBackOnExit(app);
+	try {
+		const exit = await app.run();
+		const { session } = app.session;
+		if ("message" in exit) context.stdout.write(`${exit.message}\n`);
+		if (session.persisted) context.stdout.write(`Session saved: resume with \`prime-agent --resume ${session.id}\`.\n`);
+		return exit.code as ExitCodeValue;
+	} finally {
+		release();
+	}
+}
+
+/**
+ * However the process ends, the terminal is left as it was found (cursor shown, bracketed paste
+ * and key reporting off, the prompt below the UI): SIGTERM and SIGHUP leave the way Ctrl-D does
+ * (the turn stopped, the session saved), and a crash stops the UI before Node prints the error.
+ * Returns the function that removes the handlers.
+ */
+function giveTerminalBackOnExit(app: InteractiveApp): () => void {
+	const removers = (["SIGTERM", "SIGHUP"] as const).map((signal) => {
+		const leave = () => void app.exit({ code: ExitCode.interrupted, message: `Stopped by ${signal}.` });
+		process.on(signal, leave);
+		return () => process.off(signal, leave);
+	});
+	const stop = () => app.stop();
+	process.on("uncaughtExceptionMonitor", stop);
+	process.on("exit", stop);
+	return () => {
+		for (const remove of removers) remove();
+		process.off("uncaughtExceptionMonitor", stop);
+		process.off("exit", stop);
+	};
 }

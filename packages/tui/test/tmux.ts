@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,10 @@ export interface TmuxPane {
 	resize(width: number, height: number): void;
 	/** Whether the program in the pane has exited. */
 	exited(): boolean;
+	/** The process id of the program in the pane. */
+	pid(): number;
+	/** Record what the program writes from now on; the returned function reads it (escapes included). */
+	record(): () => string;
 	kill(): void;
 }
 
@@ -99,6 +103,13 @@ export function startInTmux(
 			tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height));
 		},
 		exited: () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1",
+		pid: () => Number(tmux("display-message", "-p", "-t", "0", "#{pane_pid}").trim()),
+		record: () => {
+			const file = join(dir, "output.raw");
+			writeFileSync(file, "");
+			tmux("pipe-pane", "-o", "-t", "0", `cat >> ${shellQuote(file)}`);
+			return () => readFileSync(file, "utf8");
+		},
 		kill: () => {
 			try {
 				tmux("kill-server");

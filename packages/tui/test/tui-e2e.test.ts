@@ -152,6 +152,23 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		expect(screen).toContain("› first question");
 	});
 
+	it("SIGTERM stops the UI as leaving does: the terminal is given back and the session is saved", async () => {
+		const tui = await startAgent([{ text: "Here." }]);
+		const output = tui.record();
+		tui.type("hello");
+		tui.keys("Enter");
+		await tui.waitFor("Here.");
+		process.kill(tui.pid(), "SIGTERM");
+		const screen = await tui.waitFor(() => tui.exited());
+		expect(screen).toContain("Stopped by SIGTERM.");
+		expect(screen).toContain("Session saved: resume with `prime-agent --resume");
+		// The UI hid the cursor while it drew; the last word on it shows it again, and bracketed paste is off.
+		const raw = output();
+		expect(raw.lastIndexOf("\x1b[?25l")).toBeGreaterThan(-1);
+		expect(raw.lastIndexOf("\x1b[?25h")).toBeGreaterThan(raw.lastIndexOf("\x1b[?25l"));
+		expect(raw).toContain("\x1b[?2004l");
+	});
+
 	it("runs the line chat instead when PRIME_AGENT_NO_TUI is set", async () => {
 		const tui = await startAgent([], { env: { PRIME_AGENT_NO_TUI: "1" }, ready: "Type a message and press Enter." });
 		tui.type("/exit");
