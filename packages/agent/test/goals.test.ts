@@ -170,6 +170,18 @@ it("/goal shows, sets, pauses, resumes and clears the goal; bad use is an error 
 	expect(goalEntries(started).map((goal) => goal.status)).toEqual(["active", "paused", "active", "cleared"]);
 });
 
+it("/goal pause on a goal stopped at its budget says so in words", async () => {
+	script([text("Working.")]);
+	const started = await sessions.start({ goal: { objective: "ship it", turns: "1" } });
+	await started.agentSession.prompt("go");
+	const id = started.goals.current()?.id as string;
+	expect(started.goals.current()?.status).toBe("budget_reached");
+	const outcome = await started.agentSession.prompt("/goal pause");
+	expect(outcome.command?.message ?? outcome.errorMessage).toBe(
+		`The command /goal failed: goal ${id} stopped at its budget: only an active goal can be paused.`,
+	);
+});
+
 it("the kernel's goal module: get, create, complete, and clear errors for what the host refuses", async () => {
 	const code = [
 		"out = []",

@@ -45,6 +45,15 @@ export interface GoalEvent {
 /** Who asks: the user (`/goal`, `--goal`) may replace an open goal; the model (`goal.create`) may not. */
 export type GoalCaller = "user" | "model";
 
+/** A goal's state in a sentence ("goal X stopped at its budget: ..."). */
+const STATUS_WORDS: Record<GoalData["status"], string> = {
+	active: "is active",
+	paused: "is paused",
+	complete: "is complete",
+	budget_reached: "stopped at its budget",
+	cleared: "is cleared",
+};
+
 /**
  * The goal of a session: set, paused, resumed, cleared and completed from `/goal`, `--goal` and the
  * kernel's `goal` module; usage counted while it is active (model turns, input + output tokens,
@@ -280,8 +289,7 @@ export class GoalController implements RunSupervisor {
 		const goal = this.current();
 		if (!goal || goal.status === "cleared")
 			throw new GoalError(`there is no goal to ${action}. Set one with /goal <objective>.`);
-		if (!statuses.includes(goal.status))
-			throw new GoalError(`goal ${goal.id} is ${goal.status.replace("_", " ")}: ${rule}.`);
+		if (!statuses.includes(goal.status)) throw new GoalError(`goal ${goal.id} ${STATUS_WORDS[goal.status]}: ${rule}.`);
 		return goal;
 	}
 
