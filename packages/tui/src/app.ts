@@ -300,7 +300,12 @@ export class InteractiveApp {
 					.get(event.toolCallId)
 					?.finish(contentText(event.result?.content), event.isError, event.result?.details);
 				this.cells.delete(event.toolCallId);
-				if (event.toolName === "ipython" && this.kernel === "busy") this.kernel = "idle";
+				if (
+					event.toolName === "ipython" &&
+					(event.result?.details as { status?: string } | undefined)?.status === "died"
+				)
+					this.kernel = "died";
+				else if (event.toolName === "ipython" && this.kernel === "busy") this.kernel = "idle";
 				if (event.toolName === "ipython" && this.kernel === "restarting") this.kernel = "restarted";
 				break;
 		}

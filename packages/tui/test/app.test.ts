@@ -265,6 +265,23 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		await waitFor(app, "Back again.");
 	});
 
+	it("a cell that kills the kernel shows it died, and the status line says so until the next cell", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "import os; os._exit(1)" })]),
+			fauxAssistantMessage("The kernel died."),
+			fauxAssistantMessage([fauxToolCall("ipython", { code: "print(1 + 1)" })]),
+			fauxAssistantMessage("Two."),
+		]);
+		const { app, terminal } = await startApp();
+		submit(terminal, "crash it");
+		const died = await waitFor(app, (text) => text.includes("The kernel died.") && text.includes("● ready"));
+		expect(died).toMatch(/^✗ kernel died ipython \d+\.\ds$/m);
+		expect(died).toContain("● ready │ kernel died · faux/faux-1");
+		submit(terminal, "again");
+		const again = await waitFor(app, (text) => text.includes("Two.") && text.includes("● ready"));
+		expect(again).toContain("● ready │ kernel idle · faux/faux-1");
+	});
+
 	it("an unknown command says which ones exist; a local command runs at once", async () => {
 		const { app, terminal } = await startApp();
 		submit(terminal, "/nonsense");

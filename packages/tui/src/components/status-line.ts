@@ -1,8 +1,11 @@
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { style } from "../style.js";
 
-/** `restarted`: killed after a stubborn cell; a new kernel starts with the next cell. */
-export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "restarted" | "failed";
+/**
+ * `restarted`: killed after a stubborn cell; `died`: the kernel process ended during a cell. In
+ * both cases a new kernel starts with the next cell.
+ */
+export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "restarted" | "died" | "failed";
 
 /** Everything the status line shows, gathered by the app. */
 export interface StatusInfo {
@@ -30,7 +33,8 @@ export function shortCount(value: number): string {
 
 /** The status line's two parts: the session's state, then what runs beside it (sub-agents, queue, goal). */
 function statusParts(info: StatusInfo): { main: string; extras: string } {
-	const kernelPaint = info.kernel === "busy" ? style.yellow : info.kernel === "failed" ? style.red : style.gray;
+	const kernelPaint =
+		info.kernel === "busy" ? style.yellow : info.kernel === "failed" || info.kernel === "died" ? style.red : style.gray;
 	const percent = info.contextWindow > 0 ? Math.round((100 * info.contextTokens) / info.contextWindow) : 0;
 	const context = `${percent}% of ${shortCount(info.contextWindow)}`;
 	// What a narrow terminal cuts first comes last: cost and tokens.
