@@ -149,6 +149,9 @@ it("the turn limit: after the last allowed answer its cell runs and the run ends
 	expect(report.exitCode).toBe(ExitCode.limitReached);
 	expect(report.message).toContain("Autonomous run stopped: the turn limit was reached (2 of 2).");
 	expect(report.message).toContain("  not run   true");
+	expect(report.message).toContain(
+		'or raise the limit: --max-turns N (or "autonomous": {"maxTurns": N} in settings.json).',
+	);
 });
 
 it("the token limit counts input + output tokens and stops the run as a limit", async () => {
@@ -162,6 +165,9 @@ it("the token limit counts input + output tokens and stops the run as a limit", 
 	expect(ending?.status === "limit" && ending.limit).toBe("tokens");
 	expect(report.exitCode).toBe(ExitCode.limitReached);
 	expect(report.message).toContain("Autonomous run stopped: the token limit was reached (");
+	expect(report.message).toContain(
+		'or raise the limit: --max-tokens N (or "autonomous": {"maxTokens": N} in settings.json).',
+	);
 });
 
 it("the time limit stops a run mid-cell: reported as the time limit, not as an interruption", async () => {
@@ -175,6 +181,9 @@ it("the time limit stops a run mid-cell: reported as the time limit, not as an i
 	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "time", detail: "0.05 minutes" });
 	expect(report.exitCode).toBe(ExitCode.limitReached);
 	expect(report.message).toContain("Autonomous run stopped: the time limit was reached (0.05 minutes).");
+	expect(report.message).toContain(
+		'or raise the limit: --max-minutes N (or "autonomous": {"maxMinutes": N} in settings.json).',
+	);
 });
 
 it("the workspace fingerprint: equal for an unchanged tree, different after an edit, a new untracked file or its content", async () => {

@@ -39,9 +39,18 @@ const LIMIT_WORDS: Record<LimitName, { what: string; raise: string }> = {
 		what: "the continuation limit was reached",
 		raise: '--max-continuations N (or "autonomous": {"maxContinuations": N} in settings.json)',
 	},
-	turns: { what: "the turn limit was reached", raise: '--max-turns N (or "autonomous": {"maxTurns": N})' },
-	tokens: { what: "the token limit was reached", raise: '--max-tokens N (or "autonomous": {"maxTokens": N})' },
-	time: { what: "the time limit was reached", raise: '--max-minutes N (or "autonomous": {"maxMinutes": N})' },
+	turns: {
+		what: "the turn limit was reached",
+		raise: '--max-turns N (or "autonomous": {"maxTurns": N} in settings.json)',
+	},
+	tokens: {
+		what: "the token limit was reached",
+		raise: '--max-tokens N (or "autonomous": {"maxTokens": N} in settings.json)',
+	},
+	time: {
+		what: "the time limit was reached",
+		raise: '--max-minutes N (or "autonomous": {"maxMinutes": N} in settings.json)',
+	},
 	goal: { what: "the goal stopped", raise: "/goal resume with a larger budget (--tokens, --turns, --minutes)" },
 };
 
