@@ -389,6 +389,32 @@ it("Ctrl-C while a gate runs stops the gate and ends the run as interrupted (exi
 	expect(started.autonomous?.ending).toBeUndefined();
 });
 
+it("the closing report says a gate timed out instead of giving it no exit status", async () => {
+	const { autonomousReport } = await import("../src/autonomous/index.js");
+	const text = autonomousReport({
+		gates: ["npm test"],
+		results: [{ status: "failed", exitCode: null, timedOut: true, durationMs: 300_000, observationId: "obs_000002" }],
+		end: { status: "limit", limit: "continuations", detail: "3 of 3" },
+		continuations: 3,
+		turns: 4,
+		tokens: 1200,
+		elapsedMs: 900_000,
+		sessionId: "s1",
+	});
+	expect(text.split("\n")[1]).toBe("  failed    npm test (timed out after 5m 00s, output obs_000002)");
+	const again = autonomousReport({
+		gates: ["npm test"],
+		results: [{ status: "not_rerun", exitCode: null, timedOut: true, durationMs: 0, observationId: "obs_000002" }],
+		end: { status: "limit", limit: "continuations", detail: "3 of 3" },
+		continuations: 3,
+		turns: 4,
+		tokens: 1200,
+		elapsedMs: 900_000,
+		sessionId: "s1",
+	});
+	expect(again.split("\n")[1]).toBe("  not rerun npm test (timed out, output obs_000002)");
+});
+
 it("with a goal, an autonomous run continues the open goal first (a continuation), then runs the gates", async () => {
 	gitProject();
 	const seen = script([text("Done."), run('await goal.complete("value.txt was already checked")'), text("Now done.")]);
