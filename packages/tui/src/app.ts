@@ -484,6 +484,7 @@ export class InteractiveApp {
 		const session = agentSession.commandNames.map((name) => ({
 			name,
 			description: name === "compact" ? "summarise the older conversation now" : extensions.command(name)?.description,
+			...argumentCompletions(extensions.command(name)?.arguments),
 		}));
 		const own = this.local.list().filter((command) => !agentSession.commandNames.includes(command.name));
 		return [...session, ...own].sort((a, b) => a.name.localeCompare(b.name));
@@ -506,6 +507,18 @@ export class InteractiveApp {
 			goal: this.started.goals.active()?.objective,
 		};
 	}
+}
+
+/** Completion of a command's first argument from the words it names (none: no completion). */
+function argumentCompletions(words: readonly string[] | undefined): Pick<SlashCommand, "getArgumentCompletions"> {
+	if (!words?.length) return {};
+	return {
+		getArgumentCompletions: (prefix) => {
+			if (/\s/.test(prefix)) return null;
+			const items = words.filter((word) => word.startsWith(prefix)).map((word) => ({ value: word, label: word }));
+			return items.length > 0 ? items : null;
+		},
+	};
 }
 
 export function errorText(error: unknown): string {

@@ -231,6 +231,32 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		await waitFor(app, (text) => /^ hi$/m.test(text));
 	});
 
+	it("completes the first word after a command that names its arguments (/pc, /goal, an extension's)", async () => {
+		sessions
+			.newWorld()
+			.writeProject(
+				"tell.mjs",
+				'export default function (api) {\n\tapi.registerCommand("tell", { description: "tell", arguments: ["joke", "story"], handler: (a) => "told " + a });\n}\n',
+			);
+		const { app, terminal } = await startApp({ extensionPaths: ["tell.mjs"] });
+		type(terminal, "/pc doc");
+		await waitFor(app, (text) => /^ +→ doctor$/m.test(text));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("/pc doctor");
+		app.editor.setText("");
+		type(terminal, "/goal pa");
+		await waitFor(app, (text) => /^ +→ pause$/m.test(text));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("/goal pause");
+		app.editor.setText("");
+		type(terminal, "/tell s");
+		await waitFor(app, (text) => /^ +→ story$/m.test(text));
+		terminal.send("\t");
+		expect(app.editor.getText()).toBe("/tell story");
+		terminal.send("\r");
+		await waitFor(app, (text) => /^ told story$/m.test(text));
+	});
+
 	it("@ completes file paths of the session's directory", async () => {
 		const world = sessions.newWorld();
 		world.writeProject("src/parser.py", "");

@@ -149,6 +149,8 @@ export type ExtensionHandler<K extends ExtensionEventName> = (
 /** A slash command: typed as the whole prompt (`/name args`) in any mode. */
 export interface SlashCommand {
 	description?: string;
+	/** The words that may come first after the name (`/pc status`), offered by the terminal UI's completion. */
+	arguments?: readonly string[];
 	/**
 	 * `args` is the text after the name, trimmed. A returned string is shown to the user as the
 	 * command's answer (it never reaches the model); a throw is shown as the command's failure.

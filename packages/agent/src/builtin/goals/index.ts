@@ -13,6 +13,7 @@ export function goalsExtension(goals: GoalController, startsNow: () => boolean):
 	return (api) => {
 		api.registerCommand("goal", {
 			description: "show the goal; /goal <objective>, /goal pause, /goal resume, /goal clear",
+			arguments: ["pause", "resume", "clear"],
 			handler: (args) => runGoalCommand(args, goals, startsNow),
 		});
 	};

@@ -99,10 +99,12 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 
 		api.registerCommand("refine", {
 			description: "refine the harness from this session: /refine [instructions], /refine list, /refine rollback <id>",
+			arguments: ["list", "rollback"],
 			handler: (args) => refineCommand(args, runtime, () => input(), noted),
 		});
 		api.registerCommand("harness", {
 			description: "browse the continual harness: /harness [list [kind]], /harness show [kind] <name>",
+			arguments: ["list", "show"],
 			handler: (args) => harnessCommand(args, runtime),
 		});
 	};

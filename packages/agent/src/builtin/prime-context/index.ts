@@ -195,6 +195,20 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 
 	api.registerCommand("pc", {
 		description: "Prime Context: status, list, read, search, focus, add, done, pin, unpin, mode, cleanup, doctor",
+		arguments: [
+			"status",
+			"list",
+			"read",
+			"search",
+			"focus",
+			"add",
+			"done",
+			"pin",
+			"unpin",
+			"mode",
+			"cleanup",
+			"doctor",
+		],
 		handler: (args) =>
 			runPcCommand(args, {
 				context,
