@@ -1,5 +1,6 @@
 import { PassThrough } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { GOAL_READY_GUARD } from "prime-agent-context";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
@@ -81,6 +82,18 @@ it("a goal set with --goal completes only after the audit prompt: a claim of don
 		.branch()
 		.filter((entry) => entry.type === "custom_message" && entry.customType === GOAL_CONTEXT);
 	expect(hidden).toHaveLength(2);
+});
+
+it("the call the GOAL_READY guard names, `await goal.complete()` with no summary, completes the goal", async () => {
+	const call = /await goal\.complete\(\)/.exec(GOAL_READY_GUARD)?.[0];
+	expect(call).toBe("await goal.complete()");
+	const seen = script([run(`print((${call})["status"])`), text("ok")]);
+	const started = await sessions.start({ goal: { objective: "pass the locked suite" } });
+	await started.agentSession.prompt("go");
+	expect(started.goals.current()?.status).toBe("complete");
+	expect(started.goals.current()?.summary).toBe("(no summary given)");
+	expect(lastToolResult(seen[1])).toContain("complete");
+	expect(lastToolResult(seen[1])).not.toContain("Error");
 });
 
 it("the objective is data: a closing tag inside it is escaped, so it cannot end the block", async () => {

@@ -5,7 +5,8 @@
 - ``goal.create(objective, tokens=None, turns=None, minutes=None)``: set a goal (refused while
   another is active or paused: only the user replaces or clears a goal).
 - ``await goal.complete(summary)``: mark the active goal complete, once every item of the objective
-  has evidence; ``summary`` names that evidence.
+  has evidence; ``summary`` names that evidence (``await goal.complete()``, as Prime Context's
+  GOAL_READY guard words it, completes without one).
 
 Each is a request to the host, which decides; a refusal raises ``GoalError`` saying why. ``get``
 and ``create`` wait for the answer synchronously (see ``host_call``); ``complete`` is awaited.
@@ -46,12 +47,16 @@ class Goal:
             raise GoalError(str(error)) from error
         return dict(_answer(reply))
 
-    async def complete(self, summary: str) -> dict[str, Any]:
-        """Mark the active goal complete; ``summary`` says what was done and the evidence."""
-        if not isinstance(summary, str) or not summary.strip():
+    async def complete(self, summary: str | None = None) -> dict[str, Any]:
+        """Mark the active goal complete; ``summary`` says what was done and the evidence.
+
+        ``await goal.complete()`` (Prime Context's GOAL_READY wording) completes without one.
+        """
+        if summary is not None and (not isinstance(summary, str) or not summary.strip()):
             raise GoalError("goal.complete(summary): summary must be a non-empty string naming the evidence")
         try:
-            reply = await request("goal.complete", {"summary": summary}, "goal.complete()")
+            payload = {} if summary is None else {"summary": summary}
+            reply = await request("goal.complete", payload, "goal.complete()")
         except HostUnavailable as error:
             raise GoalError(str(error)) from error
         return dict(_answer(reply))

@@ -45,6 +45,9 @@ export interface GoalEvent {
 /** Who asks: the user (`/goal`, `--goal`) may replace an open goal; the model (`goal.create`) may not. */
 export type GoalCaller = "user" | "model";
 
+/** The summary of a goal completed with `await goal.complete()`. */
+export const NO_SUMMARY = "(no summary given)";
+
 /** A goal's state in a sentence ("goal X stopped at its budget: ..."). */
 const STATUS_WORDS: Record<GoalData["status"], string> = {
 	active: "is active",
@@ -151,9 +154,13 @@ export class GoalController implements RunSupervisor {
 		return this.write({ ...goal, status: "cleared", reason: "cleared by the user" }, "cleared");
 	}
 
-	/** `await goal.complete(summary)` from the kernel. */
+	/**
+	 * `await goal.complete(summary)` from the kernel; `await goal.complete()` (as Prime Context's
+	 * GOAL_READY guard words it) completes with NO_SUMMARY.
+	 */
 	complete(summary: unknown): GoalData {
-		const text = checkText(summary, "goal.complete(summary): summary");
+		const text =
+			summary === undefined || summary === null ? NO_SUMMARY : checkText(summary, "goal.complete(summary): summary");
 		const goal = this.current();
 		if (!goal || goal.status === "cleared" || goal.status === "complete") {
 			throw new GoalError("goal.complete(): there is no active goal to complete (goal.get() shows the goal, if any).");
