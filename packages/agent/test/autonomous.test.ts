@@ -245,7 +245,7 @@ it("bad autonomous flags and settings are usage errors naming the value", async 
 			[["-p", "x", "--goal-turns", "3"], "Error: --goal-turns needs --goal."],
 			[
 				["-p", "x", "--goal", "ship", "--goal-turns", "many"],
-				'Error: --goal: --goal: turns must be a positive whole number, not "many".',
+				'Error: --goal-turns must be a positive whole number, not "many".',
 			],
 		];
 		for (const [argv, first] of cases) {

@@ -39,15 +39,22 @@ export function checkText(value: unknown, what: string): string {
 	return value.trim();
 }
 
-/** A budget from `{tokens, turns, minutes}` (each optional, a positive number); `what` names the caller. */
-export function budgetFrom(values: { tokens?: unknown; turns?: unknown; minutes?: unknown }, what: string): GoalBudget {
+/**
+ * A budget from `{tokens, turns, minutes}` (each optional, a positive number); `what` names the
+ * caller ("/goal: turns must be ..."), or `label` names each value ("--goal-turns must be ...").
+ */
+export function budgetFrom(
+	values: { tokens?: unknown; turns?: unknown; minutes?: unknown },
+	what: string,
+	label: (name: string) => string = (name) => `${what}: ${name}`,
+): GoalBudget {
 	const budget: GoalBudget = {};
 	const positive = (value: unknown, name: string, integer: boolean): number | undefined => {
 		if (value === undefined || value === null) return undefined;
 		const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
 		if (typeof number !== "number" || !Number.isFinite(number) || number <= 0 || (integer && !Number.isInteger(number)))
 			throw new GoalError(
-				`${what}: ${name} must be a positive ${integer ? "whole " : ""}number, not ${JSON.stringify(value)}.`,
+				`${label(name)} must be a positive ${integer ? "whole " : ""}number, not ${JSON.stringify(value)}.`,
 			);
 		return number;
 	};

@@ -30,11 +30,12 @@ export interface GoalOption {
 export function resolveGoalOption(option: GoalOption): { objective: string; budget: GoalBudget } {
 	try {
 		const { objective, ...budget } = option;
-		return { objective: checkText(objective, "the objective"), budget: budgetFrom(budget, "--goal") };
+		const text = checkText(objective, "--goal: the objective");
+		return { objective: text, budget: budgetFrom(budget, "--goal", (name) => `--goal-${name}`) };
 	} catch (error) {
 		if (!(error instanceof GoalError)) throw error;
 		throw new UserError(
-			`--goal: ${error.message}`,
+			error.message,
 			'Write it as --goal "<objective>" [--goal-tokens N] [--goal-turns N] [--goal-minutes N].',
 			ExitCode.usage,
 		);
