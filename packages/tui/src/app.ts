@@ -1,3 +1,4 @@
+import { formatWithOptions } from "node:util";
 import {
 	type Component,
 	Container,
@@ -74,6 +75,7 @@ export class InteractiveApp {
 	private tick: NodeJS.Timeout | undefined;
 	private finish: ((exit: AppExit) => void) | undefined;
 	private stopped = false;
+	private releaseConsole: (() => void) | undefined;
 	readonly local: LocalCommands;
 
 	constructor(
@@ -107,6 +109,7 @@ export class InteractiveApp {
 			this.finish = resolve;
 		});
 		this.attach(this.started, this.started.notices);
+		this.releaseConsole = this.captureConsole();
 		this.tui.start();
 		// Elapsed time of a running cell and the spinner-free "working" state refresh once a second.
 		this.tick = setInterval(() => {
@@ -135,6 +138,25 @@ export class InteractiveApp {
 	note(text: string, tone: "info" | "error" = "info"): void {
 		this.add(new NoteView(text, tone));
 		this.tui.requestRender();
+	}
+
+	/**
+	 * While the UI draws, what code in this process prints through `console` (an extension's
+	 * command, a hook) becomes a note: written to the terminal it would land over the UI and leave
+	 * the differential renderer drawing on a screen it no longer knows. Returns the undo.
+	 */
+	private captureConsole(): () => void {
+		const methods = ["log", "info", "debug", "warn", "error"] as const;
+		const saved = methods.map((name) => [name, console[name]] as const);
+		for (const name of methods)
+			console[name] = (...args: unknown[]) =>
+				this.note(
+					formatWithOptions({ colors: false }, ...args),
+					name === "warn" || name === "error" ? "error" : "info",
+				);
+		return () => {
+			for (const [name, original] of saved) console[name] = original;
+		};
 	}
 
 	/** Add a block to the conversation (a blank line above it). */
@@ -168,6 +190,7 @@ export class InteractiveApp {
 	stop(): void {
 		if (this.stopped) return;
 		this.stopped = true;
+		this.releaseConsole?.();
 		if (this.tick) clearInterval(this.tick);
 		this.tick = undefined;
 		this.detach();

@@ -257,6 +257,23 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		await waitFor(app, (text) => /^ told story$/m.test(text));
 	});
 
+	it("what an extension prints with console.log or console.error shows as a note, never over the UI", async () => {
+		sessions
+			.newWorld()
+			.writeProject(
+				"noisy.mjs",
+				'export default function (api) {\n\tapi.registerCommand("noisy", { handler: () => { console.log("count:", 3); console.error("oops"); } });\n}\n',
+			);
+		const consoleLog = console.log;
+		const { app, terminal } = await startApp({ extensionPaths: ["noisy.mjs"] });
+		submit(terminal, "/noisy ");
+		const said = await waitFor(app, "oops");
+		expect(said).toContain("\n count: 3\n\n oops\n");
+		// Leaving gives the console back.
+		app.stop();
+		expect(console.log).toBe(consoleLog);
+	});
+
 	it("@ completes file paths of the session's directory", async () => {
 		const world = sessions.newWorld();
 		world.writeProject("src/parser.py", "");
