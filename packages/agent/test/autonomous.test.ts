@@ -253,6 +253,11 @@ it("bad autonomous flags and settings are usage errors naming the value", async 
 			expect(await runCli(argv, io)).toBe(ExitCode.usage);
 			expect(io.err().split("\n")[0]).toBe(first);
 		}
+		const turnsOnly = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "x", "--goal-turns", "3"], turnsOnly)).toBe(ExitCode.usage);
+		expect(turnsOnly.err().split("\n")[1]).toBe(
+			'Write it as --goal "<objective>" --goal-turns N (or set the budget with /goal --turns N <objective>).',
+		);
 		world.writeHome("settings.json", { autonomous: { maxMinutes: -1 } });
 		const io = memoryIo(world.project, world.env);
 		expect(await runCli(["--autonomous", "-p", "x"], io)).toBe(ExitCode.usage);

@@ -296,7 +296,7 @@ function checkLongRunning(
 	if (budgetFlags.length > 0 && !args.goal) {
 		throw new UserError(
 			`--goal-${budgetFlags[0]} needs --goal.`,
-			'Write it as --goal "<objective>" --goal-tokens N (or set the budget with /goal --tokens N <objective>).',
+			`Write it as --goal "<objective>" --goal-${budgetFlags[0]} N (or set the budget with /goal --${budgetFlags[0]} N <objective>).`,
 			ExitCode.usage,
 		);
 	}
