@@ -186,6 +186,18 @@ it("the time limit stops a run mid-cell: reported as the time limit, not as an i
 	);
 });
 
+it("a gate still running when the time limit is reached is stopped and reported as stopped, not as never run", async () => {
+	gitProject();
+	script([text("Done.")]);
+	const started = await startAutonomous({ gates: ["sleep 30"], maxMinutes: "0.05" });
+	const begun = Date.now();
+	const report = await finish(started, await started.agentSession.prompt("go"));
+	expect(Date.now() - begun).toBeLessThan(20_000);
+	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "time", detail: "0.05 minutes" });
+	expect(report.exitCode).toBe(ExitCode.limitReached);
+	expect(report.message).toMatch(/\n {2}failed {4}sleep 30 \(stopped by the time limit after \d+s\)\n/);
+});
+
 it("the workspace fingerprint: equal for an unchanged tree, different after an edit, a new untracked file or its content", async () => {
 	const world = gitProject();
 	const print = async () => (await workspaceFingerprint(world.project)).digest;

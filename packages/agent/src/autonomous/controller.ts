@@ -20,6 +20,8 @@ export interface GateResult {
 	status: "passed" | "failed" | "not_rerun";
 	exitCode: number | null;
 	timedOut: boolean;
+	/** Stopped while it ran because the run's time limit was reached. */
+	stopped?: true;
 	durationMs: number;
 	observationId?: string;
 }
@@ -202,7 +204,10 @@ export class AutonomousRun implements RunSupervisor {
 				timeoutMs: GATE_TIMEOUT_MS,
 				signal,
 			});
-			if (signal.aborted) return undefined;
+			if (signal.aborted) {
+				if (this.timeUp) this.record(index, { status: "failed", run, stopped: true });
+				return undefined;
+			}
 			// A gate may change the workspace (caches, build output): take the state after it.
 			fingerprint = undefined;
 			if (run.passed) {
@@ -220,13 +225,17 @@ export class AutonomousRun implements RunSupervisor {
 		return undefined;
 	}
 
-	private record(index: number, result: { status: GateResult["status"]; run: GateRun; output?: GateOutput }): void {
+	private record(
+		index: number,
+		result: { status: GateResult["status"]; run: GateRun; output?: GateOutput; stopped?: true },
+	): void {
 		const gate: GateResult = {
 			index,
 			command: result.run.command,
 			status: result.status,
 			exitCode: result.run.exitCode,
 			timedOut: result.run.timedOut,
+			...(result.stopped ? { stopped: true as const } : {}),
 			durationMs: result.status === "not_rerun" ? 0 : result.run.durationMs,
 			...(result.output?.observationId ? { observationId: result.output.observationId } : {}),
 		};

@@ -57,7 +57,14 @@ const LIMIT_WORDS: Record<LimitName, { what: string; raise: string }> = {
 export interface ReportFacts {
 	gates: readonly string[];
 	results: readonly (
-		| { status: string; exitCode: number | null; timedOut?: boolean; durationMs: number; observationId?: string }
+		| {
+				status: string;
+				exitCode: number | null;
+				timedOut?: boolean;
+				stopped?: boolean;
+				durationMs: number;
+				observationId?: string;
+		  }
 		| undefined
 	)[];
 	end: { status: "passed" } | { status: "limit"; limit: LimitName; detail: string } | undefined;
@@ -95,7 +102,9 @@ export function autonomousReport(facts: ReportFacts): string {
 		const detail =
 			result.status === "passed"
 				? duration(result.durationMs)
-				: `${result.timedOut ? `timed out${result.durationMs > 0 ? ` after ${duration(result.durationMs)}` : ""}` : `exit ${result.exitCode ?? "none"}`}${result.observationId ? `, output ${result.observationId}` : ""}`;
+				: result.stopped
+					? `stopped by the time limit after ${duration(result.durationMs)}`
+					: `${result.timedOut ? `timed out${result.durationMs > 0 ? ` after ${duration(result.durationMs)}` : ""}` : `exit ${result.exitCode ?? "none"}`}${result.observationId ? `, output ${result.observationId}` : ""}`;
 		lines.push(`  ${status.padEnd(9)} ${command} (${detail})`);
 	});
 	if (end?.status === "limit") {

@@ -56,6 +56,7 @@ export function describeAutonomousEvent(event: AutonomousEvent): string | undefi
 			const which = `Gate ${gate.index + 1}/${event.of} \`${gate.command}\``;
 			if (gate.status === "passed") return `${which} passed (${duration(gate.durationMs)})`;
 			if (gate.status === "not_rerun") return `${which} not rerun: the workspace has not changed since it failed`;
+			if (gate.stopped) return `${which} stopped by the time limit (${duration(gate.durationMs)})`;
 			return `${which} failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`}, ${duration(gate.durationMs)})`;
 		}
 		case "autonomous_continue":
