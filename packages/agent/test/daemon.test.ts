@@ -171,6 +171,23 @@ describe("daemon runs", () => {
 		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
 		expect(isSameProcess(pid, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
 	});
+	it("a one-shot client that goes after its run has ended stops its worker at once, not after the grace period", async () => {
+		world = await makeDaemonWorld([{ text: "line one\nline two\nline three" }], {
+			PRIME_AGENT_ONESHOT_GRACE_MS: "60000",
+		});
+		// `prime-agent -p ... | head -1`: the reader goes after the first line, the client dies of EPIPE.
+		const cli = spawnCliText(["-p", "say three lines", "--model", "local/coder"], world.project, world.env);
+		clients.push(cli);
+		await cli.waitFor("stdout", "line one");
+		cli.child.stdout?.destroy();
+		await cli.exitCode();
+		const gone = Date.now();
+		const [info] = (await world.agents()) as [AgentInfo];
+		await eventually("the worker to stop", async () =>
+			(await agent(world as DaemonWorld, info.key)).state === "saved" ? true : undefined,
+		);
+		expect(Date.now() - gone).toBeLessThan(15_000);
+	});
 });
 
 describe("daemon recovery", () => {
@@ -257,6 +274,34 @@ describe("daemon recovery", () => {
 			return now.state === "idle" && now.pid !== before[live]?.pid ? now : undefined;
 		});
 		expect(readopted.crashes).toBe(1);
+	});
+
+	it("a one-shot worker restarted after it and its client were killed stops after the grace period, with no client to wait for", {
+		timeout: 120_000,
+	}, async () => {
+		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "3000" });
+		const cli = spawnCli(
+			["--mode", "json", "-p", "run the long job", "--model", "local/coder"],
+			world.project,
+			world.env,
+		);
+		clients.push(cli);
+		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		const key = String(cli.events[0]?.agent);
+		const pid = (await agent(world, key)).pid as number;
+		cli.child.kill("SIGKILL");
+		process.kill(pid, "SIGKILL");
+		await cli.exitCode();
+		const restarted = await eventually("the worker to restart", async () => {
+			const now = await agent(world as DaemonWorld, key);
+			return now.pid && now.pid !== pid ? now : undefined;
+		});
+		expect(restarted.crashes).toBe(1);
+		await eventually("the restarted worker to stop", async () =>
+			(await agent(world as DaemonWorld, key)).state === "saved" ? true : undefined,
+		);
+		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
+		expect(isSameProcess(restarted.pid as number, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
 	});
 });
 

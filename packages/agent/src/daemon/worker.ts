@@ -117,6 +117,8 @@ export class Worker {
 		this.scheduler.start();
 		this.writeRecord();
 		this.armIdle();
+		// Its client connects right after the start; a worker restarted after a crash may have none left.
+		if (this.options.oneShot) this.armGrace();
 		// The agent home was removed under it: there is no record, socket or token left to serve by.
 		const home = setInterval(() => {
 			if (!existsSync(socket)) void this.stop("its daemon folder was removed");
@@ -159,12 +161,20 @@ export class Worker {
 		this.touch();
 		this.writeRecord();
 		if (this.clients.size === 0 && this.options.oneShot) {
-			// The one-shot client is gone (closed terminal, dropped connection): the work goes on for the grace period.
-			this.graceTimer = setTimeout(
-				() => void this.stop("its one-shot client disconnected"),
-				this.options.timings.oneShotGraceMs,
-			);
+			// The one-shot client is gone (closed terminal, dropped connection, `| head -1`): work still
+			// running goes on for the grace period; with none, there is nothing left to wait for.
+			if (this.busy) this.armGrace();
+			else void this.stop("its one-shot client disconnected");
 		}
+	}
+
+	/** A one-shot worker with no client stops after the grace period unless a client comes (back). */
+	private armGrace(): void {
+		clearTimeout(this.graceTimer);
+		this.graceTimer = setTimeout(
+			() => void this.stop("its one-shot client disconnected"),
+			this.options.timings.oneShotGraceMs,
+		);
 	}
 
 	private async handle(client: Client, message: Record<string, unknown>): Promise<void> {
@@ -303,6 +313,9 @@ export class Worker {
 				unlong();
 				this.touch();
 				this.writeRecord();
+				// Its one-shot client went during the run: nobody waits for more.
+				if (this.options.oneShot && this.clients.size === 0 && !this.busy)
+					void this.stop("its one-shot client disconnected");
 			}
 		});
 		this.prompts = run.catch(() => {});
