@@ -170,16 +170,21 @@ it("the token limit counts input + output tokens and stops the run as a limit", 
 	);
 });
 
-it("the time limit stops a run mid-cell: reported as the time limit, not as an interruption", async () => {
+/** A run with a 0.05-minute time limit and one gate, ended by that limit; its report. */
+async function runToTimeLimit(steps: (() => ReturnType<typeof fauxAssistantMessage>)[], gate: string) {
 	gitProject();
-	script([run("import time\ntime.sleep(60)"), text("never")]);
-	const started = await startAutonomous({ gates: ["true"], maxMinutes: "0.05" });
+	script(steps);
+	const started = await startAutonomous({ gates: [gate], maxMinutes: "0.05" });
 	const begun = Date.now();
-	const outcome = await started.agentSession.prompt("go");
-	const report = await finish(started, outcome);
+	const report = await finish(started, await started.agentSession.prompt("go"));
 	expect(Date.now() - begun).toBeLessThan(30_000);
 	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "time", detail: "0.05 minutes" });
 	expect(report.exitCode).toBe(ExitCode.limitReached);
+	return report;
+}
+
+it("the time limit stops a run mid-cell: reported as the time limit, not as an interruption", async () => {
+	const report = await runToTimeLimit([run("import time\ntime.sleep(60)"), text("never")], "true");
 	expect(report.message).toContain("Autonomous run stopped: the time limit was reached (0.05 minutes).");
 	expect(report.message).toContain(
 		'or raise the limit: --max-minutes N (or "autonomous": {"maxMinutes": N} in settings.json).',
@@ -187,14 +192,7 @@ it("the time limit stops a run mid-cell: reported as the time limit, not as an i
 });
 
 it("a gate still running when the time limit is reached is stopped and reported as stopped, not as never run", async () => {
-	gitProject();
-	script([text("Done.")]);
-	const started = await startAutonomous({ gates: ["sleep 30"], maxMinutes: "0.05" });
-	const begun = Date.now();
-	const report = await finish(started, await started.agentSession.prompt("go"));
-	expect(Date.now() - begun).toBeLessThan(20_000);
-	expect(started.autonomous?.ending).toEqual({ status: "limit", limit: "time", detail: "0.05 minutes" });
-	expect(report.exitCode).toBe(ExitCode.limitReached);
+	const report = await runToTimeLimit([text("Done.")], "sleep 30");
 	expect(report.message).toMatch(/\n {2}failed {4}sleep 30 \(stopped by the time limit after \d+s\)\n/);
 });
 
