@@ -406,28 +406,19 @@ it("Ctrl-C while a gate runs stops the gate and ends the run as interrupted (exi
 
 it("the closing report says a gate timed out instead of giving it no exit status", async () => {
 	const { autonomousReport } = await import("../src/autonomous/index.js");
-	const text = autonomousReport({
-		gates: ["npm test"],
-		results: [{ status: "failed", exitCode: null, timedOut: true, durationMs: 300_000, observationId: "obs_000002" }],
-		end: { status: "limit", limit: "continuations", detail: "3 of 3" },
-		continuations: 3,
-		turns: 4,
-		tokens: 1200,
-		elapsedMs: 900_000,
-		sessionId: "s1",
-	});
-	expect(text.split("\n")[1]).toBe("  failed    npm test (timed out after 5m 00s, output obs_000002)");
-	const again = autonomousReport({
-		gates: ["npm test"],
-		results: [{ status: "not_rerun", exitCode: null, timedOut: true, durationMs: 0, observationId: "obs_000002" }],
-		end: { status: "limit", limit: "continuations", detail: "3 of 3" },
-		continuations: 3,
-		turns: 4,
-		tokens: 1200,
-		elapsedMs: 900_000,
-		sessionId: "s1",
-	});
-	expect(again.split("\n")[1]).toBe("  not rerun npm test (timed out, output obs_000002)");
+	const gateLine = (status: string, durationMs: number) =>
+		autonomousReport({
+			gates: ["npm test"],
+			results: [{ status, exitCode: null, timedOut: true, durationMs, observationId: "obs_000002" }],
+			end: { status: "limit", limit: "continuations", detail: "3 of 3" },
+			continuations: 3,
+			turns: 4,
+			tokens: 1200,
+			elapsedMs: 900_000,
+			sessionId: "s1",
+		}).split("\n")[1];
+	expect(gateLine("failed", 300_000)).toBe("  failed    npm test (timed out after 5m 00s, output obs_000002)");
+	expect(gateLine("not_rerun", 0)).toBe("  not rerun npm test (timed out, output obs_000002)");
 });
 
 it("with a goal, an autonomous run continues the open goal first (a continuation), then runs the gates", async () => {
