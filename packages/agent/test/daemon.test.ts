@@ -1,4 +1,6 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
@@ -8,6 +10,7 @@ import {
 	daemonPaths,
 	isSameProcess,
 	ProtocolClient,
+	processStartId,
 	readSessionRecord,
 	readWorkerRecord,
 } from "../src/daemon/index.js";
@@ -303,6 +306,41 @@ describe("daemon recovery", () => {
 		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
 		expect(isSameProcess(restarted.pid as number, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
 	});
+
+	it("a daemon of another version: -p runs in this process and says so; `shutdown` stops the old daemon", async () => {
+		world = await makeDaemonWorld([{ text: "Answered here." }, { text: "Answered by a worker." }]);
+		const paths = daemonPaths(world.home);
+		mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+		// An older build's supervisor: it refuses every hello of this protocol, as theirs do.
+		const old = spawn(process.execPath, ["-e", OLD_SUPERVISOR, paths.socket], { stdio: ["ignore", "pipe", "inherit"] });
+		clients.push({ child: old });
+		const oldExit = new Promise<NodeJS.Signals | null>((resolve) => old.on("exit", (_code, signal) => resolve(signal)));
+		await once(old.stdout, "data");
+		writeFileSync(paths.supervisor, JSON.stringify({ pid: old.pid, startId: processStartId(old.pid as number) }));
+		const other = `it speaks protocol 0, this one ${DAEMON_PROTOCOL_VERSION}`;
+
+		const here = await world.cli(["-p", "hello", "--model", "local/coder"]);
+		expect(here.code).toBe(0);
+		expect(here.stdout).toBe("Answered here.\n");
+		expect(here.stderr).toContain(
+			`The agent daemon running is from another version of prime-agent (${other}); this run stays in this process. \`prime-agent shutdown\` stops the old daemon (its agents' sessions are saved).\n`,
+		);
+		const listed = await world.cli(["agents"]);
+		expect(listed.code).toBe(2);
+		expect(listed.stderr).toContain(
+			`The agent daemon running is from another version of prime-agent (${other}).\n\`prime-agent shutdown\` stops it`,
+		);
+		const shutdown = await world.cli(["shutdown"]);
+		expect(shutdown.code).toBe(0);
+		expect(shutdown.stdout).toBe(
+			`Stopped the agent daemon of another version (${other}) and its agents; their sessions are saved.\n`,
+		);
+		expect(await oldExit).toBe("SIGTERM");
+		const worker = await world.cli(["-p", "hello again", "--model", "local/coder"]);
+		expect(worker.code).toBe(0);
+		expect(worker.stdout).toBe("Answered by a worker.\n");
+		expect(worker.stderr).toBe("");
+	});
 });
 
 describe("heartbeats and schedules", () => {
@@ -380,3 +418,21 @@ describe("heartbeats and schedules", () => {
 		expect(Date.now() - Date.parse(resident.lastActivity as string)).toBeGreaterThan(2000);
 	});
 });
+
+/** A stand-in for an older build's supervisor on the socket given: every hello is refused as protocol 0. */
+const OLD_SUPERVISOR = `
+const net = require("node:net");
+net.createServer((socket) => {
+	let buffer = "";
+	socket.on("data", (chunk) => {
+		buffer += chunk;
+		const lines = buffer.split("\\n");
+		buffer = lines.pop();
+		for (const line of lines) {
+			const { id } = JSON.parse(line);
+			const hint = "Run \\\`prime-agent shutdown\\\` to stop the old daemon, then try again.";
+			socket.end(JSON.stringify({ type: "reply", id, ok: false, message: "The daemon speaks protocol 0, the client ${DAEMON_PROTOCOL_VERSION}.", hint }) + "\\n");
+		}
+	});
+}).listen(process.argv[1], () => console.log("listening"));
+`;

@@ -8,7 +8,17 @@ import { fileURLToPath } from "node:url";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir } from "../home/index.js";
 import { DAEMON_PROTOCOL_VERSION, ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
-import { type DaemonPaths, daemonPaths, ensureDaemonDir, readOrCreateToken } from "./state.js";
+import {
+	type DaemonPaths,
+	daemonPaths,
+	ensureDaemonDir,
+	isSameProcess,
+	readJson,
+	readOrCreateToken,
+	readWorkerRecord,
+	workerKeys,
+	writeWorkerRecord,
+} from "./state.js";
 
 // The supervisor always runs built; loaded from the sources (the tests), this module points at the build.
 const SUPERVISOR_MAIN = fileURLToPath(
@@ -65,6 +75,55 @@ async function hello(client: ProtocolClient, token: string, extra: Record<string
 	return unwrap(reply);
 }
 
+/** The supervisor that answers is from another build (another protocol): it cannot serve this client. */
+export class DaemonVersionError extends UserError {
+	constructor(readonly detail: string) {
+		super(
+			`The agent daemon running is from another version of prime-agent (${detail}).`,
+			`\`prime-agent shutdown\` stops it (its agents' sessions are saved); or run in this process with ${IN_PROCESS_ENV}=1.`,
+			ExitCode.usage,
+		);
+	}
+}
+
+/** Whether a refused `hello` says the protocols differ (the wording every build's supervisor uses). */
+function versionMismatch(reply: Reply): string | undefined {
+	if (reply.ok) return undefined;
+	const match = /^The daemon speaks protocol (\S+), the client (\S+)\.$/.exec(reply.message);
+	return match ? `it speaks protocol ${match[1]}, this one ${match[2]}` : undefined;
+}
+
+/**
+ * Stop a supervisor of another version, which refuses this client's commands: SIGTERM it, then
+ * its live workers (each saves its session), each stop intent written first so that no supervisor
+ * restarts them. Only processes whose recorded start identity matches are signalled.
+ */
+export async function stopOtherVersion(paths: DaemonPaths): Promise<void> {
+	const signal = (pid: number | undefined, startId: string | undefined) => {
+		if (!isSameProcess(pid, startId)) return undefined;
+		process.kill(pid as number, "SIGTERM");
+		return { pid: pid as number, startId: startId as string };
+	};
+	const supervisor = readJson<{ pid: number; startId: string }>(paths.supervisor);
+	const stopping = [signal(supervisor?.pid, supervisor?.startId)];
+	for (const key of workerKeys(paths)) {
+		const record = readWorkerRecord(paths, key);
+		if (!record?.pid || !isSameProcess(record.pid, record.startId)) continue;
+		writeWorkerRecord(paths, { ...record, stopRequestedAt: new Date().toISOString() });
+		stopping.push(signal(record.pid, record.startId));
+	}
+	const deadline = Date.now() + SUPERVISOR_START_MS;
+	while (stopping.some((process) => process && isSameProcess(process.pid, process.startId))) {
+		if (Date.now() > deadline)
+			throw new UserError(
+				"The agent daemon of another version did not stop within 15 s.",
+				`Stop it with \`kill ${stopping.map((process) => process?.pid).join(" ")}\`.`,
+				ExitCode.usage,
+			);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
 /** Connect to the supervisor; with `start`, start one when none answers. */
 export async function connectSupervisor(context: DaemonContext, start = true): Promise<ProtocolClient | undefined> {
 	const attempt = async () => {
@@ -74,6 +133,8 @@ export async function connectSupervisor(context: DaemonContext, start = true): P
 			// A supervisor that is going away (or lost the race to start) closes without answering: try again.
 			if (!reply.ok && reply.closed) return undefined;
 			if (!reply.ok) client.close();
+			const other = versionMismatch(reply);
+			if (other) throw new DaemonVersionError(other);
 			unwrap(reply);
 			return client;
 		} catch (error) {

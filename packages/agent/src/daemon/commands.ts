@@ -5,7 +5,15 @@
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
-import { connectSupervisor, connectWorker, daemonContext, plainEnv, unwrap } from "./client.js";
+import {
+	connectSupervisor,
+	connectWorker,
+	DaemonVersionError,
+	daemonContext,
+	plainEnv,
+	stopOtherVersion,
+	unwrap,
+} from "./client.js";
 import type { AgentInfo, ProtocolClient, WorkerSessionOptions } from "./protocol.js";
 import { viewChat, viewJson, viewPrint } from "./views.js";
 
@@ -135,7 +143,17 @@ export async function runShutdownCommand(
 		return ExitCode.ok;
 	}
 	const context = daemonContext(io.env);
-	const supervisor = await connectSupervisor(context, false);
+	let supervisor: ProtocolClient | undefined;
+	try {
+		supervisor = await connectSupervisor(context, false);
+	} catch (error) {
+		if (!(error instanceof DaemonVersionError)) throw error;
+		await stopOtherVersion(context.paths);
+		io.stdout.write(
+			`Stopped the agent daemon of another version (${error.detail}) and its agents; their sessions are saved.\n`,
+		);
+		return ExitCode.ok;
+	}
 	if (!supervisor) {
 		io.stdout.write("The agent daemon is not running.\n");
 		return ExitCode.ok;

@@ -2,7 +2,15 @@
  * Background sessions: a per-user supervisor, one worker process per session tree, and clients
  * that are views of a worker (JSON lines over a user-only Unix socket, see `protocol.ts`).
  */
-export { connectSupervisor, connectWorker, daemonContext, IN_PROCESS_ENV, inProcess } from "./client.js";
+export {
+	connectSupervisor,
+	connectWorker,
+	DaemonVersionError,
+	daemonContext,
+	IN_PROCESS_ENV,
+	inProcess,
+	stopOtherVersion,
+} from "./client.js";
 export {
 	describeAgent,
 	runAgentsCommand,
