@@ -174,6 +174,20 @@ describe("daemon runs", () => {
 		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
 		expect(isSameProcess(pid, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
 	});
+	it("with its daemon folder unusable, -p runs in this process and says why; the daemon's commands stop with the cause", async () => {
+		world = await makeDaemonWorld([{ text: "Answered here." }]);
+		writeFileSync(join(world.home, "daemon"), "not a folder");
+		const here = await world.cli(["-p", "hello", "--model", "local/coder"]);
+		expect(here.code).toBe(0);
+		expect(here.stdout).toBe("Answered here.\n");
+		expect(here.stderr).toContain(
+			`The daemon's folder ${join(world.home, "daemon")} cannot be used: ENOTDIR: not a directory, mkdir '${join(world.home, "daemon", "workers")}'; this run stays in this process. Fix the daemon's folder to run sessions in the background.\n`,
+		);
+		const listed = await world.cli(["agents"]);
+		expect(listed.code).toBe(2);
+		expect(listed.stderr).toContain("\nFix it, or run in this process with PRIME_AGENT_IN_PROCESS=1.\n");
+	});
+
 	it("a one-shot client that goes after its run has ended stops its worker at once, not after the grace period", async () => {
 		world = await makeDaemonWorld([{ text: "line one\nline two\nline three" }], {
 			PRIME_AGENT_ONESHOT_GRACE_MS: "60000",

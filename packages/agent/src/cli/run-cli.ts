@@ -82,11 +82,9 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		try {
 			return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io);
 		} catch (error) {
-			// A daemon of another version cannot serve this run; it runs here as with PRIME_AGENT_IN_PROCESS=1.
-			if (!(error instanceof daemon.DaemonVersionError)) throw error;
-			io.stderr.write(
-				`${error.message.replace(/\.$/, "")}; this run stays in this process. \`prime-agent shutdown\` stops the old daemon (its agents' sessions are saved).\n`,
-			);
+			// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
+			if (!(error instanceof daemon.DaemonUnavailableError)) throw error;
+			io.stderr.write(`${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}\n`);
 		}
 	}
 	const { startSession } = await import("../startup/index.js");

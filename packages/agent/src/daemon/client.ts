@@ -50,10 +50,10 @@ export function daemonContext(env: NodeJS.ProcessEnv): DaemonContext {
 	try {
 		return { paths, token: readOrCreateToken(paths), env };
 	} catch (error) {
-		throw new UserError(
+		throw new DaemonUnavailableError(
 			`The daemon's folder ${paths.dir} cannot be used: ${(error as Error).message}`,
-			`Fix its permissions, or run in this process with ${IN_PROCESS_ENV}=1.`,
-			ExitCode.usage,
+			`Fix it, or run in this process with ${IN_PROCESS_ENV}=1.`,
+			"Fix the daemon's folder to run sessions in the background.",
 		);
 	}
 }
@@ -75,13 +75,27 @@ async function hello(client: ProtocolClient, token: string, extra: Record<string
 	return unwrap(reply);
 }
 
+/**
+ * The daemon cannot serve this client at all (its folder is unusable, or another version runs): a
+ * run can go on in this process instead; `later` says how to get background sessions back.
+ */
+export class DaemonUnavailableError extends UserError {
+	constructor(
+		message: string,
+		hint: string,
+		readonly later: string,
+	) {
+		super(message, hint, ExitCode.usage);
+	}
+}
+
 /** The supervisor that answers is from another build (another protocol): it cannot serve this client. */
-export class DaemonVersionError extends UserError {
+export class DaemonVersionError extends DaemonUnavailableError {
 	constructor(readonly detail: string) {
 		super(
 			`The agent daemon running is from another version of prime-agent (${detail}).`,
 			`\`prime-agent shutdown\` stops it (its agents' sessions are saved); or run in this process with ${IN_PROCESS_ENV}=1.`,
-			ExitCode.usage,
+			"`prime-agent shutdown` stops the old daemon (its agents' sessions are saved).",
 		);
 	}
 }

@@ -5,6 +5,7 @@
 export {
 	connectSupervisor,
 	connectWorker,
+	DaemonUnavailableError,
 	DaemonVersionError,
 	daemonContext,
 	IN_PROCESS_ENV,
