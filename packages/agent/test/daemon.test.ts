@@ -32,6 +32,14 @@ afterEach(async () => {
 const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 
+/** `--mode json -p` running LONG_CELL in a one-shot worker; resolves once the cell prints. */
+async function longOneShotRun(w: DaemonWorld) {
+	const cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], w.project, w.env);
+	clients.push(cli);
+	await cli.waitForEvent((event) => event.type === "tool_execution_update");
+	return cli;
+}
+
 /** Start a resident agent with the line chat and detach at once; returns its key. */
 async function residentAgent(w: DaemonWorld): Promise<string> {
 	const result = await w.cli(["--model", "local/coder"], "/exit\n");
@@ -152,13 +160,7 @@ describe("daemon runs", () => {
 
 	it("a one-shot client that disconnects leaves its worker running for the grace period, then it stops", async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "4000" });
-		const cli = spawnCli(
-			["--mode", "json", "-p", "run the long job", "--model", "local/coder"],
-			world.project,
-			world.env,
-		);
-		clients.push(cli);
-		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		const cli = await longOneShotRun(world);
 		cli.child.kill("SIGKILL");
 		await cli.exitCode();
 		const gone = Date.now();
@@ -297,13 +299,7 @@ describe("daemon recovery", () => {
 		timeout: 120_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "3000" });
-		const cli = spawnCli(
-			["--mode", "json", "-p", "run the long job", "--model", "local/coder"],
-			world.project,
-			world.env,
-		);
-		clients.push(cli);
-		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		const cli = await longOneShotRun(world);
 		const key = String(cli.events[0]?.agent);
 		const pid = (await agent(world, key)).pid as number;
 		cli.child.kill("SIGKILL");
