@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
 import {
@@ -315,6 +316,29 @@ describe("daemon recovery", () => {
 		);
 		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
 		expect(isSameProcess(restarted.pid as number, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
+	});
+
+	it("supervisors started at the same moment on a fresh home: one listens, the others leave at once", async () => {
+		world = await makeDaemonWorld([]);
+		const paths = daemonPaths(world.home);
+		mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+		writeFileSync(join(paths.dir, "token"), "t".repeat(64), { mode: 0o600 });
+		const main = fileURLToPath(new URL("../dist/daemon/supervisor-main.js", import.meta.url));
+		const started = Array.from({ length: 6 }, () => {
+			const child = spawn(process.execPath, [main], { env: world?.env, stdio: ["ignore", "ignore", "pipe"] });
+			clients.push({ child });
+			let stderr = "";
+			child.stderr.on("data", (chunk) => {
+				stderr += chunk;
+			});
+			return { child, stderr: () => stderr };
+		});
+		const listening = () => started.filter((one) => one.stderr().includes("listening")).length;
+		await eventually("a supervisor to listen", () => listening() > 0);
+		// Losers see the lock held and exit; one that took the lock by mistake would listen too, and leave within 2 s.
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		expect(listening()).toBe(1);
+		expect(started.filter((one) => one.child.exitCode === null).length).toBe(1);
 	});
 
 	it("a daemon of another version: -p runs in this process and says so; `shutdown` stops the old daemon", async () => {
