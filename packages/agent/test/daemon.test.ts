@@ -109,7 +109,9 @@ describe("daemon security", () => {
 
 describe("daemon runs", () => {
 	it("-p in json mode runs in a worker with the in-process lines, and the worker stops when the run ends", async () => {
-		world = await makeDaemonWorld([{ code: "print(6 * 7)" }, { text: "It is 42." }]);
+		world = await makeDaemonWorld([{ code: "print(6 * 7)" }, { text: "It is 42." }], {
+			PRIME_TEST_SECRET_KEY: "sk-test-secret",
+		});
 		const cli = spawnCli(
 			["--mode", "json", "-p", "what is 6 * 7?", "--model", "local/coder"],
 			world.project,
@@ -127,6 +129,12 @@ describe("daemon runs", () => {
 		const [info] = (await world.agents()) as [AgentInfo];
 		expect(info).toMatchObject({ key: session.agent, state: "saved", owner: "oneshot", clients: 0, crashes: 0 });
 		expect(readSessionRecord(daemonPaths(world.home), info.key)?.stopReason).toBe("its one-shot run ended");
+		// A finished worker's record keeps no copy of the caller's environment (keys among it).
+		const paths = daemonPaths(world.home);
+		await eventually("the finished worker's record without its environment", () =>
+			Object.keys(readWorkerRecord(paths, info.key)?.env ?? { x: 1 }).length === 0 ? true : undefined,
+		);
+		expect(readFileSync(join(paths.workers, info.key, "worker.json"), "utf8")).not.toContain("sk-test-secret");
 	});
 
 	it("a bad model is reported by the client with the session's own error, and leaves no agent behind", async () => {

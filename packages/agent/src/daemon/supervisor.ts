@@ -289,7 +289,11 @@ export class Supervisor {
 		}
 		const session = readSessionRecord(this.paths, key);
 		// Stopped on purpose (the intent, or the worker's own record of it): not resurrected.
-		if (record.stopRequestedAt || (session?.stoppedAt && session.pid === record.pid)) return;
+		if (record.stopRequestedAt || (session?.stoppedAt && session.pid === record.pid)) {
+			forgetEnvironment(record);
+			writeWorkerRecord(this.paths, record);
+			return;
+		}
 		if (record.pid) this.crashed(key, "the worker was gone when the supervisor started");
 	}
 
@@ -364,9 +368,14 @@ export class Supervisor {
 			record.stopRequestedAt ||
 			code === 0 ||
 			(code === null && signal === null && session?.stoppedAt && session.pid === pid);
-		if (onPurpose) return;
+		if (onPurpose) {
+			forgetEnvironment(record);
+			writeWorkerRecord(this.paths, record);
+			return;
+		}
 		if (code === WORKER_START_FAILED) {
 			record.failedReason = `the session could not start again: ${session?.stopReason ?? "see worker.log"}`;
+			forgetEnvironment(record);
 			writeWorkerRecord(this.paths, record);
 			return;
 		}
@@ -386,6 +395,7 @@ export class Supervisor {
 		const delay = RESTART_DELAYS_MS[record.crashes - 1];
 		if (delay === undefined) {
 			record.failedReason = `${reason} (crash ${record.crashes}; restarted after ${RESTART_DELAYS_MS.map((ms) => (ms < 1000 ? `${ms} ms` : `${ms / 1000} s`)).join(", ")})`;
+			forgetEnvironment(record);
 			writeWorkerRecord(this.paths, record);
 			process.stderr.write(`Agent ${key} failed: ${record.failedReason}\n`);
 			return;
@@ -452,4 +462,12 @@ function resumeOptions(options: WorkerSessionOptions, sessionPath: string): Work
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
 	return signal ? `was killed by ${signal}` : `exited with code ${code}`;
+}
+
+/**
+ * A worker that will not be started again by this record keeps no copy of its client's
+ * environment (provider keys among it): `resume` and `attach` send the caller's environment anew.
+ */
+function forgetEnvironment(record: WorkerRecord): void {
+	record.env = {};
 }
