@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
@@ -347,6 +347,11 @@ describe("daemon recovery", () => {
 		await new Promise((resolve) => setTimeout(resolve, 3000));
 		expect(listening()).toBe(1);
 		expect(started.filter((one) => one.child.exitCode === null).length).toBe(1);
+		// The lock is written aside and linked into place: no side file stays behind.
+		const lockName = basename(paths.supervisor);
+		expect(readdirSync(paths.dir).filter((name) => name.startsWith(`${lockName}.`))).toEqual([]);
+		const survivor = started.find((one) => one.child.exitCode === null);
+		expect(JSON.parse(readFileSync(paths.supervisor, "utf8")).pid).toBe(survivor?.child.pid);
 	});
 
 	it("a daemon of another version: -p runs in this process and says so; `shutdown` stops the old daemon", async () => {

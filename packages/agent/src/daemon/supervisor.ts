@@ -6,7 +6,7 @@
  * kernel itself.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,21 +93,29 @@ export class Supervisor {
 
 	private takeLock(): boolean {
 		const me = JSON.stringify({ pid: process.pid, startId: processStartId(process.pid) });
-		for (let attempt = 0; attempt < 3; attempt++) {
-			try {
-				const fd = openSync(this.paths.supervisor, "wx", 0o600);
-				writeFileSync(fd, me);
-				closeSync(fd);
-				return true;
-			} catch (error) {
-				if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-				const holder = readJson<{ pid: number; startId: string }>(this.paths.supervisor);
-				if (holder && isSameProcess(holder.pid, holder.startId)) return false;
-				// A supervisor that died (kill -9) left its lock behind.
-				rmSync(this.paths.supervisor, { force: true });
+		// The lock appears with its content already in it (written aside, then hard-linked into place,
+		// which fails when the lock exists): a rival never reads an empty lock and takes it as stale.
+		const mine = `${this.paths.supervisor}.${process.pid}`;
+		writeFileSync(mine, me, { mode: 0o600 });
+		try {
+			for (let attempt = 0; attempt < 3; attempt++) {
+				try {
+					linkSync(mine, this.paths.supervisor);
+					return true;
+				} catch (error) {
+					if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+					const seen = readText(this.paths.supervisor);
+					const holder = seen === undefined ? undefined : parseHolder(seen);
+					if (holder && isSameProcess(holder.pid, holder.startId)) return false;
+					// A supervisor that died (kill -9) left its lock behind: removed only if it is still that
+					// lock (a rival may have replaced it meanwhile).
+					if (readText(this.paths.supervisor) === seen) rmSync(this.paths.supervisor, { force: true });
+				}
 			}
+			return false;
+		} finally {
+			rmSync(mine, { force: true });
 		}
-		return false;
 	}
 
 	/** Stop every worker, then the supervisor. */
@@ -470,4 +478,20 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
  */
 function forgetEnvironment(record: WorkerRecord): void {
 	record.env = {};
+}
+
+function readText(path: string): string | undefined {
+	try {
+		return readFileSync(path, "utf8");
+	} catch {
+		return undefined;
+	}
+}
+
+function parseHolder(text: string): { pid: number; startId: string } | undefined {
+	try {
+		return JSON.parse(text) as { pid: number; startId: string };
+	} catch {
+		return undefined;
+	}
 }
