@@ -37,7 +37,7 @@ export function textEventRenderer(streams: TextStreams): (event: Record<string, 
 		else if (type === "schedule_fired")
 			line = `${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`;
 		else renderer.onEvent(event as unknown as AgentEvent);
-		if (line) streams.err.write(`${line}\n`);
+		if (line) renderer.note(line);
 	};
 }
 

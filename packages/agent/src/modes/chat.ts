@@ -22,14 +22,14 @@ export async function runChatMode(
 	const renderer = new TextRenderer({ out, err });
 	started.agentSession.subscribe(renderer.onEvent);
 	started.onKernelStatus(renderer.onKernelStatus);
-	started.onChildEvent((event) => err.write(`${describeChildEvent(event)}\n`));
+	started.onChildEvent((event) => renderer.note(describeChildEvent(event)));
 	onLongRunningEvents(started, (event) => {
 		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
-		if (text) err.write(`${text}\n`);
+		if (text) renderer.note(text);
 	});
 	started.agentSession.onNotice((notice) => {
 		const text = describeNotice(notice);
-		if (text) err.write(`${text}\n`);
+		if (text) renderer.note(text);
 	});
 	const model = `${started.model.provider}/${started.model.id}`;
 	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);

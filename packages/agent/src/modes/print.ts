@@ -33,14 +33,14 @@ export async function runPrintMode(
 	const unstatus = started.onKernelStatus(renderer.onKernelStatus);
 	const unnotice = started.agentSession.onNotice((notice) => {
 		const text = describeNotice(notice);
-		if (text) streams.err.write(`${text}\n`);
+		if (text) renderer.note(text);
 	});
-	const unchild = started.onChildEvent((event) => streams.err.write(`${describeChildEvent(event)}\n`));
+	const unchild = started.onChildEvent((event) => renderer.note(describeChildEvent(event)));
 	let goalStop: GoalEvent | undefined;
 	const unlong = onLongRunningEvents(started, (event) => {
 		goalStop = goalStopOf(event) ?? goalStop;
 		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
-		if (text) streams.err.write(`${text}\n`);
+		if (text) renderer.note(text);
 	});
 	const stopped = new AbortController();
 	const interrupts = handleInterrupts(

@@ -34,3 +34,24 @@ describe("text renderer progress lines", () => {
 		expect(line.endsWith("…\n")).toBe(true);
 	});
 });
+
+describe("text renderer side lines", () => {
+	it("end an answer still streaming before a line on err, and add no second line break at its end", () => {
+		const out = new PassThrough();
+		const err = new PassThrough();
+		const renderer = new TextRenderer({ out, err });
+		const delta = (text: string) =>
+			({
+				type: "message_update",
+				assistantMessageEvent: { type: "text_delta", delta: text },
+			}) as unknown as AgentEvent;
+		renderer.onEvent(delta("still"));
+		renderer.note("Goal g-1 stopped at its budget");
+		renderer.onEvent({ type: "message_end", message: { role: "assistant" } } as unknown as AgentEvent);
+		renderer.note("Goal g-1 paused");
+		out.end();
+		err.end();
+		expect(String(out.read())).toBe("still\n");
+		expect(String(err.read())).toBe("Goal g-1 stopped at its budget\nGoal g-1 paused\n");
+	});
+});

@@ -77,6 +77,15 @@ export class TextRenderer {
 		this.streams.err.write(`${line}\n`);
 	};
 
+	/**
+	 * A line beside the answer (a goal, a sub-agent, a notice) on `err`. An answer still streaming
+	 * on `out` is ended first, so on a terminal the line never runs on from the answer's last word.
+	 */
+	note = (line: string): void => {
+		if (!this.atLineStart) this.write("\n");
+		this.streams.err.write(`${line}\n`);
+	};
+
 	private write(text: string): void {
 		if (text === "") return;
 		this.streams.out.write(text);
