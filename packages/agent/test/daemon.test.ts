@@ -10,10 +10,13 @@ import {
 	DAEMON_PROTOCOL_VERSION,
 	daemonPaths,
 	isSameProcess,
+	KEPT_FINISHED_ONE_SHOTS,
 	ProtocolClient,
 	processStartId,
 	readSessionRecord,
 	readWorkerRecord,
+	writeSessionRecord,
+	writeWorkerRecord,
 } from "../src/daemon/index.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
 import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "./daemon-world.js";
@@ -324,6 +327,38 @@ describe("daemon recovery", () => {
 		);
 		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
 		expect(isSameProcess(restarted.pid as number, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
+	});
+
+	it("a starting supervisor keeps the newest finished one-shot records and every other agent", async () => {
+		world = await makeDaemonWorld([]);
+		const paths = daemonPaths(world.home);
+		const record = (key: string, owner: "oneshot" | "resident", minute: number) => {
+			writeWorkerRecord(paths, {
+				key,
+				owner,
+				options: { cwd: world?.project ?? "" },
+				env: {},
+				crashes: 0,
+				createdAt: new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString(),
+			});
+			writeSessionRecord(paths, key, {
+				pid: 1,
+				busy: false,
+				lastActivity: new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString(),
+				clients: 0,
+				stoppedAt: new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString(),
+				stopReason: "its one-shot run ended",
+				schedules: 0,
+			});
+		};
+		record("00000000", "resident", 0);
+		const oneShots = Array.from({ length: KEPT_FINISHED_ONE_SHOTS + 2 }, (_, i) =>
+			(i + 1).toString(16).padStart(8, "0"),
+		);
+		for (const [i, key] of oneShots.entries()) record(key, "oneshot", i + 1);
+		const keys = (await world.agents()).map((info) => info.key);
+		expect(keys).toEqual(["00000000", ...oneShots.slice(2)]);
+		expect(existsSync(join(paths.workers, oneShots[0] as string))).toBe(false);
 	});
 
 	it("supervisors started at the same moment on a fresh home: one listens, the others leave at once", async () => {

@@ -39,6 +39,8 @@ export {
 	readSessionRecord,
 	readWorkerRecord,
 	workerKeys,
+	writeSessionRecord,
+	writeWorkerRecord,
 } from "./state.js";
-export { RESTART_DELAYS_MS } from "./supervisor.js";
+export { KEPT_FINISHED_ONE_SHOTS, RESTART_DELAYS_MS } from "./supervisor.js";
 export { DEFAULT_WORKER_TIMINGS } from "./worker.js";

@@ -38,6 +38,8 @@ import {
 
 /** Waits before restarting a crashed worker: the first, second and third crash. */
 export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
+/** Finished one-shot (`-p`, JSON) records kept for `attach` and `agents`; older ones are removed when a supervisor starts. */
+export const KEPT_FINISHED_ONE_SHOTS = 50;
 /** A crash this long after the previous one starts the count again. */
 const CRASH_WINDOW_MS = 10 * 60_000;
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
@@ -74,6 +76,7 @@ export class Supervisor {
 			this.server?.listen(this.paths.socket, () => resolve());
 		});
 		for (const key of workerKeys(this.paths)) this.recover(key);
+		this.pruneFinishedOneShots();
 		this.armIdleExit();
 		this.watchHome();
 		return true;
@@ -303,6 +306,23 @@ export class Supervisor {
 			return;
 		}
 		if (record.pid) this.crashed(key, "the worker was gone when the supervisor started");
+	}
+
+	/**
+	 * Every `-p` run leaves a record (so `attach` can replay it): only the newest
+	 * `KEPT_FINISHED_ONE_SHOTS` finished one-shot records are kept. Their sessions stay in
+	 * `sessions/` for `--resume`; resident, running, restarting and failed agents are never pruned.
+	 */
+	private pruneFinishedOneShots(): void {
+		const finished = workerKeys(this.paths).filter((key) => {
+			const record = readWorkerRecord(this.paths, key);
+			return (
+				record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.tracked.get(key)?.restart
+			);
+		});
+		// workerKeys lists oldest first.
+		for (const key of finished.slice(0, Math.max(0, finished.length - KEPT_FINISHED_ONE_SHOTS)))
+			rmSync(workerDir(this.paths, key), { recursive: true, force: true });
 	}
 
 	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
