@@ -44,12 +44,16 @@ function script(
 	return { seen, reviews, plans };
 }
 
+// Entries are stamped to the millisecond; the pause makes the local update the newer write, which
+// the index ranks first (on a tie it would fall back to name order).
 const KINDS_CELL = `
+import time
 h = rlm.harness
 out = []
 for kind in ("prompt_note", "memory", "skill", "subagent"):
     getattr(h, f"create_{kind}")(f"{kind}-l", f"local {kind}")
     getattr(h, f"create_{kind}")(f"{kind}-g", f"global {kind}", global_=True)
+    time.sleep(0.005)
     getattr(h, f"update_{kind}")(f"{kind}-l", f"local {kind} v2")
     out.append(getattr(h, f"get_{kind}")(f"{kind}-l"))
     lister = "list_memories" if kind == "memory" else f"list_{kind}s"
