@@ -14,6 +14,7 @@ export * from "./doctor/index.js";
 export { ExitCode, type ExitCodeValue, UserError } from "./errors.js";
 export * from "./extensions/index.js";
 export * from "./home/index.js";
+export * from "./link/index.js";
 export * from "./modes/index.js";
 export * from "./orchestrator/index.js";
 export * from "./prompt/index.js";

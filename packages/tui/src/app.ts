@@ -12,7 +12,6 @@ import {
 } from "@mariozechner/pi-tui";
 import {
 	type ChildEvent,
-	contextTokens,
 	describeAutonomousEvent,
 	describeChildEvent,
 	describeGoalEvent,
@@ -20,12 +19,15 @@ import {
 	describeNotice,
 	type InteractiveContext,
 	type KernelStatus,
-	onLongRunningEvents,
+	type LinkEvent,
+	type LinkRunEnd,
+	type LinkStatus,
 	parseSlashCommand,
-	type RunOutcome,
+	type SessionChanges,
+	type SessionLink,
 	type SessionNotice,
 	type StartedSession,
-	sessionUsage,
+	sameSession,
 	UserError,
 } from "prime-agent";
 import { PromptCompletion } from "./autocomplete.js";
@@ -38,18 +40,20 @@ import { editorTheme } from "./theme.js";
 import { addHistory, contentText } from "./transcript.js";
 
 type AgentEvent = Parameters<Parameters<StartedSession["agentSession"]["subscribe"]>[0]>[0];
+type GoalEvent = Parameters<typeof describeGoalEvent>[0];
+type AutonomousEvent = Parameters<typeof describeAutonomousEvent>[0];
 
-/** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
-const INTERRUPT_MARGIN_MS = 300;
+const NOTICE_TYPES = new Set(["compaction_start", "compaction_end", "compaction_failed", "extension_problem"]);
 
 /** How the app leaves: the exit code for `prime-agent`. */
 export type AppExit = { code: 0 } | { code: number; message: string };
 
 /**
  * The interactive terminal UI over one session at a time: the conversation (answers, cells,
- * capsules, notes), the editor and the status line. It drives the session only through the
- * agent's public API; switching sessions (`/resume`, `/model`, `/fork`, `/new`) goes through the
- * command line's `switchSession`.
+ * capsules, notes), the editor and the status line. It drives the session only through its
+ * `SessionLink` (a background worker's, or one in this process), so it is a pure view: what it
+ * shows comes from the link's events; switching sessions (`/resume`, `/model`, `/fork`, `/new`)
+ * goes through the command line's `switchSession`.
  */
 export class InteractiveApp {
 	readonly tui: TUI;
@@ -58,38 +62,40 @@ export class InteractiveApp {
 	private readonly header = new Text("", 1, 0);
 	private readonly hint = new Text("", 1, 0);
 	private readonly statusLine: StatusLine;
-	private started: StartedSession;
-	private detachSession: (() => void)[] = [];
+	private current: SessionLink;
+	private detachSession: (() => void) | undefined;
 	private streaming: AssistantView | undefined;
 	private readonly cells = new Map<string, CellView>();
 	/** Whether cell results and capsules show in full (Ctrl-O). */
 	private expanded = false;
 	private kernel: KernelState = "not started";
-	private promptRunning = false;
+	/** This view's prompts not yet ended. */
+	private ownRuns = 0;
 	/** Messages sent to the running turn (steering or follow-up) not yet taken by it. */
 	private queuedMessages: string[] = [];
 	/** Slash commands typed while a turn runs: they run, in order, once it ends. */
 	private queuedCommands: string[] = [];
-	private interruptPresses = 0;
 	private exitPresses = 0;
 	private tick: NodeJS.Timeout | undefined;
 	private finish: ((exit: AppExit) => void) | undefined;
 	private stopped = false;
 	private releaseConsole: (() => void) | undefined;
+	/** What to tell the user on leaving (how to get back to the session). */
+	farewell = "";
 	readonly local: LocalCommands;
 
 	constructor(
 		terminal: Terminal,
-		private readonly context: Pick<InteractiveContext, "started" | "switchSession" | "env">,
+		private readonly context: Pick<InteractiveContext, "link" | "switchSession" | "env" | "paths">,
 	) {
-		this.started = context.started;
+		this.current = context.link;
 		this.tui = new TUI(terminal);
 		this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
 		this.statusLine = new StatusLine(() => this.status());
 		this.editor.setAutocompleteProvider(
 			new PromptCompletion(
 				() => this.slashCommands(),
-				() => this.started.session.cwd,
+				() => this.current.status().session.cwd,
 			),
 		);
 		this.editor.onSubmit = (text) => this.submit(text);
@@ -108,7 +114,7 @@ export class InteractiveApp {
 		const exited = new Promise<AppExit>((resolve) => {
 			this.finish = resolve;
 		});
-		this.attach(this.started, this.started.notices);
+		void this.attach(this.current, this.current.notices);
 		this.releaseConsole = this.captureConsole();
 		this.tui.start();
 		// Elapsed time of a running cell and the spinner-free "working" state refresh once a second.
@@ -118,16 +124,21 @@ export class InteractiveApp {
 		return exited;
 	}
 
-	get session(): StartedSession {
-		return this.started;
+	/** The session the UI drives now. */
+	get link(): SessionLink {
+		return this.current;
 	}
 
 	get env(): NodeJS.ProcessEnv {
 		return this.context.env;
 	}
 
+	get paths(): InteractiveContext["paths"] {
+		return this.context.paths;
+	}
+
 	get working(): boolean {
-		return this.promptRunning || this.started.agentSession.running;
+		return this.ownRuns > 0 || this.current.status().running;
 	}
 
 	get isExpanded(): boolean {
@@ -176,11 +187,16 @@ export class InteractiveApp {
 		};
 	}
 
-	/** Leave: stop a running turn, then stop drawing. */
+	/**
+	 * Leave: a session in this process stops its running turn; a background one goes on (the view
+	 * detaches). Then stop drawing.
+	 */
 	async exit(exit: AppExit = { code: 0 }): Promise<void> {
-		if (this.started.agentSession.running) {
-			this.started.agentSession.abort();
-			await this.started.agentSession.agent.waitForIdle();
+		this.detach();
+		try {
+			this.farewell = await this.current.close();
+		} catch (error) {
+			this.farewell = errorText(error);
 		}
 		this.stop();
 		this.finish?.(exit);
@@ -201,26 +217,26 @@ export class InteractiveApp {
 	 * Replace the session (the command line disposes the old one first). When the new one cannot
 	 * start, the old one is resumed again by its id, so the user is never left without a session.
 	 */
-	async switchSession(changes: Parameters<InteractiveContext["switchSession"]>[0], what: string): Promise<boolean> {
+	async switchSession(changes: SessionChanges, what: string): Promise<boolean> {
 		if (this.working) {
 			this.note(`Wait for the turn to end (or stop it with Ctrl-C twice) before ${what}.`, "error");
 			return false;
 		}
-		const previous = this.started;
+		const previous = this.current.status();
 		const back = {
-			model: `${previous.agentSession.model.provider}/${previous.agentSession.model.id}`,
-			...(previous.session.persisted ? { resume: previous.session.path } : {}),
+			model: `${previous.model.provider}/${previous.model.id}`,
+			...sameSession(previous.session),
 		};
 		this.detach();
 		this.note(`${what[0]?.toUpperCase()}${what.slice(1)}…`);
 		try {
 			const next = await this.context.switchSession(changes);
-			this.attach(next, next.notices);
+			await this.attach(next, next.notices);
 			return true;
 		} catch (error) {
 			try {
 				const again = await this.context.switchSession(back);
-				this.attach(again, []);
+				await this.attach(again, []);
 			} catch (second) {
 				await this.exit({ code: 1, message: errorText(second) });
 				return false;
@@ -230,48 +246,61 @@ export class InteractiveApp {
 		}
 	}
 
-	/** Lay the conversation out again from the session's active branch (after `/tree`). */
-	redraw(notices: readonly string[] = []): void {
+	/**
+	 * Lay the conversation out again from the session's active branch (on attaching, after
+	 * `/tree`). Events that arrive meanwhile wait, so nothing is drawn twice or lost.
+	 */
+	async redraw(notices: readonly string[] = []): Promise<void> {
+		const held: LinkEvent[] = [];
+		this.holding = held;
+		let messages: Awaited<ReturnType<SessionLink["history"]>> = [];
+		try {
+			messages = await this.current.history();
+		} catch (error) {
+			this.holding = undefined;
+			this.note(`The conversation could not be read: ${errorText(error)}`, "error");
+			return;
+		}
 		this.chat.clear();
 		this.cells.clear();
 		this.streaming = undefined;
-		const { session, agentSession } = this.started;
+		const { session, model } = this.current.status();
 		this.header.setText(
 			[
-				`${style.bold("prime-agent")} ${style.gray(`· ${agentSession.model.provider}/${agentSession.model.id} · ${session.cwd}`)}`,
+				`${style.bold("prime-agent")} ${style.gray(`· ${model.provider}/${model.id} · ${session.cwd}${this.current.agentKey ? ` · agent ${this.current.agentKey}` : ""}`)}`,
 				style.gray("/ commands · @ files · Alt+Enter new line · Ctrl-O expand · Esc interrupt · Ctrl-D exit"),
 				...notices.map((line) => style.yellow(line)),
 			].join("\n"),
 		);
-		addHistory((block) => this.add(block), session.context().messages, this.cellOptions());
+		const unfinished = addHistory((block) => this.add(block), messages, this.cellOptions());
+		// Cells still running (a view attached mid-turn) finish when their results come; any other never will.
+		for (const [id, cell] of unfinished) {
+			if (this.current.status().running) this.cells.set(id, cell);
+			else cell.finish("", true, { status: "aborted" });
+		}
+		this.holding = undefined;
+		for (const event of held) this.onEvent(event);
 		this.tui.requestRender(true);
 	}
 
-	private attach(started: StartedSession, notices: readonly string[]): void {
-		this.started = started;
-		this.kernel = "not started";
+	/** Events held while the conversation is laid out again. */
+	private holding: LinkEvent[] | undefined;
+
+	private async attach(link: SessionLink, notices: readonly string[]): Promise<void> {
+		this.current = link;
+		this.kernel = link.status().kernelStarted ? "idle" : "not started";
 		this.queuedMessages = [];
 		this.queuedCommands = [];
-		const { agentSession } = started;
-		this.detachSession = [
-			agentSession.subscribe((event) => this.onEvent(event)),
-			agentSession.onNotice((notice) => this.onNotice(notice)),
-			agentSession.onWakeOutcome((outcome) => this.afterRun(outcome)),
-			started.onKernelStatus((status) => this.onKernelStatus(status)),
-			started.onChildEvent((event) => this.onChildEvent(event)),
-			started.onChildUsage(() => this.tui.requestRender()),
-			onLongRunningEvents(started, (event) => {
-				const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
-				if (text) this.note(text);
-			}),
-		];
-		started.kernel.onStillBusy = () => this.local.askStillBusy();
-		this.redraw(notices);
+		this.detachSession = link.subscribe((event) => {
+			if (this.holding) this.holding.push(event);
+			else this.onEvent(event);
+		});
+		await this.redraw(notices);
 	}
 
 	private detach(): void {
-		for (const stop of this.detachSession.splice(0)) stop();
-		this.started.kernel.onStillBusy = undefined;
+		this.detachSession?.();
+		this.detachSession = undefined;
 	}
 
 	private cellOptions() {
@@ -282,19 +311,46 @@ export class InteractiveApp {
 		};
 	}
 
-	/** Lines of an archived observation through `/pc read` (the recovery read; no model call). */
-	private async readArchive(id: string, start: number, end: number): Promise<string> {
-		const command = this.started.extensions.command("pc");
-		if (!command) throw new Error("Prime Context is not loaded in this session");
-		const answer = await command.handler(`read ${id} ${start}:${end}`);
-		return typeof answer === "string" ? answer : "";
+	/** Lines of an archived observation (Prime Context's recovery read; no model call). */
+	private readArchive(id: string, start: number, end: number): Promise<string> {
+		return this.current.readArchive(id, start, end);
 	}
 
-	private onEvent(event: AgentEvent): void {
+	/** What the session says: loop events, then everything else it reports. */
+	private onEvent(event: LinkEvent): void {
+		const type = event.type;
+		if (type === "status") this.tui.requestRender();
+		else if (type === "run_end") this.afterRun(event as unknown as LinkRunEnd);
+		else if (type === "still_busy")
+			void this.local.askStillBusy().then((choice) => this.current.answerStillBusy(choice));
+		else if (type === "bye") this.onBye(String(event.reason));
+		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
+		else if (NOTICE_TYPES.has(type)) this.onNotice(event as unknown as SessionNotice);
+		else if (type.startsWith("child_")) this.note(describeChildEvent(event as unknown as ChildEvent));
+		else if (type === "goal" || type.startsWith("autonomous_")) {
+			const text =
+				type === "goal"
+					? describeGoalEvent(event as unknown as GoalEvent)
+					: describeAutonomousEvent(event as unknown as AutonomousEvent);
+			if (text) this.note(text);
+		} else if (type === "schedule_fired")
+			this.note(
+				`${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`,
+			);
+		else this.onAgentEvent(event as unknown as AgentEvent);
+	}
+
+	/** The session's worker went away (stopped by another client, or crashed): leave, saying how to come back. */
+	private onBye(reason: string): void {
+		const key = this.current.agentKey;
+		void this.exit({
+			code: 1,
+			message: `The agent's worker stopped (${reason}).${key ? ` \`prime-agent agents\` shows its state; \`prime-agent attach ${key}\` continues the session.` : ""}`,
+		});
+	}
+
+	private onAgentEvent(event: AgentEvent): void {
 		switch (event.type) {
-			case "agent_start":
-				this.interruptPresses = 0;
-				break;
 			case "message_start":
 				if (event.message.role === "assistant") {
 					this.streaming = new AssistantView();
@@ -302,8 +358,13 @@ export class InteractiveApp {
 				}
 				break;
 			case "message_update":
-				if (event.message.role === "assistant" && this.streaming)
-					this.streaming.setContent(contentText(event.message.content), contentText(event.message.content, "thinking"));
+				if (event.message.role !== "assistant") break;
+				// Attached mid-answer: the answer so far shows from its next update.
+				if (!this.streaming) {
+					this.streaming = new AssistantView();
+					this.add(this.streaming);
+				}
+				this.streaming.setContent(contentText(event.message.content), contentText(event.message.content, "thinking"));
 				break;
 			case "message_end":
 				this.onMessageEnd(event.message);
@@ -342,7 +403,7 @@ export class InteractiveApp {
 			if (!view) return;
 			view.setContent(contentText(message.content), contentText(message.content, "thinking"));
 			if (message.stopReason === "error")
-				view.setError(describeModelFailure(this.started.agentSession.model, message.errorMessage));
+				view.setError(describeModelFailure(this.current.status().model, message.errorMessage));
 			if (message.stopReason === "aborted") view.setError("Turn stopped.");
 		} else if (message.role === "user") {
 			// A queued message reached the turn: it is no longer waiting.
@@ -365,10 +426,6 @@ export class InteractiveApp {
 			this.note(`Python kernel failed to start: ${status.message}`, "error");
 		} else this.kernel = this.cells.size > 0 ? "busy" : "idle";
 		this.tui.requestRender();
-	}
-
-	private onChildEvent(event: ChildEvent): void {
-		this.note(describeChildEvent(event));
 	}
 
 	private onKey(data: string): { consume?: boolean } | undefined {
@@ -411,31 +468,17 @@ export class InteractiveApp {
 
 	/** First press: interrupt the running cell (the kernel keeps its variables); next: stop the turn. */
 	private interrupt(): void {
-		this.interruptPresses++;
-		if (this.interruptPresses === 1 && this.started.kernel.interruptCell()) {
-			this.setHint("Interrupting the running cell; Ctrl-C again stops the turn.");
-			return;
-		}
-		if (this.interruptPresses === 1 && this.ipythonRunning()) {
-			// The cell is called but its kernel has not started running it yet: it is interrupted once it runs.
-			this.setHint("Interrupting the cell once the kernel has started; Ctrl-C again stops the turn.");
-			// Once the cell is handed to the kernel, a short margin lets its execution begin: an interrupt
-			// that reaches the kernel before the cell starts would be lost and the cell would run on.
-			const retry = () => {
-				if (this.interruptPresses !== 1 || !this.ipythonRunning()) return;
-				if (this.started.kernel.busy) setTimeout(() => this.started.kernel.interruptCell(), INTERRUPT_MARGIN_MS);
-				else setTimeout(retry, 20);
-			};
-			setTimeout(retry, 20);
-			return;
-		}
-		this.started.agentSession.abort();
-		this.setHint("Stopping the turn…");
-	}
-
-	/** An ipython call is under way (its kernel may still be starting). */
-	private ipythonRunning(): boolean {
-		return [...this.cells.values()].some((cell) => cell.toolName === "ipython");
+		void this.current.interrupt().then(
+			(action) =>
+				this.setHint(
+					action === "cell"
+						? "Interrupting the running cell; Ctrl-C again stops the turn."
+						: action === "pending"
+							? "Interrupting the cell once the kernel has started; Ctrl-C again stops the turn."
+							: "Stopping the turn…",
+				),
+			(error) => this.note(`The interrupt did not reach the session: ${errorText(error)}`, "error"),
+		);
 	}
 
 	private setHint(text: string): void {
@@ -466,9 +509,8 @@ export class InteractiveApp {
 
 	/** A message for the running turn: steering (after the current cell) or a follow-up (after the turn). */
 	private queueMessage(text: string, how: "steer" | "followUp"): void {
-		const message = { role: "user" as const, content: [{ type: "text" as const, text }], timestamp: Date.now() };
-		if (how === "steer") this.started.agentSession.agent.steer(message);
-		else this.started.agentSession.agent.followUp(message);
+		const delivered = how === "steer" ? this.current.steer(text) : this.current.followUp(text);
+		delivered.catch((error) => this.note(`The message did not reach the session: ${errorText(error)}`, "error"));
 		this.queuedMessages.push(text);
 		const note = how === "steer" ? "queued: the agent reads it after the current step" : "queued: after this turn";
 		this.add(new UserView(text, note));
@@ -477,57 +519,53 @@ export class InteractiveApp {
 
 	private async runPrompt(text: string): Promise<void> {
 		if (!parseSlashCommand(text)) this.add(new UserView(text));
-		this.promptRunning = true;
+		this.ownRuns++;
 		this.tui.requestRender();
-		let outcome: RunOutcome;
+		let end: LinkRunEnd;
 		try {
-			outcome = await this.started.agentSession.prompt(text);
+			end = await this.current.prompt(text);
 		} catch (error) {
-			outcome = { status: "error", errorMessage: errorText(error) };
+			end = { status: "error", errorMessage: errorText(error) };
 		} finally {
-			this.promptRunning = false;
+			this.ownRuns--;
 		}
-		this.afterRun(outcome);
+		this.afterRun(end);
 	}
 
 	/** Report how a run ended (errors the answer did not show), then run the commands that waited. */
-	private afterRun(outcome: RunOutcome): void {
+	private afterRun(end: LinkRunEnd): void {
 		this.setHint("");
-		this.interruptPresses = 0;
-		if (outcome.command?.message) this.note(outcome.command.message, outcome.status === "error" ? "error" : "info");
-		else if (outcome.status === "error" && !outcome.lastAssistant)
-			this.note(outcome.errorMessage ?? "The run failed.", "error");
+		if (end.commandMessage) this.note(end.commandMessage, end.status === "error" ? "error" : "info");
+		else if (end.errorMessage) this.note(end.errorMessage, "error");
 		const next = this.queuedCommands.shift();
 		if (next && !this.working) void this.runPrompt(next);
 		this.tui.requestRender();
 	}
 
 	private slashCommands(): SlashCommand[] {
-		const { agentSession, extensions } = this.started;
-		const session = agentSession.commandNames.map((name) => ({
-			name,
-			description: name === "compact" ? "summarise the older conversation now" : extensions.command(name)?.description,
-			...argumentCompletions(extensions.command(name)?.arguments),
+		const commands = this.current.status().commands;
+		const session = commands.map((command) => ({
+			name: command.name,
+			description: command.description,
+			...argumentCompletions(command.arguments),
 		}));
-		const own = this.local.list().filter((command) => !agentSession.commandNames.includes(command.name));
+		const own = this.local.list().filter((local) => !commands.some((command) => command.name === local.name));
 		return [...session, ...own].sort((a, b) => a.name.localeCompare(b.name));
 	}
 
 	private status(): StatusInfo {
-		const { agentSession, session, children } = this.started;
-		const usage = sessionUsage(session.entries).total;
+		const status: LinkStatus = this.current.status();
 		return {
-			model: `${agentSession.model.provider}/${agentSession.model.id}`,
-			contextTokens: contextTokens(agentSession.agent.state.messages),
-			contextWindow: agentSession.model.contextWindow,
-			totalTokens: usage.totalTokens,
-			cost: usage.cost.total,
+			model: `${status.model.provider}/${status.model.id}`,
+			contextTokens: status.contextTokens,
+			contextWindow: status.model.contextWindow,
+			totalTokens: status.totalTokens,
+			cost: status.cost,
 			kernel: this.kernel,
-			runningChildren: children.list().filter((child) => child.status === "running" || child.status === "starting")
-				.length,
+			runningChildren: status.runningChildren,
 			queued: this.queuedMessages.length + this.queuedCommands.length,
 			working: this.working,
-			goal: this.started.goals.active()?.objective,
+			goal: status.goal,
 		};
 	}
 }

@@ -6,8 +6,9 @@ import {
 	loadModelsFile,
 	ModelRegistry,
 	type StillBusyChoice,
+	sameSession,
 } from "prime-agent";
-import type { InteractiveApp } from "./app.js";
+import { errorText, type InteractiveApp } from "./app.js";
 import { Picker } from "./components/picker.js";
 import { branchTarget, treeItems, treeRows } from "./tree.js";
 
@@ -46,11 +47,12 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 			name: "model",
 			description: "pick the model (providers with a key, local servers)",
 			run: async (args) => {
-				const { paths, agentSession } = app.session;
-				const current = `${agentSession.model.provider}/${agentSession.model.id}`;
+				const { paths } = app;
+				const { model, session } = app.link.status();
+				const current = `${model.provider}/${model.id}`;
 				let refs: string[];
 				try {
-					refs = availableModels(paths.models, paths.auth, app.session, app.env);
+					refs = availableModels(paths.models, paths.auth, current, app.env);
 				} catch (error) {
 					app.note(`The model list could not be read: ${(error as Error).message}`, "error");
 					return;
@@ -63,15 +65,9 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 						Math.max(0, refs.indexOf(current)),
 					));
 				if (!ref || ref === current) return;
-				const { session } = app.session;
 				// A new model needs its provider's key and a fresh loop: the session is started again on it
 				// (the kernel's variables are saved and restored, as on any resume).
-				if (
-					await app.switchSession(
-						{ model: ref, ...(session.persisted ? { resume: session.path } : {}) },
-						`switching to ${ref}`,
-					)
-				)
+				if (await app.switchSession({ model: ref, ...sameSession(session) }, `switching to ${ref}`))
 					app.note(`Model: ${ref}`);
 			},
 		},
@@ -79,8 +75,8 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 			name: "resume",
 			description: "pick an earlier session of this directory",
 			run: async () => {
-				const { paths, session } = app.session;
-				const sessions = listSessions(paths.sessions).filter(
+				const { session } = app.link.status();
+				const sessions = listSessions(app.paths.sessions).filter(
 					(info) => info.cwd === session.cwd && info.id !== session.id && info.damagedLine === undefined,
 				);
 				if (sessions.length === 0) {
@@ -102,30 +98,28 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 			name: "tree",
 			description: "the session tree: go back to any entry and branch from it",
 			run: async () => {
-				const { session, agentSession, extensions } = app.session;
 				if (app.working) {
 					app.note("Wait for the turn to end (or stop it with Ctrl-C twice) before moving in the tree.", "error");
 					return;
 				}
-				const rows = treeRows(session);
+				const { entries, leafId } = await app.link.tree();
+				const rows = treeRows(entries, leafId);
 				if (rows.length === 0) {
 					app.note("The session has no messages yet.");
 					return;
 				}
-				const leafRow = rows.findIndex((row) => row.entry.id === session.leafId);
-				const id = await pick(
-					"Session tree",
-					treeItems(rows, session.leafId),
-					leafRow === -1 ? rows.length - 1 : leafRow,
-				);
-				const entry = id ? session.entry(id) : undefined;
+				const leafRow = rows.findIndex((row) => row.entry.id === leafId);
+				const id = await pick("Session tree", treeItems(rows, leafId), leafRow === -1 ? rows.length - 1 : leafRow);
+				const entry = id ? entries.find((candidate) => candidate.id === id) : undefined;
 				if (!entry) return;
 				const target = branchTarget(entry);
-				const previous = session.leafId;
-				session.branchFrom(target.leafId);
-				agentSession.agent.state.messages = session.context().messages;
-				await extensions.emit("session_tree", { leafId: target.leafId, previousLeafId: previous });
-				app.redraw();
+				try {
+					await app.link.branch(target.leafId);
+				} catch (error) {
+					app.note(errorText(error), "error");
+					return;
+				}
+				await app.redraw();
 				if (target.editorText !== undefined) app.editor.setText(target.editorText);
 				app.note(
 					target.editorText !== undefined
@@ -138,25 +132,23 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 			name: "fork",
 			description: "continue in a new session file holding this branch",
 			run: async () => {
-				const { session } = app.session;
+				const { session } = app.link.status();
 				if (!session.persisted) {
 					app.note("Nothing to fork yet: send a message first.");
 					return;
 				}
 				const from = session.id;
-				if (await app.switchSession({ fork: session.path }, "forking the session"))
-					app.note(`Forked ${from} into ${app.session.session.id}.`);
+				const at = session.leafId ? { at: session.leafId } : {};
+				if (await app.switchSession({ fork: session.path, ...at }, "forking the session"))
+					app.note(`Forked ${from} into ${app.link.status().session.id}.`);
 			},
 		},
 		{
 			name: "new",
 			description: "start a new session in this directory",
 			run: async () => {
-				const { agentSession } = app.session;
-				await app.switchSession(
-					{ model: `${agentSession.model.provider}/${agentSession.model.id}` },
-					"starting a new session",
-				);
+				const { model } = app.link.status();
+				await app.switchSession({ model: `${model.provider}/${model.id}` }, "starting a new session");
 			},
 		},
 		{ name: "exit", description: "leave (Ctrl-D)", run: () => app.exit() },
@@ -180,7 +172,7 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 export function availableModels(
 	modelsPath: string,
 	authPath: string,
-	started: InteractiveApp["session"],
+	current: string,
 	env: NodeJS.ProcessEnv,
 ): string[] {
 	const registry = new ModelRegistry(loadModelsFile(modelsPath));
@@ -189,6 +181,5 @@ export function availableModels(
 		.providers()
 		.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined)
 		.flatMap((provider) => registry.modelsOf(provider).map((model) => `${provider}/${model.id}`));
-	const current = `${started.agentSession.model.provider}/${started.agentSession.model.id}`;
 	return refs.includes(current) ? refs : [current, ...refs];
 }

@@ -11,9 +11,8 @@ export async function runInteractiveMode(context: InteractiveContext): Promise<E
 	const release = giveTerminalBackOnExit(app);
 	try {
 		const exit = await app.run();
-		const { session } = app.session;
 		if ("message" in exit) context.stdout.write(`${exit.message}\n`);
-		if (session.persisted) context.stdout.write(`Session saved: resume with \`prime-agent --resume ${session.id}\`.\n`);
+		if (app.farewell) context.stdout.write(`${app.farewell}\n`);
 		return exit.code as ExitCodeValue;
 	} finally {
 		release();

@@ -20,12 +20,13 @@ export function contentText(content: unknown, type: "text" | "thinking" = "text"
 /**
  * Lay out a conversation already in the session (a resumed session, or the branch `/tree` moved
  * to): what the user sent, the answers, and each cell with its result, as they looked live.
+ * Returns the cells whose result has not come, by tool call id (still running, or stopped there).
  */
 export function addHistory(
 	add: (block: Component) => void,
 	messages: readonly AgentMessage[],
 	cellOptions: Omit<CellOptions, "toolName" | "args">,
-): void {
+): Map<string, CellView> {
 	const cells = new Map<string, CellView>();
 	for (const message of messages) {
 		const role = (message as { role: string }).role;
@@ -43,10 +44,10 @@ export function addHistory(
 			}
 		} else if (role === "toolResult" && message.role === "toolResult") {
 			cells.get(message.toolCallId)?.finish(contentText(message.content), message.isError, message.details);
+			cells.delete(message.toolCallId);
 		} else if (message.role === "host" && /summary$/.test(message.customType)) {
 			add(new NoteView(`[${message.customType.replace("_", " ")}: the earlier conversation is summarised here]`));
 		}
 	}
-	// A call whose result never came (the run was stopped there).
-	for (const cell of cells.values()) if (cell.state === "running") cell.finish("", true, { status: "aborted" });
+	return cells;
 }

@@ -1,5 +1,5 @@
 import type { SelectItem } from "@mariozechner/pi-tui";
-import { messageText, type Session, type SessionEntry } from "prime-agent";
+import { messageText, type SessionEntry } from "prime-agent";
 
 /** One row of `/tree`: an entry of the conversation, indented under the branch it is on. */
 export interface TreeRow {
@@ -37,14 +37,18 @@ function oneLine(text: string): string {
  * starts a deeper level for each child beyond the first. Entries without a row (tool results,
  * model changes) pass their depth through.
  */
-export function treeRows(session: Session): TreeRow[] {
+export function treeRows(entries: readonly SessionEntry[], leafId: string | null): TreeRow[] {
 	const children = new Map<string | null, SessionEntry[]>();
-	for (const entry of session.entries) {
+	const byId = new Map<string, SessionEntry>();
+	for (const entry of entries) {
 		const list = children.get(entry.parentId) ?? [];
 		list.push(entry);
 		children.set(entry.parentId, list);
+		byId.set(entry.id, entry);
 	}
-	const active = new Set(session.branch().map((entry) => entry.id));
+	// The active branch: from the leaf up to the first entry.
+	const active = new Set<string>();
+	for (let id = leafId; id !== null && !active.has(id); id = byId.get(id)?.parentId ?? null) active.add(id);
 	const rows: TreeRow[] = [];
 	const stack: { entry: SessionEntry; depth: number }[] = (children.get(null) ?? [])
 		.map((entry) => ({ entry, depth: 0 }))

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { visibleWidth } from "@mariozechner/pi-tui";
-import type { StartedSession, StartOptions } from "prime-agent";
+import { localLink, type SessionChanges, type StartedSession } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { useFauxSessions } from "../../agent/test/faux-session.js";
 import { type AppExit, InteractiveApp } from "../src/app.js";
-import { VirtualTerminal, visible } from "./virtual-terminal.js";
+import { screen, submit, type, VirtualTerminal, visible, waitFor } from "./virtual-terminal.js";
 
 const sessions = useFauxSessions({ models: [{ id: "faux-1" }, { id: "faux-2" }] });
 
@@ -20,65 +20,36 @@ interface Running {
 	terminal: VirtualTerminal;
 	exited: Promise<AppExit>;
 	/** Every `switchSession` call, in order. */
-	switches: Partial<StartOptions>[];
+	switches: SessionChanges[];
 }
 
 let running: Running | undefined;
+/** The session the running app drives now (in this process). */
+let active: StartedSession;
 
 afterEach(() => {
 	running?.app.stop();
 	running = undefined;
 });
 
-async function startApp(options: Partial<StartOptions> = {}): Promise<Running> {
-	const started = await sessions.start(options);
+async function startApp(options: SessionChanges = {}): Promise<Running> {
+	active = await sessions.start(options);
 	const terminal = new VirtualTerminal(80, 24);
-	const switches: Partial<StartOptions>[] = [];
-	let current: StartedSession = started;
+	const switches: SessionChanges[] = [];
 	const app = new InteractiveApp(terminal, {
-		started,
+		link: localLink(active),
 		env: sessions.world.env,
+		paths: active.paths,
 		switchSession: async (changes) => {
 			switches.push(changes);
-			await current.dispose();
-			current = await sessions.start({ ...options, ...changes });
-			return current;
+			await active.dispose();
+			active = await sessions.start({ ...options, ...changes });
+			return localLink(active);
 		},
 	});
 	const exited = app.run();
 	running = { app, terminal, exited, switches };
 	return running;
-}
-
-/** The conversation as a reader sees it (every line, escapes removed). */
-function screen(app: InteractiveApp, width = 80): string {
-	return app.tui
-		.render(width)
-		.map((line) => visible(line).trimEnd())
-		.join("\n");
-}
-
-/** Poll the rendered UI until `test` passes (5 s at most). */
-async function waitFor(app: InteractiveApp, test: string | ((text: string) => boolean)): Promise<string> {
-	const passes = typeof test === "string" ? (text: string) => text.includes(test) : test;
-	const deadline = Date.now() + 15_000;
-	let last = "";
-	while (Date.now() < deadline) {
-		last = screen(app);
-		if (passes(last)) return last;
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-	throw new Error(`The UI never showed ${String(test)}. Last screen:\n${last}`);
-}
-
-function type(terminal: VirtualTerminal, text: string): void {
-	for (const char of text) terminal.send(char);
-}
-
-/** Type `text` and press Enter. */
-function submit(terminal: VirtualTerminal, text: string): void {
-	type(terminal, text);
-	terminal.send("\r");
 }
 
 describe("the interactive app (in process, faux model, real kernel)", () => {
@@ -118,7 +89,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(last?.role).toBe("user");
 		expect(JSON.stringify(last?.content)).toContain("also check y");
 		expect(screen(app)).not.toContain("queued ·");
-		const roles = app.session.session.context().messages.map((message) => message.role);
+		const roles = active.session.context().messages.map((message) => message.role);
 		expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
 	});
 
@@ -139,7 +110,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		terminal.send("\x1b\r");
 		await waitFor(app, "queued: after this turn");
 		await waitFor(app, "Follow-up done.");
-		const texts = app.session.session
+		const texts = active.session
 			.context()
 			.messages.filter((message) => message.role === "user" || message.role === "assistant")
 			.map((message) => JSON.stringify(message.content));
@@ -356,9 +327,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		app.editor.setText("another question");
 		terminal.send("\r");
 		await waitFor(app, "another answer");
-		const users = app.session.session.entries.filter(
-			(entry) => entry.type === "message" && entry.message.role === "user",
-		);
+		const users = active.session.entries.filter((entry) => entry.type === "message" && entry.message.role === "user");
 		expect(users).toHaveLength(3);
 		expect(users[1]?.parentId).toBe(users[2]?.parentId);
 	});
@@ -368,11 +337,13 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		const { app, terminal, switches } = await startApp();
 		submit(terminal, "hi");
 		await waitFor(app, "hello");
-		const path = app.session.session.path;
+		const path = active.session.path;
+		const at = active.session.leafId as string;
 		submit(terminal, "/model faux/faux-2");
 		await waitFor(app, "Model: faux/faux-2");
-		expect(switches).toEqual([{ model: "faux/faux-2", resume: path }]);
-		expect(app.session.session.path).toBe(path);
+		// Resumed where the conversation is (after `/tree`, not where the file ends).
+		expect(switches).toEqual([{ model: "faux/faux-2", resume: path, at }]);
+		expect(active.session.path).toBe(path);
 		expect(screen(app)).toContain("› hi");
 		expect(screen(app)).toContain("faux/faux-2 ·");
 	});
@@ -382,11 +353,12 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		const { app, terminal, switches } = await startApp();
 		submit(terminal, "hi");
 		await waitFor(app, "hello");
+		const at = active.session.leafId as string;
 		submit(terminal, "/model nowhere/none");
 		const said = await waitFor(app, "Switching to nowhere/none failed:");
 		expect(said).toContain("› hi");
 		expect(switches).toHaveLength(2);
-		expect(switches[1]).toEqual({ model: "faux/faux-1", resume: app.session.session.path });
+		expect(switches[1]).toEqual({ model: "faux/faux-1", resume: active.session.path, at });
 	});
 
 	it("Ctrl-D on an empty editor leaves; with text it does not; Ctrl-C twice on an empty editor leaves", async () => {

@@ -307,7 +307,7 @@ describe("session tree", () => {
 		assistant("second answer");
 		session.branchFrom(answer);
 		user("another second");
-		const rows = treeRows(session);
+		const rows = treeRows(session.entries, session.leafId);
 		expect(rows.map((row) => [row.depth, row.active, row.label])).toEqual([
 			[0, true, "you: first question"],
 			[0, true, "agent: first answer"],

@@ -1,4 +1,5 @@
 import type { Terminal } from "@mariozechner/pi-tui";
+import type { InteractiveApp } from "../src/app.js";
 
 /**
  * A terminal in memory for in-process tests (pi-tui ships no virtual terminal in its package):
@@ -68,4 +69,35 @@ export class VirtualTerminal implements Terminal {
 export function visible(text: string): string {
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is removed.
 	return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b_[^\x07]*\x07|\x1b\][^\x07]*\x07/g, "");
+}
+
+/** The conversation as a reader sees it (every line, escapes removed). */
+export function screen(app: InteractiveApp, width = 80): string {
+	return app.tui
+		.render(width)
+		.map((line) => visible(line).trimEnd())
+		.join("\n");
+}
+
+/** Poll the rendered UI until `test` passes (15 s at most); throws with the last screen. */
+export async function waitFor(app: InteractiveApp, test: string | ((text: string) => boolean)): Promise<string> {
+	const passes = typeof test === "string" ? (text: string) => text.includes(test) : test;
+	const deadline = Date.now() + 15_000;
+	let last = "";
+	while (Date.now() < deadline) {
+		last = screen(app);
+		if (passes(last)) return last;
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+	throw new Error(`The UI never showed ${String(test)}. Last screen:\n${last}`);
+}
+
+export function type(terminal: VirtualTerminal, text: string): void {
+	for (const char of text) terminal.send(char);
+}
+
+/** Type `text` and press Enter. */
+export function submit(terminal: VirtualTerminal, text: string): void {
+	type(terminal, text);
+	terminal.send("\r");
 }

@@ -62,8 +62,11 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	// A slash command may need no model (`/pc status`); one that does says the key is missing then.
 	const allowMissingKey = prompt !== undefined && parseSlashCommand(prompt) !== undefined;
 	const daemon = await import("../daemon/index.js");
-	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process;
-	// the full terminal UI drives an in-process session (it is not yet a view of a worker).
+	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
+	const loaded = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
+	if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
+	const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
 	// What the command line asks of the session, wherever it runs.
 	const requested = {
 		model: args.model,
@@ -78,8 +81,10 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		autonomous: args.autonomous,
 		allowMissingKey,
 	};
-	if (!daemon.inProcess(io.env) && !(prompt === undefined && wantsTerminalUi(io))) {
+	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
+	if (!daemon.inProcess(io.env)) {
 		try {
+			if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io);
 			return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io);
 		} catch (error) {
 			// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
@@ -88,26 +93,23 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		}
 	}
 	const { startSession } = await import("../startup/index.js");
-	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
-	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
-	const terminal = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
-	if (terminal && "missing" in terminal) io.stderr.write(`Line chat: ${terminal.missing}.\n`);
+	const { localLink } = await import("../link/index.js");
 	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested };
 	const started = await startSession(startOptions);
 	let current: StartedSession | undefined = started;
 	try {
-		if (prompt === undefined && terminal && "ui" in terminal) {
-			return await terminal.ui.runInteractiveMode({
-				started,
+		if (ui) {
+			return await ui.runInteractiveMode({
+				link: localLink(started),
+				paths: started.paths,
 				stdin: io.stdin as NodeJS.ReadStream,
 				stdout: io.stdout as NodeJS.WriteStream,
 				env: io.env,
 				switchSession: async (changes) => {
 					await current?.dispose();
 					current = undefined;
-					const picked = { continueLatest: false, resume: undefined, fork: undefined, at: undefined };
-					current = await startSession({ ...startOptions, ...picked, ...changes });
-					return current;
+					current = await startSession({ ...startOptions, ...daemon.NO_PICK, ...changes });
+					return localLink(current);
 				},
 			});
 		}
@@ -130,8 +132,12 @@ async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue
 	switch (args.command) {
 		case "agents":
 			return daemon.runAgentsCommand(io, args.json);
-		case "attach":
-			return daemon.runAttach(args.agentRef as string, io);
+		case "attach": {
+			const { loadTerminalUi } = await import("../modes/index.js");
+			const loaded = wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
+			if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
+			return daemon.runAttach(args.agentRef as string, io, loaded && "ui" in loaded ? loaded.ui : undefined);
+		}
 		case "status":
 			return daemon.runStatusCommand(io);
 		case "shutdown":

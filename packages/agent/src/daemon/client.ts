@@ -184,6 +184,7 @@ export async function connectWorker(
 	context: DaemonContext,
 	socket: string,
 	oneShot: boolean,
+	answers = false,
 ): Promise<{ client: ProtocolClient; welcome: WorkerWelcome }> {
 	let client: ProtocolClient;
 	try {
@@ -195,7 +196,7 @@ export async function connectWorker(
 			ExitCode.usage,
 		);
 	}
-	const welcome = (await hello(client, context.token, { oneShot })) as WorkerWelcome;
+	const welcome = (await hello(client, context.token, { oneShot, answers })) as WorkerWelcome;
 	return { client, welcome };
 }
 

@@ -3,19 +3,23 @@
  * `shutdown`, `schedule`.
  */
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import { agentDir, agentPaths } from "../home/index.js";
+import type { InteractiveUi } from "../modes/interactive.js";
 import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
 import {
 	connectSupervisor,
 	connectWorker,
+	type DaemonContext,
 	DaemonVersionError,
 	daemonContext,
 	plainEnv,
 	stopOtherVersion,
 	unwrap,
 } from "./client.js";
-import type { AgentInfo, ProtocolClient, WorkerSessionOptions } from "./protocol.js";
+import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions } from "./protocol.js";
 import { viewChat, viewJson, viewPrint } from "./views.js";
+import { WorkerLink } from "./worker-link.js";
 
 export interface DaemonIo {
 	cwd: string;
@@ -36,21 +40,8 @@ export async function runInWorker(
 	io: DaemonIo,
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
-	let started: { key: string; socket: string };
-	try {
-		started = unwrap(
-			await supervisor.request({
-				type: "start",
-				options,
-				owner: prompt === undefined ? "resident" : "oneshot",
-				env: plainEnv(io.env),
-			}),
-		);
-	} finally {
-		supervisor.close();
-	}
 	const oneShot = prompt !== undefined;
+	const started = await startWorker(context, options, oneShot ? "oneshot" : "resident");
 	const { client, welcome } = await connectWorker(context, started.socket, oneShot);
 	if (prompt === undefined) return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false);
 	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
@@ -58,8 +49,79 @@ export async function runInWorker(
 	return viewPrint(client, welcome, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
 }
 
-/** `prime-agent attach <agent>`: start it again if saved, replay what happened while detached, then the line chat. */
-export async function runAttach(ref: string, io: DaemonIo): Promise<ExitCodeValue> {
+/** Ask the supervisor for a new worker; resolves with its key and socket once it listens. */
+async function startWorker(
+	context: DaemonContext,
+	options: WorkerSessionOptions,
+	owner: WorkerOwner,
+): Promise<{ key: string; socket: string }> {
+	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	try {
+		return unwrap(await supervisor.request({ type: "start", options, owner, env: plainEnv(context.env) }));
+	} finally {
+		supervisor.close();
+	}
+}
+
+/** Connect to a worker as a view that answers questions (the terminal UI). */
+async function connectLink(context: DaemonContext, socket: string, notices?: string[]): Promise<WorkerLink> {
+	const { client, welcome } = await connectWorker(context, socket, false, true);
+	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices);
+}
+
+/**
+ * The terminal UI as a view of a resident worker: leaving detaches (the session goes on);
+ * `/model`, `/resume`, `/fork` and `/new` stop this worker and start one for the new session.
+ */
+export async function runUiInWorker(
+	options: WorkerSessionOptions,
+	ui: InteractiveUi,
+	io: DaemonIo,
+): Promise<ExitCodeValue> {
+	const context = daemonContext(io.env);
+	const started = await startWorker(context, options, "resident");
+	return runUi(context, await connectLink(context, started.socket), options, ui, io);
+}
+
+async function runUi(
+	context: DaemonContext,
+	first: WorkerLink,
+	options: WorkerSessionOptions,
+	ui: InteractiveUi,
+	io: DaemonIo,
+): Promise<ExitCodeValue> {
+	let current: WorkerLink | undefined = first;
+	return ui.runInteractiveMode({
+		link: first,
+		paths: agentPaths(agentDir(io.env)),
+		stdin: io.stdin as NodeJS.ReadStream,
+		stdout: io.stdout as NodeJS.WriteStream,
+		env: io.env,
+		switchSession: async (changes) => {
+			await current?.shutdown();
+			current = undefined;
+			const next = await startWorker(context, { ...options, ...NO_PICK, ...changes }, "resident");
+			current = await connectLink(context, next.socket);
+			return current;
+		},
+	});
+}
+
+/** A new session's options pick nothing the first one picked (which session, where in it, its goal). */
+export const NO_PICK = {
+	continueLatest: false,
+	resume: undefined,
+	fork: undefined,
+	at: undefined,
+	goal: undefined,
+	autonomous: undefined,
+} as const;
+
+/**
+ * `prime-agent attach <agent>`: start it again if saved, then the terminal UI (on a terminal) or
+ * the line chat, which replays what happened while detached.
+ */
+export async function runAttach(ref: string, io: DaemonIo, ui?: InteractiveUi): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
 	let target: { key: string; socket: string };
@@ -67,6 +129,10 @@ export async function runAttach(ref: string, io: DaemonIo): Promise<ExitCodeValu
 		target = unwrap(await supervisor.request({ type: "resume", key: ref, env: plainEnv(io.env) }));
 	} finally {
 		supervisor.close();
+	}
+	if (ui) {
+		const link = await connectLink(context, target.socket, [`Attached to agent ${target.key}.`]);
+		return runUi(context, link, { cwd: link.status().session.cwd }, ui, io);
 	}
 	const { client, welcome } = await connectWorker(context, target.socket, false);
 	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true);

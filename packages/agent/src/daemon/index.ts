@@ -14,12 +14,14 @@ export {
 } from "./client.js";
 export {
 	describeAgent,
+	NO_PICK,
 	runAgentsCommand,
 	runAttach,
 	runInWorker,
 	runScheduleCli,
 	runShutdownCommand,
 	runStatusCommand,
+	runUiInWorker,
 } from "./commands.js";
 export { daemonDoctorCheck } from "./doctor.js";
 export {
@@ -44,3 +46,4 @@ export {
 } from "./state.js";
 export { KEPT_FINISHED_ONE_SHOTS, RESTART_DELAYS_MS } from "./supervisor.js";
 export { DEFAULT_WORKER_TIMINGS } from "./worker.js";
+export { WorkerLink } from "./worker-link.js";

@@ -5,6 +5,7 @@
  * their answer is a `reply` with the same `id`. Workers also push `event`, `run_end` and `bye`.
  */
 import { createConnection, type Socket } from "node:net";
+import type { LinkRunEnd, LinkStatus } from "../link/index.js";
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
@@ -59,7 +60,8 @@ export type SupervisorRequest =
 
 /** Client → worker. */
 export type WorkerRequest =
-	| { type: "hello"; id: number; token: string; version: number; oneShot?: boolean }
+	/** `answers`: the view answers questions (`still_busy`), as the terminal UI does. */
+	| { type: "hello"; id: number; token: string; version: number; oneShot?: boolean; answers?: boolean }
 	/** Run a prompt or slash command; `run_end` with the same id tells how it ended. */
 	| { type: "prompt"; id: number; text: string; settle?: boolean }
 	/** Into the running turn (as a user message), or a prompt when nothing runs. */
@@ -73,7 +75,14 @@ export type WorkerRequest =
 	| { type: "heartbeat"; id: number; args: string }
 	| { type: "schedule_list"; id: number }
 	| { type: "schedule_remove"; id: number; scheduleId: string }
-	| { type: "shutdown"; id: number };
+	| { type: "shutdown"; id: number }
+	/** What a `SessionLink` asks (see `link/session-link.ts`): the state, the conversation, the tree. */
+	| { type: "status"; id: number }
+	| { type: "history"; id: number }
+	| { type: "tree"; id: number }
+	| { type: "branch"; id: number; leafId: string | null }
+	| { type: "read_archive"; id: number; archiveId: string; start: number; end: number }
+	| { type: "still_busy_answer"; id: number; choice: "wait" | "restart" };
 
 /** What a worker says about its session on `hello`. */
 export interface WorkerWelcome {
@@ -83,6 +92,8 @@ export interface WorkerWelcome {
 	resumed: boolean;
 	notices: string[];
 	running: boolean;
+	/** The session's state (what a status line shows). */
+	status: LinkStatus;
 	/** The leaf when the last client detached: `attach` replays the entries after it. */
 	detachedAt?: string | null;
 }
@@ -98,7 +109,10 @@ export interface ReplyError {
 	closed?: boolean;
 }
 
-/** Worker → client, unasked. */
+/**
+ * Worker → client, unasked. A `run_end` carries the id of the `prompt` (or `steer` that became
+ * one) to the client that sent it, and 0 to every other client (a schedule, a woken turn).
+ */
 export type WorkerPush =
 	| { type: "event"; event: Record<string, unknown> }
 	| {
@@ -110,7 +124,15 @@ export type WorkerPush =
 			commandMessage?: string;
 			/** The `result` line of `--mode json`. */
 			result: Record<string, unknown>;
+			/** How the run ended, as a `SessionLink` view reports it. */
+			link: LinkRunEnd;
+			/** The session's state once it ended (set by the worker when it sends it). */
+			state?: LinkStatus;
 	  }
+	/** The session's state changed. */
+	| { type: "status"; status: LinkStatus }
+	/** A cell ignored the interrupt: wait for it or restart the kernel? (`still_busy_answer`) */
+	| { type: "still_busy" }
 	| { type: "bye"; reason: string };
 
 /** A socket that reads and writes JSON lines. */

@@ -101,7 +101,7 @@ export async function viewPrint(
 		client,
 		(action) =>
 			streams.err.write(
-				action === "cell" ? "\nInterrupting the running cell (press Ctrl-C again to stop)…\n" : "\nStopping…\n",
+				action === "run" ? "\nStopping…\n" : "\nInterrupting the running cell (press Ctrl-C again to stop)…\n",
 			),
 		terminal,
 	);
@@ -229,7 +229,7 @@ export async function viewChat(
 		void client.request({ type: "interrupt" }).then((reply) => {
 			const action = reply.ok ? (reply.data as { action: string }).action : "";
 			err.write(
-				action === "cell"
+				action === "cell" || action === "pending"
 					? "\nInterrupting the running cell (Ctrl-C again stops the turn)…\n"
 					: "\nStopping the turn…\n",
 			);

@@ -61,8 +61,10 @@ try {
 	process.exit(WORKER_START_FAILED);
 }
 const running = worker as Worker;
+// SIGTERM is how `prime-agent shutdown` (through the supervisor) stops a worker.
+const REASONS = { SIGTERM: "it was shut down", SIGINT: "interrupted by SIGINT", SIGHUP: "hung up by SIGHUP" } as const;
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
-	process.on(signal, () => void running.stop(`stopped by ${signal}`));
+	process.on(signal, () => void running.stop(REASONS[signal]));
 const reason = await running.stopped;
 process.stderr.write(`Worker ${key} stopped: ${reason}\n`);
 process.exit(0);

@@ -9,13 +9,13 @@
 import { existsSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import type { UserMessage } from "@mariozechner/pi-ai";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
+import { type LinkEvent, type LinkRunEnd, LocalLink, linkRunEnd, userMessage } from "../link/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
-import { finishRun, onSessionLines, resultLine } from "../modes/run-result.js";
+import { finishRun, resultLine } from "../modes/run-result.js";
 import { formatDuration, type ScheduleJob, Scheduler } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import {
@@ -55,6 +55,8 @@ interface Client {
 	connection: LineConnection;
 	authed: boolean;
 	oneShot: boolean;
+	/** It answers questions (a cell that ignored the interrupt): the terminal UI. */
+	answers: boolean;
 }
 
 export interface WorkerOptions {
@@ -66,6 +68,8 @@ export interface WorkerOptions {
 	timings: WorkerTimings;
 }
 
+type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
+
 export class Worker {
 	private readonly clients = new Set<Client>();
 	private server: Server | undefined;
@@ -75,7 +79,8 @@ export class Worker {
 	private graceTimer: NodeJS.Timeout | undefined;
 	private evictTimer: NodeJS.Timeout | undefined;
 	private prompts: Promise<unknown> = Promise.resolve();
-	private presses = 0;
+	/** What the views drive: the session as an in-process view would drive it. */
+	private readonly link: LocalLink;
 	private stopping: Promise<void> | undefined;
 	private recordTimer: NodeJS.Timeout | undefined;
 	private readonly stopSession: () => void;
@@ -94,11 +99,8 @@ export class Worker {
 			deliver: (job) => this.deliverScheduled(job),
 		});
 		this.scheduler.onChange(() => this.writeRecord());
-		this.stopSession = onSessionLines(started, (event) => {
-			this.touch();
-			this.push({ type: "event", event });
-		});
-		started.agentSession.onWakeOutcome(() => this.writeRecord());
+		this.link = new LocalLink(started);
+		this.stopSession = this.link.subscribe((event) => this.onLinkEvent(event));
 	}
 
 	/** Load `/heartbeat` and `/schedule`, answer the kernel's heartbeat requests, listen, start the timers. */
@@ -139,8 +141,7 @@ export class Worker {
 			this.push({ type: "bye", reason });
 			this.server?.close();
 			this.stopSession();
-			const { agentSession } = this.options.started;
-			if (agentSession.running) agentSession.abort();
+			await this.link.close();
 			await this.options.started.dispose();
 			// Clients waiting on `shutdown` see the connection close once the session is saved.
 			for (const client of this.clients) client.connection.close();
@@ -150,7 +151,7 @@ export class Worker {
 	}
 
 	private accept(connection: LineConnection): void {
-		const client: Client = { connection, authed: false, oneShot: false };
+		const client: Client = { connection, authed: false, oneShot: false, answers: false };
 		connection.onMessage((message) => void this.handle(client, message));
 		void connection.closed.then(() => this.leave(client));
 	}
@@ -158,6 +159,8 @@ export class Worker {
 	private leave(client: Client): void {
 		if (!this.clients.delete(client)) return;
 		if (this.clients.size === 0) this.detachedAt = this.options.started.session.leafId;
+		// Nobody is left to answer a question: the kernel is restarted, as with no view at all.
+		if (this.link.asking && ![...this.clients].some((other) => other.answers)) this.link.answerStillBusy("restart");
 		this.touch();
 		this.writeRecord();
 		if (this.clients.size === 0 && this.options.oneShot) {
@@ -204,6 +207,7 @@ export class Worker {
 			}
 			client.authed = true;
 			client.oneShot = message.oneShot === true;
+			client.answers = message.answers === true;
 			this.clients.add(client);
 			clearTimeout(this.graceTimer);
 			this.touch();
@@ -221,27 +225,40 @@ export class Worker {
 	}
 
 	private async command(client: Client, id: number, message: Record<string, unknown>): Promise<Reply> {
-		const { agentSession, kernel } = this.options.started;
+		const { agentSession } = this.options.started;
 		const text = typeof message.text === "string" ? message.text : "";
 		switch (message.type) {
 			case "prompt":
-				void this.runPrompt(id, text, message.settle === true);
+				void this.runPrompt(client, id, text, message.settle === true);
 				return replyOk(id, { queued: true });
 			case "steer":
 			case "follow_up":
 				if (!agentSession.running) {
-					void this.runPrompt(id, text, false);
+					void this.runPrompt(client, id, text, false);
 					return replyOk(id, { delivered: "prompt" });
 				}
 				if (message.type === "steer") agentSession.agent.steer(userMessage(text));
 				else agentSession.agent.followUp(userMessage(text));
 				return replyOk(id, { delivered: message.type });
-			case "interrupt": {
-				this.presses++;
-				if (this.presses === 1 && kernel.interruptCell()) return replyOk(id, { action: "cell" });
-				agentSession.abort();
-				return replyOk(id, { action: this.presses === 1 ? "run" : "exit" });
-			}
+			case "interrupt":
+				return replyOk(id, { action: await this.link.interrupt() });
+			case "status":
+				return replyOk(id, this.link.status());
+			case "history":
+				return replyOk(id, await this.link.history());
+			case "tree":
+				return replyOk(id, await this.link.tree());
+			case "branch":
+				await this.link.branch(typeof message.leafId === "string" ? message.leafId : null);
+				return replyOk(id);
+			case "read_archive":
+				return replyOk(
+					id,
+					await this.link.readArchive(String(message.archiveId), Number(message.start), Number(message.end)),
+				);
+			case "still_busy_answer":
+				this.link.answerStillBusy(message.choice === "wait" ? "wait" : "restart");
+				return replyOk(id);
 			case "detach":
 				// Only this view goes; the session, its queue and the worker are untouched.
 				this.leave(client);
@@ -273,11 +290,13 @@ export class Worker {
 		}
 	}
 
-	/** Prompts run one after another; each ends with a `run_end` to every client. */
-	private runPrompt(id: number, text: string, settle: boolean): Promise<unknown> {
+	/**
+	 * Prompts run one after another; each ends with a `run_end` to every client (with the request's
+	 * id to the client that sent it, 0 to the others).
+	 */
+	private runPrompt(requester: Client | undefined, id: number, text: string, settle: boolean): Promise<unknown> {
 		const run = this.prompts.then(async () => {
 			const { started } = this.options;
-			this.presses = 0;
 			let goalStop: GoalEvent | undefined;
 			const unlong = started.goals.onEvent((event) => {
 				goalStop = goalStopOf(event) ?? goalStop;
@@ -288,7 +307,7 @@ export class Worker {
 				const { outcome, report } = settle
 					? await finishRun(started, first, new AbortController().signal, () => goalStop)
 					: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
-				this.push({
+				this.pushRunEnd(requester, {
 					type: "run_end",
 					id,
 					status: outcome.status,
@@ -296,18 +315,20 @@ export class Worker {
 					...(report.message ? { message: report.message } : {}),
 					...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
 					result: resultLine(started, outcome, report),
+					link: linkRunEnd(outcome),
 				});
 			} catch (error) {
 				const hint = error instanceof UserError ? error.hint : "";
 				const exitCode = error instanceof UserError ? error.exitCode : 1;
 				const message = `${(error as Error).message}${hint ? `\n${hint}` : ""}`;
-				this.push({
+				this.pushRunEnd(requester, {
 					type: "run_end",
 					id,
 					status: "error",
 					exitCode,
 					message,
 					result: { type: "result", status: "error", exitCode, message },
+					link: { status: "error", errorMessage: message.replace("\n", " ") },
 				});
 			} finally {
 				unlong();
@@ -333,7 +354,7 @@ export class Worker {
 			else agentSession.agent.followUp(userMessage(text));
 			return;
 		}
-		void this.runPrompt(0, text, false);
+		void this.runPrompt(undefined, 0, text, false);
 	}
 
 	private welcome(): WorkerWelcome {
@@ -352,6 +373,7 @@ export class Worker {
 			resumed: started.resumed,
 			notices: [...started.notices, ...(goal ? [goal] : [])],
 			running: this.busy,
+			status: this.link.status(),
 			detachedAt: this.detachedAt,
 		};
 	}
@@ -363,6 +385,51 @@ export class Worker {
 
 	private push(message: WorkerPush): void {
 		for (const client of this.clients) client.connection.send(message);
+	}
+
+	/** The state after the run travels with its end, so a view never sees the run over but the session working. */
+	private pushRunEnd(requester: Client | undefined, end: RunEnd): void {
+		const ended = { ...end, state: this.link.status() };
+		for (const client of this.clients) client.connection.send(client === requester ? ended : { ...ended, id: 0 });
+	}
+
+	private pushStatus(): void {
+		if (this.clients.size > 0) this.push({ type: "status", status: this.link.status() });
+	}
+
+	/** What the session says goes to every view; questions only to views that answer them. */
+	private onLinkEvent(event: LinkEvent): void {
+		this.touch();
+		switch (event.type) {
+			case "status":
+				this.pushStatus();
+				return;
+			case "still_busy":
+				if ([...this.clients].some((client) => client.answers)) {
+					for (const client of this.clients) if (client.answers) client.connection.send({ type: "still_busy" });
+				} else this.link.answerStillBusy("restart");
+				return;
+			case "run_end": {
+				// A turn the session started itself (a sub-agent's notice woke it).
+				this.writeRecord();
+				const end = event as unknown as LinkRunEnd;
+				const exitCode = end.status === "ok" ? 0 : end.status === "aborted" ? 130 : 1;
+				const message = end.errorMessage;
+				this.pushRunEnd(undefined, {
+					type: "run_end",
+					id: 0,
+					status: end.status,
+					exitCode,
+					...(message ? { message } : {}),
+					...(end.commandMessage ? { commandMessage: end.commandMessage } : {}),
+					result: { type: "result", status: end.status, exitCode, ...(message ? { message } : {}) },
+					link: end,
+				});
+				return;
+			}
+			default:
+				this.push({ type: "event", event });
+		}
 	}
 
 	private touch(): void {
@@ -413,8 +480,4 @@ export class Worker {
 			...extra,
 		});
 	}
-}
-
-function userMessage(text: string): UserMessage {
-	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
 }

@@ -5,6 +5,8 @@ export {
 	type InteractiveContext,
 	type InteractiveUi,
 	loadTerminalUi,
+	type SessionChanges,
+	sameSession,
 	TERMINAL_UI_PACKAGE,
 } from "./interactive.js";
 export { handleInterrupts, type InterruptAction, type InterruptHandle } from "./interrupts.js";

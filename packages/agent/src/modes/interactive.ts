@@ -1,20 +1,41 @@
 import type { ExitCodeValue } from "../errors.js";
-import type { StartedSession, StartOptions } from "../startup/index.js";
+import type { AgentPaths } from "../home/index.js";
+import type { SessionLink } from "../link/index.js";
 
 /** The package that holds the full terminal UI; resolved by name when `prime-agent` starts. */
 export const TERMINAL_UI_PACKAGE = "prime-agent-tui";
 
-/** What `prime-agent` hands a terminal UI: the started session and a way to change it. */
+/** What a terminal UI may change when it starts another session (`/model`, `/resume`, `/fork`, `/new`). */
+export interface SessionChanges {
+	/** `provider/id`. */
+	model?: string;
+	/** A session id, unique prefix or path. */
+	resume?: string;
+	/** A session to fork into a new one. */
+	fork?: string;
+	/** With `resume` or `fork`: the entry to continue from (where `/tree` moved the conversation). */
+	at?: string;
+}
+
+/** Resume (or fork) a session where its conversation is now, not where its file ends. */
+export function sameSession(session: { path: string; persisted: boolean; leafId: string | null }): SessionChanges {
+	if (!session.persisted) return {};
+	return { resume: session.path, ...(session.leafId ? { at: session.leafId } : {}) };
+}
+
+/** What `prime-agent` hands a terminal UI: the session to drive and a way to change it. */
 export interface InteractiveContext {
-	/** The session to drive; the UI owns it until it hands another one back through `switchSession`. */
-	started: StartedSession;
+	/** The session: in a background worker, or in this process with `PRIME_AGENT_IN_PROCESS=1`. */
+	link: SessionLink;
 	/**
-	 * Start another session with the command line's options changed (`/resume`, `/tree`, `/model`,
-	 * `/fork`): the current one is disposed first (its kernel variables are saved), and the new one
-	 * is disposed by the command line when the UI returns. Throws (a `UserError` for what the user can
-	 * fix) when the new one cannot start; the old one is already gone then, so the UI resumes it by id.
+	 * Start another session with the command line's options changed: the current one is stopped
+	 * first (its kernel variables are saved), and the UI drives the new one. Throws (a `UserError`
+	 * for what the user can fix) when the new one cannot start; the old one is already gone then, so
+	 * the UI resumes it by path.
 	 */
-	switchSession(changes: Partial<StartOptions>): Promise<StartedSession>;
+	switchSession(changes: SessionChanges): Promise<SessionLink>;
+	/** The agent home's files (models, keys, sessions) for pickers. */
+	paths: AgentPaths;
 	stdin: NodeJS.ReadStream;
 	stdout: NodeJS.WriteStream;
 	env: NodeJS.ProcessEnv;

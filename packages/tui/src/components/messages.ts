@@ -36,8 +36,14 @@ export class AssistantView implements Component {
 		const split = settledLength(plain);
 		const settled = plain.slice(0, split).trimEnd();
 		const tail = plain.slice(split).replace(/^\n+/, "");
-		if (settled !== this.settledText) this.settled.setText((this.settledText = settled));
-		if (tail !== this.tailText) this.tail.setText((this.tailText = tail));
+		if (settled !== this.settledText) {
+			this.settledText = settled;
+			this.settled.setText(settled);
+		}
+		if (tail !== this.tailText) {
+			this.tailText = tail;
+			this.tail.setText(tail);
+		}
 		this.thinking = thinking;
 	}
 

@@ -1,0 +1,9 @@
+export { LocalLink, linkRunEnd, localLink, userMessage } from "./local-link.js";
+export type {
+	LinkCommand,
+	LinkEvent,
+	LinkInterrupt,
+	LinkRunEnd,
+	LinkStatus,
+	SessionLink,
+} from "./session-link.js";

@@ -1,0 +1,251 @@
+/**
+ * A `SessionLink` over a session in this process: what the terminal UI drives with
+ * `PRIME_AGENT_IN_PROCESS=1`, and what a daemon worker answers its views with.
+ */
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { UserMessage } from "@mariozechner/pi-ai";
+import { sessionUsage } from "../children/index.js";
+import { contextTokens } from "../compaction/index.js";
+import { UserError } from "../errors.js";
+import { onSessionLines } from "../modes/run-result.js";
+import type { RunOutcome } from "../orchestrator/index.js";
+import type { SessionEntry } from "../session/index.js";
+import type { StartedSession } from "../startup/index.js";
+import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
+
+/** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
+const INTERRUPT_MARGIN_MS = 300;
+
+/** How a run ended, as a view reports it: an error only when no answer shows it. */
+export function linkRunEnd(outcome: RunOutcome): LinkRunEnd {
+	return {
+		status: outcome.status,
+		...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
+		...(outcome.status === "error" && !outcome.lastAssistant && !outcome.command?.message
+			? { errorMessage: outcome.errorMessage ?? "The run failed." }
+			: {}),
+	};
+}
+
+export function userMessage(text: string): UserMessage {
+	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}
+
+export class LocalLink implements SessionLink {
+	readonly notices: readonly string[];
+	private readonly listeners = new Set<(event: LinkEvent) => void>();
+	private readonly stops: (() => void)[];
+	/** ipython calls under way (their kernel may still be starting). */
+	private readonly ipythonCalls = new Set<string>();
+	private presses = 0;
+	private statusQueued = false;
+	private stillBusy: ((choice: "wait" | "restart") => void) | undefined;
+	private closed = false;
+
+	constructor(
+		private readonly started: StartedSession,
+		notices: readonly string[] = started.notices,
+	) {
+		this.notices = notices;
+		const { agentSession, kernel } = started;
+		this.stops = [
+			onSessionLines(started, (line) => this.onLine(line as LinkEvent)),
+			started.onChildUsage(() => this.statusChanged()),
+			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...linkRunEnd(outcome) })),
+		];
+		// A cell that ignores the interrupt: a view is asked whether to wait or restart; with none, restart.
+		kernel.onStillBusy = () =>
+			new Promise((resolve) => {
+				if (this.listeners.size === 0) return resolve("restart");
+				this.stillBusy = resolve;
+				this.emit({ type: "still_busy" });
+			});
+	}
+
+	get agentKey(): string | undefined {
+		return undefined;
+	}
+
+	status(): LinkStatus {
+		const { agentSession, session, children, goals, kernel, extensions } = this.started;
+		const usage = sessionUsage(session.entries).total;
+		const model = agentSession.model;
+		return {
+			session: {
+				id: session.id,
+				path: session.path,
+				cwd: session.cwd,
+				persisted: session.persisted,
+				leafId: session.leafId,
+			},
+			model: {
+				provider: model.provider,
+				id: model.id,
+				...(model.baseUrl ? { baseUrl: model.baseUrl } : {}),
+				contextWindow: model.contextWindow,
+			},
+			contextTokens: contextTokens(agentSession.agent.state.messages),
+			totalTokens: usage.totalTokens,
+			cost: usage.cost.total,
+			runningChildren: children.list().filter((child) => child.status === "running" || child.status === "starting")
+				.length,
+			running: agentSession.running || agentSession.busy,
+			...(goals.active() ? { goal: goals.active()?.objective } : {}),
+			kernelStarted: kernel.started,
+			commands: agentSession.commandNames.map((name) => {
+				const command = extensions.command(name);
+				const description = name === "compact" ? "summarise the older conversation now" : command?.description;
+				return {
+					name,
+					...(description ? { description } : {}),
+					...(command?.arguments?.length ? { arguments: [...command.arguments] } : {}),
+				};
+			}),
+		};
+	}
+
+	subscribe(listener: (event: LinkEvent) => void): () => void {
+		this.listeners.add(listener);
+		return () => this.listeners.delete(listener);
+	}
+
+	async prompt(text: string): Promise<LinkRunEnd> {
+		this.statusChanged();
+		try {
+			return linkRunEnd(await this.started.agentSession.prompt(text));
+		} catch (error) {
+			const hint = error instanceof UserError ? ` ${error.hint}` : "";
+			return { status: "error", errorMessage: `${(error as Error).message}${hint}` };
+		} finally {
+			this.presses = 0;
+			this.statusChanged();
+		}
+	}
+
+	steer(text: string): Promise<void> {
+		return this.deliver(text, "steer");
+	}
+
+	followUp(text: string): Promise<void> {
+		return this.deliver(text, "followUp");
+	}
+
+	/** Into the running turn; with none running, a prompt of its own whose end every view hears. */
+	private async deliver(text: string, how: "steer" | "followUp"): Promise<void> {
+		const { agent, running } = this.started.agentSession;
+		if (!running) {
+			void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
+			return;
+		}
+		if (how === "steer") agent.steer(userMessage(text));
+		else agent.followUp(userMessage(text));
+	}
+
+	async interrupt(): Promise<LinkInterrupt> {
+		const { kernel, agentSession } = this.started;
+		this.presses++;
+		if (this.presses === 1 && kernel.interruptCell()) return "cell";
+		if (this.presses === 1 && this.ipythonCalls.size > 0) {
+			// The cell is called but its kernel has not started running it yet: once it runs (after a
+			// short margin, so that the interrupt does not reach the kernel before the cell and get lost),
+			// it is interrupted.
+			const retry = () => {
+				if (this.presses !== 1 || this.ipythonCalls.size === 0) return;
+				if (kernel.busy) setTimeout(() => kernel.interruptCell(), INTERRUPT_MARGIN_MS);
+				else setTimeout(retry, 20);
+			};
+			setTimeout(retry, 20);
+			return "pending";
+		}
+		agentSession.abort();
+		return "run";
+	}
+
+	async history(): Promise<AgentMessage[]> {
+		return this.started.session.context().messages;
+	}
+
+	async tree(): Promise<{ entries: SessionEntry[]; leafId: string | null }> {
+		const { session } = this.started;
+		return { entries: [...session.entries], leafId: session.leafId };
+	}
+
+	async branch(leafId: string | null): Promise<void> {
+		const { session, agentSession, extensions } = this.started;
+		if (agentSession.running || agentSession.busy)
+			throw new UserError(
+				"The agent is working; the conversation cannot move to another entry now.",
+				"Wait for the turn to end (or stop it with Ctrl-C twice), then pick the entry again.",
+			);
+		const previous = session.leafId;
+		session.branchFrom(leafId);
+		agentSession.agent.state.messages = session.context().messages;
+		await extensions.emit("session_tree", { leafId, previousLeafId: previous });
+		this.statusChanged();
+	}
+
+	async readArchive(id: string, start: number, end: number): Promise<string> {
+		const command = this.started.extensions.command("pc");
+		if (!command)
+			throw new UserError("Prime Context is not loaded in this session.", "Its archive cannot be read from here.");
+		const answer = await command.handler(`read ${id} ${start}:${end}`);
+		return typeof answer === "string" ? answer : "";
+	}
+
+	answerStillBusy(choice: "wait" | "restart"): void {
+		const resolve = this.stillBusy;
+		this.stillBusy = undefined;
+		resolve?.(choice);
+	}
+
+	/** Stop listening and stop a running turn; says how to resume the session. */
+	async close(): Promise<string> {
+		if (!this.closed) {
+			this.closed = true;
+			this.answerStillBusy("restart");
+			for (const stop of this.stops) stop();
+			this.listeners.clear();
+			this.started.kernel.onStillBusy = undefined;
+			const { agentSession } = this.started;
+			if (agentSession.running) {
+				agentSession.abort();
+				await agentSession.agent.waitForIdle();
+			}
+		}
+		const { session } = this.started;
+		return session.persisted ? `Session saved: resume with \`prime-agent --resume ${session.id}\`.` : "";
+	}
+
+	/** Whether a `still_busy` question waits for its answer. */
+	get asking(): boolean {
+		return this.stillBusy !== undefined;
+	}
+
+	private onLine(line: LinkEvent): void {
+		if (line.type === "agent_start") this.presses = 0;
+		if (line.type === "tool_execution_start" && line.toolName === "ipython")
+			this.ipythonCalls.add(String(line.toolCallId));
+		if (line.type === "tool_execution_end") this.ipythonCalls.delete(String(line.toolCallId));
+		this.emit(line);
+		if (line.type !== "message_update" && line.type !== "tool_execution_update") this.statusChanged();
+	}
+
+	/** One `status` event for a burst of changes. */
+	private statusChanged(): void {
+		if (this.statusQueued || this.closed) return;
+		this.statusQueued = true;
+		setImmediate(() => {
+			this.statusQueued = false;
+			if (!this.closed) this.emit({ type: "status" });
+		});
+	}
+
+	private emit(event: LinkEvent): void {
+		for (const listener of this.listeners) listener(event);
+	}
+}
+
+/** Drive `started` from a view in this process. */
+export function localLink(started: StartedSession, notices?: readonly string[]): LocalLink {
+	return new LocalLink(started, notices);
+}

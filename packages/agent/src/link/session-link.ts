@@ -1,0 +1,92 @@
+/**
+ * What a view (the terminal UI) drives: one session, wherever it runs. `localLink` drives a
+ * session in this process; the daemon's `workerLink` drives one in a background worker over its
+ * socket, and the worker itself answers with a `localLink`, so both mean the same thing.
+ */
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { RunOutcome } from "../orchestrator/index.js";
+import type { SessionEntry } from "../session/index.js";
+
+/** A slash command as a view offers it (completion, help). */
+export interface LinkCommand {
+	name: string;
+	description?: string;
+	/** The words its first argument takes (completion), when it names them. */
+	arguments?: readonly string[];
+}
+
+/** The session's state now, for a status line and a header. Plain data (it crosses the socket). */
+export interface LinkStatus {
+	/** `leafId`: the entry the next message continues from (null: before the first). */
+	session: { id: string; path: string; cwd: string; persisted: boolean; leafId: string | null };
+	model: { provider: string; id: string; baseUrl?: string; contextWindow: number };
+	/** Tokens in the context now. */
+	contextTokens: number;
+	/** Tokens and cost of the session's answers, its sub-agents included. */
+	totalTokens: number;
+	cost: number;
+	runningChildren: number;
+	/** A turn runs, or a prompt, woken turn or queued message is under way. */
+	running: boolean;
+	/** The active goal's objective. */
+	goal?: string;
+	/** Whether the session's kernel process is up. */
+	kernelStarted: boolean;
+	commands: LinkCommand[];
+}
+
+/** How a run ended, as a view reports it. */
+export interface LinkRunEnd {
+	status: RunOutcome["status"];
+	/** What a slash command answered. */
+	commandMessage?: string;
+	/** Why it failed, when no answer was given that shows it. */
+	errorMessage?: string;
+}
+
+/**
+ * What a view hears: the session's loop events and the `--mode json` lines (kernel status,
+ * notices, sub-agent, goal and autonomous events), plus:
+ * - `status`: the state changed (read it with `status()`);
+ * - `run_end` (`LinkRunEnd` fields): a run this view did not start ended (a woken turn, a
+ *   schedule, another view's prompt);
+ * - `still_busy`: a cell ignored the interrupt; answer with `answerStillBusy`;
+ * - `schedule_fired`: a heartbeat or schedule delivered its prompt;
+ * - `bye` (`reason`): the session went away (its worker stopped).
+ */
+export type LinkEvent = { type: string } & Record<string, unknown>;
+
+/** What pressing interrupt did: the running cell, a cell once its kernel runs it, or the whole run. */
+export type LinkInterrupt = "cell" | "pending" | "run";
+
+export interface SessionLink {
+	/** The background agent's key, when the session runs in a worker. */
+	readonly agentKey?: string;
+	/** Notes for the user about how the session started (resumed, a goal open, problems). */
+	readonly notices: readonly string[];
+	status(): LinkStatus;
+	subscribe(listener: (event: LinkEvent) => void): () => void;
+	/** Run a prompt or slash command; resolves when it has ended. */
+	prompt(text: string): Promise<LinkRunEnd>;
+	/** Into the running turn after the current step; a prompt of its own when nothing runs. */
+	steer(text: string): Promise<void>;
+	/** Queued for after the running turn; a prompt of its own when nothing runs. */
+	followUp(text: string): Promise<void>;
+	/** First press: the running cell (the kernel keeps its variables); later presses: the run. */
+	interrupt(): Promise<LinkInterrupt>;
+	/** The active branch's conversation, as the model sees it. */
+	history(): Promise<AgentMessage[]>;
+	/** Every entry of the session, and the current leaf (for `/tree`). */
+	tree(): Promise<{ entries: SessionEntry[]; leafId: string | null }>;
+	/** Continue from `leafId` (null: before the first entry); the next message starts a branch there. */
+	branch(leafId: string | null): Promise<void>;
+	/** Lines `start`..`end` of an archived observation (Prime Context's recovery read; no model call). */
+	readArchive(id: string, start: number, end: number): Promise<string>;
+	/** The answer to a `still_busy` question. */
+	answerStillBusy(choice: "wait" | "restart"): void;
+	/**
+	 * The view leaves. In this process the running turn stops; a worker's session goes on. Resolves
+	 * with what to tell the user about getting back to it.
+	 */
+	close(): Promise<string>;
+}

@@ -1,0 +1,252 @@
+import type { InteractiveContext, InteractiveUi } from "prime-agent";
+import { afterEach, describe, expect, it } from "vitest";
+import { runAttach, runUiInWorker } from "../../agent/src/daemon/index.js";
+import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
+import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
+import { InteractiveApp } from "../src/app.js";
+import { screen, submit, VirtualTerminal, visible, waitFor } from "./virtual-terminal.js";
+
+/** The terminal UI over a background worker: the real `runUiInWorker` and `runAttach`, on a virtual terminal. */
+interface View {
+	app: InteractiveApp;
+	terminal: VirtualTerminal;
+	context: InteractiveContext;
+	/** Resolves with the exit code, the exit's message and what the link said on leaving. */
+	done: Promise<{ code: number; message?: string; said: string }>;
+}
+
+let world: DaemonWorld | undefined;
+const views: View[] = [];
+
+afterEach(async () => {
+	for (const view of views.splice(0)) view.app.stop();
+	await world?.teardown();
+	world = undefined;
+});
+
+/** A UI package whose `runInteractiveMode` draws on a virtual terminal; `view` resolves once it runs. */
+function virtualUi(): { ui: InteractiveUi; view: Promise<Omit<View, "done">>; message: () => string | undefined } {
+	let message: string | undefined;
+	let shown: (view: Omit<View, "done">) => void = () => {};
+	const view = new Promise<Omit<View, "done">>((resolve) => {
+		shown = resolve;
+	});
+	const ui: InteractiveUi = {
+		runInteractiveMode: async (context) => {
+			const terminal = new VirtualTerminal(80, 24);
+			const app = new InteractiveApp(terminal, context);
+			const exited = app.run();
+			shown({ app, terminal, context });
+			const exit = await exited;
+			if ("message" in exit) message = exit.message;
+			return exit.code as 0;
+		},
+	};
+	return { ui, view, message: () => message };
+}
+
+async function show(run: (ui: InteractiveUi) => Promise<number>): Promise<View> {
+	const { ui, view, message } = virtualUi();
+	const done = run(ui);
+	const shown = await Promise.race([
+		view,
+		done.then((code) => {
+			throw new Error(`the UI never started (exit ${code})`);
+		}),
+	]);
+	const result: View = {
+		...shown,
+		done: done.then((code) => ({ code, message: message(), said: shown.app.farewell })),
+	};
+	views.push(result);
+	return result;
+}
+
+function io(current: DaemonWorld) {
+	return {
+		cwd: current.project,
+		env: current.env,
+		stdin: process.stdin,
+		stdout: process.stdout,
+		stderr: process.stderr,
+	};
+}
+
+/** `prime-agent` on a terminal: the UI over a new resident worker. */
+function startView(current: DaemonWorld, model = "local/coder"): Promise<View> {
+	return show((ui) => runUiInWorker({ cwd: current.project, model }, ui, io(current)));
+}
+
+/** `prime-agent attach <key>` on a terminal. */
+function attachView(current: DaemonWorld, key: string): Promise<View> {
+	return show((ui) => runAttach(key, io(current), ui));
+}
+
+async function agent(current: DaemonWorld, key: string) {
+	const found = (await current.agents()).find((info) => info.key === key);
+	if (!found) throw new Error(`no agent ${key}`);
+	return found;
+}
+
+const SLOW_CELL = "import time\nprint('step one', flush=True)\ntime.sleep(4)\nprint('step two')";
+
+async function world_(script: ScriptedReply[]): Promise<DaemonWorld> {
+	world = await makeDaemonWorld(script);
+	return world;
+}
+
+describe("the terminal UI as a view of a background worker", () => {
+	it("leaving detaches: the turn goes on in the worker, and attach shows what happened meanwhile", async () => {
+		const current = await world_([{ code: SLOW_CELL }, { text: "All done." }]);
+		const first = await startView(current);
+		const key = first.app.link.agentKey as string;
+		expect(key).toMatch(/^[0-9a-f]{8}$/);
+		// The header names the agent (wrapped at 80 columns).
+		await waitFor(first.app, (text) => text.replace(/\s+/g, " ").includes(`· agent ${key}`));
+		submit(first.terminal, "run the slow job");
+		await waitFor(first.app, "step one");
+		first.terminal.send("\x04");
+		const left = await first.done;
+		expect(left.code).toBe(0);
+		expect(left.said).toBe(
+			`Detached from agent ${key}; it keeps running. \`prime-agent attach ${key}\` comes back, \`prime-agent shutdown ${key}\` stops it.`,
+		);
+		const detached = await agent(current, key);
+		expect(detached.state).toBe("running");
+		expect(detached.clients).toBe(0);
+		const idle = await eventually("the turn to end", async () => {
+			const info = await agent(current, key);
+			return info.state === "idle" ? info : undefined;
+		});
+		expect(roles(sessionRecords(idle.sessionPath as string))).toEqual([
+			"session",
+			"model_change",
+			"user",
+			"assistant",
+			"toolResult",
+			"assistant",
+		]);
+		const second = await attachView(current, key);
+		const shown = await waitFor(second.app, "All done.");
+		expect(shown).toContain(`Attached to agent ${key}.`);
+		expect(shown).toContain("› run the slow job");
+		expect(shown).toContain("step two");
+		expect(shown).toContain("● ready");
+		second.terminal.send("\x04");
+		expect((await second.done).code).toBe(0);
+	});
+
+	it("a view attached mid-cell shows the cell running, then its result and the answer as they come", async () => {
+		const current = await world_([
+			{ code: "import time\ntime.sleep(5)\nprint('late result')" },
+			{ text: "Finished after the wait." },
+		]);
+		const first = await startView(current);
+		const key = first.app.link.agentKey as string;
+		submit(first.terminal, "wait a while");
+		await waitFor(first.app, "running (Esc interrupts)");
+		first.terminal.send("\x04");
+		await first.done;
+		const second = await attachView(current, key);
+		const during = await waitFor(second.app, "running (Esc interrupts)");
+		expect(during).toContain("● working");
+		const after = await waitFor(second.app, "Finished after the wait.");
+		expect(after).toContain("late result");
+		expect(after).not.toContain("running (Esc interrupts)");
+		await waitFor(second.app, "● ready");
+	});
+
+	it("Ctrl-C interrupts the worker's cell (the kernel keeps its variables); a stubborn cell asks this view", async () => {
+		const current = await world_([
+			{ code: "x = 41\nimport time\nprint('sleeping', flush=True)\ntime.sleep(60)" },
+			{ code: "print('x is', x + 1)" },
+			{ text: "Interrupted and carried on." },
+			{
+				code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ignoring', flush=True)\ntime.sleep(60)",
+			},
+			{ text: "The kernel was restarted." },
+		]);
+		const view = await startView(current);
+		submit(view.terminal, "sleep long");
+		// Pressed once the cell runs (an interrupt before it starts cancels it outright).
+		await waitFor(view.app, "│ sleeping");
+		view.terminal.send("\x03");
+		await waitFor(view.app, "Interrupting the running cell; Ctrl-C again stops the turn.");
+		const carried = await waitFor(view.app, "Interrupted and carried on.");
+		expect(carried).toContain("x is 42");
+		submit(view.terminal, "stubborn");
+		await waitFor(view.app, "│ ignoring");
+		view.terminal.send("\x03");
+		await waitFor(view.app, () =>
+			visible(view.terminal.written).includes("The cell ignored the interrupt and is still running"),
+		);
+		view.terminal.send("\x1b[B");
+		view.terminal.send("\r");
+		const restarted = await waitFor(view.app, "The kernel was restarted.");
+		expect(restarted).toContain("kernel restarted");
+	});
+
+	it("/tree and /model work on the worker's session; /model moves it to a new worker on the same file", async () => {
+		const current = await world_([
+			{ text: "first answer" },
+			{ text: "second answer" },
+			{ text: "on the second model" },
+		]);
+		current.writeHome("models.json", {
+			providers: { local: { baseUrl: current.server.baseUrl, models: [{ id: "coder" }, { id: "coder-2" }] } },
+		});
+		const view = await startView(current);
+		const firstKey = view.app.link.agentKey as string;
+		submit(view.terminal, "first question");
+		await waitFor(view.app, "first answer");
+		await waitFor(view.app, "● ready");
+		submit(view.terminal, "second question");
+		await waitFor(view.app, "second answer");
+		await waitFor(view.app, "● ready");
+		submit(view.terminal, "/tree");
+		await waitFor(view.app, () => visible(view.terminal.written).includes("Session tree"));
+		view.terminal.send("\x1b[A");
+		view.terminal.send("\r");
+		await waitFor(view.app, "Back before that message");
+		expect(view.app.editor.getText()).toBe("second question");
+		expect(screen(view.app)).not.toContain("second answer");
+		const path = view.app.link.status().session.path;
+		view.app.editor.setText("");
+		submit(view.terminal, "/model local/coder-2");
+		await waitFor(view.app, "Model: local/coder-2");
+		const secondKey = view.app.link.agentKey as string;
+		expect(secondKey).not.toBe(firstKey);
+		expect(view.app.link.status().session.path).toBe(path);
+		expect((await agent(current, firstKey)).state).toBe("saved");
+		expect((await agent(current, secondKey)).state).toBe("idle");
+		view.app.editor.setText("again");
+		view.terminal.send("\r");
+		await waitFor(view.app, "on the second model");
+		const records = sessionRecords(path);
+		const users = records.filter(
+			(record) => record.type === "message" && (record.message as { role: string }).role === "user",
+		);
+		expect(users).toHaveLength(3);
+		// "again" continues where /tree moved the conversation: after the model change, a sibling of "second question".
+		const before = records.find((record) => record.id === users[2]?.parentId);
+		expect(before?.type).toBe("model_change");
+		expect(before?.parentId).toBe(users[1]?.parentId);
+	});
+
+	it("a worker stopped from elsewhere ends the view, saying how to come back", async () => {
+		const current = await world_([{ text: "hello" }]);
+		const view = await startView(current);
+		const key = view.app.link.agentKey as string;
+		submit(view.terminal, "hi");
+		await waitFor(view.app, "hello");
+		const stopped = await current.cli(["shutdown", key]);
+		expect(stopped.code).toBe(0);
+		const left = await view.done;
+		expect(left.code).toBe(1);
+		expect(left.message).toBe(
+			`The agent's worker stopped (it was shut down). \`prime-agent agents\` shows its state; \`prime-agent attach ${key}\` continues the session.`,
+		);
+		expect(left.said).toBe("");
+		expect((await agent(current, key)).state).toBe("saved");
+	});
+});
