@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
+import { startInTmux, type TmuxPane } from "./tmux.js";
+
+let world: DaemonWorld | undefined;
+const panes: TmuxPane[] = [];
+
+afterEach(async () => {
+	for (const pane of panes.splice(0)) pane.kill();
+	await world?.teardown();
+	world = undefined;
+});
+
+/** `prime-agent ...args` in an 80x24 tmux pane, its session in the daemon (no PRIME_AGENT_IN_PROCESS). */
+function open(current: DaemonWorld, args: string[]): TmuxPane {
+	const pane = startInTmux(args, { cwd: current.project, env: current.env });
+	panes.push(pane);
+	return pane;
+}
+
+/** The agent key the UI's header names (`· agent <key>`, perhaps wrapped). */
+async function agentKey(pane: TmuxPane): Promise<string> {
+	const screen = await pane.waitFor((text) => /· agent\s+[0-9a-f]{8}/.test(text));
+	return (/· agent\s+([0-9a-f]{8})/.exec(screen) as RegExpExecArray)[1] as string;
+}
+
+const SLOW_CELL = "import time\nprint('step one', flush=True)\ntime.sleep(4)\nprint('step two')";
+const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
+
+describe("prime-agent's terminal UI over a background worker (the real command line in tmux)", () => {
+	it("Ctrl-D detaches while the turn goes on; `prime-agent attach` brings the UI back with everything", async () => {
+		world = await makeDaemonWorld([{ code: SLOW_CELL }, { text: "All done." }]);
+		const first = open(world, ["--model", "local/coder"]);
+		const key = await agentKey(first);
+		first.type("run the slow job");
+		first.keys("Enter");
+		await first.waitFor("│ step one");
+		first.keys("C-d");
+		const left = await first.waitFor(() => first.exited());
+		// Compared without white space: tmux wraps the line at 80 columns, mid-word.
+		const said = `Detached from agent ${key}; it keeps running. \`prime-agent attach ${key}\` comes back, \`prime-agent shutdown ${key}\` stops it.`;
+		expect(left.replace(/\s+/g, "")).toContain(said.replace(/\s+/g, ""));
+		const info = (await world.agents()).find((agent) => agent.key === key);
+		expect(info?.state).toBe("running");
+		const second = open(world, ["attach", key]);
+		const back = await second.waitFor("All done.");
+		expect(back).toContain("› run the slow job");
+		expect(back).toContain("step two");
+		expect(back).toContain(`Attached to agent ${key}.`);
+		second.keys("C-d");
+		await second.waitFor(() => second.exited());
+	});
+
+	it("closing the terminal mid-cell (SIGHUP) leaves the turn running in its worker to the end", async () => {
+		world = await makeDaemonWorld([{ code: SLOW_CELL }, { text: "Finished without a terminal." }]);
+		const pane = open(world, ["--model", "local/coder"]);
+		const key = await agentKey(pane);
+		pane.type("run the slow job");
+		pane.keys("Enter");
+		await pane.waitFor("│ step one");
+		// Killing the tmux server hangs up the terminal: the UI's process gets SIGHUP.
+		pane.kill();
+		const current = world;
+		const done = await eventually("the turn to end in the worker", async () => {
+			const info = (await current.agents()).find((agent) => agent.key === key);
+			return info?.state === "idle" ? info : undefined;
+		});
+		expect(done.clients).toBe(0);
+		const records = sessionRecords(done.sessionPath as string);
+		expect(roles(records)).toEqual(ONE_CELL_TURN);
+		expect(JSON.stringify(records.at(-1))).toContain("Finished without a terminal.");
+	});
+});
