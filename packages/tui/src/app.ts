@@ -324,6 +324,10 @@ export class InteractiveApp {
 		else if (type === "still_busy")
 			void this.local.askStillBusy().then((choice) => this.current.answerStillBusy(choice));
 		else if (type === "bye") this.onBye(String(event.reason));
+		else if (type === "reconnecting") {
+			this.kernel = "died";
+			this.note("The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…", "error");
+		} else if (type === "reconnected") void this.onReconnected();
 		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
 		else if (NOTICE_TYPES.has(type)) this.onNotice(event as unknown as SessionNotice);
 		else if (type.startsWith("child_")) this.note(describeChildEvent(event as unknown as ChildEvent));
@@ -338,6 +342,16 @@ export class InteractiveApp {
 				`${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`,
 			);
 		else this.onAgentEvent(event as unknown as AgentEvent);
+	}
+
+	/** The restarted worker answers: the conversation is laid out again from its session. */
+	private async onReconnected(): Promise<void> {
+		this.kernel = this.current.status().kernelStarted ? "idle" : "not started";
+		this.queuedMessages = [];
+		await this.redraw(this.current.notices);
+		this.note(
+			`Reconnected to agent ${this.current.agentKey} after its worker restarted; the session goes on from its last saved entry.`,
+		);
 	}
 
 	/** The session's worker went away (stopped by another client, or crashed): leave, saying how to come back. */

@@ -79,10 +79,14 @@ export function screen(app: InteractiveApp, width = 80): string {
 		.join("\n");
 }
 
-/** Poll the rendered UI until `test` passes (15 s at most); throws with the last screen. */
-export async function waitFor(app: InteractiveApp, test: string | ((text: string) => boolean)): Promise<string> {
+/** Poll the rendered UI until `test` passes (`timeoutMs`, 15 s by default); throws with the last screen. */
+export async function waitFor(
+	app: InteractiveApp,
+	test: string | ((text: string) => boolean),
+	timeoutMs = 15_000,
+): Promise<string> {
 	const passes = typeof test === "string" ? (text: string) => text.includes(test) : test;
-	const deadline = Date.now() + 15_000;
+	const deadline = Date.now() + timeoutMs;
 	let last = "";
 	while (Date.now() < deadline) {
 		last = screen(app);

@@ -1,6 +1,6 @@
 import type { InteractiveContext, InteractiveUi } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
-import { runAttach, runUiInWorker } from "../../agent/src/daemon/index.js";
+import { daemonPaths, readWorkerRecord, runAttach, runUiInWorker } from "../../agent/src/daemon/index.js";
 import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
 import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
 import { InteractiveApp } from "../src/app.js";
@@ -213,7 +213,8 @@ describe("the terminal UI as a view of a background worker", () => {
 		const path = view.app.link.status().session.path;
 		view.app.editor.setText("");
 		submit(view.terminal, "/model local/coder-2");
-		await waitFor(view.app, "Model: local/coder-2");
+		// A worker stops (saving its kernel) and another starts: slower than a keypress on a loaded machine.
+		await waitFor(view.app, "Model: local/coder-2", 45_000);
 		const secondKey = view.app.link.agentKey as string;
 		expect(secondKey).not.toBe(firstKey);
 		expect(view.app.link.status().session.path).toBe(path);
@@ -231,6 +232,27 @@ describe("the terminal UI as a view of a background worker", () => {
 		const before = records.find((record) => record.id === users[2]?.parentId);
 		expect(before?.type).toBe("model_change");
 		expect(before?.parentId).toBe(users[1]?.parentId);
+	});
+
+	it("a worker killed mid-run is followed to the one the supervisor restarts; the view goes on there", async () => {
+		const current = await world_([
+			{ code: "import time\nprint('before the crash', flush=True)\ntime.sleep(60)" },
+			{ text: "Back after the restart." },
+		]);
+		const view = await startView(current);
+		const key = view.app.link.agentKey as string;
+		submit(view.terminal, "long job");
+		await waitFor(view.app, "│ before the crash");
+		const pid = readWorkerRecord(daemonPaths(current.home), key)?.pid as number;
+		process.kill(pid, "SIGKILL");
+		await waitFor(view.app, "The agent's worker stopped during this run");
+		const back = await waitFor(view.app, `Reconnected to agent ${key} after its worker restarted`);
+		expect(back).toContain("› long job");
+		expect(readWorkerRecord(daemonPaths(current.home), key)?.pid).not.toBe(pid);
+		await waitFor(view.app, "● ready");
+		submit(view.terminal, "are you there?");
+		await waitFor(view.app, "Back after the restart.");
+		expect((await agent(current, key)).crashes).toBe(1);
 	});
 
 	it("a worker stopped from elsewhere ends the view, saying how to come back", async () => {

@@ -17,7 +17,8 @@ import {
 	stopOtherVersion,
 	unwrap,
 } from "./client.js";
-import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import { workerSocket } from "./state.js";
 import { viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
 
@@ -63,10 +64,45 @@ async function startWorker(
 	}
 }
 
-/** Connect to a worker as a view that answers questions (the terminal UI). */
+/** Connect to a worker as a view that answers questions (the terminal UI) and follows it through restarts. */
 async function connectLink(context: DaemonContext, socket: string, notices?: string[]): Promise<WorkerLink> {
 	const { client, welcome } = await connectWorker(context, socket, false, true);
-	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices);
+	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices, () =>
+		awaitRestart(context, welcome.key),
+	);
+}
+
+/** How long a view waits for the supervisor to restart a crashed worker (its delays are 250 ms, 1 s, 5 s). */
+const RESTART_WAIT_MS = 30_000;
+
+/** Wait until the supervisor has restarted the worker of `key`, then connect; or say why it will not come back. */
+async function awaitRestart(
+	context: DaemonContext,
+	key: string,
+): Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }> {
+	const deadline = Date.now() + RESTART_WAIT_MS;
+	while (Date.now() < deadline) {
+		await new Promise((resolve) => setTimeout(resolve, 250));
+		const supervisor = await connectSupervisor(context).catch(() => undefined);
+		if (!supervisor) continue;
+		let agent: AgentInfo | undefined;
+		try {
+			const reply = await supervisor.request({ type: "list" });
+			agent = reply.ok ? (reply.data as AgentInfo[]).find((info) => info.key === key) : undefined;
+		} finally {
+			supervisor.close();
+		}
+		if (!agent) return { reason: "its record is gone" };
+		if (agent.state === "failed") return { reason: agent.failedReason ?? "it failed" };
+		if (agent.state === "saved") return { reason: "it was stopped" };
+		if (agent.state === "starting") continue;
+		try {
+			return await connectWorker(context, workerSocket(context.paths, key), false, true);
+		} catch {
+			// Not listening yet.
+		}
+	}
+	return { reason: `it did not come back within ${RESTART_WAIT_MS / 1000} s` };
 }
 
 /**

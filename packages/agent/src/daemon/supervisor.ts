@@ -201,6 +201,10 @@ export class Supervisor {
 			case "resume": {
 				const key = this.resolve(String(message.key));
 				if (this.liveWorker(key)) return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				// A restart after a crash is due: this start replaces it (two workers must never serve one tree).
+				const tracked = this.tracked.get(key);
+				clearTimeout(tracked?.restart);
+				if (tracked) tracked.restart = undefined;
 				const record = readWorkerRecord(this.paths, key) as WorkerRecord;
 				const session = readSessionRecord(this.paths, key)?.session;
 				record.stopRequestedAt = undefined;

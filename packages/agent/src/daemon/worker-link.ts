@@ -10,6 +10,12 @@ import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
+/**
+ * Connect again to the worker of `key` once the supervisor has restarted it after a crash;
+ * resolves with why not when it will not come back (failed, stopped).
+ */
+export type Reconnect = () => Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }>;
+
 export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
 	readonly notices: readonly string[];
@@ -19,17 +25,24 @@ export class WorkerLink implements SessionLink {
 	private readonly runs = new Map<number, (end: LinkRunEnd) => void>();
 	private leaving = false;
 	private byeReason: string | undefined;
+	private client: ProtocolClient;
 
 	constructor(
-		private readonly client: ProtocolClient,
+		client: ProtocolClient,
 		welcome: WorkerWelcome,
 		notices: readonly string[] = welcome.notices,
+		private readonly reconnect?: Reconnect,
 	) {
 		this.agentKey = welcome.key;
 		this.notices = notices;
 		this.current = welcome.status;
+		this.client = client;
+		this.listen(client);
+	}
+
+	private listen(client: ProtocolClient): void {
 		client.onPush((message) => this.onPush(message));
-		void client.closed.then(() => this.onClosed());
+		void client.closed.then(() => this.onClosed(client));
 	}
 
 	status(): LinkStatus {
@@ -124,11 +137,45 @@ export class WorkerLink implements SessionLink {
 		}
 	}
 
-	private onClosed(): void {
+	private onClosed(client: ProtocolClient): void {
+		if (client !== this.client) return;
+		// Gone without a word (it crashed): the supervisor restarts it; this view follows it there.
+		if (this.byeReason === undefined && !this.leaving && this.reconnect) {
+			void this.follow(this.reconnect);
+			return;
+		}
 		this.byeReason ??= "the worker went away";
-		for (const resolve of this.runs.values()) resolve(this.gone());
-		this.runs.clear();
+		this.endRuns(this.gone());
 		if (!this.leaving) this.emit({ type: "bye", reason: this.byeReason });
+	}
+
+	/** Emit `reconnecting`, then `reconnected` once the restarted worker answers (or `bye` when it will not). */
+	private async follow(reconnect: Reconnect): Promise<void> {
+		this.endRuns({
+			status: "error",
+			errorMessage: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
+		});
+		this.current = { ...this.current, running: false };
+		this.emit({ type: "reconnecting" });
+		const again = await reconnect().catch((error: Error) => ({ reason: error.message }));
+		if (this.leaving) {
+			if ("client" in again) again.client.close();
+			return;
+		}
+		if ("reason" in again) {
+			this.byeReason = again.reason;
+			this.emit({ type: "bye", reason: again.reason });
+			return;
+		}
+		this.client = again.client;
+		this.current = again.welcome.status;
+		this.listen(again.client);
+		this.emit({ type: "reconnected" });
+	}
+
+	private endRuns(end: LinkRunEnd): void {
+		for (const resolve of this.runs.values()) resolve(end);
+		this.runs.clear();
 	}
 
 	private gone(): LinkRunEnd {

@@ -52,7 +52,9 @@ export interface LinkRunEnd {
  *   schedule, another view's prompt);
  * - `still_busy`: a cell ignored the interrupt; answer with `answerStillBusy`;
  * - `schedule_fired`: a heartbeat or schedule delivered its prompt;
- * - `bye` (`reason`): the session went away (its worker stopped).
+ * - `reconnecting`, then `reconnected`: the session's worker died and this view follows it to the
+ *   worker the supervisor restarts (the conversation is read again);
+ * - `bye` (`reason`): the session went away (its worker stopped, or will not come back).
  */
 export type LinkEvent = { type: string } & Record<string, unknown>;
 
