@@ -17,7 +17,7 @@ Usage:
   prime-agent skill install <path|npm:name[@version]> [--local]     add skills (--local: .prime/skills)
   prime-agent skill remove <name> [--local]                         remove an installed skill
   prime-agent agents [--json]           background agents: running, idle, saved or failed; directory, last activity
-  prime-agent attach <agent>            replay what happened while detached, then chat with it
+  prime-agent attach <agent>            back to a background agent: the terminal UI, or the line chat
   prime-agent status                    whether the daemon runs, and its agents
   prime-agent shutdown [<agent>] [--force]   stop one agent (its session is saved), or all and the daemon
   prime-agent schedule "<when>" "<prompt>" [--agent <agent>] [--steer]
