@@ -1,10 +1,10 @@
 import { mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { crc32, gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ChunkedGzipWriter } from "./chunks.js";
+import { ChunkedGzipWriter, tableCrc32 } from "./chunks.js";
 import type { ObservationFacts, SessionArchive } from "./index.js";
 import {
 	ArchiveError,
@@ -128,11 +128,24 @@ describe("writing and reading observations", () => {
 		expect(gunzipSync(file)).toEqual(text);
 		const meta = JSON.parse(await readFile(join(archive.dir, id, "meta.json"), "utf8"));
 		expect(meta.chunks.length).toBeGreaterThan(5);
+		let at = 0;
 		for (const chunk of meta.chunks) {
 			expect(chunk.bytes).toBeLessThanOrEqual(CHUNK_BYTES);
 			expect(chunk.bytes % line.length).toBe(0);
 			expect(chunk.startsMidLine).toBe(false);
+			// Every chunk is a gzip member of its own: it inflates alone to exactly its bytes.
+			const member = gunzipSync(file.subarray(chunk.offset, chunk.offset + chunk.length));
+			expect(member.equals(text.subarray(at, at + chunk.bytes))).toBe(true);
+			at += chunk.bytes;
 		}
+		expect(at).toBe(text.length);
+	});
+
+	it("computes the CRC-32 of a member's trailer as zlib does", () => {
+		expect(tableCrc32(Buffer.from("123456789"))).toBe(0xcbf43926);
+		expect(tableCrc32(Buffer.alloc(0))).toBe(0);
+		const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 256));
+		expect(tableCrc32(bytes)).toBe(crc32(bytes));
 	});
 
 	it("starts every chunk on a line boundary when the source arrives in exact 64 KiB pieces", async () => {

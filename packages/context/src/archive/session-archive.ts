@@ -338,7 +338,7 @@ class DiskWriter implements ArchiveWriter {
 		if (this.closed) return;
 		this.closed = true;
 		// Chunks still being compressed write to the handle: let them end before closing it.
-		await this.gzip.settled();
+		await this.gzip.close();
 		await this.flushed?.catch(() => {});
 		await this.handle.close().catch(() => {});
 		// The directory stays so the id is never handed out twice; without meta.json it is not listed.
