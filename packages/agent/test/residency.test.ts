@@ -1,8 +1,10 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import type { ChildEvent } from "../src/children/index.js";
 import { Session } from "../src/session/index.js";
-import { alive, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { alive, allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { eventually } from "./daemon-world.js";
 import { useFauxSessions } from "./faux-session.js";
 
@@ -62,4 +64,43 @@ it("a finished sub-agent is retained, evicted to passive when idle, and a messag
 		.map((entry) => (entry.type === "message" ? entry.message.role : ""));
 	expect(roles).toEqual(["user", "assistant", "toolResult", "assistant", "assistant", "toolResult", "assistant"]);
 	expect(started.children.list()[0]?.residency).toBe("retained");
+}, 120_000);
+
+it("a sub-agent's heartbeat keeps it in memory while an idle sibling is evicted, wakes it at each interval, and stops when cleared", async () => {
+	sessions.newWorld({ PRIME_AGENT_CHILD_EVICT_MS: "1500" });
+	const started = await sessions.start();
+	const events: ChildEvent[] = [];
+	started.onChildEvent((event) => events.push(event));
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('await rlm("keep an eye on things", name="beater")\nawait rlm("nothing to do", name="quiet")'),
+			fauxAssistantMessage("Spawned."),
+			...Array.from({ length: 6 }, () => fauxAssistantMessage("Noted.")),
+		],
+		beater: [
+			cell('print(await rlm_heartbeat("10s", "check in"))'),
+			fauxAssistantMessage("Heartbeat set."),
+			cell("print(await rlm_heartbeat(None))"),
+			fauxAssistantMessage("Heartbeat stopped."),
+		],
+		quiet: [fauxAssistantMessage("Nothing to do.")],
+	});
+	await started.agentSession.prompt("spawn them");
+	await started.whenSettled();
+	expect(lastToolResult(seen.get("beater")?.[1])).toMatch(/^\{'id': '[0-9a-f]+', 'every': '10s', 'next': '[^']+'\}$/);
+	const residency = (name: string) => started.children.list().find((child) => child.name === name)?.residency;
+	await eventually("the quiet one to be evicted", () => residency("quiet") === "passive");
+	expect(residency("beater")).toBe("retained");
+
+	// The heartbeat wakes the beater with a hidden message; in that turn it clears the heartbeat.
+	await eventually(
+		"the heartbeat to wake the beater",
+		() => (seen.get("beater") ?? []).some((context) => allText(context).includes("[heartbeat] check in")),
+		30_000,
+	);
+	await eventually("the beater to be evicted once its heartbeat is cleared", () => residency("beater") === "passive");
+	expect(lastToolResult(seen.get("beater")?.[3]).trim()).toBe("{'stopped': True}");
+	const beater = started.children.list().find((child) => child.name === "beater");
+	const stored = JSON.parse(readFileSync(join(beater?.session_dir as string, "schedules.json"), "utf8"));
+	expect(stored).toEqual({ version: 1, jobs: [] });
 }, 120_000);

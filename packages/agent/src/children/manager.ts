@@ -328,8 +328,8 @@ export class ChildManager {
 	}
 
 	/**
-	 * Evict each child idle for `idleMs` with no work, no message waiting and no live child of its
-	 * own: its session is shut down (the kernel's variables are saved) and its mailbox holds
+	 * Evict each child idle for `idleMs` with no work, no message waiting, no heartbeat and no live
+	 * child of its own: its session is shut down (the kernel's variables are saved) and its mailbox holds
 	 * messages until one brings it back.
 	 */
 	private evictIdle(idleMs: number): void {
@@ -337,7 +337,8 @@ export class ChildManager {
 		for (const record of this.children.values()) {
 			const runtime = record.runtime;
 			if (record.status !== "idle" || record.passive || !runtime || record.rehydrating) continue;
-			if (runtime.busy || runtime.hasLiveChildren || now - record.lastActiveAt < idleMs) continue;
+			if (runtime.busy || runtime.hasLiveChildren || runtime.hasHeartbeat || now - record.lastActiveAt < idleMs)
+				continue;
 			record.passive = true;
 			record.runtime = undefined;
 			record.mailbox.detach(() => void this.rehydrate(record));

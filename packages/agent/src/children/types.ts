@@ -44,6 +44,8 @@ export interface ChildRuntime {
 	readonly busy: boolean;
 	/** One of its own children is in memory (running or retained): it is not evicted then. */
 	readonly hasLiveChildren: boolean;
+	/** Its heartbeat is set (`rlm_heartbeat`): it is not evicted then. */
+	readonly hasHeartbeat: boolean;
 	/** Abort the running turn. */
 	abort(): void;
 	/** Shut the child down: its own children, its kernel. */

@@ -33,7 +33,6 @@ export {
 	type WorkerSessionOptions,
 	type WorkerWelcome,
 } from "./protocol.js";
-export { HEARTBEAT_REQUEST } from "./schedule-requests.js";
 export {
 	daemonPaths,
 	isSameProcess,

@@ -16,7 +16,7 @@ import { type LinkEvent, type LinkRunEnd, LocalLink, linkRunEnd, userMessage } f
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, resultLine } from "../modes/run-result.js";
-import { formatDuration, type ScheduleJob, Scheduler } from "../schedules/index.js";
+import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import {
 	DAEMON_PROTOCOL_VERSION,
@@ -27,7 +27,6 @@ import {
 	type WorkerPush,
 	type WorkerWelcome,
 } from "./protocol.js";
-import { scheduleHostHandlers } from "./schedule-requests.js";
 import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
 
 export interface WorkerTimings {

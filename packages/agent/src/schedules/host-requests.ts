@@ -1,17 +1,13 @@
 import type { HostRequestHandler } from "prime-agent-kernel";
-import {
-	DEFAULT_HEARTBEAT_MS,
-	formatDuration,
-	parseDuration,
-	ScheduleError,
-	type Scheduler,
-} from "../schedules/index.js";
+import type { Scheduler } from "./scheduler.js";
+import { DEFAULT_HEARTBEAT_MS, formatDuration, parseDuration, ScheduleError } from "./when.js";
 
 /** The host request of the kernel's `rlm_heartbeat(...)`. */
 export const HEARTBEAT_REQUEST = "schedules.heartbeat";
 
 /**
- * `await rlm_heartbeat("5m", "check the build")` sets the session's heartbeat (an interval string
+ * `await rlm_heartbeat("5m", "check the build")` sets the session's heartbeat (the root's lives in
+ * its daemon worker, a sub-agent's in its session) (an interval string
  * or seconds; default 5 minutes, at least 10 s); `await rlm_heartbeat(None)` stops it.
  */
 export function scheduleHostHandlers(scheduler: Scheduler): Record<string, HostRequestHandler> {

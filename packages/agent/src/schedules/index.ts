@@ -1,6 +1,10 @@
-/** Heartbeats and schedules of a session hosted by a daemon worker (see `daemon/`). */
+/**
+ * Heartbeats and schedules: the root session's are hosted by its daemon worker (see `daemon/`); a
+ * sub-agent's heartbeat (`rlm_heartbeat` in its kernel) lives in its session.
+ */
 
 export { runHeartbeatCommand, runScheduleCommand } from "./commands.js";
+export { HEARTBEAT_REQUEST, scheduleHostHandlers } from "./host-requests.js";
 export {
 	DEFAULT_HEARTBEAT_TEXT,
 	describeJobs,

@@ -33,6 +33,9 @@ export function childRuntime(started: StartedSession): ChildRuntime {
 		get hasLiveChildren() {
 			return started.children.hasLiveChildren;
 		},
+		get hasHeartbeat() {
+			return started.heartbeat?.heartbeat !== undefined;
+		},
 		abort: () => {
 			aborted = true;
 			agentSession.abort();

@@ -34,6 +34,7 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
+import type { Scheduler } from "../schedules/index.js";
 import { buildSessionContext, latestSession, resolveSessionRef, Session } from "../session/index.js";
 import {
 	cellOutputDir,
@@ -44,6 +45,7 @@ import {
 	SessionKernel,
 	validateToolNames,
 } from "../tools/index.js";
+import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { type GoalOption, type LongRunning, resolveGoalOption, wireLongRunning } from "./long-running.js";
 
@@ -117,6 +119,8 @@ export interface StartedSession {
 	goals: LongRunning["goals"];
 	/** The autonomous run, with `--autonomous`. */
 	autonomous?: AutonomousRun;
+	/** A sub-agent's heartbeat (`rlm_heartbeat`); the root's lives in its daemon worker. */
+	heartbeat?: Scheduler;
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -365,6 +369,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		{ goal: goalOption, autonomous: autonomousConfig },
 	);
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
+	const heartbeat = options.child ? childHeartbeat(options.child, kernel, agentSession) : undefined;
 
 	await agentSession.announceStart({
 		reason: picked && options.fork ? "fork" : resumed ? "resume" : "new",
@@ -407,7 +412,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		},
 		goals: longRunning.goals,
 		autonomous: longRunning.autonomous,
+		heartbeat,
 		dispose: async () => {
+			heartbeat?.stop();
 			longRunning.autonomous?.dispose();
 			await children.shutdown();
 			await agentSession.shutdown();
