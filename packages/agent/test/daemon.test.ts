@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
@@ -107,6 +107,48 @@ describe("daemon security", () => {
 		expect((await agent(world, key)).state).toBe("idle");
 		const doctor = await daemonDoctorCheck(world.home, world.env);
 		expect(doctor).toEqual({ name: "daemon", status: "ok", detail: "supervisor running, 1 live agent" });
+	});
+
+	// Where the machine allows (the tests run as root): another uid, with every folder above the
+	// daemon's open to it, can neither reach a socket nor read the token.
+	it.runIf(process.getuid?.() === 0)("another user cannot connect to a socket or read the token", async () => {
+		world = await makeDaemonWorld([]);
+		const key = await residentAgent(world);
+		const paths = daemonPaths(world.home);
+		chmodSync(dirname(world.home), 0o755);
+		chmodSync(world.home, 0o755);
+		const probe = `
+			const net = require("node:net"), fs = require("node:fs");
+			const tryConnect = (path) => new Promise((resolve) => {
+				const socket = net.createConnection(path);
+				socket.once("connect", () => { socket.destroy(); resolve("connected"); });
+				socket.once("error", (error) => resolve(error.code));
+			});
+			(async () => {
+				const out = [];
+				for (const path of process.argv.slice(1, 3)) out.push(await tryConnect(path));
+				try { fs.readFileSync(process.argv[3]); out.push("read"); } catch (error) { out.push(error.code); }
+				console.log(out.join(" "));
+			})();`;
+		const other = spawnSync(
+			"setpriv",
+			[
+				"--reuid=65534",
+				"--regid=65534",
+				"--clear-groups",
+				process.execPath,
+				"-e",
+				probe,
+				paths.socket,
+				join(paths.workers, key, "worker.sock"),
+				paths.token,
+			],
+			{ encoding: "utf8" },
+		);
+		expect(other.stderr).toBe("");
+		expect(other.stdout).toBe("EACCES EACCES EACCES\n");
+		// The agent was not touched.
+		expect((await agent(world, key)).state).toBe("idle");
 	});
 });
 
