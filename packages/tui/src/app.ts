@@ -324,6 +324,8 @@ export class InteractiveApp {
 		else if (type === "still_busy")
 			void this.local.askStillBusy().then((choice) => this.current.answerStillBusy(choice));
 		else if (type === "bye") this.onBye(String(event.reason));
+		else if (type === "console")
+			this.note(String(event.text), event.level === "warn" || event.level === "error" ? "error" : "info");
 		else if (type === "reconnecting") {
 			this.kernel = "died";
 			this.note("The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…", "error");

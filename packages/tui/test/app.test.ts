@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { visibleWidth } from "@mariozechner/pi-tui";
-import { localLink, type SessionChanges, type StartedSession } from "prime-agent";
+import { localLink, type SessionChanges, type StartedSession, type StartOptions } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { useFauxSessions } from "../../agent/test/faux-session.js";
 import { type AppExit, InteractiveApp } from "../src/app.js";
@@ -32,7 +32,7 @@ afterEach(() => {
 	running = undefined;
 });
 
-async function startApp(options: SessionChanges = {}): Promise<Running> {
+async function startApp(options: Partial<StartOptions> = {}): Promise<Running> {
 	active = await sessions.start(options);
 	const terminal = new VirtualTerminal(80, 24);
 	const switches: SessionChanges[] = [];

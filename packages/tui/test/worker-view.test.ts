@@ -73,8 +73,8 @@ function io(current: DaemonWorld) {
 }
 
 /** `prime-agent` on a terminal: the UI over a new resident worker. */
-function startView(current: DaemonWorld, model = "local/coder"): Promise<View> {
-	return show((ui) => runUiInWorker({ cwd: current.project, model }, ui, io(current)));
+function startView(current: DaemonWorld, options: { extensionPaths?: string[] } = {}): Promise<View> {
+	return show((ui) => runUiInWorker({ cwd: current.project, model: "local/coder", ...options }, ui, io(current)));
 }
 
 /** `prime-agent attach <key>` on a terminal. */
@@ -253,6 +253,18 @@ describe("the terminal UI as a view of a background worker", () => {
 		submit(view.terminal, "are you there?");
 		await waitFor(view.app, "Back after the restart.");
 		expect((await agent(current, key)).crashes).toBe(1);
+	});
+
+	it("what an extension prints with console in the worker shows as a note in the view", async () => {
+		const current = await world_([]);
+		current.writeProject(
+			"noisy.mjs",
+			'export default function (api) {\n\tapi.registerCommand("noisy", { handler: () => { console.log("count:", 3); console.error("oops"); } });\n}\n',
+		);
+		const view = await startView(current, { extensionPaths: ["noisy.mjs"] });
+		submit(view.terminal, "/noisy ");
+		const said = await waitFor(view.app, "oops");
+		expect(said).toContain("\n count: 3\n\n oops\n");
 	});
 
 	it("a worker stopped from elsewhere ends the view, saying how to come back", async () => {

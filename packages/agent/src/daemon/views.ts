@@ -34,6 +34,7 @@ export function textEventRenderer(streams: TextStreams): (event: Record<string, 
 		else if (type.startsWith("child_")) line = describeChildEvent(event as unknown as ChildEvent);
 		else if (type === "goal") line = describeGoalEvent(event as unknown as GoalEvent);
 		else if (type.startsWith("autonomous_")) line = describeAutonomousEvent(event as unknown as AutonomousEvent);
+		else if (type === "console") line = String(event.text);
 		else if (type === "schedule_fired")
 			line = `${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`;
 		else renderer.onEvent(event as unknown as AgentEvent);

@@ -9,6 +9,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { formatWithOptions } from "node:util";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
@@ -116,6 +117,7 @@ export class Worker {
 			this.server?.listen(socket, () => resolve());
 		});
 		this.scheduler.start();
+		this.captureConsole();
 		this.writeRecord();
 		this.armIdle();
 		// Its client connects right after the start; a worker restarted after a crash may have none left.
@@ -147,6 +149,25 @@ export class Worker {
 			this.resolveStopped(reason);
 		})();
 		return this.stopping;
+	}
+
+	/**
+	 * What code in the worker prints with `console` (an extension's command or hook) still goes to
+	 * the worker's log, and to every view as a `console` event: the user sees it as they would in
+	 * process.
+	 */
+	private captureConsole(): void {
+		const methods = ["log", "info", "debug", "warn", "error"] as const;
+		const saved = methods.map((name) => [name, console[name]] as const);
+		for (const [name, original] of saved)
+			console[name] = (...args: unknown[]) => {
+				original(...args);
+				const text = formatWithOptions({ colors: false }, ...args);
+				this.push({ type: "event", event: { type: "console", level: name, text } });
+			};
+		void this.stopped.then(() => {
+			for (const [name, original] of saved) console[name] = original;
+		});
 	}
 
 	private accept(connection: LineConnection): void {

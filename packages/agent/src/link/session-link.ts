@@ -52,6 +52,7 @@ export interface LinkRunEnd {
  *   schedule, another view's prompt);
  * - `still_busy`: a cell ignored the interrupt; answer with `answerStillBusy`;
  * - `schedule_fired`: a heartbeat or schedule delivered its prompt;
+ * - `console` (`level`, `text`): what code in a worker printed (an extension's command or hook);
  * - `reconnecting`, then `reconnected`: the session's worker died and this view follows it to the
  *   worker the supervisor restarts (the conversation is read again);
  * - `bye` (`reason`): the session went away (its worker stopped, or will not come back).
