@@ -69,6 +69,12 @@ function countNewlines(data: Buffer): number {
  */
 const QUEUED_CHUNKS = 4;
 
+/**
+ * Compressed chunks are written to the file in batches of about this size: a few writes per
+ * megabyte instead of one per chunk, each a round trip through the thread pool.
+ */
+const WRITE_BATCH_BYTES = 256 * 1024;
+
 /** Where a chunk sits in the stream; its offset and compressed length are known once it is written. */
 type ChunkPlace = Omit<ChunkEntry, "offset" | "length">;
 
@@ -143,9 +149,10 @@ class MemberCompressor {
 
 /**
  * Compresses a byte stream into line-aligned gzip members appended to `handle`, in order. Holds at
- * most about one chunk of pending bytes plus `QUEUED_CHUNKS` chunks being compressed beyond what the
- * caller passes in (it must not change a buffer after passing it). A failed compression or file
- * write is reported by the next `write` or by `finish`.
+ * most about one chunk of pending bytes, `QUEUED_CHUNKS` chunks being compressed and a batch of
+ * compressed bytes being written beyond what the caller passes in (it must not change a buffer
+ * after passing it). A failed compression or file write is reported by the next `write` or by
+ * `finish`.
  */
 export class ChunkedGzipWriter {
 	private pending: Buffer[] = [];
@@ -161,6 +168,9 @@ export class ChunkedGzipWriter {
 	private readonly queue: Promise<void>[] = [];
 	private failure: { error: unknown } | null = null;
 	private readonly compressor = new MemberCompressor(GZIP_LEVEL);
+	/** Compressed chunks placed in the file but not yet written (see `WRITE_BATCH_BYTES`). */
+	private batch: Buffer[] = [];
+	private batchBytes = 0;
 
 	constructor(private readonly handle: FileHandle) {}
 
@@ -181,6 +191,13 @@ export class ChunkedGzipWriter {
 		while (this.pendingBytes > 0) this.cutChunk();
 		await this.settled();
 		this.compressor.close();
+		if (!this.failure) {
+			try {
+				await this.writeBatch();
+			} catch (error) {
+				this.failure = { error };
+			}
+		}
 		this.throwIfFailed();
 		// An empty observation still gets one (empty) member so the file is a valid gzip stream.
 		if (this.chunks.length === 0) await this.handle.write(await gzipAsync(Buffer.alloc(0), { level: GZIP_LEVEL }));
@@ -243,10 +260,21 @@ export class ChunkedGzipWriter {
 		);
 	}
 
+	/** Places a compressed chunk in the file; it is written with the batch it joins. */
 	private async store(compressed: Buffer, place: ChunkPlace): Promise<void> {
-		await this.handle.write(compressed);
 		this.chunks.push({ offset: this.offset, length: compressed.length, ...place });
 		this.offset += compressed.length;
+		this.batch.push(compressed);
+		this.batchBytes += compressed.length;
+		if (this.batchBytes >= WRITE_BATCH_BYTES) await this.writeBatch();
+	}
+
+	private async writeBatch(): Promise<void> {
+		if (this.batch.length === 0) return;
+		const data = this.batch.length === 1 ? this.batch[0] : Buffer.concat(this.batch, this.batchBytes);
+		this.batch = [];
+		this.batchBytes = 0;
+		await this.handle.write(data);
 	}
 }
 

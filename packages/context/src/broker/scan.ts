@@ -57,7 +57,8 @@ export async function scanObservation(
 		check.push(chunk);
 		splitter.push(chunk);
 		if (body !== null) {
-			if (bytes <= BODY_MAX_BYTES) body.push(Buffer.from(chunk));
+			// Sources hand out a fresh buffer per chunk and never change it: no copy is needed.
+			if (bytes <= BODY_MAX_BYTES) body.push(chunk);
 			else body = null;
 		}
 	}

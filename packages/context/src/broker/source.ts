@@ -11,6 +11,7 @@ const READ_CHUNK = 64 * 1024;
 /** Where an observation's text comes from: a re-readable stream of its exact bytes. */
 export interface ObservationSourceStream {
 	source: ObservationSource;
+	/** Each chunk is a buffer of its own that nothing changes afterwards (readers may keep it). */
 	chunks(): AsyncIterable<Buffer>;
 }
 
