@@ -212,6 +212,39 @@ describe("daemon runs", () => {
 		expect(again.stderr).toContain("Nothing happened while detached.\n");
 	});
 
+	it("a session open in a live worker is never opened twice: --resume and --continue run in that worker, which stays", async () => {
+		world = await makeDaemonWorld([{ text: "first answer" }, { text: "second answer" }, { text: "third answer" }]);
+		const chat = await world.cli(["--model", "local/coder"], "first question\n/exit\n");
+		expect(chat.code).toBe(0);
+		const key = detachedKey(chat.stderr);
+		const { sessionId, sessionPath } = await agent(world, key);
+		const resumed = await world.cli(["--resume", sessionId as string, "-p", "second question"]);
+		expect(resumed.code).toBe(0);
+		expect(resumed.stdout).toBe("second answer\n");
+		expect(resumed.stderr).toContain(
+			`The session is open in agent ${key} already; this runs there (a session has one worker).\n`,
+		);
+		const continued = await world.cli(["--continue", "-p", "third question"]);
+		expect(continued.stdout).toBe("third answer\n");
+		// One agent, still resident and idle; one writer: every prompt in one file, in order.
+		const agents = await world.agents();
+		expect(agents.map((info) => [info.key, info.state])).toEqual([[key, "idle"]]);
+		const users = sessionRecords(sessionPath as string)
+			.filter((record) => record.type === "message" && (record.message as { role: string }).role === "user")
+			.map((record) => JSON.stringify((record.message as { content: unknown }).content));
+		expect(users.map((text) => /(first|second|third) question/.exec(text)?.[0])).toEqual([
+			"first question",
+			"second question",
+			"third question",
+		]);
+		// Resuming it at another entry while it runs would be a second writer: refused, with the way out.
+		const at = await world.cli(["--resume", sessionId as string, "--at", "00000000", "-p", "x"]);
+		expect(at.code).toBe(2);
+		expect(at.stderr).toBe(
+			`Error: Session ${sessionId} is open in agent ${key}; it cannot be resumed at another entry while it runs.\nAttach to it with \`prime-agent attach ${key}\`, or continue from that entry in a new file with --fork ${sessionId} --at <entry>.\n`,
+		);
+	});
+
 	it("a one-shot client that disconnects leaves its worker running for the grace period, then it stops", async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "4000" });
 		const cli = await longOneShotRun(world);

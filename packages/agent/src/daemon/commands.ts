@@ -43,6 +43,7 @@ export async function runInWorker(
 	const context = daemonContext(io.env);
 	const oneShot = prompt !== undefined;
 	const started = await startWorker(context, options, oneShot ? "oneshot" : "resident");
+	if (started.attached) io.stderr.write(`${openElsewhere(started.key)}\n`);
 	const { client, welcome } = await connectWorker(context, started.socket, oneShot);
 	if (prompt === undefined) return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false);
 	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
@@ -50,12 +51,20 @@ export async function runInWorker(
 	return viewPrint(client, welcome, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
 }
 
-/** Ask the supervisor for a new worker; resolves with its key and socket once it listens. */
+/** What the user is told when the session asked for runs in a worker already. */
+function openElsewhere(key: string): string {
+	return `The session is open in agent ${key} already; this runs there (a session has one worker).`;
+}
+
+/**
+ * Ask the supervisor for a new worker; resolves with its key and socket once it listens.
+ * `attached`: the session asked for was open in a live worker, which is the one given.
+ */
 async function startWorker(
 	context: DaemonContext,
 	options: WorkerSessionOptions,
 	owner: WorkerOwner,
-): Promise<{ key: string; socket: string }> {
+): Promise<{ key: string; socket: string; attached?: boolean }> {
 	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
 	try {
 		return unwrap(await supervisor.request({ type: "start", options, owner, env: plainEnv(context.env) }));
@@ -116,7 +125,8 @@ export async function runUiInWorker(
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const started = await startWorker(context, options, "resident");
-	return runUi(context, await connectLink(context, started.socket), options, ui, io);
+	const notices = started.attached ? [openElsewhere(started.key)] : undefined;
+	return runUi(context, await connectLink(context, started.socket, notices), options, ui, io);
 }
 
 async function runUi(

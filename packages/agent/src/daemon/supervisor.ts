@@ -10,6 +10,8 @@ import { closeSync, existsSync, linkSync, openSync, readFileSync, rmSync, writeF
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { agentPaths } from "../home/index.js";
+import { latestSession, resolveSessionRef } from "../session/index.js";
 import {
 	type AgentInfo,
 	DAEMON_PROTOCOL_VERSION,
@@ -181,6 +183,18 @@ export class Supervisor {
 	private async handle(id: number, message: Record<string, unknown>): Promise<Reply> {
 		switch (message.type) {
 			case "start": {
+				// The session asked for is open in a live worker already: two writers must never share a
+				// session file, so the client is sent to that worker instead.
+				const open = this.openIn(message.options as WorkerSessionOptions);
+				if (open) {
+					if ((message.options as WorkerSessionOptions).at)
+						return replyError(
+							id,
+							`Session ${open.sessionId} is open in agent ${open.key}; it cannot be resumed at another entry while it runs.`,
+							`Attach to it with \`prime-agent attach ${open.key}\`, or continue from that entry in a new file with --fork ${open.sessionId} --at <entry>.`,
+						);
+					return replyOk(id, { key: open.key, socket: workerSocket(this.paths, open.key), attached: true });
+				}
 				const key = newWorkerKey();
 				const record: WorkerRecord = {
 					key,
@@ -251,6 +265,27 @@ export class Supervisor {
 				? `No agent ${ref}; \`prime-agent agents\` lists them.`
 				: `"${ref}" names ${matches.length} agents; give more of the id.`,
 		);
+	}
+
+	/** The live worker whose session is the one `options` resumes or continues (none for a new session or a fork). */
+	private openIn(options: WorkerSessionOptions): { key: string; sessionId: string } | undefined {
+		if (options.fork || !(options.resume || options.continueLatest)) return undefined;
+		const sessions = agentPaths(join(this.paths.dir, "..")).sessions;
+		let path: string | undefined;
+		try {
+			path = options.resume
+				? resolveSessionRef(options.resume, sessions, options.cwd)
+				: latestSession(sessions, options.cwd)?.path;
+		} catch {
+			// An unknown or ambiguous reference: the worker reports it as a user error.
+			return undefined;
+		}
+		if (!path) return undefined;
+		for (const key of workerKeys(this.paths)) {
+			const session = readSessionRecord(this.paths, key)?.session;
+			if (session?.path === path && this.liveWorker(key)) return { key, sessionId: session.id };
+		}
+		return undefined;
 	}
 
 	private list(): AgentInfo[] {

@@ -300,6 +300,11 @@ export class Worker {
 				return replyOk(id, job);
 			}
 			case "shutdown":
+				// A one-shot client sent to a resident worker (its session was open there) leaves it running.
+				if (client.oneShot && !this.options.oneShot) {
+					this.leave(client);
+					return replyOk(id);
+				}
 				await this.stop(client.oneShot ? "its one-shot run ended" : "shut down by a client");
 				return replyOk(id);
 			default:
