@@ -23,6 +23,7 @@ import {
 	type LinkRunEnd,
 	type LinkStatus,
 	parseSlashCommand,
+	promptText,
 	type SessionChanges,
 	type SessionLink,
 	type SessionNotice,
@@ -75,6 +76,8 @@ export class InteractiveApp {
 	private queuedMessages: string[] = [];
 	/** Slash commands typed while a turn runs: they run, in order, once it ends. */
 	private queuedCommands: string[] = [];
+	/** The text of this view's prompts shown already, until the session's user message for each comes. */
+	private shownPrompts: string[] = [];
 	private exitPresses = 0;
 	private tick: NodeJS.Timeout | undefined;
 	private finish: ((exit: AppExit) => void) | undefined;
@@ -275,11 +278,27 @@ export class InteractiveApp {
 		const unfinished = addHistory((block) => this.add(block), messages, this.cellOptions());
 		// Cells still running (a view attached mid-turn) finish when their results come; any other never will.
 		for (const [id, cell] of unfinished) {
-			if (this.current.status().running) this.cells.set(id, cell);
-			else cell.finish("", true, { status: "aborted" });
+			if (this.current.status().running) {
+				this.cells.set(id, cell);
+				if (cell.toolName === "ipython") this.kernel = "busy";
+			} else cell.finish("", true, { status: "aborted" });
 		}
 		this.holding = undefined;
-		for (const event of held) this.onEvent(event);
+		// Events that came while the history was read: what the history holds already is not drawn twice.
+		const known = new Set(messages.map((message) => messageKey(message)));
+		const calls = new Set(
+			messages.flatMap((message) =>
+				message.role === "assistant"
+					? message.content.flatMap((part) => (part.type === "toolCall" ? [part.id] : []))
+					: [],
+			),
+		);
+		for (const event of held) {
+			const message = (event as { message?: { role?: string; timestamp?: number } }).message;
+			if (event.type.startsWith("message_") && message && known.has(messageKey(message))) continue;
+			if (event.type === "tool_execution_start" && calls.has(String(event.toolCallId))) continue;
+			this.onEvent(event);
+		}
 		this.tui.requestRender(true);
 	}
 
@@ -414,18 +433,23 @@ export class InteractiveApp {
 
 	private onMessageEnd(message: AgentEvent & { type: "message_end" } extends { message: infer M } ? M : never): void {
 		if (message.role === "assistant") {
-			const view = this.streaming;
+			// Attached after its last update: the answer shows whole.
+			const view = this.streaming ?? new AssistantView();
+			if (!this.streaming) this.add(view);
 			this.streaming = undefined;
-			if (!view) return;
 			view.setContent(contentText(message.content), contentText(message.content, "thinking"));
 			if (message.stopReason === "error")
 				view.setError(describeModelFailure(this.current.status().model, message.errorMessage));
 			if (message.stopReason === "aborted") view.setError("Turn stopped.");
 		} else if (message.role === "user") {
-			// A queued message reached the turn: it is no longer waiting.
 			const text = contentText(message.content);
-			const index = this.queuedMessages.indexOf(text);
-			if (index !== -1) this.queuedMessages.splice(index, 1);
+			// A queued message reached the turn: it is no longer waiting.
+			const queued = this.queuedMessages.indexOf(text);
+			const shown = this.shownPrompts.indexOf(text);
+			if (queued !== -1) this.queuedMessages.splice(queued, 1);
+			else if (shown !== -1) this.shownPrompts.splice(shown, 1);
+			// Sent by another view, a schedule or a heartbeat: shown as it reaches the session.
+			else this.add(new UserView(text));
 		}
 	}
 
@@ -534,7 +558,10 @@ export class InteractiveApp {
 	}
 
 	private async runPrompt(text: string): Promise<void> {
-		if (!parseSlashCommand(text)) this.add(new UserView(text));
+		if (!parseSlashCommand(text)) {
+			this.add(new UserView(text));
+			this.shownPrompts.push(promptText(text));
+		}
 		this.ownRuns++;
 		this.tui.requestRender();
 		let end: LinkRunEnd;
@@ -584,6 +611,11 @@ export class InteractiveApp {
 			goal: status.goal,
 		};
 	}
+}
+
+/** What tells one message of the conversation from another: its role and time. */
+function messageKey(message: { role?: string; timestamp?: number }): string {
+	return `${message.role}:${message.timestamp}`;
 }
 
 /** Completion of a command's first argument from the words it names (none: no completion). */

@@ -88,6 +88,11 @@ async function agent(current: DaemonWorld, key: string) {
 	return found;
 }
 
+/** How many times `text` occurs in `screen`. */
+function count(screenText: string, text: string): number {
+	return screenText.split(text).length - 1;
+}
+
 const SLOW_CELL = "import time\nprint('step one', flush=True)\ntime.sleep(4)\nprint('step two')";
 
 async function world_(script: ScriptedReply[]): Promise<DaemonWorld> {
@@ -153,7 +158,35 @@ describe("the terminal UI as a view of a background worker", () => {
 		const after = await waitFor(second.app, "Finished after the wait.");
 		expect(after).toContain("late result");
 		expect(after).not.toContain("running (Esc interrupts)");
+		const ready = await waitFor(second.app, "● ready");
+		// Nothing drawn twice: the history read on attaching and the events meanwhile overlap.
+		expect(count(ready, "› wait a while")).toBe(1);
+		expect(count(ready, "Finished after the wait.")).toBe(1);
+		expect(count(ready, "import time")).toBe(1);
+	});
+
+	it("two views of one worker: each sees the other's prompt and the answer once, as they happen", async () => {
+		const current = await world_([{ text: "Answer for the first view." }, { text: "Answer for the second view." }]);
+		const first = await startView(current);
+		const key = first.app.link.agentKey as string;
+		const second = await attachView(current, key);
 		await waitFor(second.app, "● ready");
+		submit(first.terminal, "question from the first view");
+		const seen = await waitFor(second.app, "Answer for the first view.");
+		expect(count(seen, "› question from the first view")).toBe(1);
+		await waitFor(second.app, "● ready");
+		submit(second.terminal, "question from the second view");
+		const both = await waitFor(first.app, "Answer for the second view.");
+		await waitFor(first.app, "● ready");
+		for (const text of [
+			"› question from the first view",
+			"Answer for the first view.",
+			"› question from the second view",
+			"Answer for the second view.",
+		])
+			expect(count(screen(first.app), text)).toBe(1);
+		expect(both.indexOf("Answer for the first view.")).toBeLessThan(both.indexOf("› question from the second view"));
+		expect((await agent(current, key)).clients).toBe(2);
 	});
 
 	it("Ctrl-C interrupts the worker's cell (the kernel keeps its variables); a stubborn cell asks this view", async () => {
