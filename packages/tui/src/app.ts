@@ -254,16 +254,21 @@ export class InteractiveApp {
 	 * `/tree`). Events that arrive meanwhile wait, so nothing is drawn twice or lost.
 	 */
 	async redraw(notices: readonly string[] = []): Promise<void> {
-		const held: LinkEvent[] = [];
-		this.holding = held;
+		const layout = ++this.layouts;
+		this.holding ??= [];
+		const held = this.holding;
 		let messages: Awaited<ReturnType<SessionLink["history"]>> = [];
 		try {
 			messages = await this.current.history();
 		} catch (error) {
+			if (layout !== this.layouts) return;
 			this.holding = undefined;
+			for (const event of held) this.onEvent(event);
 			this.note(`The conversation could not be read: ${errorText(error)}`, "error");
 			return;
 		}
+		// A newer layout started meanwhile: it draws (and replays what was held).
+		if (layout !== this.layouts) return;
 		this.chat.clear();
 		this.cells.clear();
 		this.streaming = undefined;
@@ -294,7 +299,7 @@ export class InteractiveApp {
 			),
 		);
 		for (const event of held) {
-			const message = (event as { message?: { role?: string; timestamp?: number } }).message;
+			const message = (event as { message?: { role?: string; timestamp?: number; content?: unknown } }).message;
 			if (event.type.startsWith("message_") && message && known.has(messageKey(message))) continue;
 			if (event.type === "tool_execution_start" && calls.has(String(event.toolCallId))) continue;
 			this.onEvent(event);
@@ -304,6 +309,12 @@ export class InteractiveApp {
 
 	/** Events held while the conversation is laid out again. */
 	private holding: LinkEvent[] | undefined;
+	/** Bumped by each layout: an older one still reading its history gives way to the newer. */
+	private layouts = 0;
+	/** The still-busy question shown, if any. */
+	private question: { dismiss(): void } | undefined;
+	/** This view's `/tree` is moving the conversation (its `branched` event needs no redraw). */
+	branching = false;
 
 	private async attach(link: SessionLink, notices: readonly string[]): Promise<void> {
 		this.current = link;
@@ -338,16 +349,27 @@ export class InteractiveApp {
 	/** What the session says: loop events, then everything else it reports. */
 	private onEvent(event: LinkEvent): void {
 		const type = event.type;
-		if (type === "status") this.tui.requestRender();
-		else if (type === "run_end") this.afterRun(event as unknown as LinkRunEnd);
-		else if (type === "still_busy")
-			void this.local.askStillBusy().then((choice) => this.current.answerStillBusy(choice));
-		else if (type === "bye") this.onBye(String(event.reason));
+		if (type === "status") {
+			this.runWaitingCommand();
+			this.tui.requestRender();
+		} else if (type === "run_end") this.afterRun(event as unknown as LinkRunEnd);
+		else if (type === "still_busy") this.askStillBusy(event.question as number | undefined);
+		else if (type === "still_busy_answered") this.question?.dismiss();
+		else if (type === "branched") {
+			// Another view moved the conversation (this view's own `/tree` redraws itself).
+			if (!this.branching)
+				void this.redraw().then(() => this.note("Another view moved the conversation to another entry."));
+		} else if (type === "bye") this.onBye(String(event.reason));
 		else if (type === "console")
 			this.note(String(event.text), event.level === "warn" || event.level === "error" ? "error" : "info");
 		else if (type === "reconnecting") {
 			this.kernel = "died";
-			this.note("The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…", "error");
+			this.note(
+				event.reason
+					? `The agent's worker is being started again (${String(event.reason)})…`
+					: "The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…",
+				event.reason ? "info" : "error",
+			);
 		} else if (type === "reconnected") void this.onReconnected();
 		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
 		else if (NOTICE_TYPES.has(type)) this.onNotice(event as unknown as SessionNotice);
@@ -363,6 +385,17 @@ export class InteractiveApp {
 				`${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`,
 			);
 		else this.onAgentEvent(event as unknown as AgentEvent);
+	}
+
+	/** A cell ignored the interrupt: ask; an answer from another view closes the question here. */
+	private askStillBusy(question: number | undefined): void {
+		this.question?.dismiss();
+		const asked = this.local.askStillBusy();
+		this.question = asked;
+		void asked.answer.then((choice) => {
+			if (this.question === asked) this.question = undefined;
+			if (choice) this.current.answerStillBusy(choice, question);
+		});
 	}
 
 	/** The restarted worker answers: the conversation is laid out again from its session. */
@@ -534,7 +567,7 @@ export class InteractiveApp {
 		const command = parseSlashCommand(text);
 		const local = command && this.local.find(command.name);
 		if (local && command) {
-			void local.run(command.args);
+			local.run(command.args).catch((error) => this.note(`/${command.name} failed: ${errorText(error)}`, "error"));
 			return;
 		}
 		if (this.working) {
@@ -580,9 +613,15 @@ export class InteractiveApp {
 		this.setHint("");
 		if (end.commandMessage) this.note(end.commandMessage, end.status === "error" ? "error" : "info");
 		else if (end.errorMessage) this.note(end.errorMessage, "error");
-		const next = this.queuedCommands.shift();
-		if (next && !this.working) void this.runPrompt(next);
+		this.runWaitingCommand();
 		this.tui.requestRender();
+	}
+
+	/** A command that waited runs once the session is idle (a run ending is not always the last). */
+	private runWaitingCommand(): void {
+		if (this.working) return;
+		const next = this.queuedCommands.shift();
+		if (next) void this.runPrompt(next);
 	}
 
 	private slashCommands(): SlashCommand[] {
@@ -613,9 +652,9 @@ export class InteractiveApp {
 	}
 }
 
-/** What tells one message of the conversation from another: its role and time. */
-function messageKey(message: { role?: string; timestamp?: number }): string {
-	return `${message.role}:${message.timestamp}`;
+/** What tells one message of the conversation from another: its role, time and text. */
+function messageKey(message: { role?: string; timestamp?: number; content?: unknown }): string {
+	return `${message.role}:${message.timestamp}:${contentText(message.content)}`;
 }
 
 /** Completion of a command's first argument from the words it names (none: no completion). */

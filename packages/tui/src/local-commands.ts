@@ -20,27 +20,38 @@ export interface LocalCommand extends SlashCommand {
 export interface LocalCommands {
 	find(name: string): LocalCommand | undefined;
 	list(): LocalCommand[];
-	/** A cell ignored the interrupt: ask whether to wait for it or restart the kernel. */
-	askStillBusy(): Promise<StillBusyChoice>;
+	/**
+	 * A cell ignored the interrupt: ask whether to wait for it or restart the kernel. `dismiss`
+	 * closes the question unanswered (another view answered it); `answer` is then undefined.
+	 */
+	askStillBusy(): { answer: Promise<StillBusyChoice | undefined>; dismiss(): void };
 }
 
 const PICKER_ROWS = 12;
 
 /** `/model`, `/resume`, `/tree`, `/fork`, `/new`, `/exit`: the UI's own commands. */
 export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
-	const pick = (title: string, items: SelectItem[], selected = 0): Promise<string | undefined> =>
-		new Promise((resolve) => {
+	/** A picker over the conversation; `dismiss` closes it as Esc does. */
+	const open = (title: string, items: SelectItem[], selected = 0) => {
+		let dismiss = () => {};
+		const chosen = new Promise<string | undefined>((resolve) => {
 			const picker = new Picker(title, items, PICKER_ROWS, selected);
 			const shown = app.overlay(picker);
-			picker.onPick = (value) => {
+			let done = false;
+			const end = (value: string | undefined) => {
+				if (done) return;
+				done = true;
 				shown.close();
 				resolve(value);
 			};
-			picker.onClose = () => {
-				shown.close();
-				resolve(undefined);
-			};
+			picker.onPick = (value) => end(value);
+			picker.onClose = () => end(undefined);
+			dismiss = () => end(undefined);
 		});
+		return { chosen, dismiss: () => dismiss() };
+	};
+	const pick = (title: string, items: SelectItem[], selected = 0): Promise<string | undefined> =>
+		open(title, items, selected).chosen;
 
 	const commands: LocalCommand[] = [
 		{
@@ -65,6 +76,13 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 						Math.max(0, refs.indexOf(current)),
 					));
 				if (!ref || ref === current) return;
+				// Checked before anything stops: a model that cannot be used leaves the session as it is.
+				try {
+					await app.link.checkModel(ref);
+				} catch (error) {
+					app.note(errorText(error), "error");
+					return;
+				}
 				// A new model needs its provider's key and a fresh loop: the session is started again on it
 				// (the kernel's variables are saved and restored, as on any resume).
 				if (await app.switchSession({ model: ref, ...sameSession(session) }, `switching to ${ref}`))
@@ -102,7 +120,14 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 					app.note("Wait for the turn to end (or stop it with Ctrl-C twice) before moving in the tree.", "error");
 					return;
 				}
-				const { entries, leafId } = await app.link.tree();
+				let tree: Awaited<ReturnType<typeof app.link.tree>>;
+				try {
+					tree = await app.link.tree();
+				} catch (error) {
+					app.note(`The session tree could not be read: ${errorText(error)}`, "error");
+					return;
+				}
+				const { entries, leafId } = tree;
 				const rows = treeRows(entries, leafId);
 				if (rows.length === 0) {
 					app.note("The session has no messages yet.");
@@ -113,11 +138,14 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 				const entry = id ? entries.find((candidate) => candidate.id === id) : undefined;
 				if (!entry) return;
 				const target = branchTarget(entry);
+				app.branching = true;
 				try {
 					await app.link.branch(target.leafId);
 				} catch (error) {
 					app.note(errorText(error), "error");
 					return;
+				} finally {
+					app.branching = false;
 				}
 				await app.redraw();
 				if (target.editorText !== undefined) app.editor.setText(target.editorText);
@@ -158,12 +186,21 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 	return {
 		find: (name) => commands.find((command) => command.name === name),
 		list: () => commands,
-		askStillBusy: async () => {
-			const choice = await pick("The cell ignored the interrupt and is still running", [
+		askStillBusy: () => {
+			const question = open("The cell ignored the interrupt and is still running", [
 				{ value: "wait", label: "Wait for it", description: "the kernel keeps its variables" },
 				{ value: "restart", label: "Restart the kernel", description: "its variables are lost" },
 			]);
-			return choice === "wait" ? "wait" : "restart";
+			let dismissed = false;
+			return {
+				answer: question.chosen.then((choice) =>
+					dismissed ? undefined : choice === "wait" ? ("wait" as const) : ("restart" as const),
+				),
+				dismiss: () => {
+					dismissed = true;
+					question.dismiss();
+				},
+			};
 		},
 	};
 }

@@ -38,7 +38,12 @@ export function addHistory(
 			add(view);
 			for (const part of message.content) {
 				if (part.type !== "toolCall") continue;
-				const cell = new CellView({ ...cellOptions, toolName: part.name, args: part.arguments });
+				const cell = new CellView({
+					...cellOptions,
+					toolName: part.name,
+					args: part.arguments,
+					startedAt: message.timestamp,
+				});
 				cells.set(part.id, cell);
 				add(cell);
 			}

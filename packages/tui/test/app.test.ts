@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { visibleWidth } from "@mariozechner/pi-tui";
-import { localLink, type SessionChanges, type StartedSession, type StartOptions } from "prime-agent";
+import { localLink, type SessionChanges, type StartedSession, type StartOptions, UserError } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { useFauxSessions } from "../../agent/test/faux-session.js";
 import { type AppExit, InteractiveApp } from "../src/app.js";
@@ -32,7 +32,8 @@ afterEach(() => {
 	running = undefined;
 });
 
-async function startApp(options: Partial<StartOptions> = {}): Promise<Running> {
+/** `failFirstSwitch`: the first session switch fails as a session that cannot start does. */
+async function startApp(options: Partial<StartOptions> = {}, failFirstSwitch = false): Promise<Running> {
 	active = await sessions.start(options);
 	const terminal = new VirtualTerminal(80, 24);
 	const switches: SessionChanges[] = [];
@@ -43,6 +44,8 @@ async function startApp(options: Partial<StartOptions> = {}): Promise<Running> {
 		switchSession: async (changes) => {
 			switches.push(changes);
 			await active.dispose();
+			if (failFirstSwitch && switches.length === 1)
+				throw new UserError("The session could not start.", "Check the model's server.");
 			active = await sessions.start({ ...options, ...changes });
 			return localLink(active);
 		},
@@ -348,17 +351,24 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		expect(screen(app)).toContain("faux/faux-2 ·");
 	});
 
-	it("a session that cannot start is reported, and the previous one is resumed", async () => {
+	it("a model without a key is refused before anything stops; a session that cannot start is reported and the previous one resumed", async () => {
 		sessions.faux.setResponses([fauxAssistantMessage("hello")]);
-		const { app, terminal, switches } = await startApp();
+		const { app, terminal, switches } = await startApp({}, true);
 		submit(terminal, "hi");
 		await waitFor(app, "hello");
-		const at = active.session.leafId as string;
 		submit(terminal, "/model nowhere/none");
-		const said = await waitFor(app, "Switching to nowhere/none failed:");
+		await waitFor(app, 'Unknown provider "nowhere" in --model nowhere/none.');
+		expect(switches).toHaveLength(0);
+		const at = active.session.leafId as string;
+		const path = active.session.path;
+		submit(terminal, "/model faux/faux-2");
+		const said = await waitFor(app, "Switching to faux/faux-2 failed: The session could not start.");
 		expect(said).toContain("› hi");
-		expect(switches).toHaveLength(2);
-		expect(switches[1]).toEqual({ model: "faux/faux-1", resume: active.session.path, at });
+		expect(switches).toEqual([
+			{ model: "faux/faux-2", resume: path, at },
+			{ model: "faux/faux-1", resume: path, at },
+		]);
+		expect(screen(app)).toContain("faux/faux-1 ·");
 	});
 
 	it("Ctrl-D on an empty editor leaves; with text it does not; Ctrl-C twice on an empty editor leaves", async () => {

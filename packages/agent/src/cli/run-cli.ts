@@ -82,6 +82,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		allowMissingKey,
 	};
 	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
+	let stays: string | undefined;
 	if (!daemon.inProcess(io.env)) {
 		try {
 			if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io);
@@ -89,7 +90,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		} catch (error) {
 			// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
 			if (!(error instanceof daemon.DaemonUnavailableError)) throw error;
-			io.stderr.write(`${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}\n`);
+			stays = `${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}`;
+			io.stderr.write(`${stays}\n`);
 		}
 	}
 	const { startSession } = await import("../startup/index.js");
@@ -100,7 +102,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	try {
 		if (ui) {
 			return await ui.runInteractiveMode({
-				link: localLink(started),
+				// The UI clears the screen: why it runs here is said in its header too.
+				link: localLink(started, stays ? [...started.notices, stays] : started.notices),
 				paths: started.paths,
 				stdin: io.stdin as NodeJS.ReadStream,
 				stdout: io.stdout as NodeJS.WriteStream,

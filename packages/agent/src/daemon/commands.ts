@@ -76,18 +76,22 @@ async function startWorker(
 /** Connect to a worker as a view that answers questions (the terminal UI) and follows it through restarts. */
 async function connectLink(context: DaemonContext, socket: string, notices?: string[]): Promise<WorkerLink> {
 	const { client, welcome } = await connectWorker(context, socket, false, true);
-	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices, () =>
-		awaitRestart(context, welcome.key),
+	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices, (restarting) =>
+		awaitRestart(context, welcome.key, restarting),
 	);
 }
 
 /** How long a view waits for the supervisor to restart a crashed worker (its delays are 250 ms, 1 s, 5 s). */
 const RESTART_WAIT_MS = 30_000;
 
-/** Wait until the supervisor has restarted the worker of `key`, then connect; or say why it will not come back. */
+/**
+ * Wait until the supervisor has restarted the worker of `key`, then connect; or say why it will
+ * not come back. `restarting`: it is being started again on purpose (until then it reads as saved).
+ */
 async function awaitRestart(
 	context: DaemonContext,
 	key: string,
+	restarting: boolean,
 ): Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }> {
 	const deadline = Date.now() + RESTART_WAIT_MS;
 	while (Date.now() < deadline) {
@@ -103,7 +107,8 @@ async function awaitRestart(
 		}
 		if (!agent) return { reason: "its record is gone" };
 		if (agent.state === "failed") return { reason: agent.failedReason ?? "it failed" };
-		if (agent.state === "saved") return { reason: "it was stopped" };
+		if (agent.state === "saved" && !restarting) return { reason: "it was stopped" };
+		if (agent.state === "saved") continue;
 		if (agent.state === "starting") continue;
 		try {
 			return await connectWorker(context, workerSocket(context.paths, key), false, true);
@@ -144,13 +149,39 @@ async function runUi(
 		stdout: io.stdout as NodeJS.WriteStream,
 		env: io.env,
 		switchSession: async (changes) => {
-			await current?.shutdown();
+			const leaving = current;
 			current = undefined;
+			// The same session on another model (`/model`): the worker is started again under its key,
+			// and other views follow it. Another session: this view leaves (the worker stops when it has
+			// nothing else to do) and the new session's worker serves it.
+			if (leaving && changes.resume && changes.resume === leaving.status().session.path) {
+				const key = leaving.agentKey;
+				await leaving.restartShutdown(`started again on ${changes.model ?? "its model"} by another view`);
+				current = await resumeAgent(context, key, { model: changes.model, at: changes.at });
+				return current;
+			}
+			await leaving?.release();
 			const next = await startWorker(context, { ...options, ...NO_PICK, ...changes }, "resident");
-			current = await connectLink(context, next.socket);
+			current = await connectLink(context, next.socket, next.attached ? [openElsewhere(next.key)] : undefined);
 			return current;
 		},
 	});
+}
+
+/** Start a saved agent again under its key (`changes`: another model, an entry) and connect to it as a view. */
+async function resumeAgent(
+	context: DaemonContext,
+	key: string,
+	changes: { model?: string; at?: string },
+): Promise<WorkerLink> {
+	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	let target: { key: string; socket: string };
+	try {
+		target = unwrap(await supervisor.request({ type: "resume", key, env: plainEnv(context.env), changes }));
+	} finally {
+		supervisor.close();
+	}
+	return connectLink(context, target.socket);
 }
 
 /** A new session's options pick nothing the first one picked (which session, where in it, its goal). */

@@ -52,7 +52,14 @@ export interface AgentInfo {
 export type SupervisorRequest =
 	| { type: "hello"; id: number; token: string; version: number }
 	| { type: "start"; id: number; options: WorkerSessionOptions; owner: WorkerOwner; env: Record<string, string> }
-	| { type: "resume"; id: number; key: string; env?: Record<string, string> }
+	/** Start a saved agent again (`changes`: on another model, at an entry: `/model`); a live one is just named. */
+	| {
+			type: "resume";
+			id: number;
+			key: string;
+			env?: Record<string, string>;
+			changes?: { model?: string; at?: string };
+	  }
 	| { type: "list"; id: number }
 	| { type: "status"; id: number }
 	| { type: "stop"; id: number; key: string; force: boolean }
@@ -75,14 +82,18 @@ export type WorkerRequest =
 	| { type: "heartbeat"; id: number; args: string }
 	| { type: "schedule_list"; id: number }
 	| { type: "schedule_remove"; id: number; scheduleId: string }
-	| { type: "shutdown"; id: number }
+	/** `restart`: it is started again at once (another model); views follow it instead of ending. */
+	| { type: "shutdown"; id: number; reason?: string; restart?: boolean }
 	/** What a `SessionLink` asks (see `link/session-link.ts`): the state, the conversation, the tree. */
 	| { type: "status"; id: number }
 	| { type: "history"; id: number }
 	| { type: "tree"; id: number }
 	| { type: "branch"; id: number; leafId: string | null }
 	| { type: "read_archive"; id: number; archiveId: string; start: number; end: number }
-	| { type: "still_busy_answer"; id: number; choice: "wait" | "restart" };
+	| { type: "check_model"; id: number; ref: string }
+	| { type: "still_busy_answer"; id: number; choice: "wait" | "restart"; question?: number }
+	/** Leave for another session: the worker stops when this was its only view and it has nothing to do. */
+	| { type: "release"; id: number };
 
 /** What a worker says about its session on `hello`. */
 export interface WorkerWelcome {
@@ -131,9 +142,10 @@ export type WorkerPush =
 	  }
 	/** The session's state changed. */
 	| { type: "status"; status: LinkStatus }
-	/** A cell ignored the interrupt: wait for it or restart the kernel? (`still_busy_answer`) */
-	| { type: "still_busy" }
-	| { type: "bye"; reason: string };
+	/** A cell ignored the interrupt: wait for it or restart the kernel? (`still_busy_answer` with its `question`) */
+	| { type: "still_busy"; question: number }
+	/** `restart`: the worker is started again at once under the same key (views follow it). */
+	| { type: "bye"; reason: string; restart?: boolean };
 
 /** A socket that reads and writes JSON lines. */
 export class LineConnection {
@@ -183,6 +195,7 @@ export class LineConnection {
 /** A client connection: requests with ids, answered by replies; pushes go to `onPush`. */
 export class ProtocolClient {
 	private nextId = 1;
+	private isClosed = false;
 	private readonly pending = new Map<number, { resolve: (reply: Reply) => void }>();
 	private readonly pushListeners = new Set<(message: Record<string, unknown>) => void>();
 
@@ -197,6 +210,7 @@ export class ProtocolClient {
 			for (const listener of this.pushListeners) listener(message);
 		});
 		void connection.closed.then(() => {
+			this.isClosed = true;
 			for (const [id, waiter] of this.pending)
 				waiter.resolve({ type: "reply", id, ok: false, message: "The connection closed.", hint: "", closed: true });
 			this.pending.clear();
@@ -215,9 +229,18 @@ export class ProtocolClient {
 		});
 	}
 
-	/** Send a request and wait for its reply (which may be an error). */
+	/** Send a request and wait for its reply (which may be an error; `closed` once the connection is gone). */
 	request(message: Record<string, unknown> & { type: string }): Promise<Reply> {
 		const id = this.nextId++;
+		if (this.isClosed)
+			return Promise.resolve({
+				type: "reply",
+				id,
+				ok: false,
+				message: "The connection closed.",
+				hint: "",
+				closed: true,
+			});
 		return new Promise((resolve) => {
 			this.pending.set(id, { resolve });
 			this.connection.send({ ...message, id });
@@ -238,6 +261,11 @@ export class ProtocolClient {
 
 	get closed(): Promise<void> {
 		return this.connection.closed;
+	}
+
+	/** Whether the connection has closed (requests are answered with a `closed` error at once). */
+	get isOpen(): boolean {
+		return !this.isClosed;
 	}
 
 	close(): void {

@@ -214,17 +214,31 @@ export class Supervisor {
 			}
 			case "resume": {
 				const key = this.resolve(String(message.key));
-				if (this.liveWorker(key)) return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				if (this.liveWorker(key)) {
+					// A worker that has stopped its session is on its way out: it is started again once gone.
+					const pid = readWorkerRecord(this.paths, key)?.pid;
+					const stopped = readSessionRecord(this.paths, key);
+					if (!(stopped?.stoppedAt && stopped.pid === pid))
+						return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+					await this.tracked.get(key)?.exited;
+				}
 				// A restart after a crash is due: this start replaces it (two workers must never serve one tree).
 				const tracked = this.tracked.get(key);
 				clearTimeout(tracked?.restart);
 				if (tracked) tracked.restart = undefined;
 				const record = readWorkerRecord(this.paths, key) as WorkerRecord;
 				const session = readSessionRecord(this.paths, key)?.session;
+				// Its session is open in another live worker now (`--resume` started one): that one serves it.
+				const open = session ? this.openIn({ cwd: session.cwd, resume: session.path }) : undefined;
+				if (open) return replyOk(id, { key: open.key, socket: workerSocket(this.paths, open.key), attached: true });
 				record.stopRequestedAt = undefined;
 				record.failedReason = undefined;
 				record.crashes = 0;
 				if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
+				// Started again on another model, at the entry its view's conversation was at (`/model`).
+				const changes = (message.changes ?? {}) as { model?: string; at?: string };
+				if (changes.model) record.options.model = changes.model;
+				if (changes.at && record.options.resume) record.options.at = changes.at;
 				if (message.env) record.env = message.env as Record<string, string>;
 				writeWorkerRecord(this.paths, record);
 				const failure = await this.spawnWorker(key);
@@ -260,6 +274,10 @@ export class Supervisor {
 			(key) => key.startsWith(ref) || readSessionRecord(this.paths, key)?.session?.id.startsWith(ref),
 		);
 		if (matches.length === 1) return matches[0] as string;
+		// Several agents held one session over time: the live one, else the newest, is the session's.
+		const sessions = new Set(matches.map((key) => readSessionRecord(this.paths, key)?.session?.id));
+		if (matches.length > 1 && sessions.size === 1 && !sessions.has(undefined))
+			return matches.find((key) => this.liveWorker(key)) ?? (matches.at(-1) as string);
 		throw new Error(
 			matches.length === 0
 				? `No agent ${ref}; \`prime-agent agents\` lists them.`

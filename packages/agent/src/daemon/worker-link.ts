@@ -3,6 +3,7 @@
  * exactly as it drives one in its own process. Leaving detaches; the session goes on.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { UserError } from "../errors.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
@@ -10,11 +11,17 @@ import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
+const RESTARTING = "The agent's worker is restarting after it stopped unexpectedly.";
+const AGAIN = "Try again once the view says it has reconnected.";
+
 /**
  * Connect again to the worker of `key` once the supervisor has restarted it after a crash;
  * resolves with why not when it will not come back (failed, stopped).
  */
-export type Reconnect = () => Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }>;
+export type Reconnect = (
+	/** The worker is being started again on purpose: while it is down it reads as saved. */
+	restarting: boolean,
+) => Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }>;
 
 export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
@@ -25,7 +32,13 @@ export class WorkerLink implements SessionLink {
 	private readonly runs = new Map<number, (end: LinkRunEnd) => void>();
 	private leaving = false;
 	private byeReason: string | undefined;
+	/** The worker's `bye` said it is started again at once (another view's `/model`). */
+	private restarting = false;
+	/** The worker died and the supervisor's restart is awaited. */
+	private reconnecting = false;
 	private client: ProtocolClient;
+	/** Events that came before anyone subscribed (between the welcome and the view's start). */
+	private early: LinkEvent[] | undefined = [];
 
 	constructor(
 		client: ProtocolClient,
@@ -51,45 +64,54 @@ export class WorkerLink implements SessionLink {
 
 	subscribe(listener: (event: LinkEvent) => void): () => void {
 		this.listeners.add(listener);
+		const early = this.early;
+		this.early = undefined;
+		for (const event of early ?? []) listener(event);
 		return () => this.listeners.delete(listener);
 	}
 
 	prompt(text: string): Promise<LinkRunEnd> {
 		if (this.byeReason !== undefined) return Promise.resolve(this.gone());
+		if (this.reconnecting || !this.client.isOpen)
+			return Promise.resolve({ status: "error", errorMessage: `${RESTARTING} ${AGAIN}` });
 		const id = this.client.send({ type: "prompt", text });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
 
 	async steer(text: string): Promise<void> {
-		unwrap(await this.client.request({ type: "steer", text }));
+		await this.ask({ type: "steer", text });
 	}
 
 	async followUp(text: string): Promise<void> {
-		unwrap(await this.client.request({ type: "follow_up", text }));
+		await this.ask({ type: "follow_up", text });
 	}
 
 	async interrupt(): Promise<LinkInterrupt> {
-		return unwrap<{ action: LinkInterrupt }>(await this.client.request({ type: "interrupt" })).action;
+		return (await this.ask<{ action: LinkInterrupt }>({ type: "interrupt" })).action;
 	}
 
-	async history(): Promise<AgentMessage[]> {
-		return unwrap<AgentMessage[]>(await this.client.request({ type: "history" }));
+	history(): Promise<AgentMessage[]> {
+		return this.ask({ type: "history" });
 	}
 
-	async tree(): Promise<{ entries: SessionEntry[]; leafId: string | null }> {
-		return unwrap(await this.client.request({ type: "tree" }));
+	tree(): Promise<{ entries: SessionEntry[]; leafId: string | null }> {
+		return this.ask({ type: "tree" });
 	}
 
 	async branch(leafId: string | null): Promise<void> {
-		unwrap(await this.client.request({ type: "branch", leafId }));
+		await this.ask({ type: "branch", leafId });
 	}
 
-	async readArchive(id: string, start: number, end: number): Promise<string> {
-		return unwrap<string>(await this.client.request({ type: "read_archive", archiveId: id, start, end }));
+	readArchive(id: string, start: number, end: number): Promise<string> {
+		return this.ask({ type: "read_archive", archiveId: id, start, end });
 	}
 
-	answerStillBusy(choice: "wait" | "restart"): void {
-		this.client.send({ type: "still_busy_answer", choice });
+	checkModel(ref: string): Promise<string> {
+		return this.ask({ type: "check_model", ref });
+	}
+
+	answerStillBusy(choice: "wait" | "restart", question?: number): void {
+		this.client.send({ type: "still_busy_answer", choice, ...(question === undefined ? {} : { question }) });
 	}
 
 	/** Detach: the session, its running turn and its queue go on in the worker. */
@@ -97,17 +119,49 @@ export class WorkerLink implements SessionLink {
 		if (this.leaving) return "";
 		this.leaving = true;
 		if (this.byeReason !== undefined) return "";
-		await this.client.request({ type: "detach" });
+		// Waiting for a restart: nothing to detach from (the restarted worker will have no client).
+		if (this.client.isOpen && !this.reconnecting) await this.client.request({ type: "detach" });
 		this.client.close();
 		return `Detached from agent ${this.agentKey}; it keeps running. \`prime-agent attach ${this.agentKey}\` comes back, \`prime-agent shutdown ${this.agentKey}\` stops it.`;
 	}
 
-	/** Stop the worker (its session and kernel variables are saved); resolves once it is gone. */
-	async shutdown(): Promise<void> {
+	/**
+	 * Leave for another session: the worker stops when this was its only view and it has nothing
+	 * to do (no run, heartbeat or schedule), else it goes on. Resolves once it has answered (and, when
+	 * it stops, once it is gone).
+	 */
+	async release(): Promise<void> {
 		this.leaving = true;
-		if (this.byeReason === undefined) await this.client.request({ type: "shutdown" });
+		if (this.byeReason === undefined && this.client.isOpen && !this.reconnecting) {
+			const reply = await this.client.request({ type: "release" });
+			if (reply.ok && (reply.data as { stopping?: boolean } | undefined)?.stopping) await this.client.closed;
+		}
+		this.client.close();
+	}
+
+	/**
+	 * Stop the worker so that it is started again under the same key (on another model): other
+	 * views follow it. Resolves once it is gone.
+	 */
+	async restartShutdown(reason: string): Promise<void> {
+		this.leaving = true;
+		if (this.byeReason === undefined && this.client.isOpen && !this.reconnecting)
+			await this.client.request({ type: "shutdown", reason, restart: true });
 		this.client.close();
 		await this.client.closed;
+	}
+
+	/** A request to the worker; a `UserError` when it fails or the worker is away. */
+	private async ask<T>(message: Record<string, unknown> & { type: string }): Promise<T> {
+		if (this.byeReason !== undefined)
+			throw new UserError(
+				`The agent's worker stopped (${this.byeReason}).`,
+				`\`prime-agent attach ${this.agentKey}\` continues the session.`,
+			);
+		if (this.reconnecting) throw new UserError(RESTARTING, AGAIN);
+		const reply = await this.client.request(message);
+		if (!reply.ok && reply.closed) throw new UserError("The agent's worker went away before it answered.", AGAIN);
+		return unwrap<T>(reply);
 	}
 
 	private onPush(message: Record<string, unknown>): void {
@@ -120,7 +174,7 @@ export class WorkerLink implements SessionLink {
 				this.emit({ type: "status" });
 				return;
 			case "still_busy":
-				this.emit({ type: "still_busy" });
+				this.emit({ type: "still_busy", question: message.question });
 				return;
 			case "run_end": {
 				const end = message as unknown as RunEnd;
@@ -133,15 +187,21 @@ export class WorkerLink implements SessionLink {
 			}
 			case "bye":
 				this.byeReason = String(message.reason);
+				this.restarting = message.restart === true;
 				return;
 		}
 	}
 
 	private onClosed(client: ProtocolClient): void {
 		if (client !== this.client) return;
-		// Gone without a word (it crashed): the supervisor restarts it; this view follows it there.
-		if (this.byeReason === undefined && !this.leaving && this.reconnect) {
-			void this.follow(this.reconnect);
+		// Gone without a word (it crashed: the supervisor restarts it), or started again on another
+		// model by another view: this view follows it there.
+		if ((this.byeReason === undefined || this.restarting) && !this.leaving && this.reconnect) {
+			const restarting = this.restarting;
+			const reason = this.byeReason;
+			this.byeReason = undefined;
+			this.restarting = false;
+			void this.follow(this.reconnect, restarting ? reason : undefined);
 			return;
 		}
 		this.byeReason ??= "the worker went away";
@@ -149,15 +209,22 @@ export class WorkerLink implements SessionLink {
 		if (!this.leaving) this.emit({ type: "bye", reason: this.byeReason });
 	}
 
-	/** Emit `reconnecting`, then `reconnected` once the restarted worker answers (or `bye` when it will not). */
-	private async follow(reconnect: Reconnect): Promise<void> {
+	/**
+	 * Emit `reconnecting`, then `reconnected` once the restarted worker answers (or `bye` when it
+	 * will not). `restartReason`: the worker said it is being started again (not a crash).
+	 */
+	private async follow(reconnect: Reconnect, restartReason?: string): Promise<void> {
+		this.reconnecting = true;
 		this.endRuns({
 			status: "error",
-			errorMessage: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
+			errorMessage: restartReason
+				? `The agent's worker stopped during this run: ${restartReason}.`
+				: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
 		});
 		this.current = { ...this.current, running: false };
-		this.emit({ type: "reconnecting" });
-		const again = await reconnect().catch((error: Error) => ({ reason: error.message }));
+		this.emit({ type: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) });
+		const again = await reconnect(restartReason !== undefined).catch((error: Error) => ({ reason: error.message }));
+		this.reconnecting = false;
 		if (this.leaving) {
 			if ("client" in again) again.client.close();
 			return;
@@ -186,6 +253,7 @@ export class WorkerLink implements SessionLink {
 	}
 
 	private emit(event: LinkEvent): void {
+		if (this.early) this.early.push(event);
 		for (const listener of this.listeners) listener(event);
 	}
 }

@@ -131,7 +131,7 @@ export class Worker {
 	}
 
 	/** Stop: tell clients, save the kernel's variables, close the session. Idempotent. */
-	stop(reason: string): Promise<void> {
+	stop(reason: string, restart = false): Promise<void> {
 		if (this.stopping) return this.stopping;
 		this.stopping = (async () => {
 			this.writeRecord({ stoppedAt: new Date().toISOString(), stopReason: reason });
@@ -139,7 +139,7 @@ export class Worker {
 			clearTimeout(this.graceTimer);
 			clearTimeout(this.evictTimer);
 			clearTimeout(this.recordTimer);
-			this.push({ type: "bye", reason });
+			this.push({ type: "bye", reason, ...(restart ? { restart } : {}) });
 			this.server?.close();
 			this.stopSession();
 			await this.link.close();
@@ -276,8 +276,13 @@ export class Worker {
 					id,
 					await this.link.readArchive(String(message.archiveId), Number(message.start), Number(message.end)),
 				);
+			case "check_model":
+				return replyOk(id, await this.link.checkModel(String(message.ref ?? "")));
 			case "still_busy_answer":
-				this.link.answerStillBusy(message.choice === "wait" ? "wait" : "restart");
+				this.link.answerStillBusy(
+					message.choice === "wait" ? "wait" : "restart",
+					typeof message.question === "number" ? message.question : undefined,
+				);
 				return replyOk(id);
 			case "detach":
 				// Only this view goes; the session, its queue and the worker are untouched.
@@ -305,8 +310,26 @@ export class Worker {
 					this.leave(client);
 					return replyOk(id);
 				}
-				await this.stop(client.oneShot ? "its one-shot run ended" : "shut down by a client");
+				await this.stop(
+					client.oneShot
+						? "its one-shot run ended"
+						: typeof message.reason === "string"
+							? message.reason
+							: "shut down by a client",
+					message.restart === true,
+				);
 				return replyOk(id);
+			case "release": {
+				// A view moves to another session: the worker stays for other views and for work it has.
+				this.leave(client);
+				const stopping =
+					this.clients.size === 0 &&
+					!this.busy &&
+					this.scheduler.heartbeat === undefined &&
+					this.scheduler.scheduleCount === 0;
+				if (stopping) await this.stop("its last view moved to another session");
+				return replyOk(id, { stopping });
+			}
 			default:
 				throw new UserError(
 					`Unknown command ${String(message.type)}.`,
@@ -431,7 +454,8 @@ export class Worker {
 				return;
 			case "still_busy":
 				if ([...this.clients].some((client) => client.answers)) {
-					for (const client of this.clients) if (client.answers) client.connection.send({ type: "still_busy" });
+					for (const client of this.clients)
+						if (client.answers) client.connection.send({ type: "still_busy", question: event.question });
 				} else this.link.answerStillBusy("restart");
 				return;
 			case "run_end": {

@@ -40,6 +40,8 @@ export class LocalLink implements SessionLink {
 	private presses = 0;
 	private statusQueued = false;
 	private stillBusy: ((choice: "wait" | "restart") => void) | undefined;
+	/** The number of the latest still-busy question (an answer names the one it answers). */
+	private question = 0;
 	private closed = false;
 
 	constructor(
@@ -58,7 +60,7 @@ export class LocalLink implements SessionLink {
 			new Promise((resolve) => {
 				if (this.listeners.size === 0) return resolve("restart");
 				this.stillBusy = resolve;
-				this.emit({ type: "still_busy" });
+				this.emit({ type: "still_busy", question: ++this.question });
 			});
 	}
 
@@ -181,6 +183,8 @@ export class LocalLink implements SessionLink {
 		session.branchFrom(leafId);
 		agentSession.agent.state.messages = session.context().messages;
 		await extensions.emit("session_tree", { leafId, previousLeafId: previous });
+		// Every view lays the conversation out again from the new entry.
+		this.emit({ type: "branched", leafId });
 		this.statusChanged();
 	}
 
@@ -192,10 +196,17 @@ export class LocalLink implements SessionLink {
 		return typeof answer === "string" ? answer : "";
 	}
 
-	answerStillBusy(choice: "wait" | "restart"): void {
+	async checkModel(ref: string): Promise<string> {
+		return this.started.checkModel(ref);
+	}
+
+	answerStillBusy(choice: "wait" | "restart", question?: number): void {
+		// An answer to an earlier question (another view answered it first) is not this one's.
+		if (!this.stillBusy || (question !== undefined && question !== this.question)) return;
 		const resolve = this.stillBusy;
 		this.stillBusy = undefined;
-		resolve?.(choice);
+		resolve(choice);
+		this.emit({ type: "still_busy_answered", question: this.question, choice });
 	}
 
 	/** Stop listening and stop a running turn; says how to resume the session. */

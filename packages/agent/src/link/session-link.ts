@@ -50,7 +50,9 @@ export interface LinkRunEnd {
  * - `status`: the state changed (read it with `status()`);
  * - `run_end` (`LinkRunEnd` fields): a run this view did not start ended (a woken turn, a
  *   schedule, another view's prompt);
- * - `still_busy`: a cell ignored the interrupt; answer with `answerStillBusy`;
+ * - `still_busy` (`question`): a cell ignored the interrupt; answer with `answerStillBusy`;
+ * - `still_busy_answered` (`question`, `choice`): a view answered it (others close their question);
+ * - `branched` (`leafId`): a view moved the conversation to another entry (`branch`);
  * - `schedule_fired`: a heartbeat or schedule delivered its prompt;
  * - `console` (`level`, `text`): what code in a worker printed (an extension's command or hook);
  * - `reconnecting`, then `reconnected`: the session's worker died and this view follows it to the
@@ -85,8 +87,10 @@ export interface SessionLink {
 	branch(leafId: string | null): Promise<void>;
 	/** Lines `start`..`end` of an archived observation (Prime Context's recovery read; no model call). */
 	readArchive(id: string, start: number, end: number): Promise<string>;
-	/** The answer to a `still_busy` question. */
-	answerStillBusy(choice: "wait" | "restart"): void;
+	/** `provider/id` of the model `ref` names when this session could switch to it; else a `UserError` saying why not. */
+	checkModel(ref: string): Promise<string>;
+	/** The answer to `still_busy` question number `question` (the latest when not given). */
+	answerStillBusy(choice: "wait" | "restart", question?: number): void;
 	/**
 	 * The view leaves. In this process the running turn stops; a worker's session goes on. Resolves
 	 * with what to tell the user about getting back to it.

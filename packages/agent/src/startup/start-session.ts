@@ -121,6 +121,8 @@ export interface StartedSession {
 	autonomous?: AutonomousRun;
 	/** A sub-agent's heartbeat (`rlm_heartbeat`); the root's lives in its daemon worker. */
 	heartbeat?: Scheduler;
+	/** `provider/id` of the model `ref` names when it can be used here (its provider has a key); else a `UserError`. */
+	checkModel(ref: string): string;
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -144,6 +146,11 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const goalOption = options.goal ? resolveGoalOption(options.goal) : undefined;
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
+	const checkModel = (ref: string): string => {
+		const found = resolveModelRef(registry, auth, ref, env);
+		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
+		return `${found.provider}/${found.id}`;
+	};
 	const notices: string[] = [];
 	// The session to pick up (read only until every check below has passed).
 	let picked: Session | undefined;
@@ -289,9 +296,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		parentModel: () => `${agentSession.model.provider}/${agentSession.model.id}`,
 		checkModel: (ref) => {
 			try {
-				const found = resolveModelRef(registry, auth, ref, env);
-				requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
-				return `${found.provider}/${found.id}`;
+				return checkModel(ref);
 			} catch (error) {
 				if (!(error instanceof UserError)) throw error;
 				throw new SpawnRefused(
@@ -413,6 +418,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		goals: longRunning.goals,
 		autonomous: longRunning.autonomous,
 		heartbeat,
+		checkModel,
 		dispose: async () => {
 			heartbeat?.stop();
 			longRunning.autonomous?.dispose();

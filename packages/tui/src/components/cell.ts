@@ -18,6 +18,8 @@ export interface CellOptions {
 	isExpanded(): boolean;
 	readArchive: ArchiveReader;
 	requestRender(): void;
+	/** When the call was made (a cell laid out from the history); now by default. */
+	startedAt?: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export class CellView implements Component {
 	private output = "";
 	private errorName: string | undefined;
 	private durationMs: number | undefined;
-	private readonly startedAt = Date.now();
+	private readonly startedAt: number;
 	private card: CapsuleCard | undefined;
 	private readonly code: string;
 	/** Bumped on every change; a finished cell's lines are cached per width, expansion and version. */
@@ -38,6 +40,7 @@ export class CellView implements Component {
 	private cache: { key: string; lines: string[] } | undefined;
 
 	constructor(private readonly options: CellOptions) {
+		this.startedAt = options.startedAt ?? Date.now();
 		const args = (options.args ?? {}) as Record<string, unknown>;
 		this.code =
 			typeof args.code === "string"
