@@ -143,15 +143,15 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 	}
 
 	async function observe(input: ObservationInput): Promise<ObservationResult> {
-		// Decisions read the state as it is now; only the update at the end holds the lock.
-		const state = await loadState(dir);
-		let writer: ArchiveWriter | null = null;
+		// Decisions read the state as it is now; only the update at the end holds the lock. The state is
+		// read while the observation's archive is created (neither touches the other's files).
 		let archiveError: string | undefined;
-		try {
-			writer = await archive.create();
-		} catch (error) {
+		const created = archive.create().catch((error: unknown) => {
 			archiveError = describe(error);
-		}
+			return null;
+		});
+		const state = await loadState(dir);
+		let writer: ArchiveWriter | null = await created;
 		let scan: Scan;
 		try {
 			scan = await scanObservation(await openObservationSource(input), input, writer);
