@@ -42,6 +42,8 @@ it("a cell that ignores interrupts gets its kernel restarted, and the next cell 
 	const run = await kernel.run(stubborn, controller.signal, () => controller.abort());
 	expect(run.cell.status).toBe("aborted");
 	expect(run.cell.stillBusyAfterInterrupt).toBe(true);
+	// Its own result must not say the kernel kept its state.
+	expect(run.kernelRestarted).toBe(true);
 	expect(statuses.map((status) => status.phase)).toContain("restarting");
 
 	const next = await kernel.run("print('kept' in globals())");

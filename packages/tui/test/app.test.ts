@@ -436,8 +436,12 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 					code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)",
 				}),
 			]),
-			fauxAssistantMessage("The kernel was restarted."),
+			(context) => {
+				contexts.push(context);
+				return fauxAssistantMessage("The kernel was restarted.");
+			},
 		]);
+		const contexts: Context[] = [];
 		const { app, terminal } = await startApp();
 		submit(terminal, "stubborn");
 		await waitFor(app, "kernel busy");
@@ -448,5 +452,9 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		const screen = await waitFor(app, "The kernel was restarted.");
 		expect(screen).toContain("● ready │ kernel restarted ·");
 		expect(app.tui.hasOverlay()).toBe(false);
+		// The model reads that its variables are gone, not that the kernel kept its state.
+		const result = JSON.stringify(contexts[0]?.messages.at(-1));
+		expect(result).toContain("the cell ignored the interrupt, so the kernel was killed");
+		expect(result).not.toContain("the kernel kept its state");
 	});
 });

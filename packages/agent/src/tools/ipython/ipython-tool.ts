@@ -73,6 +73,10 @@ function modelText(run: CellRun): string {
 	if (cell.fullOutputPath) parts.push(`[complete output (${cell.fullOutputBytes} bytes): ${cell.fullOutputPath}]`);
 	if (run.stillRunning) {
 		parts.push("[the cell ignored the interrupt and is still running; the next cell starts when it ends]");
+	} else if (run.kernelRestarted) {
+		parts.push(
+			"[the cell ignored the interrupt, so the kernel was killed: every variable, import and function defined before is gone; the next cell runs in a new kernel]",
+		);
 	} else if (cell.status === "aborted") parts.push("[cell interrupted; the kernel kept its state]");
 	if (cell.status === "died")
 		parts.push("[the kernel process died; it restarts on the next call and earlier variables are gone]");

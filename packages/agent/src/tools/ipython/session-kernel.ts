@@ -69,6 +69,8 @@ export interface CellRun {
 	resetNotice?: string;
 	/** The cell ignored the interrupt and the user chose to let it run on. */
 	stillRunning?: boolean;
+	/** The cell ignored the interrupt and its kernel was killed: the next cell runs in a new one. */
+	kernelRestarted?: boolean;
 }
 
 /**
@@ -171,6 +173,8 @@ export class SessionKernel {
 					kernel.kill();
 					this.kernel = undefined;
 					this.markReset("the previous cell kept running after an interrupt, so the kernel was killed");
+					// This cell's own result says so too (the next cell's notice is for a model that skimmed it).
+					run.kernelRestarted = true;
 				}
 			}
 			return run;
