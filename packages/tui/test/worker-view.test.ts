@@ -367,13 +367,17 @@ describe("the terminal UI as a view of a background worker", () => {
 		first.terminal.send("\r");
 		await waitFor(second.app, () => !second.app.tui.hasOverlay());
 		await waitFor(second.app, "Restarted.");
+		await waitFor(first.app, "● ready");
 		// /new in the first view: the worker stays for the second view.
 		submit(first.terminal, "/new");
 		await waitFor(first.app, (text) => !text.includes("first question") && text.includes("● ready"), 30_000);
 		expect(first.app.link.agentKey).not.toBe(key);
-		expect((await agent(current, key)).state).toBe("idle");
-		expect((await agent(current, key)).clients).toBe(1);
-		expect(second.app.link.status().running).toBe(false);
+		const stayed = await eventually("the first view to have left the agent", async () => {
+			const info = await agent(current, key);
+			return info.clients === 1 && info.state === "idle" ? info : undefined;
+		});
+		expect(stayed.pid).toBeGreaterThan(0);
+		expect(second.app.link.status().session.id).not.toBe(first.app.link.status().session.id);
 	});
 
 	it("/model in one view: the other view follows the agent to its new model; one worker serves the session", async () => {
