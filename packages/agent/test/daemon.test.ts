@@ -245,6 +245,66 @@ describe("daemon runs", () => {
 		);
 	});
 
+	it("a session whose worker waits to be restarted after a crash is not opened by another: --resume goes to that agent", {
+		timeout: 90_000,
+	}, async () => {
+		world = await makeDaemonWorld([{ text: "first answer" }, { text: "second answer" }]);
+		const chat = await world.cli(["--model", "local/coder"], "first question\n/exit\n");
+		const key = detachedKey(chat.stderr);
+		// The answer written (the view left before it came).
+		const { sessionId, sessionPath } = await eventually("the first answer", async () => {
+			const info = await agent(world as DaemonWorld, key);
+			return info.state === "idle" && info.sessionPath && existsSync(info.sessionPath) ? info : undefined;
+		});
+		const paths = daemonPaths(world.home);
+		// Three crashes: the third restart waits 5 s.
+		for (let crash = 1; crash <= 3; crash++) {
+			const pid = readWorkerRecord(paths, key)?.pid as number;
+			process.kill(pid, "SIGKILL");
+			if (crash < 3)
+				await eventually("the restart", async () => {
+					const info = await agent(world as DaemonWorld, key);
+					return info.state === "idle" && info.pid !== pid ? info : undefined;
+				});
+		}
+		await eventually(
+			"the restart to be pending",
+			async () => (await agent(world as DaemonWorld, key)).state === "starting",
+		);
+		const resumed = await world.cli(["--resume", sessionId as string, "-p", "second question"]);
+		expect(resumed.stdout).toBe("second answer\n");
+		expect(resumed.stderr).toContain(`The session is open in agent ${key} already; this runs there`);
+		// Past the pending restart's time: still one agent, one live worker for the session.
+		await new Promise((resolve) => setTimeout(resolve, 6000));
+		const agents = await world.agents();
+		expect(agents.map((info) => [info.key, info.state])).toEqual([[key, "idle"]]);
+		const users = sessionRecords(sessionPath as string).filter(
+			(record) => record.type === "message" && (record.message as { role: string }).role === "user",
+		);
+		expect(users).toHaveLength(2);
+	});
+
+	it("a view attached to a one-shot run's worker keeps it: the run's end no longer stops it", async () => {
+		world = await makeDaemonWorld([
+			{ code: "import time\nprint('working', flush=True)\ntime.sleep(3)\nprint('done')" },
+			{ text: "Finished." },
+		]);
+		const run = spawnCli(["--mode", "json", "-p", "run it", "--model", "local/coder"], world.project, world.env);
+		clients.push(run);
+		await run.waitForEvent((event) => event.type === "tool_execution_update");
+		const [oneShot] = await world.agents();
+		const view = spawnCliText(["attach", oneShot?.key as string], world.project, world.env);
+		clients.push(view);
+		await view.waitFor("stderr", "Type a message");
+		expect(await run.exitCode()).toBe(0);
+		// The run's client has gone; the attached view keeps the worker, which stays after it detaches.
+		expect((await agent(world, oneShot?.key as string)).state).toBe("idle");
+		view.line("/exit");
+		expect(await view.exitCode()).toBe(0);
+		expect(view.stderr()).toContain(`Detached from agent ${oneShot?.key}; it keeps running.`);
+		expect((await agent(world, oneShot?.key as string)).state).toBe("idle");
+	});
+
 	it("a one-shot client that disconnects leaves its worker running for the grace period, then it stops", async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "4000" });
 		const cli = await longOneShotRun(world);

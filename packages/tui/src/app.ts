@@ -151,8 +151,12 @@ export class InteractiveApp {
 	/** Add a note (a command's answer, a problem) to the conversation. */
 	note(text: string, tone: "info" | "error" = "info"): void {
 		this.add(new NoteView(text, tone));
+		this.notesWhileAway?.push({ text, tone });
 		this.tui.requestRender();
 	}
+
+	/** Notes shown while the worker is away: laid out again after the reconnect's fresh layout. */
+	private notesWhileAway: { text: string; tone: "info" | "error" }[] | undefined;
 
 	/**
 	 * While the UI draws, what code in this process prints through `console` (an extension's
@@ -364,13 +368,14 @@ export class InteractiveApp {
 			this.note(String(event.text), event.level === "warn" || event.level === "error" ? "error" : "info");
 		else if (type === "reconnecting") {
 			this.kernel = "died";
+			this.notesWhileAway = [];
 			this.note(
 				event.reason
 					? `The agent's worker is being started again (${String(event.reason)})…`
 					: "The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…",
 				event.reason ? "info" : "error",
 			);
-		} else if (type === "reconnected") void this.onReconnected();
+		} else if (type === "reconnected") void this.onReconnected(event.reason as string | undefined);
 		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
 		else if (NOTICE_TYPES.has(type)) this.onNotice(event as unknown as SessionNotice);
 		else if (type.startsWith("child_")) this.note(describeChildEvent(event as unknown as ChildEvent));
@@ -399,12 +404,17 @@ export class InteractiveApp {
 	}
 
 	/** The restarted worker answers: the conversation is laid out again from its session. */
-	private async onReconnected(): Promise<void> {
+	private async onReconnected(reason: string | undefined): Promise<void> {
 		this.kernel = this.current.status().kernelStarted ? "idle" : "not started";
 		this.queuedMessages = [];
+		const away = this.notesWhileAway ?? [];
+		this.notesWhileAway = undefined;
 		await this.redraw(this.current.notices);
+		for (const { text, tone } of away) this.note(text, tone);
 		this.note(
-			`Reconnected to agent ${this.current.agentKey} after its worker restarted; the session goes on from its last saved entry.`,
+			reason
+				? `Reconnected to agent ${this.current.agentKey}: ${reason}.`
+				: `Reconnected to agent ${this.current.agentKey} after its worker restarted; the session goes on from its last saved entry.`,
 		);
 	}
 
@@ -604,6 +614,11 @@ export class InteractiveApp {
 			end = { status: "error", errorMessage: errorText(error) };
 		} finally {
 			this.ownRuns--;
+		}
+		// Never sent (the worker was away): the text goes back to the editor to be sent again.
+		if (end.notSent && this.editor.getText() === "") {
+			this.editor.setText(text);
+			end = { ...end, errorMessage: `${end.errorMessage ?? ""} The message is back in the editor.`.trim() };
 		}
 		this.afterRun(end);
 	}

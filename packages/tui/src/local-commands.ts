@@ -167,7 +167,9 @@ export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
 				}
 				const from = session.id;
 				const at = session.leafId ? { at: session.leafId } : {};
-				if (await app.switchSession({ fork: session.path, ...at }, "forking the session"))
+				const { model } = app.link.status();
+				const fork = { fork: session.path, ...at, model: `${model.provider}/${model.id}` };
+				if (await app.switchSession(fork, "forking the session"))
 					app.note(`Forked ${from} into ${app.link.status().session.id}.`);
 			},
 		},

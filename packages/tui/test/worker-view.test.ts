@@ -317,6 +317,9 @@ describe("the terminal UI as a view of a background worker", () => {
 			submit(view.terminal, "typed during the restart");
 			await waitFor(view.app, "The agent's worker is restarting after it stopped unexpectedly.");
 			expect(view.app.working).toBe(false);
+			// Never sent: the text is back in the editor, to send again once reconnected.
+			expect(view.app.editor.getText()).toBe("typed during the restart");
+			view.app.editor.setText("");
 			view.terminal.send("\x04");
 			const left = await view.done;
 			expect(left.code).toBe(0);

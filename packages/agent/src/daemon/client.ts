@@ -69,9 +69,21 @@ export function unwrap<T>(reply: Reply): T {
 	return reply.data as T;
 }
 
+/** How long a worker or supervisor has to answer `hello` (a stopped process never does). */
+const HELLO_WAIT_MS = 20_000;
+
 async function hello(client: ProtocolClient, token: string, extra: Record<string, unknown> = {}): Promise<unknown> {
-	const reply = await client.request({ type: "hello", token, version: DAEMON_PROTOCOL_VERSION, ...extra });
+	const reply = await client.request(
+		{ type: "hello", token, version: DAEMON_PROTOCOL_VERSION, ...extra },
+		HELLO_WAIT_MS,
+	);
 	if (!reply.ok) client.close();
+	if (!reply.ok && reply.closed)
+		throw new UserError(
+			`The agent's worker did not answer (${reply.message.replace(/\.$/, "")}); it may be stopped or overloaded.`,
+			"`prime-agent agents` shows its state; `prime-agent shutdown <agent> --force` stops it.",
+			ExitCode.usage,
+		);
 	return unwrap(reply);
 }
 

@@ -142,6 +142,8 @@ async function runUi(
 	io: DaemonIo,
 ): Promise<ExitCodeValue> {
 	let current: WorkerLink | undefined = first;
+	// The agent last driven (a failed switch has none current; going back resumes this one).
+	let last: WorkerLink = first;
 	return ui.runInteractiveMode({
 		link: first,
 		paths: agentPaths(agentDir(io.env)),
@@ -154,22 +156,28 @@ async function runUi(
 			// The same session on another model (`/model`): the worker is started again under its key,
 			// and other views follow it. Another session: this view leaves (the worker stops when it has
 			// nothing else to do) and the new session's worker serves it.
-			if (leaving && changes.resume && changes.resume === leaving.status().session.path) {
-				const key = leaving.agentKey;
-				await leaving.restartShutdown(`started again on ${changes.model ?? "its model"} by another view`);
-				current = await resumeAgent(context, key, { model: changes.model, at: changes.at });
+			const same = leaving ?? last;
+			if (same && changes.resume && changes.resume === same.status().session.path) {
+				// One step in the supervisor: the restart happens even if this view goes meanwhile.
+				leaving?.abandon();
+				current = await restartAgent(context, same.agentKey, { model: changes.model, at: changes.at });
+				last = current;
 				return current;
 			}
 			await leaving?.release();
 			const next = await startWorker(context, { ...options, ...NO_PICK, ...changes }, "resident");
 			current = await connectLink(context, next.socket, next.attached ? [openElsewhere(next.key)] : undefined);
+			last = current;
 			return current;
 		},
 	});
 }
 
-/** Start a saved agent again under its key (`changes`: another model, an entry) and connect to it as a view. */
-async function resumeAgent(
+/**
+ * Start agent `key` again on its session with `changes` (another model, an entry): stopped first
+ * when live (its other views follow it); then connect to it as a view.
+ */
+async function restartAgent(
 	context: DaemonContext,
 	key: string,
 	changes: { model?: string; at?: string },
@@ -177,7 +185,7 @@ async function resumeAgent(
 	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
 	let target: { key: string; socket: string };
 	try {
-		target = unwrap(await supervisor.request({ type: "resume", key, env: plainEnv(context.env), changes }));
+		target = unwrap(await supervisor.request({ type: "restart", key, env: plainEnv(context.env), changes }));
 	} finally {
 		supervisor.close();
 	}

@@ -60,6 +60,14 @@ export type SupervisorRequest =
 			env?: Record<string, string>;
 			changes?: { model?: string; at?: string };
 	  }
+	/** Stop a live agent and start it again under its key with `changes` (`/model`); its views follow it. */
+	| {
+			type: "restart";
+			id: number;
+			key: string;
+			env?: Record<string, string>;
+			changes?: { model?: string; at?: string };
+	  }
 	| { type: "list"; id: number }
 	| { type: "status"; id: number }
 	| { type: "stop"; id: number; key: string; force: boolean }
@@ -229,20 +237,29 @@ export class ProtocolClient {
 		});
 	}
 
-	/** Send a request and wait for its reply (which may be an error; `closed` once the connection is gone). */
-	request(message: Record<string, unknown> & { type: string }): Promise<Reply> {
+	/**
+	 * Send a request and wait for its reply (which may be an error; `closed` once the connection is
+	 * gone). With `timeoutMs`, a peer that does not answer in time (a stopped process) gets a
+	 * `closed` error too.
+	 */
+	request(message: Record<string, unknown> & { type: string }, timeoutMs?: number): Promise<Reply> {
 		const id = this.nextId++;
-		if (this.isClosed)
-			return Promise.resolve({
-				type: "reply",
-				id,
-				ok: false,
-				message: "The connection closed.",
-				hint: "",
-				closed: true,
-			});
+		const closed = (text: string): Reply => ({ type: "reply", id, ok: false, message: text, hint: "", closed: true });
+		if (this.isClosed) return Promise.resolve(closed("The connection closed."));
 		return new Promise((resolve) => {
-			this.pending.set(id, { resolve });
+			const timer =
+				timeoutMs === undefined
+					? undefined
+					: setTimeout(() => {
+							this.pending.delete(id);
+							resolve(closed(`No answer within ${timeoutMs / 1000} s.`));
+						}, timeoutMs);
+			this.pending.set(id, {
+				resolve: (reply) => {
+					clearTimeout(timer);
+					resolve(reply);
+				},
+			});
 			this.connection.send({ ...message, id });
 		});
 	}

@@ -183,67 +183,66 @@ export class Supervisor {
 	private async handle(id: number, message: Record<string, unknown>): Promise<Reply> {
 		switch (message.type) {
 			case "start": {
-				// The session asked for is open in a live worker already: two writers must never share a
-				// session file, so the client is sent to that worker instead.
-				const open = this.openIn(message.options as WorkerSessionOptions);
-				if (open) {
-					if ((message.options as WorkerSessionOptions).at)
-						return replyError(
-							id,
-							`Session ${open.sessionId} is open in agent ${open.key}; it cannot be resumed at another entry while it runs.`,
-							`Attach to it with \`prime-agent attach ${open.key}\`, or continue from that entry in a new file with --fork ${open.sessionId} --at <entry>.`,
-						);
-					return replyOk(id, { key: open.key, socket: workerSocket(this.paths, open.key), attached: true });
-				}
-				const key = newWorkerKey();
-				const record: WorkerRecord = {
-					key,
-					owner: message.owner as WorkerOwner,
-					options: message.options as WorkerSessionOptions,
-					env: (message.env ?? {}) as Record<string, string>,
-					crashes: 0,
-					createdAt: new Date().toISOString(),
-				};
-				writeWorkerRecord(this.paths, record);
-				const failure = await this.spawnWorker(key);
-				if (failure) {
-					rmSync(workerDir(this.paths, key), { recursive: true, force: true });
-					return { type: "reply", id, ok: false, ...failure };
-				}
-				return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				const options = message.options as WorkerSessionOptions;
+				const env = (message.env ?? {}) as Record<string, string>;
+				const path = this.sessionPathOf(options);
+				return this.exclusive(path, async () => {
+					// The session asked for has a worker already (live, stopping, or restarting after a
+					// crash): two writers must never share a session file, so that worker serves it.
+					const holder = path ? await this.holderOf(path) : undefined;
+					if (holder) {
+						if (options.at)
+							return replyError(
+								id,
+								`Session ${holder.sessionId} is open in agent ${holder.key}; it cannot be resumed at another entry while it runs.`,
+								`Attach to it with \`prime-agent attach ${holder.key}\`, or continue from that entry in a new file with --fork ${holder.sessionId} --at <entry>.`,
+							);
+						const failure = this.liveWorker(holder.key) ? undefined : await this.startAgain(holder.key, { env });
+						if (failure) return { type: "reply", id, ok: false, ...failure };
+						return replyOk(id, { key: holder.key, socket: workerSocket(this.paths, holder.key), attached: true });
+					}
+					const key = newWorkerKey();
+					const record: WorkerRecord = {
+						key,
+						owner: message.owner as WorkerOwner,
+						options,
+						env,
+						crashes: 0,
+						createdAt: new Date().toISOString(),
+					};
+					writeWorkerRecord(this.paths, record);
+					const failure = await this.spawnWorker(key);
+					if (failure) {
+						rmSync(workerDir(this.paths, key), { recursive: true, force: true });
+						return { type: "reply", id, ok: false, ...failure };
+					}
+					return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				});
 			}
-			case "resume": {
+			case "resume":
+			case "restart": {
 				const key = this.resolve(String(message.key));
-				if (this.liveWorker(key)) {
-					// A worker that has stopped its session is on its way out: it is started again once gone.
-					const pid = readWorkerRecord(this.paths, key)?.pid;
-					const stopped = readSessionRecord(this.paths, key);
-					if (!(stopped?.stoppedAt && stopped.pid === pid))
+				const restart = message.type === "restart";
+				const path = readSessionRecord(this.paths, key)?.session?.path;
+				return this.exclusive(path, async () => {
+					const changes = (message.changes ?? {}) as { model?: string; at?: string };
+					const env = message.env as Record<string, string> | undefined;
+					// `restart` (`/model`): stopped (it says so to its views, which follow it) and started again.
+					if (restart && this.liveWorker(key) && !this.stopping(key)) await this.stopFor(key, "SIGUSR2");
+					if (this.liveWorker(key) && !this.stopping(key))
 						return replyOk(id, { key, socket: workerSocket(this.paths, key) });
-					await this.tracked.get(key)?.exited;
-				}
-				// A restart after a crash is due: this start replaces it (two workers must never serve one tree).
-				const tracked = this.tracked.get(key);
-				clearTimeout(tracked?.restart);
-				if (tracked) tracked.restart = undefined;
-				const record = readWorkerRecord(this.paths, key) as WorkerRecord;
-				const session = readSessionRecord(this.paths, key)?.session;
-				// Its session is open in another live worker now (`--resume` started one): that one serves it.
-				const open = session ? this.openIn({ cwd: session.cwd, resume: session.path }) : undefined;
-				if (open) return replyOk(id, { key: open.key, socket: workerSocket(this.paths, open.key), attached: true });
-				record.stopRequestedAt = undefined;
-				record.failedReason = undefined;
-				record.crashes = 0;
-				if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
-				// Started again on another model, at the entry its view's conversation was at (`/model`).
-				const changes = (message.changes ?? {}) as { model?: string; at?: string };
-				if (changes.model) record.options.model = changes.model;
-				if (changes.at && record.options.resume) record.options.at = changes.at;
-				if (message.env) record.env = message.env as Record<string, string>;
-				writeWorkerRecord(this.paths, record);
-				const failure = await this.spawnWorker(key);
-				if (failure) return { type: "reply", id, ok: false, ...failure };
-				return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+					// On its way out (stopping): started again once gone.
+					if (this.liveWorker(key)) await this.stopFor(key);
+					// Its session is served by another worker now (`--resume` started one): that one serves it.
+					const holder = path ? await this.holderOf(path, key) : undefined;
+					if (holder) {
+						if (!this.liveWorker(holder.key)) await this.startAgain(holder.key, { env });
+						return replyOk(id, { key: holder.key, socket: workerSocket(this.paths, holder.key), attached: true });
+					}
+					const failure = await this.startAgain(key, { env, changes, resetCrashes: true });
+					if (failure) return { type: "reply", id, ok: false, ...failure };
+					return replyOk(id, { key, socket: workerSocket(this.paths, key) });
+				});
 			}
 			case "list":
 				return replyOk(id, this.list());
@@ -267,6 +266,9 @@ export class Supervisor {
 	}
 
 	/** A key, a key prefix, or a session id (prefix) → the key. */
+	/** Start and resume requests per session file, in the order they came. */
+	private readonly sessionQueues = new Map<string, Promise<void>>();
+
 	private resolve(ref: string): string {
 		const keys = workerKeys(this.paths);
 		if (keys.includes(ref)) return ref;
@@ -274,10 +276,13 @@ export class Supervisor {
 			(key) => key.startsWith(ref) || readSessionRecord(this.paths, key)?.session?.id.startsWith(ref),
 		);
 		if (matches.length === 1) return matches[0] as string;
-		// Several agents held one session over time: the live one, else the newest, is the session's.
+		// Several agents held one session over time: the live one, else the newest resident one (the one
+		// a user worked in; a `-p` run's agent only if there is no other), is the session's.
 		const sessions = new Set(matches.map((key) => readSessionRecord(this.paths, key)?.session?.id));
-		if (matches.length > 1 && sessions.size === 1 && !sessions.has(undefined))
-			return matches.find((key) => this.liveWorker(key)) ?? (matches.at(-1) as string);
+		if (matches.length > 1 && sessions.size === 1 && !sessions.has(undefined)) {
+			const resident = matches.filter((key) => readWorkerRecord(this.paths, key)?.owner === "resident");
+			return matches.find((key) => this.liveWorker(key)) ?? resident.at(-1) ?? (matches.at(-1) as string);
+		}
 		throw new Error(
 			matches.length === 0
 				? `No agent ${ref}; \`prime-agent agents\` lists them.`
@@ -285,25 +290,115 @@ export class Supervisor {
 		);
 	}
 
-	/** The live worker whose session is the one `options` resumes or continues (none for a new session or a fork). */
-	private openIn(options: WorkerSessionOptions): { key: string; sessionId: string } | undefined {
+	/** The session file `options` resumes or continues (none for a new session, a fork or an unknown reference). */
+	private sessionPathOf(options: WorkerSessionOptions): string | undefined {
 		if (options.fork || !(options.resume || options.continueLatest)) return undefined;
 		const sessions = agentPaths(join(this.paths.dir, "..")).sessions;
-		let path: string | undefined;
 		try {
-			path = options.resume
+			return options.resume
 				? resolveSessionRef(options.resume, sessions, options.cwd)
 				: latestSession(sessions, options.cwd)?.path;
 		} catch {
 			// An unknown or ambiguous reference: the worker reports it as a user error.
 			return undefined;
 		}
-		if (!path) return undefined;
+	}
+
+	/**
+	 * The agent (other than `except`) that serves session `path`: a live worker, or one whose restart
+	 * after a crash is due. One on its way out is waited for first (it is saving the session).
+	 */
+	private async holderOf(path: string, except?: string): Promise<{ key: string; sessionId: string } | undefined> {
 		for (const key of workerKeys(this.paths)) {
+			if (key === except) continue;
 			const session = readSessionRecord(this.paths, key)?.session;
-			if (session?.path === path && this.liveWorker(key)) return { key, sessionId: session.id };
+			if (session?.path !== path) continue;
+			if (this.liveWorker(key) && this.stopping(key)) await this.stopFor(key);
+			if (this.liveWorker(key) || this.tracked.get(key)?.restart) return { key, sessionId: session.id };
 		}
 		return undefined;
+	}
+
+	/** Requests about one session file run one after another (none for a new session). */
+	private exclusive<T>(path: string | undefined, work: () => Promise<T>): Promise<T> {
+		if (!path) return work();
+		const previous = this.sessionQueues.get(path) ?? Promise.resolve();
+		const next = previous.then(work, work);
+		const settled = next.then(
+			() => {},
+			() => {},
+		);
+		this.sessionQueues.set(path, settled);
+		void settled.then(() => {
+			if (this.sessionQueues.get(path) === settled) this.sessionQueues.delete(path);
+		});
+		return next;
+	}
+
+	/** Whether the live worker of `key` has stopped its session and is on its way out. */
+	private stopping(key: string): boolean {
+		const pid = readWorkerRecord(this.paths, key)?.pid;
+		const session = readSessionRecord(this.paths, key);
+		return session?.stoppedAt !== undefined && session.pid === pid;
+	}
+
+	/**
+	 * Wait until the worker of `key` has exited (after `signal`, when given: SIGUSR2 stops it to be
+	 * started again, its views following it); SIGKILL after 20 s, as a stop does.
+	 */
+	private async stopFor(key: string, signal?: NodeJS.Signals): Promise<void> {
+		const record = readWorkerRecord(this.paths, key);
+		if (!record?.pid || !isSameProcess(record.pid, record.startId)) return;
+		const pid = record.pid;
+		if (signal) process.kill(pid, signal);
+		const deadline = Date.now() + 20_000;
+		while (isSameProcess(pid, record.startId)) {
+			if (Date.now() > deadline) {
+				process.kill(pid, "SIGKILL");
+				break;
+			}
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		await this.tracked.get(key)?.exited;
+	}
+
+	/**
+	 * Start the saved (or restart-pending) agent `key` again on its session: a pending restart is
+	 * replaced by this start; `changes`: another model, an entry (`/model`).
+	 */
+	private startAgain(
+		key: string,
+		how: {
+			env?: Record<string, string>;
+			changes?: { model?: string; at?: string };
+			resetCrashes?: boolean;
+		},
+	): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
+		const tracked = this.tracked.get(key);
+		clearTimeout(tracked?.restart);
+		if (tracked) tracked.restart = undefined;
+		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const session = readSessionRecord(this.paths, key)?.session;
+		record.stopRequestedAt = undefined;
+		record.failedReason = undefined;
+		if (how.resetCrashes) record.crashes = 0;
+		if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
+		const before = record.options;
+		record.options = {
+			...record.options,
+			...(how.changes?.model ? { model: how.changes.model } : {}),
+			...(how.changes?.at && record.options.resume ? { at: how.changes.at } : {}),
+		};
+		if (how.env) record.env = how.env;
+		writeWorkerRecord(this.paths, record);
+		return this.spawnWorker(key).then((failure) => {
+			// A model that would not start is not kept: `attach` starts the agent as it was.
+			if (failure && how.changes) {
+				const failed = readWorkerRecord(this.paths, key);
+				if (failed) writeWorkerRecord(this.paths, { ...failed, options: before });
+			}
+			return failure;
+		});
 	}
 
 	private list(): AgentInfo[] {
@@ -492,11 +587,17 @@ export class Supervisor {
 		const tracked = this.tracked.get(key) ?? {};
 		this.tracked.set(key, tracked);
 		tracked.restart = setTimeout(() => {
-			tracked.restart = undefined;
-			const latest = readWorkerRecord(this.paths, key);
-			// A stop asked for meanwhile wins.
-			if (!latest || latest.stopRequestedAt || latest.failedReason) return;
-			void this.spawnWorker(key);
+			const path = readSessionRecord(this.paths, key)?.session?.path;
+			void this.exclusive(path, async () => {
+				// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
+				if (!tracked.restart) return;
+				tracked.restart = undefined;
+				const latest = readWorkerRecord(this.paths, key);
+				// A stop asked for meanwhile wins, and so does another worker that took the session.
+				if (!latest || latest.stopRequestedAt || latest.failedReason) return;
+				if (path && (await this.holderOf(path, key))) return;
+				await this.spawnWorker(key);
+			});
 		}, delay);
 	}
 

@@ -11,8 +11,9 @@ import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
-const RESTARTING = "The agent's worker is restarting after it stopped unexpectedly.";
 const AGAIN = "Try again once the view says it has reconnected.";
+/** How long leaving waits for the worker's answer (it may be stopped: SIGSTOP). */
+const LEAVE_WAIT_MS = 5000;
 
 /**
  * Connect again to the worker of `key` once the supervisor has restarted it after a crash;
@@ -34,6 +35,8 @@ export class WorkerLink implements SessionLink {
 	private byeReason: string | undefined;
 	/** The worker's `bye` said it is started again at once (another view's `/model`). */
 	private restarting = false;
+	/** Why the worker being waited for went (a restart on purpose), if not a crash. */
+	private restartReason: string | undefined;
 	/** The worker died and the supervisor's restart is awaited. */
 	private reconnecting = false;
 	private client: ProtocolClient;
@@ -73,7 +76,7 @@ export class WorkerLink implements SessionLink {
 	prompt(text: string): Promise<LinkRunEnd> {
 		if (this.byeReason !== undefined) return Promise.resolve(this.gone());
 		if (this.reconnecting || !this.client.isOpen)
-			return Promise.resolve({ status: "error", errorMessage: `${RESTARTING} ${AGAIN}` });
+			return Promise.resolve({ status: "error", errorMessage: `${this.restartingText()} ${AGAIN}`, notSent: true });
 		const id = this.client.send({ type: "prompt", text });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
@@ -120,7 +123,8 @@ export class WorkerLink implements SessionLink {
 		this.leaving = true;
 		if (this.byeReason !== undefined) return "";
 		// Waiting for a restart: nothing to detach from (the restarted worker will have no client).
-		if (this.client.isOpen && !this.reconnecting) await this.client.request({ type: "detach" });
+		// A worker that does not answer (stopped with SIGSTOP) does not hold the view: it leaves anyway.
+		if (this.client.isOpen && !this.reconnecting) await this.client.request({ type: "detach" }, LEAVE_WAIT_MS);
 		this.client.close();
 		return `Detached from agent ${this.agentKey}; it keeps running. \`prime-agent attach ${this.agentKey}\` comes back, \`prime-agent shutdown ${this.agentKey}\` stops it.`;
 	}
@@ -133,22 +137,22 @@ export class WorkerLink implements SessionLink {
 	async release(): Promise<void> {
 		this.leaving = true;
 		if (this.byeReason === undefined && this.client.isOpen && !this.reconnecting) {
-			const reply = await this.client.request({ type: "release" });
+			const reply = await this.client.request({ type: "release" }, LEAVE_WAIT_MS);
 			if (reply.ok && (reply.data as { stopping?: boolean } | undefined)?.stopping) await this.client.closed;
 		}
 		this.client.close();
 	}
 
-	/**
-	 * Stop the worker so that it is started again under the same key (on another model): other
-	 * views follow it. Resolves once it is gone.
-	 */
-	async restartShutdown(reason: string): Promise<void> {
+	/** Stop listening without a word to the worker (the supervisor is about to start it again). */
+	abandon(): void {
 		this.leaving = true;
-		if (this.byeReason === undefined && this.client.isOpen && !this.reconnecting)
-			await this.client.request({ type: "shutdown", reason, restart: true });
 		this.client.close();
-		await this.client.closed;
+	}
+
+	private restartingText(): string {
+		return this.restartReason
+			? `The agent's worker is being started again (${this.restartReason}).`
+			: "The agent's worker is restarting after it stopped unexpectedly.";
 	}
 
 	/** A request to the worker; a `UserError` when it fails or the worker is away. */
@@ -158,7 +162,7 @@ export class WorkerLink implements SessionLink {
 				`The agent's worker stopped (${this.byeReason}).`,
 				`\`prime-agent attach ${this.agentKey}\` continues the session.`,
 			);
-		if (this.reconnecting) throw new UserError(RESTARTING, AGAIN);
+		if (this.reconnecting) throw new UserError(this.restartingText(), AGAIN);
 		const reply = await this.client.request(message);
 		if (!reply.ok && reply.closed) throw new UserError("The agent's worker went away before it answered.", AGAIN);
 		return unwrap<T>(reply);
@@ -215,6 +219,7 @@ export class WorkerLink implements SessionLink {
 	 */
 	private async follow(reconnect: Reconnect, restartReason?: string): Promise<void> {
 		this.reconnecting = true;
+		this.restartReason = restartReason;
 		this.endRuns({
 			status: "error",
 			errorMessage: restartReason
@@ -237,7 +242,7 @@ export class WorkerLink implements SessionLink {
 		this.client = again.client;
 		this.current = again.welcome.status;
 		this.listen(again.client);
-		this.emit({ type: "reconnected" });
+		this.emit({ type: "reconnected", ...(restartReason ? { reason: restartReason } : {}) });
 	}
 
 	private endRuns(end: LinkRunEnd): void {

@@ -65,6 +65,8 @@ const running = worker as Worker;
 const REASONS = { SIGTERM: "it was shut down", SIGINT: "interrupted by SIGINT", SIGHUP: "hung up by SIGHUP" } as const;
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
 	process.on(signal, () => void running.stop(REASONS[signal]));
+// SIGUSR2: the supervisor starts it again at once (`/model` from a view): its views follow it.
+process.on("SIGUSR2", () => void running.stop("started again on another model", true));
 const reason = await running.stopped;
 process.stderr.write(`Worker ${key} stopped: ${reason}\n`);
 process.exit(0);

@@ -79,6 +79,8 @@ export class Worker {
 	private graceTimer: NodeJS.Timeout | undefined;
 	private evictTimer: NodeJS.Timeout | undefined;
 	private prompts: Promise<unknown> = Promise.resolve();
+	/** A view attached to this one-shot run's worker: it stays after the run, as a resident one. */
+	private adopted = false;
 	/** What the views drive: the session as an in-process view would drive it. */
 	private readonly link: LocalLink;
 	private stopping: Promise<void> | undefined;
@@ -183,7 +185,7 @@ export class Worker {
 		if (this.link.asking && ![...this.clients].some((other) => other.answers)) this.link.answerStillBusy("restart");
 		this.touch();
 		this.writeRecord();
-		if (this.clients.size === 0 && this.options.oneShot) {
+		if (this.clients.size === 0 && this.ownedByOneShot) {
 			// The one-shot client is gone (closed terminal, dropped connection, `| head -1`): work still
 			// running goes on for the grace period; with none, there is nothing left to wait for.
 			if (this.busy) this.armGrace();
@@ -228,6 +230,11 @@ export class Worker {
 			client.authed = true;
 			client.oneShot = message.oneShot === true;
 			client.answers = message.answers === true;
+			// A view attached to a one-shot run's worker (`attach`): the worker is resident from now on.
+			if (!client.oneShot && this.ownedByOneShot) {
+				this.adopted = true;
+				this.armIdle();
+			}
 			this.clients.add(client);
 			clearTimeout(this.graceTimer);
 			this.touch();
@@ -306,7 +313,7 @@ export class Worker {
 			}
 			case "shutdown":
 				// A one-shot client sent to a resident worker (its session was open there) leaves it running.
-				if (client.oneShot && !this.options.oneShot) {
+				if (client.oneShot && !this.ownedByOneShot) {
 					this.leave(client);
 					return replyOk(id);
 				}
@@ -383,7 +390,7 @@ export class Worker {
 				this.touch();
 				this.writeRecord();
 				// Its one-shot client went during the run: nobody waits for more.
-				if (this.options.oneShot && this.clients.size === 0 && !this.busy)
+				if (this.ownedByOneShot && this.clients.size === 0 && !this.busy)
 					void this.stop("its one-shot client disconnected");
 			}
 		});
@@ -424,6 +431,11 @@ export class Worker {
 			status: this.link.status(),
 			detachedAt: this.detachedAt,
 		};
+	}
+
+	/** Stopped when its one-shot client is done (and no view has attached since). */
+	private get ownedByOneShot(): boolean {
+		return this.options.oneShot && !this.adopted;
 	}
 
 	private get busy(): boolean {
@@ -493,7 +505,7 @@ export class Worker {
 
 	/** A resident worker nobody uses, with nothing scheduled and nothing running, stops (it is saved). */
 	private armIdle(): void {
-		if (this.options.oneShot) return;
+		if (this.ownedByOneShot || this.evictTimer) return;
 		const { idleEvictMs } = this.options.timings;
 		const check = () => {
 			const idleFor = Date.now() - this.lastActivity;

@@ -42,6 +42,8 @@ export interface LinkRunEnd {
 	commandMessage?: string;
 	/** Why it failed, when no answer was given that shows it. */
 	errorMessage?: string;
+	/** The prompt never reached the session (its worker was away): nothing ran. */
+	notSent?: boolean;
 }
 
 /**
