@@ -610,17 +610,7 @@ export class Supervisor {
 		if (tracked) tracked.restart = undefined;
 		record.stopRequestedAt = new Date().toISOString();
 		writeWorkerRecord(this.paths, record);
-		if (!isSameProcess(record.pid, record.startId)) return;
-		const pid = record.pid as number;
-		process.kill(pid, force ? "SIGKILL" : "SIGTERM");
-		const deadline = Date.now() + 20_000;
-		while (isSameProcess(pid, record.startId)) {
-			if (Date.now() > deadline) {
-				process.kill(pid, "SIGKILL");
-				break;
-			}
-			await new Promise((resolve) => setTimeout(resolve, 50));
-		}
+		await this.stopFor(key, force ? "SIGKILL" : "SIGTERM");
 	}
 
 	/** With no live worker for `idleExitMs`, the supervisor exits (the next client starts one again). */
