@@ -284,6 +284,28 @@ describe("daemon runs", () => {
 		expect(users).toHaveLength(2);
 	});
 
+	it("two -p runs of one session at once share its worker: the first run's end does not stop the second's", async () => {
+		world = await makeDaemonWorld([
+			{ text: "first" },
+			{ code: "import time\ntime.sleep(3)\nprint('slow')" },
+			{ text: "A done" },
+			{ text: "B done" },
+		]);
+		expect((await world.cli(["-p", "start", "--model", "local/coder"])).stdout).toBe("first\n");
+		const a = spawnCliText(["--continue", "-p", "slow one"], world.project, world.env);
+		clients.push(a);
+		await a.waitFor("stderr", "ipython: import time");
+		const b = await world.cli(["--continue", "-p", "quick one"]);
+		expect(await a.exitCode()).toBe(0);
+		expect(a.stdout()).toBe("A done\n");
+		expect(b.code).toBe(0);
+		expect(b.stdout).toBe("B done\n");
+		expect(b.stderr).toContain("The session is open in agent");
+		await eventually("the shared worker to stop after its last run", async () =>
+			(await world?.agents())?.every((info) => info.state === "saved"),
+		);
+	});
+
 	it("a view attached to a one-shot run's worker keeps it: the run's end no longer stops it", async () => {
 		world = await makeDaemonWorld([
 			{ code: "import time\nprint('working', flush=True)\ntime.sleep(3)\nprint('done')" },

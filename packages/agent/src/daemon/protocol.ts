@@ -133,7 +133,8 @@ export interface ReplyError {
  * one) to the client that sent it, and 0 to every other client (a schedule, a woken turn).
  */
 export type WorkerPush =
-	| { type: "event"; event: Record<string, unknown> }
+	/** `own: false`: from a run another client asked for (print and JSON views skip it). */
+	| { type: "event"; event: Record<string, unknown>; own?: false }
 	| {
 			type: "run_end";
 			id: number;

@@ -50,7 +50,8 @@ function awaitRun(
 ): Promise<RunEnd | { type: "bye"; reason: string }> {
 	return new Promise((resolve) => {
 		const stop = client.onPush((message) => {
-			if (message.type === "event") onEvent(message.event as Record<string, unknown>);
+			// Another client's run on this worker (its session was open there) is not this run's output.
+			if (message.type === "event" && message.own !== false) onEvent(message.event as Record<string, unknown>);
 			else if (message.type === "run_end" && message.id === id) {
 				stop();
 				resolve(message as unknown as RunEnd);

@@ -79,6 +79,8 @@ export class Worker {
 	private graceTimer: NodeJS.Timeout | undefined;
 	private evictTimer: NodeJS.Timeout | undefined;
 	private prompts: Promise<unknown> = Promise.resolve();
+	/** The client whose prompt runs now (none for a schedule, a woken turn, or no run). */
+	private runFor: Client | undefined;
 	/** A view attached to this one-shot run's worker: it stays after the run, as a resident one. */
 	private adopted = false;
 	/** What the views drive: the session as an in-process view would drive it. */
@@ -312,8 +314,9 @@ export class Worker {
 				return replyOk(id, job);
 			}
 			case "shutdown":
-				// A one-shot client sent to a resident worker (its session was open there) leaves it running.
-				if (client.oneShot && !this.ownedByOneShot) {
+				// A one-shot client sent to a worker that serves others too (a resident one, or another run of
+				// the same session) only leaves: the worker stops when its last one-shot client has gone.
+				if (client.oneShot && (!this.ownedByOneShot || this.clients.size > 1)) {
 					this.leave(client);
 					return replyOk(id);
 				}
@@ -352,6 +355,7 @@ export class Worker {
 	private runPrompt(requester: Client | undefined, id: number, text: string, settle: boolean): Promise<unknown> {
 		const run = this.prompts.then(async () => {
 			const { started } = this.options;
+			this.runFor = requester;
 			let goalStop: GoalEvent | undefined;
 			const unlong = started.goals.onEvent((event) => {
 				goalStop = goalStopOf(event) ?? goalStop;
@@ -387,6 +391,7 @@ export class Worker {
 				});
 			} finally {
 				unlong();
+				this.runFor = undefined;
 				this.touch();
 				this.writeRecord();
 				// Its one-shot client went during the run: nobody waits for more.
@@ -489,7 +494,13 @@ export class Worker {
 				return;
 			}
 			default:
-				this.push({ type: "event", event });
+				// Events of a run another client asked for are marked, so print and JSON views skip them.
+				for (const client of this.clients)
+					client.connection.send({
+						type: "event",
+						event,
+						...(this.runFor && client !== this.runFor ? { own: false } : {}),
+					});
 		}
 	}
 
