@@ -1,13 +1,24 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonDoctorCheck } from "../src/daemon/doctor.js";
 import {
 	type AgentInfo,
+	connectSupervisor,
 	DAEMON_PROTOCOL_VERSION,
+	daemonContext,
 	daemonPaths,
 	isSameProcess,
 	KEPT_FINISHED_ONE_SHOTS,
@@ -282,6 +293,33 @@ describe("daemon runs", () => {
 			(record) => record.type === "message" && (record.message as { role: string }).role === "user",
 		);
 		expect(users).toHaveLength(2);
+	});
+
+	it("a session named through a symlink is the same session; a stopped agent is not started again by a restart", async () => {
+		world = await makeDaemonWorld([{ text: "first answer" }, { text: "second answer" }]);
+		const chat = await world.cli(["--model", "local/coder"], "first question\n/exit\n");
+		const key = detachedKey(chat.stderr);
+		const { sessionPath } = await eventually("the first answer", async () => {
+			const info = await agent(world as DaemonWorld, key);
+			return info.state === "idle" && info.sessionPath && existsSync(info.sessionPath) ? info : undefined;
+		});
+		const link = join(world.project, "home-link");
+		symlinkSync(world.home, link);
+		const named = join(link, "sessions", basename(sessionPath as string));
+		const resumed = await world.cli(["--resume", named, "-p", "second question"]);
+		expect(resumed.stdout).toBe("second answer\n");
+		expect(resumed.stderr).toContain(`The session is open in agent ${key} already; this runs there`);
+		expect((await world.agents()).map((info) => info.key)).toEqual([key]);
+		// Stopped on purpose: `/model`'s restart request does not bring it back; attach does.
+		expect((await world.cli(["shutdown", key])).code).toBe(0);
+		const supervisor = (await connectSupervisor(daemonContext(world.env))) as ProtocolClient;
+		const reply = await supervisor.request({ type: "restart", key, changes: { model: "local/coder" } });
+		supervisor.close();
+		expect(reply).toMatchObject({
+			ok: false,
+			message: `Agent ${key} was stopped (prime-agent shutdown), so it is not started again on another model.`,
+		});
+		expect((await agent(world, key)).state).toBe("saved");
 	});
 
 	it("two -p runs of one session at once share its worker: the first run's end does not stop the second's", async () => {

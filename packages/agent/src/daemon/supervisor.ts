@@ -6,7 +6,7 @@
  * kernel itself.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, linkSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +44,17 @@ export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
 export const KEPT_FINISHED_ONE_SHOTS = 50;
 /** A crash this long after the previous one starts the count again. */
 const CRASH_WINDOW_MS = 10 * 60_000;
+/** How long a worker may take to start its session (node, the session, its extensions: seconds). */
+const WORKER_START_MS = 60_000;
+
+/** A file's real path (symlinks resolved), or the path as given when it cannot be resolved. */
+function realPath(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return path;
+	}
+}
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
 interface Tracked {
@@ -125,6 +136,8 @@ export class Supervisor {
 
 	/** Stop every worker, then the supervisor. */
 	async shutdown(force: boolean): Promise<void> {
+		// Every stop intent first, so that no restart under way starts a worker again.
+		for (const key of workerKeys(this.paths)) this.markStop(key);
 		await Promise.all(workerKeys(this.paths).map((key) => this.stopWorker(key, force)));
 		this.close();
 	}
@@ -223,12 +236,22 @@ export class Supervisor {
 			case "restart": {
 				const key = this.resolve(String(message.key));
 				const restart = message.type === "restart";
-				const path = readSessionRecord(this.paths, key)?.session?.path;
+				const path = this.sessionPathOfKey(key);
 				return this.exclusive(path, async () => {
+					// A stop asked for (`prime-agent shutdown`) is not undone by a restart (`/model`); an attach may.
+					const stopped = () => restart && readWorkerRecord(this.paths, key)?.stopRequestedAt !== undefined;
+					const refuse = () =>
+						replyError(
+							id,
+							`Agent ${key} was stopped (prime-agent shutdown), so it is not started again on another model.`,
+							`\`prime-agent attach ${key}\` starts it again.`,
+						);
+					if (stopped()) return refuse();
 					const changes = (message.changes ?? {}) as { model?: string; at?: string };
 					const env = message.env as Record<string, string> | undefined;
 					// `restart` (`/model`): stopped (it says so to its views, which follow it) and started again.
 					if (restart && this.liveWorker(key) && !this.stopping(key)) await this.stopFor(key, "SIGUSR2");
+					if (stopped()) return refuse();
 					if (this.liveWorker(key) && !this.stopping(key))
 						return replyOk(id, { key, socket: workerSocket(this.paths, key) });
 					// On its way out (stopping): started again once gone.
@@ -250,7 +273,9 @@ export class Supervisor {
 				return replyOk(id, { pid: process.pid, socket: this.paths.socket, agents: this.list() });
 			case "stop": {
 				const key = this.resolve(String(message.key));
-				await this.stopWorker(key, message.force === true);
+				// Marked at once (a restart under way sees it), then stopped in turn with the session's other requests.
+				this.markStop(key);
+				await this.exclusive(this.sessionPathOfKey(key), () => this.stopWorker(key, message.force === true));
 				return replyOk(id, this.info(key));
 			}
 			case "stop_all":
@@ -295,9 +320,10 @@ export class Supervisor {
 		if (options.fork || !(options.resume || options.continueLatest)) return undefined;
 		const sessions = agentPaths(join(this.paths.dir, "..")).sessions;
 		try {
-			return options.resume
+			const path = options.resume
 				? resolveSessionRef(options.resume, sessions, options.cwd)
 				: latestSession(sessions, options.cwd)?.path;
+			return path && realPath(path);
 		} catch {
 			// An unknown or ambiguous reference: the worker reports it as a user error.
 			return undefined;
@@ -312,7 +338,8 @@ export class Supervisor {
 		for (const key of workerKeys(this.paths)) {
 			if (key === except) continue;
 			const session = readSessionRecord(this.paths, key)?.session;
-			if (session?.path !== path) continue;
+			// One file however it is named (a symlinked home, /tmp and /private/tmp).
+			if (!session || realPath(session.path) !== path) continue;
 			if (this.liveWorker(key) && this.stopping(key)) await this.stopFor(key);
 			if (this.liveWorker(key) || this.tracked.get(key)?.restart) return { key, sessionId: session.id };
 		}
@@ -342,6 +369,23 @@ export class Supervisor {
 		return session?.stoppedAt !== undefined && session.pid === pid;
 	}
 
+	/** The real path of the session file agent `key` serves (none before its session has started). */
+	private sessionPathOfKey(key: string): string | undefined {
+		const path = readSessionRecord(this.paths, key)?.session?.path;
+		return path && realPath(path);
+	}
+
+	/** Write the intent to stop `key` (before anything else, so no restart or supervisor starts it again). */
+	private markStop(key: string): void {
+		const record = readWorkerRecord(this.paths, key);
+		if (!record) return;
+		const tracked = this.tracked.get(key);
+		clearTimeout(tracked?.restart);
+		if (tracked) tracked.restart = undefined;
+		record.stopRequestedAt = new Date().toISOString();
+		writeWorkerRecord(this.paths, record);
+	}
+
 	/**
 	 * Wait until the worker of `key` has exited (after `signal`, when given: SIGUSR2 stops it to be
 	 * started again, its views following it); SIGKILL after 20 s, as a stop does.
@@ -349,6 +393,8 @@ export class Supervisor {
 	private async stopFor(key: string, signal?: NodeJS.Signals): Promise<void> {
 		const record = readWorkerRecord(this.paths, key);
 		if (!record?.pid || !isSameProcess(record.pid, record.startId)) return;
+		// This worker's exit, taken now: a worker started later under the key is not waited for.
+		const exited = this.tracked.get(key)?.exited;
 		const pid = record.pid;
 		if (signal) process.kill(pid, signal);
 		const deadline = Date.now() + 20_000;
@@ -359,7 +405,7 @@ export class Supervisor {
 			}
 			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
-		await this.tracked.get(key)?.exited;
+		await exited;
 	}
 
 	/**
@@ -504,9 +550,22 @@ export class Supervisor {
 				this.exited(key, pid, code, signal);
 			});
 		});
+		const deadline = Date.now() + WORKER_START_MS;
 		return new Promise((resolve) => {
 			const poll = setInterval(() => {
 				const session = readSessionRecord(this.paths, key);
+				// A worker that never becomes ready (stopped, hung) does not hold its session's requests.
+				if (!exitInfo && Date.now() > deadline) {
+					clearInterval(poll);
+					try {
+						process.kill(pid, "SIGKILL");
+					} catch {}
+					resolve({
+						message: `The worker did not start its session within ${WORKER_START_MS / 1000} s; it was stopped.`,
+						hint: `See ${join(dir, "worker.log")}, then try again.`,
+					});
+					return;
+				}
 				if (exitInfo) {
 					clearInterval(poll);
 					const reason = session?.pid === pid ? session.stopReason : undefined;
@@ -587,7 +646,7 @@ export class Supervisor {
 		const tracked = this.tracked.get(key) ?? {};
 		this.tracked.set(key, tracked);
 		tracked.restart = setTimeout(() => {
-			const path = readSessionRecord(this.paths, key)?.session?.path;
+			const path = this.sessionPathOfKey(key);
 			void this.exclusive(path, async () => {
 				// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
 				if (!tracked.restart) return;
@@ -603,13 +662,7 @@ export class Supervisor {
 
 	/** Write the intent to stop, then stop the worker (SIGTERM: it saves; `force`: SIGKILL). */
 	private async stopWorker(key: string, force: boolean): Promise<void> {
-		const record = readWorkerRecord(this.paths, key);
-		if (!record) return;
-		const tracked = this.tracked.get(key);
-		clearTimeout(tracked?.restart);
-		if (tracked) tracked.restart = undefined;
-		record.stopRequestedAt = new Date().toISOString();
-		writeWorkerRecord(this.paths, record);
+		this.markStop(key);
 		await this.stopFor(key, force ? "SIGKILL" : "SIGTERM");
 	}
 
