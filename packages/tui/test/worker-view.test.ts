@@ -82,6 +82,16 @@ function attachView(current: DaemonWorld, key: string): Promise<View> {
 	return show((ui) => runAttach(key, io(current), ui));
 }
 
+/** A view over a new agent that has answered "hi" with "hello", and its worker's pid. */
+async function viewAfterHello(current: DaemonWorld): Promise<{ view: View; key: string; pid: number }> {
+	const view = await startView(current);
+	const key = view.app.link.agentKey as string;
+	submit(view.terminal, "hi");
+	await waitFor(view.app, "hello");
+	await waitFor(view.app, "● ready");
+	return { view, key, pid: readWorkerRecord(daemonPaths(current.home), key)?.pid as number };
+}
+
 async function agent(current: DaemonWorld, key: string) {
 	const found = (await current.agents()).find((info) => info.key === key);
 	if (!found) throw new Error(`no agent ${key}`);
@@ -302,32 +312,18 @@ describe("the terminal UI as a view of a background worker", () => {
 
 	it("while the view waits for a restarted worker, a prompt is refused with a note and Ctrl-D leaves at once", async () => {
 		const current = await world_([{ text: "hello" }]);
-		const view = await startView(current);
-		const key = view.app.link.agentKey as string;
-		submit(view.terminal, "hi");
-		await waitFor(view.app, "hello");
-		await waitFor(view.app, "● ready");
-		const pid = readWorkerRecord(daemonPaths(current.home), key)?.pid as number;
-		// Stopped, not killed: the supervisor does not see it die, so the view keeps waiting.
-		process.kill(pid, "SIGSTOP");
-		try {
-			view.app.link.subscribe(() => {});
-			process.kill(pid, "SIGKILL");
-			await waitFor(view.app, "stopped unexpectedly");
-			submit(view.terminal, "typed during the restart");
-			await waitFor(view.app, "The agent's worker is restarting after it stopped unexpectedly.");
-			expect(view.app.working).toBe(false);
-			// Never sent: the text is back in the editor, to send again once reconnected.
-			expect(view.app.editor.getText()).toBe("typed during the restart");
-			view.app.editor.setText("");
-			view.terminal.send("\x04");
-			const left = await view.done;
-			expect(left.code).toBe(0);
-		} finally {
-			try {
-				process.kill(pid, "SIGCONT");
-			} catch {}
-		}
+		const { view, pid } = await viewAfterHello(current);
+		process.kill(pid, "SIGKILL");
+		await waitFor(view.app, "stopped unexpectedly");
+		submit(view.terminal, "typed during the restart");
+		await waitFor(view.app, "The agent's worker is restarting after it stopped unexpectedly.");
+		expect(view.app.working).toBe(false);
+		// Never sent: the text is back in the editor, to send again once reconnected.
+		expect(view.app.editor.getText()).toBe("typed during the restart");
+		view.app.editor.setText("");
+		view.terminal.send("\x04");
+		const left = await view.done;
+		expect(left.code).toBe(0);
 	});
 
 	it("with two views: /tree in one redraws the other, a question answered in one closes in the other, /new leaves the worker to the other", async () => {
@@ -407,12 +403,8 @@ describe("the terminal UI as a view of a background worker", () => {
 
 	it("/tree whose request is cut by the worker's death says so in a note", async () => {
 		const current = await world_([{ text: "hello" }]);
-		const view = await startView(current);
-		const key = view.app.link.agentKey as string;
-		submit(view.terminal, "hi");
-		await waitFor(view.app, "hello");
-		await waitFor(view.app, "● ready");
-		const pid = readWorkerRecord(daemonPaths(current.home), key)?.pid as number;
+		const { view, key, pid } = await viewAfterHello(current);
+		// Stopped first, so the request is under way when the worker dies.
 		process.kill(pid, "SIGSTOP");
 		submit(view.terminal, "/tree");
 		process.kill(pid, "SIGKILL");
@@ -424,10 +416,7 @@ describe("the terminal UI as a view of a background worker", () => {
 
 	it("a worker stopped from elsewhere ends the view, saying how to come back", async () => {
 		const current = await world_([{ text: "hello" }]);
-		const view = await startView(current);
-		const key = view.app.link.agentKey as string;
-		submit(view.terminal, "hi");
-		await waitFor(view.app, "hello");
+		const { view, key } = await viewAfterHello(current);
 		const stopped = await current.cli(["shutdown", key]);
 		expect(stopped.code).toBe(0);
 		const left = await view.done;
