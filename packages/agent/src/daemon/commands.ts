@@ -370,7 +370,10 @@ export async function runScheduleCli(
 }
 
 function pickAgent(agents: AgentInfo[], cwd: string): string {
-	const here = agents.filter((agent) => agent.cwd === cwd && agent.state !== "failed");
+	// A finished `-p` run's agent is not one to schedule for (it ran one request and stopped).
+	const here = agents.filter(
+		(agent) => agent.cwd === cwd && agent.state !== "failed" && !(agent.owner === "oneshot" && agent.state === "saved"),
+	);
 	const live = here.filter((agent) => agent.state === "running" || agent.state === "idle");
 	const pick = live.length === 1 ? live[0] : here.length === 1 ? here[0] : undefined;
 	if (pick) return pick.key;
