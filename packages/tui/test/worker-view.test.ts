@@ -19,7 +19,11 @@ let world: DaemonWorld | undefined;
 const views: View[] = [];
 
 afterEach(async () => {
-	for (const view of views.splice(0)) view.app.stop();
+	// Each view leaves its worker (a link left open would follow the worker's death at teardown).
+	for (const view of views.splice(0)) {
+		view.app.stop();
+		await view.app.link.close().catch(() => "");
+	}
 	await world?.teardown();
 	world = undefined;
 });

@@ -2,6 +2,7 @@
  * The command line's daemon commands: runs through a worker, `agents`, `attach`, `status`,
  * `shutdown`, `schedule`.
  */
+import { existsSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths } from "../home/index.js";
 import type { InteractiveUi } from "../modes/interactive.js";
@@ -96,6 +97,8 @@ async function awaitRestart(
 	const deadline = Date.now() + RESTART_WAIT_MS;
 	while (Date.now() < deadline) {
 		await new Promise((resolve) => setTimeout(resolve, 250));
+		// A removed agent home (a throwaway one) is not brought back by starting a supervisor in it.
+		if (!existsSync(context.paths.dir)) return { reason: "its agent home was removed" };
 		const supervisor = await connectSupervisor(context).catch(() => undefined);
 		if (!supervisor) continue;
 		let agent: AgentInfo | undefined;
