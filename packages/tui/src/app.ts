@@ -1,4 +1,3 @@
-import { formatWithOptions } from "node:util";
 import {
 	type Component,
 	Container,
@@ -11,13 +10,11 @@ import {
 	TUI,
 } from "@mariozechner/pi-tui";
 import {
-	type ChildEvent,
-	describeAutonomousEvent,
-	describeChildEvent,
-	describeGoalEvent,
+	captureConsole,
 	describeModelFailure,
-	describeNotice,
+	describeSessionLine,
 	type InteractiveContext,
+	isSessionLine,
 	type KernelStatus,
 	type LinkEvent,
 	type LinkRunEnd,
@@ -26,25 +23,20 @@ import {
 	promptText,
 	type SessionChanges,
 	type SessionLink,
-	type SessionNotice,
 	type StartedSession,
 	sameSession,
 	UserError,
 } from "prime-agent";
-import { PromptCompletion } from "./autocomplete.js";
+import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { CellView } from "./components/cell.js";
 import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
 import { type KernelState, type StatusInfo, StatusLine } from "./components/status-line.js";
 import { LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
 import { style } from "./style.js";
 import { editorTheme } from "./theme.js";
-import { addHistory, contentText } from "./transcript.js";
+import { addHistory, contentText, notInHistory } from "./transcript.js";
 
 type AgentEvent = Parameters<Parameters<StartedSession["agentSession"]["subscribe"]>[0]>[0];
-type GoalEvent = Parameters<typeof describeGoalEvent>[0];
-type AutonomousEvent = Parameters<typeof describeAutonomousEvent>[0];
-
-const NOTICE_TYPES = new Set(["compaction_start", "compaction_end", "compaction_failed", "extension_problem"]);
 
 /** How the app leaves: the exit code for `prime-agent`. */
 export type AppExit = { code: 0 } | { code: number; message: string };
@@ -118,7 +110,12 @@ export class InteractiveApp {
 			this.finish = resolve;
 		});
 		void this.attach(this.current, this.current.notices);
-		this.releaseConsole = this.captureConsole();
+		// While the UI draws, what code in this process prints (an extension's command, a hook) is a
+		// note: written to the terminal it would land over the UI and leave the renderer drawing on a
+		// screen it no longer knows.
+		this.releaseConsole = captureConsole((text, level) =>
+			this.note(text, level === "warn" || level === "error" ? "error" : "info"),
+		);
 		this.tui.start();
 		// Elapsed time of a running cell and the spinner-free "working" state refresh once a second.
 		this.tick = setInterval(() => {
@@ -157,25 +154,6 @@ export class InteractiveApp {
 
 	/** Notes shown while the worker is away: laid out again after the reconnect's fresh layout. */
 	private notesWhileAway: { text: string; tone: "info" | "error" }[] | undefined;
-
-	/**
-	 * While the UI draws, what code in this process prints through `console` (an extension's
-	 * command, a hook) becomes a note: written to the terminal it would land over the UI and leave
-	 * the differential renderer drawing on a screen it no longer knows. Returns the undo.
-	 */
-	private captureConsole(): () => void {
-		const methods = ["log", "info", "debug", "warn", "error"] as const;
-		const saved = methods.map((name) => [name, console[name]] as const);
-		for (const name of methods)
-			console[name] = (...args: unknown[]) =>
-				this.note(
-					formatWithOptions({ colors: false }, ...args),
-					name === "warn" || name === "error" ? "error" : "info",
-				);
-		return () => {
-			for (const [name, original] of saved) console[name] = original;
-		};
-	}
 
 	/** Add a block to the conversation (a blank line above it). */
 	add(block: Component): void {
@@ -293,21 +271,7 @@ export class InteractiveApp {
 			} else cell.finish("", true, { status: "aborted" });
 		}
 		this.holding = undefined;
-		// Events that came while the history was read: what the history holds already is not drawn twice.
-		const known = new Set(messages.map((message) => messageKey(message)));
-		const calls = new Set(
-			messages.flatMap((message) =>
-				message.role === "assistant"
-					? message.content.flatMap((part) => (part.type === "toolCall" ? [part.id] : []))
-					: [],
-			),
-		);
-		for (const event of held) {
-			const message = (event as { message?: { role?: string; timestamp?: number; content?: unknown } }).message;
-			if (event.type.startsWith("message_") && message && known.has(messageKey(message))) continue;
-			if (event.type === "tool_execution_start" && calls.has(String(event.toolCallId))) continue;
-			this.onEvent(event);
-		}
+		for (const event of notInHistory(held, messages)) this.onEvent(event);
 		this.tui.requestRender(true);
 	}
 
@@ -364,8 +328,6 @@ export class InteractiveApp {
 			if (!this.branching)
 				void this.redraw().then(() => this.note("Another view moved the conversation to another entry."));
 		} else if (type === "bye") this.onBye(String(event.reason));
-		else if (type === "console")
-			this.note(String(event.text), event.level === "warn" || event.level === "error" ? "error" : "info");
 		else if (type === "reconnecting") {
 			this.kernel = "died";
 			this.notesWhileAway = [];
@@ -377,19 +339,10 @@ export class InteractiveApp {
 			);
 		} else if (type === "reconnected") void this.onReconnected(event.reason as string | undefined);
 		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
-		else if (NOTICE_TYPES.has(type)) this.onNotice(event as unknown as SessionNotice);
-		else if (type.startsWith("child_")) this.note(describeChildEvent(event as unknown as ChildEvent));
-		else if (type === "goal" || type.startsWith("autonomous_")) {
-			const text =
-				type === "goal"
-					? describeGoalEvent(event as unknown as GoalEvent)
-					: describeAutonomousEvent(event as unknown as AutonomousEvent);
-			if (text) this.note(text);
-		} else if (type === "schedule_fired")
-			this.note(
-				`${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`,
-			);
-		else this.onAgentEvent(event as unknown as AgentEvent);
+		else if (isSessionLine(type)) {
+			const said = describeSessionLine(event);
+			if (said) this.note(said.text, said.error ? "error" : "info");
+		} else this.onAgentEvent(event as unknown as AgentEvent);
 	}
 
 	/** A cell ignored the interrupt: ask; an answer from another view closes the question here. */
@@ -494,11 +447,6 @@ export class InteractiveApp {
 			// Sent by another view, a schedule or a heartbeat: shown as it reaches the session.
 			else this.add(new UserView(text));
 		}
-	}
-
-	private onNotice(notice: SessionNotice): void {
-		const text = describeNotice(notice);
-		if (text) this.note(text, notice.type === "compaction_failed" ? "error" : "info");
 	}
 
 	private onKernelStatus(status: KernelStatus): void {
@@ -665,23 +613,6 @@ export class InteractiveApp {
 			goal: status.goal,
 		};
 	}
-}
-
-/** What tells one message of the conversation from another: its role, time and text. */
-function messageKey(message: { role?: string; timestamp?: number; content?: unknown }): string {
-	return `${message.role}:${message.timestamp}:${contentText(message.content)}`;
-}
-
-/** Completion of a command's first argument from the words it names (none: no completion). */
-function argumentCompletions(words: readonly string[] | undefined): Pick<SlashCommand, "getArgumentCompletions"> {
-	if (!words?.length) return {};
-	return {
-		getArgumentCompletions: (prefix) => {
-			if (/\s/.test(prefix)) return null;
-			const items = words.filter((word) => word.startsWith(prefix)).map((word) => ({ value: word, label: word }));
-			return items.length > 0 ? items : null;
-		},
-	};
 }
 
 export function errorText(error: unknown): string {

@@ -87,3 +87,17 @@ export function listFolder(cwd: string, typed: string): AutocompleteItem[] {
 			description: folder || undefined,
 		}));
 }
+
+/** Completion of a command's first argument from the words it names (none: no completion). */
+export function argumentCompletions(
+	words: readonly string[] | undefined,
+): Pick<SlashCommand, "getArgumentCompletions"> {
+	if (!words?.length) return {};
+	return {
+		getArgumentCompletions: (prefix) => {
+			if (/\s/.test(prefix)) return null;
+			const items = words.filter((word) => word.startsWith(prefix)).map((word) => ({ value: word, label: word }));
+			return items.length > 0 ? items : null;
+		},
+	};
+}

@@ -56,3 +56,31 @@ export function addHistory(
 	}
 	return cells;
 }
+
+/** What tells one message of the conversation from another: its role, time and text. */
+function messageKey(message: { role?: string; timestamp?: number; content?: unknown }): string {
+	return `${message.role}:${message.timestamp}:${contentText(message.content)}`;
+}
+
+/**
+ * Of the events that came while `messages` (the history) were read, those the history does not
+ * hold already: a message or a cell it holds is not drawn twice.
+ */
+export function notInHistory<E extends { type: string } & Record<string, unknown>>(
+	events: readonly E[],
+	messages: readonly AgentMessage[],
+): E[] {
+	const known = new Set(messages.map((message) => messageKey(message)));
+	const calls = new Set(
+		messages.flatMap((message) =>
+			message.role === "assistant"
+				? message.content.flatMap((part) => (part.type === "toolCall" ? [part.id] : []))
+				: [],
+		),
+	);
+	return events.filter((event) => {
+		const message = (event as { message?: { role?: string; timestamp?: number; content?: unknown } }).message;
+		if (event.type.startsWith("message_") && message && known.has(messageKey(message))) return false;
+		return !(event.type === "tool_execution_start" && calls.has(String(event.toolCallId)));
+	});
+}

@@ -365,7 +365,8 @@ describe("the terminal UI as a view of a background worker", () => {
 		const asked = "The cell ignored the interrupt and is still running";
 		await waitFor(second.app, () => second.app.tui.hasOverlay());
 		await waitFor(first.app, () => first.app.tui.hasOverlay());
-		expect(visible(second.terminal.written)).toContain(asked);
+		// Drawn on the next frame.
+		await waitFor(second.app, () => visible(second.terminal.written).includes(asked));
 		first.terminal.send("\x1b[B");
 		first.terminal.send("\r");
 		await waitFor(second.app, () => !second.app.tui.hasOverlay());

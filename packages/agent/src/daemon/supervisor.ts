@@ -6,12 +6,10 @@
  * kernel itself.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, linkSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agentPaths } from "../home/index.js";
-import { latestSession, resolveSessionRef } from "../session/index.js";
 import {
 	type AgentInfo,
 	DAEMON_PROTOCOL_VERSION,
@@ -22,6 +20,7 @@ import {
 	type WorkerOwner,
 	type WorkerSessionOptions,
 } from "./protocol.js";
+import { InTurn, realPath, sessionFileOf } from "./session-files.js";
 import {
 	type DaemonPaths,
 	isSameProcess,
@@ -37,6 +36,7 @@ import {
 	workerSocket,
 	writeWorkerRecord,
 } from "./state.js";
+import { takeSupervisorLock } from "./supervisor-lock.js";
 
 /** Waits before restarting a crashed worker: the first, second and third crash. */
 export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
@@ -47,14 +47,6 @@ const CRASH_WINDOW_MS = 10 * 60_000;
 /** How long a worker may take to start its session (node, the session, its extensions: seconds). */
 const WORKER_START_MS = 60_000;
 
-/** A file's real path (symlinks resolved), or the path as given when it cannot be resolved. */
-function realPath(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		return path;
-	}
-}
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
 interface Tracked {
@@ -81,7 +73,7 @@ export class Supervisor {
 	 * recover the workers of the records on disk.
 	 */
 	async start(): Promise<boolean> {
-		if (!this.takeLock()) return false;
+		if (!takeSupervisorLock(this.paths.supervisor)) return false;
 		if (existsSync(this.paths.socket)) rmSync(this.paths.socket);
 		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
 		await new Promise<void>((resolve, reject) => {
@@ -105,33 +97,6 @@ export class Supervisor {
 			process.exit(0);
 		}, 2000);
 		timer.unref();
-	}
-
-	private takeLock(): boolean {
-		const me = JSON.stringify({ pid: process.pid, startId: processStartId(process.pid) });
-		// The lock appears with its content already in it (written aside, then hard-linked into place,
-		// which fails when the lock exists): a rival never reads an empty lock and takes it as stale.
-		const mine = `${this.paths.supervisor}.${process.pid}`;
-		writeFileSync(mine, me, { mode: 0o600 });
-		try {
-			for (let attempt = 0; attempt < 3; attempt++) {
-				try {
-					linkSync(mine, this.paths.supervisor);
-					return true;
-				} catch (error) {
-					if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-					const seen = readText(this.paths.supervisor);
-					const holder = seen === undefined ? undefined : parseHolder(seen);
-					if (holder && isSameProcess(holder.pid, holder.startId)) return false;
-					// A supervisor that died (kill -9) left its lock behind: removed only if it is still that
-					// lock (a rival may have replaced it meanwhile).
-					if (readText(this.paths.supervisor) === seen) rmSync(this.paths.supervisor, { force: true });
-				}
-			}
-			return false;
-		} finally {
-			rmSync(mine, { force: true });
-		}
 	}
 
 	/** Stop every worker, then the supervisor. */
@@ -198,8 +163,8 @@ export class Supervisor {
 			case "start": {
 				const options = message.options as WorkerSessionOptions;
 				const env = (message.env ?? {}) as Record<string, string>;
-				const path = this.sessionPathOf(options);
-				return this.exclusive(path, async () => {
+				const path = sessionFileOf(options, join(this.paths.dir, ".."));
+				return this.turns.run(path, async () => {
 					// The session asked for has a worker already (live, stopping, or restarting after a
 					// crash): two writers must never share a session file, so that worker serves it.
 					const holder = path ? await this.holderOf(path) : undefined;
@@ -237,7 +202,7 @@ export class Supervisor {
 				const key = this.resolve(String(message.key));
 				const restart = message.type === "restart";
 				const path = this.sessionPathOfKey(key);
-				return this.exclusive(path, async () => {
+				return this.turns.run(path, async () => {
 					// A stop asked for (`prime-agent shutdown`) is not undone by a restart (`/model`); an attach may.
 					const stopped = () => restart && readWorkerRecord(this.paths, key)?.stopRequestedAt !== undefined;
 					const refuse = () =>
@@ -275,7 +240,7 @@ export class Supervisor {
 				const key = this.resolve(String(message.key));
 				// Marked at once (a restart under way sees it), then stopped in turn with the session's other requests.
 				this.markStop(key);
-				await this.exclusive(this.sessionPathOfKey(key), () => this.stopWorker(key, message.force === true));
+				await this.turns.run(this.sessionPathOfKey(key), () => this.stopWorker(key, message.force === true));
 				return replyOk(id, this.info(key));
 			}
 			case "stop_all":
@@ -291,8 +256,8 @@ export class Supervisor {
 	}
 
 	/** A key, a key prefix, or a session id (prefix) → the key. */
-	/** Start and resume requests per session file, in the order they came. */
-	private readonly sessionQueues = new Map<string, Promise<void>>();
+	/** Start, resume, restart and stop requests per session file, in the order they came. */
+	private readonly turns = new InTurn();
 
 	private resolve(ref: string): string {
 		const keys = workerKeys(this.paths);
@@ -315,21 +280,6 @@ export class Supervisor {
 		);
 	}
 
-	/** The session file `options` resumes or continues (none for a new session, a fork or an unknown reference). */
-	private sessionPathOf(options: WorkerSessionOptions): string | undefined {
-		if (options.fork || !(options.resume || options.continueLatest)) return undefined;
-		const sessions = agentPaths(join(this.paths.dir, "..")).sessions;
-		try {
-			const path = options.resume
-				? resolveSessionRef(options.resume, sessions, options.cwd)
-				: latestSession(sessions, options.cwd)?.path;
-			return path && realPath(path);
-		} catch {
-			// An unknown or ambiguous reference: the worker reports it as a user error.
-			return undefined;
-		}
-	}
-
 	/**
 	 * The agent (other than `except`) that serves session `path`: a live worker, or one whose restart
 	 * after a crash is due. One on its way out is waited for first (it is saving the session).
@@ -344,22 +294,6 @@ export class Supervisor {
 			if (this.liveWorker(key) || this.tracked.get(key)?.restart) return { key, sessionId: session.id };
 		}
 		return undefined;
-	}
-
-	/** Requests about one session file run one after another (none for a new session). */
-	private exclusive<T>(path: string | undefined, work: () => Promise<T>): Promise<T> {
-		if (!path) return work();
-		const previous = this.sessionQueues.get(path) ?? Promise.resolve();
-		const next = previous.then(work, work);
-		const settled = next.then(
-			() => {},
-			() => {},
-		);
-		this.sessionQueues.set(path, settled);
-		void settled.then(() => {
-			if (this.sessionQueues.get(path) === settled) this.sessionQueues.delete(path);
-		});
-		return next;
 	}
 
 	/** Whether the live worker of `key` has stopped its session and is on its way out. */
@@ -647,7 +581,7 @@ export class Supervisor {
 		this.tracked.set(key, tracked);
 		tracked.restart = setTimeout(() => {
 			const path = this.sessionPathOfKey(key);
-			void this.exclusive(path, async () => {
+			void this.turns.run(path, async () => {
 				// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
 				if (!tracked.restart) return;
 				tracked.restart = undefined;
@@ -699,20 +633,4 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
  */
 function forgetEnvironment(record: WorkerRecord): void {
 	record.env = {};
-}
-
-function readText(path: string): string | undefined {
-	try {
-		return readFileSync(path, "utf8");
-	} catch {
-		return undefined;
-	}
-}
-
-function parseHolder(text: string): { pid: number; startId: string } | undefined {
-	try {
-		return JSON.parse(text) as { pid: number; startId: string };
-	} catch {
-		return undefined;
-	}
 }

@@ -5,40 +5,26 @@
  */
 import { createInterface } from "node:readline";
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
-import type { AutonomousEvent } from "../autonomous/index.js";
-import type { ChildEvent } from "../children/index.js";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
-import type { GoalEvent } from "../goals/index.js";
-import { describeChildEvent } from "../modes/children.js";
 import { onCtrlC } from "../modes/interrupts.js";
-import { describeAutonomousEvent, describeGoalEvent } from "../modes/long-running.js";
-import { describeNotice } from "../modes/notices.js";
+import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
-import type { SessionNotice } from "../orchestrator/index.js";
 import { entryLabel, Session } from "../session/index.js";
 import type { KernelStatus } from "../tools/index.js";
 import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
-const NOTICE_TYPES = new Set(["compaction_start", "compaction_end", "compaction_failed", "extension_problem"]);
-
 /** Render one worker event as print mode and the line chat do (answer text to `out`, progress to `err`). */
 export function textEventRenderer(streams: TextStreams): (event: Record<string, unknown>) => void {
 	const renderer = new TextRenderer(streams);
 	return (event) => {
-		const type = String(event.type);
-		let line: string | undefined;
-		if (type === "kernel_status") renderer.onKernelStatus(event as unknown as KernelStatus);
-		else if (NOTICE_TYPES.has(type)) line = describeNotice(event as unknown as SessionNotice);
-		else if (type.startsWith("child_")) line = describeChildEvent(event as unknown as ChildEvent);
-		else if (type === "goal") line = describeGoalEvent(event as unknown as GoalEvent);
-		else if (type.startsWith("autonomous_")) line = describeAutonomousEvent(event as unknown as AutonomousEvent);
-		else if (type === "console") line = String(event.text);
-		else if (type === "schedule_fired")
-			line = `${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`;
-		else renderer.onEvent(event as unknown as AgentEvent);
-		if (line) renderer.note(line);
+		const line = event as { type: string } & Record<string, unknown>;
+		if (line.type === "kernel_status") renderer.onKernelStatus(event as unknown as KernelStatus);
+		else if (isSessionLine(line.type)) {
+			const said = describeSessionLine(line);
+			if (said) renderer.note(said.text);
+		} else renderer.onEvent(event as unknown as AgentEvent);
 	};
 }
 

@@ -9,7 +9,6 @@
 import { existsSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { formatWithOptions } from "node:util";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
@@ -17,6 +16,7 @@ import { type LinkEvent, type LinkRunEnd, LocalLink, linkRunEnd, userMessage } f
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, resultLine } from "../modes/run-result.js";
+import { captureConsole } from "../modes/session-lines.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import {
@@ -161,17 +161,11 @@ export class Worker {
 	 * process.
 	 */
 	private captureConsole(): void {
-		const methods = ["log", "info", "debug", "warn", "error"] as const;
-		const saved = methods.map((name) => [name, console[name]] as const);
-		for (const [name, original] of saved)
-			console[name] = (...args: unknown[]) => {
-				original(...args);
-				const text = formatWithOptions({ colors: false }, ...args);
-				this.push({ type: "event", event: { type: "console", level: name, text } });
-			};
-		void this.stopped.then(() => {
-			for (const [name, original] of saved) console[name] = original;
-		});
+		const release = captureConsole(
+			(text, level) => this.push({ type: "event", event: { type: "console", level, text } }),
+			true,
+		);
+		void this.stopped.then(release);
 	}
 
 	private accept(connection: LineConnection): void {

@@ -15,4 +15,5 @@ export { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from 
 export { describeNotice } from "./notices.js";
 export { describeModelFailure, describeOutcome, type OutcomeReport } from "./outcome.js";
 export { runPrintMode } from "./print.js";
+export { captureConsole, describeSessionLine, isSessionLine } from "./session-lines.js";
 export { TextRenderer, type TextStreams } from "./text-renderer.js";

@@ -1,0 +1,53 @@
+/**
+ * Which session file a request is about, and requests about one file in turn: the supervisor's
+ * means of keeping one writer per session.
+ */
+import { realpathSync } from "node:fs";
+import { agentPaths } from "../home/index.js";
+import { latestSession, resolveSessionRef } from "../session/index.js";
+import type { WorkerSessionOptions } from "./protocol.js";
+
+/** A file's real path (symlinks resolved: a symlinked home is the same session), or the path as given. */
+export function realPath(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return path;
+	}
+}
+
+/**
+ * The real path of the session file `options` resumes or continues in the agent home `home`
+ * (none for a new session, a fork, or a reference the worker will report as unknown).
+ */
+export function sessionFileOf(options: WorkerSessionOptions, home: string): string | undefined {
+	if (options.fork || !(options.resume || options.continueLatest)) return undefined;
+	const sessions = agentPaths(home).sessions;
+	try {
+		const path = options.resume
+			? resolveSessionRef(options.resume, sessions, options.cwd)
+			: latestSession(sessions, options.cwd)?.path;
+		return path && realPath(path);
+	} catch {
+		return undefined;
+	}
+}
+
+/** Work keyed by a session file runs one piece after another, in the order it came; no key, at once. */
+export class InTurn {
+	private readonly queues = new Map<string, Promise<void>>();
+
+	run<T>(key: string | undefined, work: () => Promise<T>): Promise<T> {
+		if (!key) return work();
+		const next = (this.queues.get(key) ?? Promise.resolve()).then(work, work);
+		const settled = next.then(
+			() => {},
+			() => {},
+		);
+		this.queues.set(key, settled);
+		void settled.then(() => {
+			if (this.queues.get(key) === settled) this.queues.delete(key);
+		});
+		return next;
+	}
+}
