@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { closeSync, fsync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { type FileHandle, lstat, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { ObservationRecord } from "../types.js";
 import {
 	type ChunkEntry,
@@ -61,32 +63,37 @@ class DiskArchive implements SessionArchive {
 		readonly dir: string,
 	) {}
 
+	/**
+	 * The directory work is done with synchronous calls: a handful of metadata operations on a local
+	 * disk take a fraction of a millisecond this way, and several times that as thread-pool round
+	 * trips, on the path of every observation.
+	 */
 	async create(): Promise<ArchiveWriter> {
 		try {
-			await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+			mkdirSync(this.dir, { recursive: true, mode: DIR_MODE });
 		} catch (error) {
 			throw new ArchiveError(
 				`cannot create the archive directory ${this.dir}: ${reason(error)}; set PRIME_CONTEXT_HOME to a writable directory`,
 			);
 		}
-		const id = await this.claimId();
+		const id = this.claimId();
 		const obsDir = join(this.dir, id);
-		let handle: FileHandle;
+		let fd: number;
 		try {
-			handle = await open(join(obsDir, OUTPUT_FILE), "wx", FILE_MODE);
+			fd = openSync(join(obsDir, OUTPUT_FILE), "wx", FILE_MODE);
 		} catch (error) {
 			throw new ArchiveError(`cannot write the archive of ${id}: ${reason(error)}`, id);
 		}
-		return new DiskWriter(id, obsDir, handle);
+		return new DiskWriter(id, obsDir, fd);
 	}
 
 	/** Claims the next free sequence number with an exclusive mkdir, retrying past ids taken meanwhile. */
-	private async claimId(): Promise<string> {
-		let next = (await this.highestSequence()) + 1;
+	private claimId(): string {
+		let next = this.highestSequence() + 1;
 		for (;;) {
 			const id = formatObservationId(next);
 			try {
-				await mkdir(join(this.dir, id), { mode: DIR_MODE });
+				mkdirSync(join(this.dir, id), { mode: DIR_MODE });
 				return id;
 			} catch (error) {
 				if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
@@ -97,9 +104,15 @@ class DiskArchive implements SessionArchive {
 		}
 	}
 
-	private async highestSequence(): Promise<number> {
+	private highestSequence(): number {
 		let highest = 0;
-		for (const name of await this.entries()) {
+		let names: string[];
+		try {
+			names = readdirSync(this.dir);
+		} catch (error) {
+			throw new ArchiveError(`cannot read the archive directory ${this.dir}: ${reason(error)}`);
+		}
+		for (const name of names) {
 			const sequence = observationSequence(name);
 			if (sequence !== null && sequence > highest) highest = sequence;
 		}
@@ -265,21 +278,26 @@ class DiskArchive implements SessionArchive {
 	}
 }
 
+const fsyncAsync = promisify(fsync);
+
 class DiskWriter implements ArchiveWriter {
 	private readonly gzip: ChunkedGzipWriter;
 	private closed = false;
-	private flushed: Promise<ChunkIndex> | null = null;
+	/** Every byte is in the file; the sync to disk has started (`synced`). Started once. */
+	private written: Promise<ChunkIndex> | null = null;
+	private synced: Promise<void> | null = null;
+	private fdClosed = false;
 
 	constructor(
 		readonly id: string,
 		private readonly obsDir: string,
-		private readonly handle: FileHandle,
+		private readonly fd: number,
 	) {
-		this.gzip = new ChunkedGzipWriter(handle);
+		this.gzip = new ChunkedGzipWriter(fd);
 	}
 
 	async write(chunk: Buffer): Promise<void> {
-		if (this.closed || this.flushed !== null)
+		if (this.closed || this.written !== null)
 			throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
 		try {
 			await this.gzip.write(chunk);
@@ -288,30 +306,42 @@ class DiskWriter implements ArchiveWriter {
 		}
 	}
 
-	flush(): void {
-		this.flushing();
+	async flush(): Promise<void> {
+		await this.writing().catch(() => {});
 	}
 
-	/** The last chunks compressed and written, and the file synced to disk: started once. */
-	private flushing(): Promise<ChunkIndex> {
-		if (this.flushed === null) {
-			this.flushed = (async () => {
-				const index = await this.gzip.finish();
-				await this.handle.sync();
+	/** The last chunks compressed and written, then the sync to disk started (it runs on while the caller works). */
+	private writing(): Promise<ChunkIndex> {
+		if (this.written === null) {
+			this.written = this.gzip.finish().then((index) => {
+				this.synced = fsyncAsync(this.fd);
+				// Reported by `finish`, which awaits it; until then it is not an unhandled rejection.
+				this.synced.catch(() => {});
 				return index;
-			})();
-			// Reported by `finish`, which awaits it; until then it is not an unhandled rejection.
-			this.flushed.catch(() => {});
+			});
+			this.written.catch(() => {});
 		}
-		return this.flushed;
+		return this.written;
+	}
+
+	private closeFile(): void {
+		if (this.fdClosed) return;
+		this.fdClosed = true;
+		try {
+			closeSync(this.fd);
+		} catch {
+			// Already closed (a failed write): nothing is left to release.
+		}
 	}
 
 	async finish(facts: ObservationFacts): Promise<ObservationRecord> {
 		if (this.closed) throw new ArchiveError(`observation ${this.id} is already sealed`, this.id);
 		this.closed = true;
 		try {
-			const index = await this.flushing();
-			await this.handle.close();
+			const index = await this.writing();
+			// The data is on disk before the metadata that makes it readable exists.
+			await this.synced;
+			this.closeFile();
 			const record: ObservationRecord = {
 				id: this.id,
 				tool: facts.tool,
@@ -326,10 +356,10 @@ class DiskWriter implements ArchiveWriter {
 				binary: index.binary,
 			};
 			const meta: ObservationMeta = { record, chunks: index.chunks, endsWithNewline: index.endsWithNewline };
-			await writeAtomically(join(this.obsDir, META_FILE), JSON.stringify(meta));
+			writeAtomicallySync(join(this.obsDir, META_FILE), JSON.stringify(meta));
 			return record;
 		} catch (error) {
-			await this.handle.close().catch(() => {});
+			this.closeFile();
 			throw new ArchiveError(`cannot seal the archive of ${this.id}: ${reason(error)}`, this.id);
 		}
 	}
@@ -337,12 +367,26 @@ class DiskWriter implements ArchiveWriter {
 	async abort(): Promise<void> {
 		if (this.closed) return;
 		this.closed = true;
-		// Chunks still being compressed write to the handle: let them end before closing it.
-		await this.gzip.close();
-		await this.flushed?.catch(() => {});
-		await this.handle.close().catch(() => {});
+		// Chunks still being compressed write to the file, and a started flush syncs it: let them end
+		// before closing it (a closed descriptor's number may already name another file).
+		await this.gzip.settled();
+		await this.written?.catch(() => {});
+		await this.synced?.catch(() => {});
+		this.closeFile();
 		// The directory stays so the id is never handed out twice; without meta.json it is not listed.
 		await rm(join(this.obsDir, OUTPUT_FILE), { force: true });
+	}
+}
+
+/** `writeAtomically` with synchronous calls, for the small files written on every observation's path. */
+export function writeAtomicallySync(path: string, text: string): void {
+	const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	try {
+		writeFileSync(temp, text, { mode: FILE_MODE, flag: "wx" });
+		renameSync(temp, path);
+	} catch (error) {
+		rmSync(temp, { force: true });
+		throw error;
 	}
 }
 

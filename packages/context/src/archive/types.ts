@@ -29,10 +29,11 @@ export interface ArchiveWriter {
 	readonly id: string;
 	write(chunk: Buffer): Promise<void>;
 	/**
-	 * Writes out what is still buffered and flushes it to disk, after the last `write`. `finish` does
-	 * this itself; starting it early lets the flush overlap other work. Failures are reported by `finish`.
+	 * After the last `write`: resolves once what was still buffered is in the file, and starts syncing
+	 * it to disk. `finish` does this itself; calling it first lets the sync overlap other work. Never
+	 * rejects: failures are reported by `finish`.
 	 */
-	flush(): void;
+	flush(): Promise<void>;
 	/** Seals the observation; after this it is readable and never changes. */
 	finish(facts: ObservationFacts): Promise<ObservationRecord>;
 	/** Drops a half-written observation (e.g. the disk filled up). */

@@ -192,8 +192,9 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			return archiveError === undefined ? record(result, track("")) : result;
 		};
 		if (!writer || archiveError !== undefined) return fallback(archiveError ?? "archive unavailable");
-		// The archive's last chunks are compressed and synced to disk while the decision is made.
-		writer.flush();
+		// The archive's last chunks are compressed and written first; the sync to disk then runs while the
+		// decision is made (a failure there is reported by `finish`).
+		await writer.flush();
 
 		const verdict = config.enabled
 			? await decide({

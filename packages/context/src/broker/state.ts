@@ -1,4 +1,4 @@
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withFileLock } from "../file-lock.js";
 import type { BrokerMetrics, Decision, OutcomeCounts } from "../types.js";
@@ -76,11 +76,17 @@ function isState(value: unknown): value is BrokerState {
 
 /**
  * Reads the state; a missing file is a fresh session. An unreadable or corrupted file also starts
- * fresh (the state only tunes later decisions; the archive itself is untouched).
+ * fresh (the state only tunes later decisions; the archive itself is untouched). The state file is
+ * read and written with synchronous calls: it is small, on a local disk, and on the path of every
+ * observation, where thread-pool round trips cost more than the reads themselves.
  */
 export async function loadState(dir: string): Promise<BrokerState> {
+	return loadStateNow(dir);
+}
+
+function loadStateNow(dir: string): BrokerState {
 	try {
-		const parsed: unknown = JSON.parse(await readFile(join(dir, STATE_FILE), "utf8"));
+		const parsed: unknown = JSON.parse(readFileSync(join(dir, STATE_FILE), "utf8"));
 		if (isState(parsed)) {
 			const fresh = emptyMetrics();
 			parsed.metrics = {
@@ -124,12 +130,16 @@ let tmpCounter = 0;
 
 /** Writes the state atomically (temporary file, then rename), so readers never see half a file. */
 export async function saveState(dir: string, state: BrokerState): Promise<void> {
+	saveStateNow(dir, state);
+}
+
+function saveStateNow(dir: string, state: BrokerState): void {
 	const tmp = join(dir, `${STATE_FILE}.${process.pid}.${tmpCounter++}.tmp`);
 	try {
-		await writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
-		await rename(tmp, join(dir, STATE_FILE));
+		writeFileSync(tmp, JSON.stringify(state), { mode: 0o600 });
+		renameSync(tmp, join(dir, STATE_FILE));
 	} catch (error) {
-		await rm(tmp, { force: true }).catch(() => {});
+		rmSync(tmp, { force: true });
 		throw error;
 	}
 }
@@ -143,9 +153,9 @@ export async function updateState(dir: string, change: (state: BrokerState) => v
 	await withFileLock(
 		join(dir, LOCK_FILE),
 		async () => {
-			const state = await loadState(dir);
+			const state = loadStateNow(dir);
 			change(state);
-			await saveState(dir, state);
+			saveStateNow(dir, state);
 		},
 		{ what: "the broker state" },
 	);
