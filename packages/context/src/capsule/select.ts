@@ -7,7 +7,7 @@ import {
 	normalizeEvidence,
 	stripAnsi,
 } from "../outcome/index.js";
-import { foldKey, lineShape } from "./shape.js";
+import { foldKey, foldsByText, lineShape } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
 export interface KeptLine {
@@ -219,11 +219,10 @@ export class LineSelector {
 		const sampled = !blank && (this.nonBlank <= limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
 		const wantAfter = this.wantAfter && !blank && this.context.length < limits.contextLines;
 		const inHead = this.head.length < limits.headLines;
+		// A summary is kept whatever its shape, and a line folded by its text needs its shape only if it is
+		// kept (`keepDecisive`): most failure lines are repeats or past the bound, and skip the work.
 		let shape = "";
-		if (sampled || decisive) {
-			facts.shape ??= lineShape(stripAnsi(capped));
-			shape = facts.shape;
-		}
+		if (sampled || (decisive && kind !== "summary" && !foldsByText(kind))) shape = this.shapeOf(facts, capped);
 		if (sampled) {
 			this.sampledLines++;
 			this.trackShape(shape);
@@ -237,7 +236,7 @@ export class LineSelector {
 			if (!decisive) this.context.push(kept as KeptLine);
 			this.wantAfter = false;
 		}
-		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, shape, kept);
+		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, facts, kept);
 		if (blank) return kind;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
@@ -267,6 +266,12 @@ export class LineSelector {
 		return facts;
 	}
 
+	/** The line's shape, worked out once per remembered line. */
+	private shapeOf(facts: LineFacts, capped: string): string {
+		facts.shape ??= lineShape(stripAnsi(capped));
+		return facts.shape;
+	}
+
 	private trackShape(shape: string): void {
 		if (this.shapes.has(shape)) return;
 		if (this.shapes.size < this.limits.shapes) this.shapes.add(shape);
@@ -279,7 +284,7 @@ export class LineSelector {
 		lineNo: number,
 		bytes: number,
 		kind: LineKind,
-		shape: string,
+		facts: LineFacts,
 		built: KeptLine | null,
 	): KeptLine | null {
 		if (kind === "summary") {
@@ -293,7 +298,8 @@ export class LineSelector {
 			byShape = new Map();
 			this.decisiveByShape.set(kind, byShape);
 		}
-		const key = foldKey(kind, raw, shape);
+		const byText = foldsByText(kind);
+		const key = byText ? foldKey(kind, raw) : this.shapeOf(facts, raw);
 		const same = byShape.get(key);
 		if (same) {
 			same.repeats++;
@@ -303,7 +309,8 @@ export class LineSelector {
 		if (used >= this.limits.perKind) return built;
 		const kept = built ?? keptLine(raw, lineNo, bytes, kind);
 		this.perKind.set(kind, used + 1);
-		if (key !== shape) {
+		if (byText) {
+			const shape = this.shapeOf(facts, raw);
 			// Kept by its text: remember whether its shape is new, so the first of each shape leads the excerpt.
 			if (byShape.has(shape)) kept.shapeSeen = true;
 			else byShape.set(shape, kept);

@@ -68,11 +68,20 @@ let lastCounted: { text: string; result: CountedLine | null } = { text: "", resu
 /** Character codes of the decorations `startsWithCount` skips: space, tab and ``=-_*#!~.:>|[]()``. */
 const DECORATION_CODES = new Set([..." \t=-_*#!~.:>|[]()"].map((char) => char.charCodeAt(0)));
 
-/** Cheap pre-check: the first character after the decorations is a digit. */
+const isDigitCode = (code: number) => code >= 48 && code <= 57;
+
+/**
+ * Cheap pre-check: after the decorations comes a number and a space, as every counted item starts
+ * (`1) name`, `2024-05-01 ...` and other lines that merely start with digits stop here).
+ */
 function startsWithCount(text: string): boolean {
 	for (let i = 0; i < text.length; i++) {
 		const code = text.charCodeAt(i);
-		if (code >= 48 && code <= 57) return true;
+		if (isDigitCode(code)) {
+			let end = i + 1;
+			while (isDigitCode(text.charCodeAt(end))) end++;
+			return text.charCodeAt(end) === 32;
+		}
 		if (!DECORATION_CODES.has(code)) return false;
 	}
 	return false;
