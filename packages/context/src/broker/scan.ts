@@ -14,8 +14,11 @@ export interface Scan {
 	binary: boolean;
 	/** Mostly not text: shown as a binary capsule. A few odd bytes in a log do not make it binary. */
 	mostlyBinary: boolean;
-	/** The exact bytes, when at most `BODY_MAX_BYTES`. */
-	body: Buffer | null;
+	/**
+	 * The exact bytes, when at most `BODY_MAX_BYTES`. Joined on first use: most observations are
+	 * never compared with an earlier one, and need no copy of themselves.
+	 */
+	readonly body: Buffer | null;
 	outcome: Outcome;
 	selection: Selection;
 	/** Set when writing to the archive failed; scanning went on regardless. */
@@ -70,13 +73,18 @@ export async function scanObservation(
 		exitCode: input.exitCode,
 		isError: input.isError,
 	});
+	const parts = body;
+	let joined: Buffer | null | undefined;
 	return {
 		source: stream.source,
 		bytes,
 		lines,
 		binary,
 		mostlyBinary: check.mostlyNotText(),
-		body: body === null ? null : Buffer.concat(body),
+		get body() {
+			if (joined === undefined) joined = parts === null ? null : Buffer.concat(parts);
+			return joined;
+		},
 		outcome,
 		selection: selector.finish(),
 		archiveError,

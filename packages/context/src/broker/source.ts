@@ -128,9 +128,12 @@ export class LineSplitter {
 			const bytes = this.partialBytes + (byteNl - byteStart);
 			if (nextReturn !== -1 && nextReturn < start) nextReturn = text.indexOf("\r", start);
 			const framed = nextReturn !== -1 && nextReturn < nl;
-			if (this.partial === "" && this.partialBytes === 0 && !framed) {
-				const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
-				this.emit(text.slice(start, end), ++this.lineNo, bytes);
+			if (this.partial === "" && this.partialBytes === 0) {
+				if (framed) this.emit(lastFrameOf(text.slice(start, nl)), ++this.lineNo, bytes);
+				else {
+					const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
+					this.emit(text.slice(start, end), ++this.lineNo, bytes);
+				}
 			} else {
 				this.append(text.slice(start, nl));
 				this.emit(this.partial, ++this.lineNo, bytes);
@@ -188,6 +191,21 @@ export class LineSplitter {
 		this.pendingFrame = false;
 		return this.lineNo;
 	}
+}
+
+/**
+ * What `LineSplitter.append` leaves of a whole line redrawn with carriage returns, without building
+ * every frame: its last non-empty frame, marked by a leading `\r` unless it is the first frame.
+ */
+function lastFrameOf(line: string): string {
+	let end = line.length;
+	while (end > 0) {
+		const cr = line.lastIndexOf("\r", end - 1);
+		if (cr === -1) return end > LINE_KEEP_BYTES ? line.slice(0, LINE_KEEP_BYTES) : line.slice(0, end);
+		if (cr + 1 < end) return `\r${line.slice(cr + 1, Math.min(end, cr + LINE_KEEP_BYTES))}`;
+		end = cr;
+	}
+	return "";
 }
 
 /** Two byte streams are equal over their first `bytes` bytes (callers compare sizes first). */

@@ -7,8 +7,17 @@ const ANSI = new RegExp(
 
 /** The text without ANSI escape sequences (CSI, OSC and two-byte escapes). Parsing only; archives keep the original. */
 export function stripAnsi(text: string): string {
-	return text.includes("\u001b") || text.includes("\u009b") ? text.replace(ANSI, "") : text;
+	if (!text.includes("\u001b") && !text.includes("\u009b")) return text;
+	// The classifier, the shape and the kept excerpt of one coloured line each ask for it in turn.
+	if (text !== lastAnsi) {
+		lastAnsi = text;
+		lastStripped = text.replace(ANSI, "");
+	}
+	return lastStripped;
 }
+
+let lastAnsi = "";
+let lastStripped = "";
 
 /** Longest slice of a line that any pattern runs on, so one enormous line costs linear time and no more. */
 export const LINE_SCAN_LIMIT = 4096;

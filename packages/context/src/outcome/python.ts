@@ -17,6 +17,16 @@ const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
 /** The end of a pytest traceback: `src/x.py:104: RuntimeError` (a type after the raising frame). */
 const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
 
+/**
+ * What a `PYTEST_RAISE` match needs, checked without the pattern (whose `\S+\.py` backtracks on
+ * long lines): `.py:`, and a single space, right after a colon.
+ */
+function mayBeRaise(trimmed: string): boolean {
+	if (!trimmed.includes(".py:")) return false;
+	const space = trimmed.indexOf(" ");
+	return space > 0 && trimmed.charCodeAt(space - 1) === 58 && trimmed.indexOf(" ", space + 1) === -1;
+}
+
 const UNITTEST_HEADER = /^(FAIL|ERROR): (\S.*)$/;
 const UNITTEST_VERBOSE = /^\s*(\S.*?) \.\.\. (FAIL|ERROR)$/;
 const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
@@ -64,7 +74,7 @@ export function createPythonParser(state: ScanState): LineParser {
 			}
 		}
 
-		const raise = trimmed.includes(".py:") ? PYTEST_RAISE.exec(trimmed) : null;
+		const raise = mayBeRaise(trimmed) ? PYTEST_RAISE.exec(trimmed) : null;
 		if (raise) {
 			state.addException(raise[3], "", lineNo);
 			return true;
