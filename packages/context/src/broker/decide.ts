@@ -175,7 +175,7 @@ async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: st
 }
 
 function bodyText(scan: Scan): string | null {
-	return scan.body !== null && !scan.binary ? scan.body.toString("utf8") : null;
+	return scan.binary ? null : (scan.body()?.toString("utf8") ?? null);
 }
 
 async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
@@ -199,7 +199,7 @@ async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status:
 }
 
 async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
-	if (ctx.scan.body === null || ctx.scan.binary || ctx.scan.outcome.counts !== null) return null;
+	if (!ctx.scan.hasBody || ctx.scan.binary || ctx.scan.outcome.counts !== null) return null;
 	const sources: { id: string; lines: string[] }[] = [];
 	let loaded = 0;
 	for (const r of ctx.earlier.recent.slice(0, 8)) {
@@ -212,7 +212,9 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 		if (earlierText !== null) sources.push({ id: r.id, lines: splitLines(earlierText) });
 	}
 	if (sources.length === 0) return null;
-	const lines = splitLines(ctx.scan.body.toString("utf8"));
+	const text = ctx.scan.body()?.toString("utf8");
+	if (text === undefined) return null;
+	const lines = splitLines(text);
 	// Linear pre-check: if too few lines occur earlier at all, no alignment can admit a delta.
 	if (sharedLineBytes(lines, sources) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) return null;
 	const delta = sectionDelta(lines, sources, { minSectionBytes: RULES.minSectionBytes });

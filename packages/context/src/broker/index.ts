@@ -63,9 +63,10 @@ function earlierBodies(
 	/** Exact comparison with one earlier observation of the same size: in memory when small, streamed when large. */
 	const equals: EarlierBodies["equals"] = async (earlier) => {
 		try {
-			if (scan.body !== null) {
+			const own = scan.body();
+			if (own !== null) {
 				const other = earlier.text !== null ? Buffer.from(earlier.text, "utf8") : await body(earlier.id, earlier.bytes);
-				return other?.equals(scan.body) === true;
+				return other?.equals(own) === true;
 			}
 			// Lines are text: a large binary observation is not compared.
 			if (earlier.binary) return false;
@@ -85,14 +86,14 @@ function earlierBodies(
 }
 
 function remember(state: BrokerState, id: string, input: ObservationInput, scan: Scan, verdict: Verdict): void {
-	const keepText = scan.body !== null && !scan.binary && scan.bytes <= RECENT_TEXT_MAX_BYTES;
+	const keepText = scan.hasBody && !scan.binary && scan.bytes <= RECENT_TEXT_MAX_BYTES;
 	const entry: RecentObservation = {
 		id,
 		tool: input.tool,
 		bytes: scan.bytes,
 		lines: scan.lines,
 		binary: scan.binary,
-		text: keepText && scan.body ? scan.body.toString("utf8") : null,
+		text: keepText ? (scan.body()?.toString("utf8") ?? null) : null,
 		signature: verdict.signature,
 		headline: verdict.headline,
 		counts: scan.outcome.counts,

@@ -14,11 +14,13 @@ export interface Scan {
 	binary: boolean;
 	/** Mostly not text: shown as a binary capsule. A few odd bytes in a log do not make it binary. */
 	mostlyBinary: boolean;
+	/** The exact bytes are kept (at most `BODY_MAX_BYTES` of them): `body()` is not null. */
+	hasBody: boolean;
 	/**
-	 * The exact bytes, when at most `BODY_MAX_BYTES`. Joined on first use: most observations are
-	 * never compared with an earlier one, and need no copy of themselves.
+	 * The exact bytes, when kept. Joined on the first call: most observations are never compared
+	 * with an earlier one, and need no copy of themselves (ask `hasBody` first).
 	 */
-	readonly body: Buffer | null;
+	body(): Buffer | null;
 	outcome: Outcome;
 	selection: Selection;
 	/** Set when writing to the archive failed; scanning went on regardless. */
@@ -81,7 +83,8 @@ export async function scanObservation(
 		lines,
 		binary,
 		mostlyBinary: check.mostlyNotText(),
-		get body() {
+		hasBody: parts !== null,
+		body() {
 			if (joined === undefined) joined = parts === null ? null : Buffer.concat(parts);
 			return joined;
 		},
