@@ -70,9 +70,13 @@ const DECORATION_CODES = new Set([..." \t=-_*#!~.:>|[]()"].map((char) => char.ch
 
 const isDigitCode = (code: number) => code >= 48 && code <= 57;
 
+/** First letters of what may follow a count's number and space in `ITEM` (`tests`, `passed`, `failed`...). */
+const ITEM_FIRST = new Set([..."tpfsexdwr"].map((char) => char.charCodeAt(0)));
+
 /**
- * Cheap pre-check: after the decorations comes a number and a space, as every counted item starts
- * (`1) name`, `2024-05-01 ...` and other lines that merely start with digits stop here).
+ * Cheap pre-check: after the decorations comes a number, a space and the first letter of a count
+ * word, as every counted item starts (`1) name`, `12 | code`, `2024-05-01 ...` and other lines that
+ * merely start with digits stop here).
  */
 function startsWithCount(text: string): boolean {
 	for (let i = 0; i < text.length; i++) {
@@ -80,7 +84,7 @@ function startsWithCount(text: string): boolean {
 		if (isDigitCode(code)) {
 			let end = i + 1;
 			while (isDigitCode(text.charCodeAt(end))) end++;
-			return text.charCodeAt(end) === 32;
+			return text.charCodeAt(end) === 32 && ITEM_FIRST.has(text.charCodeAt(end + 1));
 		}
 		if (!DECORATION_CODES.has(code)) return false;
 	}
