@@ -202,6 +202,17 @@ function notLegible(results: BenchmarkResults): string {
 	return `Recall is over the labels legible in the raw output: ${raw.ofRaw.failingIds.total}/${raw.failingIds.total} failing ids, ${raw.ofRaw.errorTypes.total}/${raw.errorTypes.total} error types, ${raw.ofRaw.locations.total}/${raw.locations.total} locations (${gap(raw.errorTypes, raw.ofRaw.errorTypes)} error types come from the machine report only, e.g. a class name the text never prints; every arm's figures over all labels are in results.json).`;
 }
 
+/** How the buckets were warmed up, and what the first observation of each size took (cold). */
+function warmupNote(speed: SpeedResult): string[] {
+	const warmed = speed.buckets.filter((bucket) => (bucket.warmup ?? 0) > 0);
+	if (warmed.length === 0) return [];
+	const each = warmed.map((bucket) => `${bucket.label}: ${bucket.warmup}, the first took ${bucket.coldFirstMs} ms`);
+	return [
+		`Before a bucket is timed, a few untimed observations of its size (other windows) warm the process up, as a long-running agent is (${each.join("; ")}).`,
+		"",
+	];
+}
+
 /** The speed section: one row per size bucket, then peak RSS and the load average of the machine. */
 export function speedMarkdown(speed: SpeedResult): string[] {
 	const load = (values: number[] | undefined) => (values ?? []).map((value) => value.toFixed(2)).join(" / ");
@@ -239,6 +250,7 @@ export function speedMarkdown(speed: SpeedResult): string[] {
 		"",
 		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session (wall time, then the CPU time of the process, which other load on the machine inflates less); the last three observe the same samples one after another in one session, where each is also compared with the earlier ones. The 100 MB samples arrive as a complete-output file, as a host hands them over.",
 		"",
+		...warmupNote(speed),
 		`Peak RSS of the process: ${int(speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(speed.maxRssKiBAfter / 1024)} MiB after. Load average of the machine (1 / 5 / 15 minutes): ${load(speed.loadAverageBefore)} before, ${load(speed.loadAverageAfter)} after.`,
 		"",
 	];

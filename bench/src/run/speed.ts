@@ -3,7 +3,9 @@
  * labelled outputs concatenated, repeated when needed) cut at a line end to each bucket's size;
  * every sample starts at a different place so the broker sees distinct outputs. Each bucket is
  * timed twice: every sample in a fresh session (the cost of one observation by its size), then all
- * samples in one session (later observations are also compared with the earlier ones).
+ * samples in one session (later observations are also compared with the earlier ones). Before the
+ * timed runs, a few untimed observations of the bucket's size (other windows) warm the process up,
+ * as a long-running agent is; the first of them is reported as the cold figure.
  */
 import { open, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -28,6 +30,10 @@ export interface SpeedBucket {
 	p50MsPerMiB: number;
 	/** The same samples observed one after another in a single session. */
 	sameSession: { p50Ms: number; p95Ms: number; maxMs: number };
+	/** Untimed warm-up observations of this size before the timed ones (other windows). */
+	warmup: number;
+	/** Wall time of the first warm-up observation: this size's first in the process (0 without warm-up). */
+	coldFirstMs: number;
 }
 
 export interface SpeedResult {
@@ -46,13 +52,15 @@ export interface BucketSpec {
 	samples: number;
 	/** Observe through a complete-output file instead of the visible text (how 100 MB outputs arrive). */
 	file?: boolean;
+	/** Untimed observations of this size first (JIT warm-up), on windows other than the timed ones. */
+	warmup?: number;
 }
 
 export const FULL_BUCKETS: BucketSpec[] = [
-	{ label: "1 KB", bytes: 1_024, samples: 200 },
-	{ label: "100 KB", bytes: 100 * 1_024, samples: 50 },
-	{ label: "1 MB", bytes: 1_024 * 1_024, samples: 40 },
-	{ label: "10 MB", bytes: 10 * 1_024 * 1_024, samples: 5 },
+	{ label: "1 KB", bytes: 1_024, samples: 200, warmup: 20 },
+	{ label: "100 KB", bytes: 100 * 1_024, samples: 50, warmup: 5 },
+	{ label: "1 MB", bytes: 1_024 * 1_024, samples: 40, warmup: 5 },
+	{ label: "10 MB", bytes: 10 * 1_024 * 1_024, samples: 5, warmup: 1 },
 	{ label: "100 MB (file)", bytes: 100 * 1_024 * 1_024, samples: 2, file: true },
 ];
 
@@ -117,8 +125,9 @@ export async function runSpeed(
 		const file = join(scratch, `speed-${bucket.bytes}.log`);
 		const inputFor = async (sample: number): Promise<ObservationInput> => {
 			const base = { tool: "bash", isError: false, exitCode: 0, command: "cat output.log" };
-			if (!bucket.file) return { ...base, text: windowOf(source, sample * stride, bucket.bytes) };
-			await writeWindowFile(file, source, sample * stride, bucket.bytes);
+			const start = Math.floor(sample * stride);
+			if (!bucket.file) return { ...base, text: windowOf(source, start, bucket.bytes) };
+			await writeWindowFile(file, source, start, bucket.bytes);
 			return { ...base, text: "(complete output in a file)", fullOutputPath: file };
 		};
 		const time = async (broker: ObservationBroker, input: ObservationInput): Promise<Timing> => {
@@ -128,6 +137,15 @@ export async function runSpeed(
 			const used = process.cpuUsage(cpu);
 			return { wall: performance.now() - started, cpu: (used.user + used.system) / 1000 };
 		};
+		// Warm-up windows start half a stride past the timed ones, so no timed input is seen twice.
+		const warmup = bucket.warmup ?? 0;
+		let coldFirstMs = 0;
+		for (let round = 0; round < warmup; round++) {
+			progress(`speed ${bucket.label} warm-up ${round + 1}/${warmup}`);
+			const input = await inputFor(round + 0.5);
+			const timing = await time((await session(`speed-${bucket.bytes}-warmup-${round}`)).broker, input);
+			if (round === 0) coldFirstMs = timing.wall;
+		}
 		const fresh: Timing[] = [];
 		for (let sample = 0; sample < bucket.samples; sample++) {
 			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (fresh sessions)`);
@@ -163,6 +181,8 @@ export async function runSpeed(
 				p95Ms: round(percentile(same, 0.95)),
 				maxMs: round(same[same.length - 1] ?? 0),
 			},
+			warmup,
+			coldFirstMs: round(coldFirstMs),
 		});
 	}
 	return {

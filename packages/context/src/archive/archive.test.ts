@@ -227,6 +227,24 @@ describe("writing and reading observations", () => {
 		expect((await archive.readLines(writer.id, 29_999, 30_000)).lines).toEqual(["row 29998", "row 29999"]);
 	});
 
+	it("has every byte in the file once a flush resolves, and is readable only once sealed", async () => {
+		const text = Array.from({ length: 40_000 }, (_, i) => `line ${i} ${"y".repeat(i % 50)}`).join("\n");
+		const writer = await archive.create();
+		// Written in pieces that cut lines and chunks anywhere, none awaited alone.
+		const bytes = Buffer.from(text);
+		await Promise.all(
+			Array.from({ length: Math.ceil(bytes.length / 7_000) }, (_, i) =>
+				writer.write(bytes.subarray(i * 7_000, (i + 1) * 7_000)),
+			),
+		);
+		await writer.flush();
+		const onDisk = gunzipSync(await readFile(join(archive.dir, writer.id, "output.gz"))).toString();
+		expect(onDisk).toBe(text);
+		await expect(archive.get(writer.id)).rejects.toThrow(/has no complete archive/);
+		await writer.finish(facts);
+		expect((await archive.readBytes(writer.id)).toString()).toBe(text);
+	});
+
 	it("drops an observation aborted after its flush began, and reports a seal that fails after an early flush", async () => {
 		const dropped = await archive.create();
 		await dropped.write(Buffer.from("x\n".repeat(50_000)));
