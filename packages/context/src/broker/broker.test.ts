@@ -585,6 +585,28 @@ describe("deltas", () => {
 		expect(Buffer.byteLength(result.text)).toBeLessThan(after.length * 0.3);
 	});
 
+	it("compares with a recent large observation from memory, as a broker reading it back from the archive would", async () => {
+		// Larger than the state's kept texts: without the broker's memory it is read back from the archive.
+		const doc = pythonSource(300_000);
+		const composite = `$ python -m build\nSuccessfully built package-1.0.tar.gz\n${doc}`;
+		const kept = await session();
+		await kept.broker.observe(input(doc));
+		const fromMemory = await kept.broker.observe(input(composite));
+		const reread = await session();
+		await reread.broker.observe(input(doc));
+		const fromArchive = await (await reread.reopen()).broker.observe(input(composite));
+		expect(fromMemory.decision).toBe("delta-capsule");
+		expect(fromMemory.text).toBe(fromArchive.text);
+		// With the earlier archives gone, only the broker that holds their texts can still compare.
+		for (const id of ["obs_000001", "obs_000002"]) {
+			await rm(join(kept.archive.dir, id, "output.gz"));
+			await rm(join(reread.archive.dir, id, "output.gz"));
+		}
+		const changed = `$ python -m build --wheel\n${doc}`;
+		expect((await kept.broker.observe(input(changed))).decision).toBe("delta-capsule");
+		expect((await (await reread.reopen()).broker.observe(input(changed))).decision).toBe("structured-capsule");
+	});
+
 	it("replaces exact earlier sections of composite output with markers and keeps the novel part", async () => {
 		const { broker } = await session();
 		const doc = pythonSource(30_000);

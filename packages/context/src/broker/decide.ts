@@ -65,6 +65,8 @@ export interface EarlierBodies {
 	older: readonly OlderObservation[];
 	/** An earlier observation's exact bytes, or null when unavailable or too large to hold. */
 	body(id: string, bytes: number): Promise<Buffer | null>;
+	/** An earlier text observation's text (`body` decoded), or null when unavailable or too large to hold. */
+	text(id: string, bytes: number): Promise<string | null>;
 	/** The earlier observation (already known to have the same size) has exactly the current content. */
 	equals(earlier: { id: string; bytes: number; binary: boolean; text: string | null }): Promise<boolean>;
 }
@@ -174,14 +176,10 @@ async function exactRepeat(ctx: DecisionContext): Promise<{ id: string; tool: st
 	return null;
 }
 
-function bodyText(scan: Scan): string | null {
-	return scan.binary ? null : (scan.body()?.toString("utf8") ?? null);
-}
-
 async function tryLineDelta(ctx: DecisionContext, header: CapsuleHeader, status: string[]): Promise<string | null> {
 	const candidates = ctx.earlier.recent.slice(0, 8).filter((r) => r.text !== null && !r.binary);
 	// Decoding and splitting the body is most of the cost; without a candidate there is nothing to compare.
-	const text = candidates.length > 0 ? bodyText(ctx.scan) : null;
+	const text = candidates.length > 0 ? ctx.scan.text() : null;
 	if (text === null || ctx.scan.outcome.counts !== null) return null;
 	let best: string | null = null;
 	const lines = splitLines(text);
@@ -207,13 +205,13 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 		let earlierText = r.text;
 		if (earlierText === null && loaded < 4) {
 			loaded++;
-			earlierText = (await ctx.earlier.body(r.id, r.bytes))?.toString("utf8") ?? null;
+			earlierText = await ctx.earlier.text(r.id, r.bytes);
 		}
 		if (earlierText !== null) sources.push({ id: r.id, lines: splitLines(earlierText) });
 	}
 	if (sources.length === 0) return null;
-	const text = ctx.scan.body()?.toString("utf8");
-	if (text === undefined) return null;
+	const text = ctx.scan.text();
+	if (text === null) return null;
 	const lines = splitLines(text);
 	// Linear pre-check: if too few lines occur earlier at all, no alignment can admit a delta.
 	if (sharedLineBytes(lines, sources) < ctx.scan.bytes * (1 - RULES.deltaMaxNovelShare)) return null;

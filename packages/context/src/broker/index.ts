@@ -18,6 +18,7 @@ import {
 	type RecentObservation,
 	updateState,
 } from "./state.js";
+import { TextCache } from "./text-cache.js";
 
 export { TextCheck } from "../archive/text-check.js";
 export { decide, RULES, type Verdict } from "./decide.js";
@@ -51,6 +52,7 @@ function earlierBodies(
 	state: BrokerState,
 	scan: Scan,
 	input: ObservationInput,
+	texts: TextCache,
 ): EarlierBodies {
 	const body = async (earlierId: string, bytes: number) => {
 		if (bytes > BODY_MAX_BYTES) return null;
@@ -59,6 +61,13 @@ function earlierBodies(
 		} catch {
 			return null;
 		}
+	};
+	const text = async (earlierId: string, bytes: number) => {
+		const cached = texts.get(earlierId);
+		if (cached !== undefined) return cached;
+		const decoded = (await body(earlierId, bytes))?.toString("utf8") ?? null;
+		if (decoded !== null) texts.set(earlierId, decoded);
+		return decoded;
 	};
 	/** Exact comparison with one earlier observation of the same size: in memory when small, streamed when large. */
 	const equals: EarlierBodies["equals"] = async (earlier) => {
@@ -81,6 +90,7 @@ function earlierBodies(
 		recent: [...state.recent].reverse(),
 		older: [...(state.older ?? [])].reverse(),
 		body,
+		text,
 		equals,
 	};
 }
@@ -93,7 +103,7 @@ function remember(state: BrokerState, id: string, input: ObservationInput, scan:
 		bytes: scan.bytes,
 		lines: scan.lines,
 		binary: scan.binary,
-		text: keepText ? (scan.body()?.toString("utf8") ?? null) : null,
+		text: keepText ? scan.text() : null,
 		signature: verdict.signature,
 		headline: verdict.headline,
 		counts: scan.outcome.counts,
@@ -129,6 +139,7 @@ function describeStateError(error: unknown): string {
 export async function createBroker(options: BrokerOptions): Promise<ObservationBroker> {
 	const { archive, config } = options;
 	const dir = archive.dir;
+	const texts = new TextCache();
 
 	/** Stores what this observation changes in the state, under the lock; a failure is reported, not hidden. */
 	async function record(result: ObservationResult, apply: (state: BrokerState) => void): Promise<ObservationResult> {
@@ -204,7 +215,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 					scan,
 					budgets: capsuleBudgets(config, input.contextUsage),
 					graceUsed: state.graceUsed,
-					earlier: earlierBodies(archive, state, scan, input),
+					earlier: earlierBodies(archive, state, scan, input, texts),
 					workflow: cleanLinesFor(
 						state.workflow,
 						workflowObservation(writer.id, scan.outcome, facts),
@@ -232,6 +243,9 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			return fallback(describe(error));
 		}
 		const id = writer.id;
+		// A visible text is its own decoded body: held for the next observations' deltas at no cost.
+		const own = scan.source === "visible-tool-result" ? scan.text() : null;
+		if (own !== null) texts.set(id, own);
 		const result: ObservationResult = {
 			id,
 			decision: verdict.decision,

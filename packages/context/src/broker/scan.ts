@@ -21,11 +21,16 @@ export interface Scan {
 	 * with an earlier one, and need no copy of themselves (ask `hasBody` first).
 	 */
 	body(): Buffer | null;
+	/** The kept bytes as text (null when not kept or not exact text), decoded at most once. */
+	text(): string | null;
 	outcome: Outcome;
 	selection: Selection;
 	/** Set when writing to the archive failed; scanning went on regardless. */
 	archiveError?: string;
 }
+
+/** No lone surrogate (Node 20 has the method; its types come with ES2024). */
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 function describe(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
@@ -77,6 +82,11 @@ export async function scanObservation(
 	});
 	const parts = body;
 	let joined: Buffer | null | undefined;
+	let decoded: string | null | undefined;
+	const bodyOf = (): Buffer | null => {
+		if (joined === undefined) joined = parts === null ? null : Buffer.concat(parts);
+		return joined;
+	};
 	return {
 		source: stream.source,
 		bytes,
@@ -84,9 +94,14 @@ export async function scanObservation(
 		binary,
 		mostlyBinary: check.mostlyNotText(),
 		hasBody: parts !== null,
-		body() {
-			if (joined === undefined) joined = parts === null ? null : Buffer.concat(parts);
-			return joined;
+		body: bodyOf,
+		text() {
+			if (decoded !== undefined) return decoded;
+			// Visible text is the text its bytes were encoded from, unless a lone surrogate became U+FFFD.
+			if (parts === null || binary) decoded = null;
+			else if (stream.source === "visible-tool-result" && isWellFormed(input.text)) decoded = input.text;
+			else decoded = (bodyOf() as Buffer).toString("utf8");
+			return decoded;
 		},
 		outcome,
 		selection: selector.finish(),
