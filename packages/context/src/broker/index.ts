@@ -208,28 +208,35 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 		// decision is made (a failure there is reported by `finish`).
 		await writer.flush();
 
-		const verdict = config.enabled
-			? await decide({
-					id: writer.id,
-					input,
-					scan,
-					budgets: capsuleBudgets(config, input.contextUsage),
-					graceUsed: state.graceUsed,
-					earlier: earlierBodies(archive, state, scan, input, texts),
-					workflow: cleanLinesFor(
-						state.workflow,
-						workflowObservation(writer.id, scan.outcome, facts),
-						capsuleBudgets(config, input.contextUsage).clean,
-					),
-				})
-			: {
-					decision: "pass-through" as const,
-					text: input.text,
-					reason: "disabled",
-					consumedGrace: false,
-					signature: null,
-					headline: null,
-				};
+		let verdict: Verdict;
+		try {
+			verdict = config.enabled
+				? await decide({
+						id: writer.id,
+						input,
+						scan,
+						budgets: capsuleBudgets(config, input.contextUsage),
+						graceUsed: state.graceUsed,
+						earlier: earlierBodies(archive, state, scan, input, texts),
+						workflow: cleanLinesFor(
+							state.workflow,
+							workflowObservation(writer.id, scan.outcome, facts),
+							capsuleBudgets(config, input.contextUsage).clean,
+						),
+					})
+				: {
+						decision: "pass-through" as const,
+						text: input.text,
+						reason: "disabled",
+						consumedGrace: false,
+						signature: null,
+						headline: null,
+					};
+		} catch (error) {
+			// The archive's file is open until sealed or dropped: an unexpected failure drops it.
+			await writer.abort().catch(() => {});
+			throw error;
+		}
 		try {
 			await writer.finish({
 				tool: input.tool,
