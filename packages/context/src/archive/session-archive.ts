@@ -385,7 +385,11 @@ export function writeAtomicallySync(path: string, text: string): void {
 		writeFileSync(temp, text, { mode: FILE_MODE, flag: "wx" });
 		renameSync(temp, path);
 	} catch (error) {
-		rmSync(temp, { force: true });
+		try {
+			rmSync(temp, { force: true });
+		} catch {
+			// The write's own failure is the one to report.
+		}
 		throw error;
 	}
 }

@@ -139,7 +139,11 @@ function saveStateNow(dir: string, state: BrokerState): void {
 		writeFileSync(tmp, JSON.stringify(state), { mode: 0o600 });
 		renameSync(tmp, join(dir, STATE_FILE));
 	} catch (error) {
-		rmSync(tmp, { force: true });
+		try {
+			rmSync(tmp, { force: true });
+		} catch {
+			// The write's own failure is the one to report.
+		}
 		throw error;
 	}
 }
