@@ -15,7 +15,7 @@ const NEWLINE = 0x0a;
  * Level 1: logs compress about 15% less tightly than at the default 6 but several times faster, and
  * on two shared cores the compression competes with the scan for CPU.
  */
-export const GZIP_LEVEL = 1;
+const GZIP_LEVEL = 1;
 
 /**
  * One gzip member of an observation's `output.gz`. Members are concatenated, so the whole file is

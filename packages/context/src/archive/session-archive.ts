@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { type FileHandle, lstat, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { ObservationRecord } from "../types.js";
@@ -396,14 +396,7 @@ export function writeAtomicallySync(path: string, text: string): void {
 
 /** Writes `text` to a temp file beside `path` and renames it into place, so readers never see half a file. */
 export async function writeAtomically(path: string, text: string): Promise<void> {
-	const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-	try {
-		await writeFile(temp, text, { mode: FILE_MODE, flag: "wx" });
-		await rename(temp, path);
-	} catch (error) {
-		await rm(temp, { force: true });
-		throw error;
-	}
+	writeAtomicallySync(path, text);
 }
 
 async function sizeOf(path: string): Promise<number> {

@@ -1,5 +1,6 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writeAtomicallySync } from "../archive/session-archive.js";
 import { withFileLock } from "../file-lock.js";
 import type { BrokerMetrics, Decision, OutcomeCounts } from "../types.js";
 import type { WorkflowState } from "../workflow/types.js";
@@ -126,26 +127,9 @@ export function addRecent(state: BrokerState, entry: RecentObservation): void {
 	state.recent = kept;
 }
 
-let tmpCounter = 0;
-
 /** Writes the state atomically (temporary file, then rename), so readers never see half a file. */
 export async function saveState(dir: string, state: BrokerState): Promise<void> {
-	saveStateNow(dir, state);
-}
-
-function saveStateNow(dir: string, state: BrokerState): void {
-	const tmp = join(dir, `${STATE_FILE}.${process.pid}.${tmpCounter++}.tmp`);
-	try {
-		writeFileSync(tmp, JSON.stringify(state), { mode: 0o600 });
-		renameSync(tmp, join(dir, STATE_FILE));
-	} catch (error) {
-		try {
-			rmSync(tmp, { force: true });
-		} catch {
-			// The write's own failure is the one to report.
-		}
-		throw error;
-	}
+	writeAtomicallySync(join(dir, STATE_FILE), JSON.stringify(state));
 }
 
 /**
@@ -159,7 +143,7 @@ export async function updateState(dir: string, change: (state: BrokerState) => v
 		async () => {
 			const state = loadStateNow(dir);
 			change(state);
-			saveStateNow(dir, state);
+			writeAtomicallySync(join(dir, STATE_FILE), JSON.stringify(state));
 		},
 		{ what: "the broker state" },
 	);
