@@ -86,13 +86,18 @@ function attachView(current: DaemonWorld, key: string): Promise<View> {
 	return show((ui) => runAttach(key, io(current), ui));
 }
 
+/** Submits `prompt` in `view` and waits for `answer` and the end of the turn. */
+async function ask(view: View, prompt: string, answer: string): Promise<void> {
+	submit(view.terminal, prompt);
+	await waitFor(view.app, answer);
+	await waitFor(view.app, "● ready");
+}
+
 /** A view over a new agent that has answered "hi" with "hello", and its worker's pid. */
 async function viewAfterHello(current: DaemonWorld): Promise<{ view: View; key: string; pid: number }> {
 	const view = await startView(current);
 	const key = view.app.link.agentKey as string;
-	submit(view.terminal, "hi");
-	await waitFor(view.app, "hello");
-	await waitFor(view.app, "● ready");
+	await ask(view, "hi", "hello");
 	return { view, key, pid: readWorkerRecord(daemonPaths(current.home), key)?.pid as number };
 }
 
@@ -244,12 +249,8 @@ describe("the terminal UI as a view of a background worker", () => {
 		});
 		const view = await startView(current);
 		const firstKey = view.app.link.agentKey as string;
-		submit(view.terminal, "first question");
-		await waitFor(view.app, "first answer");
-		await waitFor(view.app, "● ready");
-		submit(view.terminal, "second question");
-		await waitFor(view.app, "second answer");
-		await waitFor(view.app, "● ready");
+		await ask(view, "first question", "first answer");
+		await ask(view, "second question", "second answer");
 		submit(view.terminal, "/tree");
 		await waitFor(view.app, () => visible(view.terminal.written).includes("Session tree"));
 		view.terminal.send("\x1b[A");
@@ -341,12 +342,8 @@ describe("the terminal UI as a view of a background worker", () => {
 		]);
 		const first = await startView(current);
 		const key = first.app.link.agentKey as string;
-		submit(first.terminal, "first question");
-		await waitFor(first.app, "first answer");
-		await waitFor(first.app, "● ready");
-		submit(first.terminal, "second question");
-		await waitFor(first.app, "second answer");
-		await waitFor(first.app, "● ready");
+		await ask(first, "first question", "first answer");
+		await ask(first, "second question", "second answer");
 		const second = await attachView(current, key);
 		await waitFor(second.app, "second answer");
 		// The first view goes back before "second question": the second lays the conversation out again.

@@ -48,26 +48,21 @@ export interface AgentInfo {
 	schedules: number;
 }
 
+/** An agent to start again under its key, possibly on another model or at another entry. */
+export interface AgentAgain {
+	key: string;
+	env?: Record<string, string>;
+	changes?: { model?: string; at?: string };
+}
+
 /** Client → supervisor. */
 export type SupervisorRequest =
 	| { type: "hello"; id: number; token: string; version: number }
 	| { type: "start"; id: number; options: WorkerSessionOptions; owner: WorkerOwner; env: Record<string, string> }
 	/** Start a saved agent again (`changes`: on another model, at an entry: `/model`); a live one is just named. */
-	| {
-			type: "resume";
-			id: number;
-			key: string;
-			env?: Record<string, string>;
-			changes?: { model?: string; at?: string };
-	  }
+	| ({ type: "resume"; id: number } & AgentAgain)
 	/** Stop a live agent and start it again under its key with `changes` (`/model`); its views follow it. */
-	| {
-			type: "restart";
-			id: number;
-			key: string;
-			env?: Record<string, string>;
-			changes?: { model?: string; at?: string };
-	  }
+	| ({ type: "restart"; id: number } & AgentAgain)
 	| { type: "list"; id: number }
 	| { type: "status"; id: number }
 	| { type: "stop"; id: number; key: string; force: boolean }
