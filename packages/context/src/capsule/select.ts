@@ -5,6 +5,7 @@ import {
 	lastFrame,
 	lineSlot,
 	normalizeEvidence,
+	ownCopy,
 	stripAnsi,
 } from "../outcome/index.js";
 import { foldKey, foldsByText, lineShape } from "./shape.js";
@@ -98,11 +99,12 @@ interface LineFacts {
 const SHAPE_SAMPLE_EVERY = 8;
 
 /** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
-function keptLine(raw: string, line: number, bytes: number, kind: LineKind): KeptLine {
+function keptLine(line: string, lineNo: number, bytes: number, kind: LineKind): KeptLine {
+	const raw = ownCopy(line);
 	const text = lastFrame(stripAnsi(raw));
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
-	return { line, text, raw, bytes: whole - hidden, kind, repeats: 1 };
+	return { line: lineNo, text, raw, bytes: whole - hidden, kind, repeats: 1 };
 }
 
 /**
@@ -274,7 +276,7 @@ export class LineSelector {
 
 	private trackShape(shape: string): void {
 		if (this.shapes.has(shape)) return;
-		if (this.shapes.size < this.limits.shapes) this.shapes.add(shape);
+		if (this.shapes.size < this.limits.shapes) this.shapes.add(ownCopy(shape));
 		else this.shapesOverflow++;
 	}
 
@@ -313,9 +315,9 @@ export class LineSelector {
 			const shape = this.shapeOf(facts, raw);
 			// Kept by its text: remember whether its shape is new, so the first of each shape leads the excerpt.
 			if (byShape.has(shape)) kept.shapeSeen = true;
-			else byShape.set(shape, kept);
+			else byShape.set(ownCopy(shape), kept);
 		}
-		byShape.set(key, kept);
+		byShape.set(ownCopy(key), kept);
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {
@@ -332,7 +334,7 @@ export class LineSelector {
 		const text = normalizeEvidence(lastFrame(stripAnsi(raw)));
 		this.evidenceSize += text.length + 1;
 		if (this.evidenceSize > this.limits.evidenceBytes) this.evidence = null;
-		else this.evidence?.push(text);
+		else this.evidence?.push(ownCopy(text));
 	}
 
 	finish(): Selection {

@@ -47,3 +47,13 @@ export class LineTable<T> {
 		this.values[slot] = value;
 	}
 }
+
+/**
+ * The text as a string of its own. A line is a view into the whole decoded piece of output it was
+ * cut from (64 KiB), and so is any part of it: one kept for the rest of a long scan (a new shape, a
+ * failing id, a kept line) would keep that piece alive with it. Copying a short line is cheap.
+ */
+export function ownCopy(text: string): string {
+	// Slicing a concatenation first copies it into one new string; the slice is a view of that copy.
+	return text.length === 0 ? text : ` ${text}`.slice(1);
+}

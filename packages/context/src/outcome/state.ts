@@ -1,5 +1,6 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
 import type { LineKind } from "./classify.js";
+import { ownCopy } from "./line-slot.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
 export const LIMITS = {
@@ -131,6 +132,7 @@ export class ScanState {
 		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
 		id = id.slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id)) return;
+		id = ownCopy(id);
 		if (this.ids.length >= LIMITS.failingIds) {
 			// Past the cap ids are only counted, so a capsule never claims to list them all.
 			if (this.idSeen.size < LIMITS.countedIds) this.idSeen.add(id);
@@ -153,8 +155,8 @@ export class ScanState {
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
 		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
-		this.exceptionSeen.add(key);
-		this.exceptions.push({ type, message: msg, line });
+		this.exceptionSeen.add(ownCopy(key));
+		this.exceptions.push({ type: ownCopy(type), message: ownCopy(msg), line });
 	}
 
 	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
@@ -166,8 +168,9 @@ export class ScanState {
 		const library = isLibraryPath(file);
 		const list = library ? this.libraryLocations : this.projectLocations;
 		if (list.length >= (library ? LIMITS.libraryLocations : LIMITS.projectLocations)) return;
-		this.locationSeen.add(key);
-		list.push(column === undefined ? { file, line, at } : { file, line, column, at });
+		this.locationSeen.add(ownCopy(key));
+		const own = ownCopy(file);
+		list.push(column === undefined ? { file: own, line, at } : { file: own, line, column, at });
 	}
 
 	/**
