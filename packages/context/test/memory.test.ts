@@ -29,11 +29,12 @@ const baseline = process.memoryUsage().rss;
 const started = Date.now();
 const result = await session.observe({ tool: "run", text: "", fullOutputPath: process.argv[3], isError: true, exitCode: 1 });
 const observeMs = Date.now() - started;
+const observePeak = Math.max(peakRss(), sampled);
 const search = await session.recover({ action: "search", id: result.id, query: "needle" });
 const read = await session.recover({ action: "read", id: result.id, startLine: 2, endLine: 3 });
 clearInterval(timer);
 console.log(JSON.stringify({
-	baseline, peak: Math.max(peakRss(), sampled), observeMs, id: result.id, archived: result.archived,
+	baseline, peak: Math.max(peakRss(), sampled), observePeak, observeMs, id: result.id, archived: result.archived,
 	bytes: result.bytes, lines: result.lines, searchBytes: Buffer.byteLength(search.text), readBytes: Buffer.byteLength(read.text),
 	found: search.evidence,
 }));
@@ -42,6 +43,8 @@ console.log(JSON.stringify({
 interface ProbeReport {
 	baseline: number;
 	peak: number;
+	/** Peak resident memory up to the end of the observation (before the search and read). */
+	observePeak: number;
 	observeMs: number;
 	archived: boolean;
 	bytes: number;
@@ -126,6 +129,32 @@ describe("bounded memory", () => {
 		expect(report.found).toBe(true);
 		expect(report.searchBytes).toBeLessThanOrEqual(12_288);
 		// Under half the input size; measured about 25 MiB.
+		expect(growth).toBeLessThan(48 * MiB);
+	}, 240_000);
+
+	it("keeps decisive lines from all over a large output without the text around them", async () => {
+		// A failure, an error and a warning of a new shape every 64 KiB: the capsule keeps hundreds of
+		// lines from far apart, and each must hold only its own characters, not the piece it was read in.
+		const file = join(dir, "spread.log");
+		const handle = await open(file, "w");
+		const filler = `${Array.from({ length: 3_700 }, (_, i) => `INFO step ${i} done`).join("\n")}\n`;
+		for (let block = 0; block < 1000; block++) {
+			const tag = block.toString(36).replace(/\d/g, "q");
+			await handle.write(
+				`${filler}FAIL tests/${tag}/case.test.ts > case ${tag}\nerror: ${tag} broke in ${tag}.c\nwarning: ${tag} is deprecated\n`,
+			);
+		}
+		await handle.write("E   needle: AssertionError at the end\n");
+		await handle.close();
+		// A heap far smaller than the pieces those lines were read in (about 30 MiB of them).
+		const report = await probe(file, 24);
+		const growth = report.observePeak - report.baseline;
+		console.log(
+			`spread decisive lines: observe ${report.observeMs} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB`,
+		);
+		expect(report.archived).toBe(true);
+		expect(report.lines).toBe(3_703_001);
+		expect(report.found).toBe(true);
 		expect(growth).toBeLessThan(48 * MiB);
 	}, 240_000);
 

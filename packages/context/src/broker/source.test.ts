@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TextCheck } from "../archive/text-check.js";
-import { LineSplitter, streamsEqual } from "./source.js";
+import { LineSplitter, streamsEqual, visibleTextSource } from "./source.js";
 
 function split(chunks: Buffer[]): { text: string; line: number; bytes: number }[] {
 	const out: { text: string; line: number; bytes: number }[] = [];
@@ -65,6 +65,38 @@ describe("LineSplitter", () => {
 		expect(got[0].text).toHaveLength(4096);
 		expect(got[0].bytes).toBe(line.length);
 		expect(got[1]).toEqual({ text: "end", line: 2, bytes: 3 });
+	});
+
+	it("decodes 64 KiB chunks with characters cut at every 32 KiB decoding step exactly", () => {
+		// Lines of 1-, 2-, 3- and 4-byte characters, so that some character straddles each 32 KiB step.
+		const lines = Array.from({ length: 4000 }, (_, i) => `${i} ${"aé€😀".repeat(1 + (i % 7))} end`);
+		const text = `${lines.join("\n")}\n`;
+		const bytes = Buffer.from(text, "utf8");
+		const offsets = Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) => (i + 1) * 65_536);
+		const got = split(cut(bytes, offsets));
+		expect(got.map((l) => l.text)).toEqual(lines);
+		expect(got.map((l) => l.bytes)).toEqual(lines.map((l) => Buffer.byteLength(l)));
+	});
+
+	it("shows invalid bytes as U+FFFD, as a plain decode does, also where a 32 KiB step cuts them", () => {
+		// Lines of 100 bytes, then a cut-off three-byte character whose first byte is the 32 768th.
+		const head = Buffer.from(`${"x".repeat(99)}\n`.repeat(327) + "y".repeat(67));
+		const bytes = Buffer.concat([head, Buffer.from([0xe2, 0x82, 0x0a, 0xff, 0x41, 0x0a])]);
+		expect(head.length).toBe(32_767);
+		const got = split([bytes]);
+		expect(got.slice(-2)).toEqual([
+			{ text: `${"y".repeat(67)}\ufffd`, line: 328, bytes: 69 },
+			{ text: "\ufffdA", line: 329, bytes: 2 },
+		]);
+		expect(got.map((l) => l.text)).toEqual(bytes.toString("utf8").split("\n").slice(0, -1));
+	});
+
+	it("reads visible text of one-byte characters only (Latin-1) exactly as written", async () => {
+		const text = `café ${"naïve ".repeat(20_000)}\nÀ bientôt\n\u00ff`;
+		const chunks: Buffer[] = [];
+		for await (const chunk of visibleTextSource(text).chunks()) chunks.push(chunk);
+		expect(Buffer.concat(chunks).toString("utf8")).toBe(text);
+		expect(split(chunks).map((l) => l.text)).toEqual([text.split("\n")[0].slice(0, 4096), "À bientôt", "\u00ff"]);
 	});
 });
 
