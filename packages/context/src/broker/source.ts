@@ -30,20 +30,15 @@ async function* fileChunks(path: string): AsyncIterable<Buffer> {
 }
 
 /**
- * The text each chunk of a visible-text source was encoded from, when the line splitter can use it
- * as it is (see `LineSplitter`): it need not decode those bytes again (weakly held: it goes with the
- * chunk).
+ * The two-byte text each chunk of a visible-text source was encoded from (see `LineSplitter`): the
+ * splitter need not decode those bytes again (weakly held: it goes with the chunk).
  */
 const chunkTexts = new WeakMap<Buffer, string>();
 
-/** A character past U+00FF: V8 stores a string holding one as two-byte text, and every slice of it. */
-const PAST_LATIN1 = /[^\u0000-\u00ff]/;
-
 function* textChunks(text: string): Iterable<Buffer> {
-	const step = READ_CHUNK;
-	// Text of one-byte characters only is decoded again, as two-byte text, by the splitter. (On a
-	// one-byte string the test returns at once: no character of it can match.)
-	const twoByte = PAST_LATIN1.test(text);
+	// A one-byte string is cut into pieces small enough to be made two-byte cheaply (`twoByte`).
+	const oneByte = !PAST_LATIN1.test(text);
+	const step = oneByte ? TWO_BYTE_PIECE : READ_CHUNK;
 	let at = 0;
 	while (at < text.length) {
 		let end = Math.min(text.length, at + step);
@@ -52,7 +47,7 @@ function* textChunks(text: string): Iterable<Buffer> {
 		if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
 		const piece = text.slice(at, end);
 		const bytes = Buffer.from(piece, "utf8");
-		if (twoByte) chunkTexts.set(bytes, piece);
+		chunkTexts.set(bytes, oneByte ? twoByte(piece) : piece);
 		yield bytes;
 		at = end;
 	}
@@ -96,7 +91,7 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
  * A line redrawn with carriage returns (a progress bar) is kept as its final non-empty frame, marked
  * by a leading `\r`: that is what a terminal shows, and it may lie far past the first 4 KiB.
  *
- * Every line is cut from two-byte text (see `decodeTwoByte`): the scanners' string calls
+ * Every line is cut from two-byte text (see `twoByte`): the scanners' string calls
  * (`charCodeAt`, `includes`, `trim`...) run fast for at most four kinds of string, and lines of
  * one-byte and two-byte texts together are more kinds than that. A process that had seen both
  * scanned every later observation about 25% slower.
@@ -114,14 +109,14 @@ export class LineSplitter {
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
 
 	push(input: Buffer): void {
-		// A chunk cut from a two-byte string on a character boundary is that string: no decoding needed.
+		// A chunk cut from a string on a character boundary is that string: no decoding needed.
 		const text = chunkTexts.get(input);
 		if (text !== undefined) {
 			this.pushText(input, text);
 			return;
 		}
-		for (let at = 0; at < input.length; at += DECODE_PIECE) {
-			this.pushBytes(input.subarray(at, Math.min(input.length, at + DECODE_PIECE)));
+		for (let at = 0; at < input.length; at += TWO_BYTE_PIECE) {
+			this.pushBytes(input.subarray(at, Math.min(input.length, at + TWO_BYTE_PIECE)));
 		}
 	}
 
@@ -134,7 +129,9 @@ export class LineSplitter {
 		const cut = bytes.length - incompleteTail(bytes);
 		this.carry = cut < bytes.length ? Buffer.from(bytes.subarray(cut)) : null;
 		const chunk = bytes.subarray(0, cut);
-		this.pushText(chunk, decodeTwoByte(chunk));
+		const text = chunk.toString("utf8");
+		// Decoded text is one-byte exactly when no character is past U+00FF (always so for ASCII).
+		this.pushText(chunk, text.length === chunk.length || !PAST_LATIN1.test(text) ? twoByte(text) : text);
 	}
 
 	/** Splits `text`, decoded from exactly the bytes `chunk`, into lines. */
@@ -219,29 +216,21 @@ export class LineSplitter {
 }
 
 /**
- * Bytes decoded at a time. Two-byte text takes two bytes per character, and V8 gives a string over
- * 128 KiB fresh memory pages of its own: decoding 64 KiB of ASCII at once cost about 8 ms per MB,
- * 32 KiB at a time about 1.
+ * Bytes decoded, or one-byte characters made two-byte, at a time. Two-byte text takes two bytes per
+ * character, and V8 gives a string over 128 KiB fresh memory pages of its own: 64 KiB of ASCII made
+ * two-byte at once cost about 8 ms per MB, 32 KiB at a time well under 1.
  */
-const DECODE_PIECE = 32 * 1024;
+const TWO_BYTE_PIECE = 32 * 1024;
 
-/** U+0100 in UTF-8: decoded before the bytes, it makes the whole decoded string two-byte. */
-const TWO_BYTE_LEAD = [0xc4, 0x80];
-let decodeScratch = Buffer.from(TWO_BYTE_LEAD);
+/** A character past U+00FF: V8 stores a string holding one as two-byte text, and every slice of it. */
+const PAST_LATIN1 = /[^\u0000-\u00ff]/;
 
 /**
- * UTF-8 bytes as two-byte text, whatever characters they hold (invalid bytes become U+FFFD exactly
- * as in a plain `toString`: the lead character is complete on its own).
+ * One-byte text as a two-byte string of the same characters: the concatenation with a two-byte
+ * character is copied into one two-byte string when sliced, and the slice is a view of that copy.
  */
-function decodeTwoByte(bytes: Buffer): string {
-	if (bytes.length === 0) return "";
-	const size = bytes.length + TWO_BYTE_LEAD.length;
-	if (decodeScratch.length < size) {
-		decodeScratch = Buffer.allocUnsafe(Math.max(size, DECODE_PIECE + 8));
-		decodeScratch.set(TWO_BYTE_LEAD);
-	}
-	bytes.copy(decodeScratch, TWO_BYTE_LEAD.length);
-	return decodeScratch.toString("utf8", 0, size).slice(1);
+function twoByte(oneByte: string): string {
+	return oneByte === "" ? oneByte : `\u0100${oneByte}`.slice(1);
 }
 
 /**
