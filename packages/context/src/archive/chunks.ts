@@ -64,9 +64,11 @@ function countNewlines(data: Buffer): number {
 /**
  * Chunks cut but not yet written at most: while they are compressed (on the thread pool, side by
  * side) and written, the caller goes on with its own work (the broker scans the next lines); the
- * bound keeps memory flat.
+ * bound keeps memory flat (about 2 MiB). A compressed chunk is only taken in when this thread's event
+ * loop turns, which a scan of text already in memory never lets it do: each time the queue is full
+ * the scan waits for such a turn. Sixteen chunks are a megabyte, so most observations never wait.
  */
-const QUEUED_CHUNKS = 4;
+const QUEUED_CHUNKS = 16;
 
 /** Compressed chunks are written to the file in batches of about this size: a few writes per megabyte. */
 const WRITE_BATCH_BYTES = 256 * 1024;
