@@ -54,6 +54,8 @@ export class LineTable<T> {
  * failing id, a kept line) would keep that piece alive with it. Copying a short line is cheap.
  */
 export function ownCopy(text: string): string {
+	// V8 copies strings shorter than this whenever it cuts or joins them: they are never views.
+	if (text.length < 13) return text;
 	// Slicing a concatenation first copies it into one new string; the slice is a view of that copy.
-	return text.length === 0 ? text : ` ${text}`.slice(1);
+	return ` ${text}`.slice(1);
 }
