@@ -1,6 +1,6 @@
 import { TextCheck } from "../archive/text-check.js";
 import type { ArchiveWriter } from "../archive/types.js";
-import { LineSelector, type Selection } from "../capsule/index.js";
+import { DEFAULT_SELECTOR_LIMITS, LineSelector, type Selection } from "../capsule/index.js";
 import { createOutcomeScanner } from "../outcome/index.js";
 import type { ObservationInput, ObservationSource, Outcome } from "../types.js";
 import { BODY_MAX_BYTES, LineSplitter, type ObservationSourceStream } from "./source.js";
@@ -46,8 +46,9 @@ export async function scanObservation(
 	input: ObservationInput,
 	writer: ArchiveWriter | null,
 ): Promise<Scan> {
-	const scanner = createOutcomeScanner();
-	const selector = new LineSelector();
+	const copyKept = !stream.heldInMemory;
+	const scanner = createOutcomeScanner({ copyKept });
+	const selector = new LineSelector(DEFAULT_SELECTOR_LIMITS, copyKept);
 	const splitter = new LineSplitter((text, lineNo, bytes) => {
 		scanner.line(text, lineNo, selector.line(text, lineNo, bytes));
 	});

@@ -11,6 +11,12 @@ const READ_CHUNK = 64 * 1024;
 /** Where an observation's text comes from: a re-readable stream of its exact bytes. */
 export interface ObservationSourceStream {
 	source: ObservationSource;
+	/**
+	 * The caller holds the whole text in memory for the observation (a visible text): lines cut from it
+	 * may be kept as they are. Lines of a stream read in pieces are views of pieces that would otherwise
+	 * be freed, so what a scan keeps of them is copied (see `ownCopy`).
+	 */
+	heldInMemory: boolean;
 	/** Each chunk is a buffer of its own that nothing changes afterwards (readers may keep it). */
 	chunks(): AsyncIterable<Buffer>;
 }
@@ -57,6 +63,7 @@ function* textChunks(text: string): Iterable<Buffer> {
 export function visibleTextSource(text: string): ObservationSourceStream {
 	return {
 		source: "visible-tool-result",
+		heldInMemory: true,
 		async *chunks() {
 			yield* textChunks(text);
 		},
@@ -74,7 +81,9 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
 			const handle = await open(path, "r");
 			const info = await handle.stat();
 			await handle.close();
-			if (info.isFile()) return { source: "public-complete-output", chunks: () => fileChunks(path) };
+			if (info.isFile()) {
+				return { source: "public-complete-output", heldInMemory: false, chunks: () => fileChunks(path) };
+			}
 		} catch {
 			// Unreadable: fall back to the visible text, as the seed says.
 		}

@@ -99,8 +99,8 @@ interface LineFacts {
 const SHAPE_SAMPLE_EVERY = 8;
 
 /** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
-function keptLine(line: string, lineNo: number, bytes: number, kind: LineKind): KeptLine {
-	const raw = ownCopy(line);
+function keptLine(line: string, lineNo: number, bytes: number, kind: LineKind, copy: boolean): KeptLine {
+	const raw = copy ? ownCopy(line) : line;
 	const text = lastFrame(stripAnsi(raw));
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
@@ -142,7 +142,8 @@ class TailRing {
 		const out: KeptLine[] = [];
 		for (let i = 0; i < this.filled; i++) {
 			const at = (this.next - this.filled + i + this.size) % this.size;
-			out.push(keptLine(this.raw[at], this.line[at], this.bytes[at], this.kind[at]));
+			// Built once the scan is over, from a few neighbouring lines: nothing to copy.
+			out.push(keptLine(this.raw[at], this.line[at], this.bytes[at], this.kind[at], false));
 		}
 		return out;
 	}
@@ -199,7 +200,14 @@ export class LineSelector {
 		plain: 0,
 	};
 
-	constructor(private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS) {
+	/**
+	 * `copyKept`: what is kept past its line (kept lines, shapes, fold keys, evidence) is copied off the
+	 * text it was cut from (see `ownCopy`); needless when the caller holds the whole text anyway.
+	 */
+	constructor(
+		private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS,
+		private readonly copyKept = true,
+	) {
 		this.tail = new TailRing(Math.max(0, limits.tailLines));
 	}
 
@@ -231,7 +239,7 @@ export class LineSelector {
 		}
 		let kept: KeptLine | null = null;
 		if (inHead || (wantAfter && !decisive)) {
-			kept = keptLine(capped, lineNo, whole, kind);
+			kept = keptLine(capped, lineNo, whole, kind, this.copyKept);
 			if (inHead) this.head.push(kept);
 		}
 		if (wantAfter) {
@@ -274,9 +282,13 @@ export class LineSelector {
 		return facts.shape;
 	}
 
+	private own(text: string): string {
+		return this.copyKept ? ownCopy(text) : text;
+	}
+
 	private trackShape(shape: string): void {
 		if (this.shapes.has(shape)) return;
-		if (this.shapes.size < this.limits.shapes) this.shapes.add(ownCopy(shape));
+		if (this.shapes.size < this.limits.shapes) this.shapes.add(this.own(shape));
 		else this.shapesOverflow++;
 	}
 
@@ -290,7 +302,7 @@ export class LineSelector {
 		built: KeptLine | null,
 	): KeptLine | null {
 		if (kind === "summary") {
-			const kept = built ?? keptLine(raw, lineNo, bytes, kind);
+			const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.copyKept);
 			this.lastSummary.push(kept);
 			if (this.lastSummary.length > this.limits.lastSummaries) this.lastSummary.shift();
 			return kept;
@@ -309,20 +321,21 @@ export class LineSelector {
 		}
 		const used = this.perKind.get(kind) ?? 0;
 		if (used >= this.limits.perKind) return built;
-		const kept = built ?? keptLine(raw, lineNo, bytes, kind);
+		const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.copyKept);
 		this.perKind.set(kind, used + 1);
 		if (byText) {
 			const shape = this.shapeOf(facts, raw);
 			// Kept by its text: remember whether its shape is new, so the first of each shape leads the excerpt.
 			if (byShape.has(shape)) kept.shapeSeen = true;
-			else byShape.set(ownCopy(shape), kept);
+			else byShape.set(this.own(shape), kept);
 		}
-		byShape.set(ownCopy(key), kept);
+		byShape.set(this.own(key), kept);
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {
 				this.context.push(
-					this.previousKept ?? keptLine(this.previousRaw, this.previousLine, this.previousBytes, this.previousKind),
+					this.previousKept ??
+						keptLine(this.previousRaw, this.previousLine, this.previousBytes, this.previousKind, this.copyKept),
 				);
 			}
 			this.wantAfter = true;
@@ -334,7 +347,7 @@ export class LineSelector {
 		const text = normalizeEvidence(lastFrame(stripAnsi(raw)));
 		this.evidenceSize += text.length + 1;
 		if (this.evidenceSize > this.limits.evidenceBytes) this.evidence = null;
-		else this.evidence?.push(ownCopy(text));
+		else this.evidence?.push(this.own(text));
 	}
 
 	finish(): Selection {

@@ -13,6 +13,14 @@ import { createToolchainParser } from "./toolchains.js";
 /** Lines up to this long are remembered once scanned for locations. */
 const LOCATED_CHARS = 200;
 
+export interface ScanOptions {
+	/**
+	 * Copy what is kept past its line (ids, exceptions, locations) off the text it was cut from
+	 * (default true; see `ownCopy`). Needless when the caller holds the whole text anyway.
+	 */
+	copyKept?: boolean;
+}
+
 /** What the host knows about the command beyond its text. */
 export interface OutcomeHints {
 	tool?: string;
@@ -34,8 +42,8 @@ export interface OutcomeScanner {
  * A streaming outcome parser: feed every line once, in order, then `finish`. Each line costs time linear
  * in its length (patterns see at most its first 4 KiB) and the scanner's memory is bounded by fixed caps.
  */
-export function createOutcomeScanner(): OutcomeScanner {
-	const state = new ScanState();
+export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner {
+	const state = new ScanState(options.copyKept ?? true);
 	const diff = createDiffParser(state);
 	const toolchain = createToolchainParser(state);
 	const python = createPythonParser(state);

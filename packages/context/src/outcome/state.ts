@@ -93,6 +93,13 @@ export class ScanState {
 	private failureShapedLine = 0;
 	private errorShapedLine = 0;
 
+	/** `copyKept`: what is kept is copied off the text it was cut from (see `ownCopy`). */
+	constructor(private readonly copyKept = true) {}
+
+	private own(text: string): string {
+		return this.copyKept ? ownCopy(text) : text;
+	}
+
 	/** Records a line's kind: without an exit status, failure-shaped lines anywhere forbid a pass. */
 	shapedLike(kind: LineKind, lineNo: number): void {
 		if (kind === "failure") this.failureShapedLine = lineNo;
@@ -132,7 +139,7 @@ export class ScanState {
 		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
 		id = id.slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id)) return;
-		id = ownCopy(id);
+		id = this.own(id);
 		if (this.ids.length >= LIMITS.failingIds) {
 			// Past the cap ids are only counted, so a capsule never claims to list them all.
 			if (this.idSeen.size < LIMITS.countedIds) this.idSeen.add(id);
@@ -155,8 +162,8 @@ export class ScanState {
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
 		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
-		this.exceptionSeen.add(ownCopy(key));
-		this.exceptions.push({ type: ownCopy(type), message: ownCopy(msg), line });
+		this.exceptionSeen.add(this.own(key));
+		this.exceptions.push({ type: this.own(type), message: this.own(msg), line });
 	}
 
 	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
@@ -168,8 +175,8 @@ export class ScanState {
 		const library = isLibraryPath(file);
 		const list = library ? this.libraryLocations : this.projectLocations;
 		if (list.length >= (library ? LIMITS.libraryLocations : LIMITS.projectLocations)) return;
-		this.locationSeen.add(ownCopy(key));
-		const own = ownCopy(file);
+		this.locationSeen.add(this.own(key));
+		const own = this.own(file);
 		list.push(column === undefined ? { file: own, line, at } : { file: own, line, column, at });
 	}
 
