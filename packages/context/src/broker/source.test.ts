@@ -1,7 +1,18 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { TextCheck } from "../archive/text-check.js";
-import { LineSplitter, streamsEqual, visibleTextSource } from "./source.js";
+import type { ObservationInput } from "../types.js";
+import { scanObservation } from "./scan.js";
+import {
+	LineSplitter,
+	type ObservationSourceStream,
+	openObservationSource,
+	streamsEqual,
+	visibleTextSource,
+} from "./source.js";
 
 function split(chunks: Buffer[]): { text: string; line: number; bytes: number }[] {
 	const out: { text: string; line: number; bytes: number }[] = [];
@@ -97,6 +108,212 @@ describe("LineSplitter", () => {
 		for await (const chunk of visibleTextSource(text).chunks()) chunks.push(chunk);
 		expect(Buffer.concat(chunks).toString("utf8")).toBe(text);
 		expect(split(chunks).map((l) => l.text)).toEqual([text.split("\n")[0].slice(0, 4096), "À bientôt", "\u00ff"]);
+	});
+});
+
+type Line = { text: string; line: number; bytes: number };
+
+/** The contract: the lines of a plain decode of all the bytes, each shown as the splitter shows it. */
+function decodedLines(bytes: Buffer): Line[] {
+	if (bytes.length === 0) return [];
+	const texts = bytes.toString("utf8").split("\n");
+	const sizes: number[] = [];
+	let at = 0;
+	for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, at)) {
+		sizes.push(nl - at);
+		at = nl + 1;
+	}
+	sizes.push(bytes.length - at);
+	if (bytes[bytes.length - 1] === 0x0a) {
+		texts.pop();
+		sizes.pop();
+	}
+	return texts.map((text, i) => ({ text: finalFrame(text).slice(0, 4096), line: i + 1, bytes: sizes[i] }));
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer[]> {
+	const out: Buffer[] = [];
+	for await (const chunk of chunks) out.push(chunk);
+	return out;
+}
+
+/** Bytes as a file hands them out: 64 KiB reads. */
+function fileReads(bytes: Buffer): Buffer[] {
+	const out: Buffer[] = [];
+	for (let at = 0; at < bytes.length; at += 65_536) out.push(bytes.subarray(at, at + 65_536));
+	return out;
+}
+
+/** Text that puts `tail` right at the end of about `size` characters of `filler`. */
+const nearPieceEnd = (units: fc.Arbitrary<string>) =>
+	fc
+		.tuple(
+			fc.constantFrom("x", "é", "ÿ", "€", "😀", "\r", "\n", "ab\n"),
+			fc.constantFrom(32_768, 65_536, 98_304, 4096),
+			fc.integer({ min: -5, max: 5 }),
+			fc.string({ unit: units, maxLength: 12 }),
+		)
+		.map(
+			([filler, size, shift, tail]) => filler.repeat(Math.max(0, Math.floor((size + shift) / filler.length))) + tail,
+		);
+
+const visibleUnit = fc.constantFrom("a", "é", "ÿ", "\u0080", "€", "😀", "\ud83d", "\ude00", "\n", "\r", "\0", "\ufffd");
+
+describe("visible text and the same bytes read from a file", () => {
+	const roots: string[] = [];
+	afterAll(async () => {
+		await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+	});
+
+	it("give the lines of a plain decode of the bytes, characters and returns straddling every piece end", async () => {
+		await fc.assert(
+			fc.asyncProperty(
+				fc.array(nearPieceEnd(visibleUnit), { minLength: 1, maxLength: 3 }),
+				fc.array(fc.nat(), { maxLength: 6 }),
+				async (parts, offsets) => {
+					const text = parts.join("");
+					const bytes = Buffer.from(text, "utf8");
+					const expected = decodedLines(bytes);
+					const visible = await collect(visibleTextSource(text).chunks());
+					expect(Buffer.concat(visible).equals(bytes)).toBe(true);
+					expect(split(visible)).toEqual(expected);
+					expect(split(fileReads(bytes))).toEqual(expected);
+					expect(split(cut(bytes, offsets))).toEqual(expected);
+				},
+			),
+			{ numRuns: 30 },
+		);
+	});
+
+	it("give the lines of a plain decode of any bytes, invalid ones straddling the 32 KiB decoding steps", () => {
+		const awkward = [[0xff], [0x80], [0xc3], [0xe2, 0x82], [0xf0, 0x9f], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80]];
+		const piece = fc.oneof(
+			fc.constantFrom(...awkward.map((a) => Buffer.from(a))),
+			fc.constantFrom("a", "é", "€", "😀", "\n", "\r", "\0").map((s) => Buffer.from(s)),
+		);
+		const part = fc
+			.tuple(
+				fc.constantFrom([0x78], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0x0d], [0xff]),
+				fc.constantFrom(32_768, 65_536, 4096),
+				fc.integer({ min: -4, max: 4 }),
+				fc.array(piece, { maxLength: 8 }),
+			)
+			.map(([fill, size, shift, tail]) => {
+				const reps = Math.floor((size + shift) / fill.length);
+				return Buffer.concat([Buffer.alloc(reps * fill.length, Buffer.from(fill)), ...tail]);
+			});
+		fc.assert(
+			fc.property(
+				fc.array(part, { minLength: 1, maxLength: 3 }),
+				fc.array(fc.nat(), { maxLength: 6 }),
+				(parts, offsets) => {
+					const bytes = Buffer.concat(parts);
+					const expected = decodedLines(bytes);
+					expect(split(fileReads(bytes))).toEqual(expected);
+					expect(split(cut(bytes, offsets))).toEqual(expected);
+				},
+			),
+			{ numRuns: 60 },
+		);
+	});
+
+	it("show a lone surrogate of visible text as U+FFFD, as its bytes decode", async () => {
+		const text = `FAILED tests/test_a.py::test_\ud800x - boom\nend \udc00\n${"x".repeat(65_535)}\ud83d\n`;
+		const lines = split(await collect(visibleTextSource(text).chunks()));
+		expect(lines.slice(0, 2)).toEqual([
+			{ text: "FAILED tests/test_a.py::test_\ufffdx - boom", line: 1, bytes: 40 },
+			{ text: "end \ufffd", line: 2, bytes: 7 },
+		]);
+		expect(lines).toEqual(decodedLines(Buffer.from(text, "utf8")));
+	});
+
+	it("keep the last frame of a 10 MB line redrawn across many pieces, capped at 4096 characters", async () => {
+		const frames = Array.from({ length: 250_000 }, (_, i) => `[${"#".repeat(i % 50)}] ${i}/250000 é`);
+		const last = "€".repeat(5000);
+		const line = `${frames.join("\r")}\r${last}\r\r`;
+		const text = `${line}\nnext\n\n`;
+		const bytes = Buffer.from(text, "utf8");
+		expect(bytes.length).toBeGreaterThan(10_000_000);
+		const expected = [
+			{ text: `\r${"€".repeat(4095)}`, line: 1, bytes: Buffer.byteLength(line) },
+			{ text: "next", line: 2, bytes: 4 },
+			{ text: "", line: 3, bytes: 0 },
+		];
+		expect(split(await collect(visibleTextSource(text).chunks()))).toEqual(expected);
+		expect(split(fileReads(bytes))).toEqual(expected);
+		// One-byte text, so the visible text is cut in 32K-character pieces.
+		const ascii = `${frames.join("\r").replaceAll("é", "e")}\rdone`;
+		const wanted = [{ text: "\rdone", line: 1, bytes: ascii.length }];
+		expect(split(await collect(visibleTextSource(ascii).chunks()))).toEqual(wanted);
+		expect(split(fileReads(Buffer.from(ascii)))).toEqual(wanted);
+	});
+
+	it("read ASCII sliced out of a two-byte string as the same ASCII from a file", async () => {
+		const text = `€${"step ok\r\n".repeat(10_000)}tail`.slice(1);
+		const expected = decodedLines(Buffer.from(text));
+		expect(expected).toHaveLength(10_001);
+		expect(expected[0]).toEqual({ text: "step ok", line: 1, bytes: 8 });
+		expect(split(await collect(visibleTextSource(text).chunks()))).toEqual(expected);
+		expect(split(fileReads(Buffer.from(text)))).toEqual(expected);
+	});
+
+	/** Everything a scan learns but the source label, from the visible text and from a file of its bytes. */
+	async function scanBoth(text: string) {
+		const root = await mkdtemp(join(tmpdir(), "two-byte-"));
+		roots.push(root);
+		const path = join(root, "output.txt");
+		await writeFile(path, Buffer.from(text, "utf8"));
+		const input: ObservationInput = { tool: "bash", text, isError: false, exitCode: 1 };
+		const facts = async (stream: ObservationSourceStream) => {
+			const scan = await scanObservation(stream, input, null);
+			const { outcome, selection, bytes, lines, binary, mostlyBinary } = scan;
+			return { source: scan.source, outcome, selection, bytes, lines, binary, mostlyBinary, text: scan.text() };
+		};
+		const visible = await facts(visibleTextSource(text));
+		const file = await facts(await openObservationSource({ ...input, fullOutputPath: path }));
+		expect([visible.source, file.source]).toEqual(["visible-tool-result", "public-complete-output"]);
+		return { visible: { ...visible, source: undefined }, file: { ...file, source: undefined } };
+	}
+
+	const failing = [
+		"Traceback (most recent call last):",
+		'  File "/srv/app/mod_é.py", line 12, in run',
+		"ValueError: bad ÿ value",
+		"FAILED tests/test_x.py::test_ç - assert 1 == 2",
+		"tests/test_x.py:9: AssertionError",
+		"50%\r100%",
+		"===== 1 failed, 2 passed in 0.12s =====",
+	].join("\n");
+
+	it("scan alike: outcome, kept lines, evidence and text, for Latin-1, NUL, redrawn and two-byte outputs", async () => {
+		for (const text of [
+			`${"café naïve ÿ\n".repeat(8000)}${failing}`,
+			`${"é".repeat(32_767)}\rERROR: ÿ failed\n${failing}\n`,
+			`a\0b\n${failing}\n${"\0".repeat(40_000)}`,
+			`${"ok € line\n".repeat(10_000)}${failing}\r\r`,
+			`${"progress #####\r".repeat(300_000)}done\n${failing}`,
+		]) {
+			const { visible, file } = await scanBoth(text);
+			expect(visible).toEqual(file);
+			expect(visible.outcome.failingIds).toEqual(["tests/test_x.py::test_ç"]);
+		}
+	});
+
+	it("scan alike when the visible text holds a lone surrogate: the failing id shows U+FFFD", async () => {
+		const { visible, file } = await scanBoth(`FAILED tests/test_a.py::test_\ud800x - AssertionError\n${failing}\n`);
+		expect(visible).toEqual(file);
+		expect(visible.outcome.failingIds).toEqual(["tests/test_a.py::test_\ufffdx", "tests/test_x.py::test_ç"]);
+		expect(visible.text?.startsWith("FAILED tests/test_a.py::test_\ufffdx")).toBe(true);
+	});
+
+	it("scan alike for any text straddling piece ends", async () => {
+		await fc.assert(
+			fc.asyncProperty(fc.array(nearPieceEnd(visibleUnit), { minLength: 1, maxLength: 2 }), async (parts) => {
+				const { visible, file } = await scanBoth(`${parts.join("")}\n${failing}`);
+				expect(visible).toEqual(file);
+			}),
+			{ numRuns: 15 },
+		);
 	});
 });
 

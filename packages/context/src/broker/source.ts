@@ -53,11 +53,20 @@ function* textChunks(text: string): Iterable<Buffer> {
 		if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
 		const piece = text.slice(at, end);
 		const bytes = Buffer.from(piece, "utf8");
-		chunkTexts.set(bytes, oneByte ? twoByte(piece) : piece);
+		// A lone surrogate is encoded as U+FFFD (its bytes are those of one): lines show what the bytes
+		// decode to, as they do when the same bytes are read from a file.
+		const shown = oneByte ? twoByte(piece) : bytes.includes(REPLACEMENT) ? wellFormed(piece) : piece;
+		chunkTexts.set(bytes, shown);
 		yield bytes;
 		at = end;
 	}
 }
+
+/** U+FFFD in UTF-8: what a lone surrogate is encoded as. */
+const REPLACEMENT = Buffer.from("\ufffd", "utf8");
+
+/** The text with each lone surrogate replaced by U+FFFD (Node 20 has the method; its types come with ES2024). */
+const wellFormed = (text: string): string => (text as unknown as { toWellFormed(): string }).toWellFormed();
 
 /** The visible text as a source. */
 export function visibleTextSource(text: string): ObservationSourceStream {
