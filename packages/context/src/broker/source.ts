@@ -241,7 +241,7 @@ export class LineSplitter {
 const TWO_BYTE_PIECE = 32 * 1024;
 
 /** A character past U+00FF: V8 stores a string holding one as two-byte text, and every slice of it. */
-const PAST_LATIN1 = /[^\u0000-\u00ff]/;
+const PAST_LATIN1 = /[\u0100-\uffff]/;
 
 /**
  * One-byte text as a two-byte string of the same characters: the concatenation with a two-byte
