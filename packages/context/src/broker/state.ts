@@ -129,6 +129,10 @@ export function addRecent(state: BrokerState, entry: RecentObservation): void {
 
 /** Writes the state atomically (temporary file, then rename), so readers never see half a file. */
 export async function saveState(dir: string, state: BrokerState): Promise<void> {
+	writeState(dir, state);
+}
+
+function writeState(dir: string, state: BrokerState): void {
 	writeAtomicallySync(join(dir, STATE_FILE), JSON.stringify(state));
 }
 
@@ -143,7 +147,7 @@ export async function updateState(dir: string, change: (state: BrokerState) => v
 		async () => {
 			const state = loadStateNow(dir);
 			change(state);
-			writeAtomicallySync(join(dir, STATE_FILE), JSON.stringify(state));
+			writeState(dir, state);
 		},
 		{ what: "the broker state" },
 	);

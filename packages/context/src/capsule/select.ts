@@ -1,11 +1,12 @@
 import {
 	classifyLine,
+	type Keep,
+	keeper,
 	type LineKind,
 	LineTable,
 	lastFrame,
 	lineSlot,
 	normalizeEvidence,
-	ownCopy,
 	stripAnsi,
 } from "../outcome/index.js";
 import { foldKey, foldsByText, lineShape } from "./shape.js";
@@ -99,8 +100,8 @@ interface LineFacts {
 const SHAPE_SAMPLE_EVERY = 8;
 
 /** Builds a kept line: ANSI removed for display; bytes count what is shown (escapes removed from the kept part are not). */
-function keptLine(line: string, lineNo: number, bytes: number, kind: LineKind, copy: boolean): KeptLine {
-	const raw = copy ? ownCopy(line) : line;
+function keptLine(line: string, lineNo: number, bytes: number, kind: LineKind, keep: Keep): KeptLine {
+	const raw = keep(line);
 	const text = lastFrame(stripAnsi(raw));
 	const whole = bytes >= 0 ? bytes : Buffer.byteLength(raw);
 	const hidden = text.length === raw.length ? 0 : Buffer.byteLength(raw) - Buffer.byteLength(text);
@@ -143,7 +144,7 @@ class TailRing {
 		for (let i = 0; i < this.filled; i++) {
 			const at = (this.next - this.filled + i + this.size) % this.size;
 			// Built once the scan is over, from a few neighbouring lines: nothing to copy.
-			out.push(keptLine(this.raw[at], this.line[at], this.bytes[at], this.kind[at], false));
+			out.push(keptLine(this.raw[at], this.line[at], this.bytes[at], this.kind[at], keeper(false)));
 		}
 		return out;
 	}
@@ -171,6 +172,8 @@ export class LineSelector {
 	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
 	private readonly longLine: LineFacts = { kind: "plain", shape: null };
+	/** Applied to what is kept past its line (see `keeper`). */
+	private readonly own: Keep;
 	private shapesOverflow = 0;
 	/** The last non-blank line (line 0: none yet); its `KeptLine` when one was built for it. */
 	private previousRaw = "";
@@ -206,8 +209,9 @@ export class LineSelector {
 	 */
 	constructor(
 		private readonly limits: SelectorLimits = DEFAULT_SELECTOR_LIMITS,
-		private readonly copyKept = true,
+		copyKept = true,
 	) {
+		this.own = keeper(copyKept);
 		this.tail = new TailRing(Math.max(0, limits.tailLines));
 	}
 
@@ -239,7 +243,7 @@ export class LineSelector {
 		}
 		let kept: KeptLine | null = null;
 		if (inHead || (wantAfter && !decisive)) {
-			kept = keptLine(capped, lineNo, whole, kind, this.copyKept);
+			kept = keptLine(capped, lineNo, whole, kind, this.own);
 			if (inHead) this.head.push(kept);
 		}
 		if (wantAfter) {
@@ -282,10 +286,6 @@ export class LineSelector {
 		return facts.shape;
 	}
 
-	private own(text: string): string {
-		return this.copyKept ? ownCopy(text) : text;
-	}
-
 	private trackShape(shape: string): void {
 		if (this.shapes.has(shape)) return;
 		if (this.shapes.size < this.limits.shapes) this.shapes.add(this.own(shape));
@@ -302,7 +302,7 @@ export class LineSelector {
 		built: KeptLine | null,
 	): KeptLine | null {
 		if (kind === "summary") {
-			const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.copyKept);
+			const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.own);
 			this.lastSummary.push(kept);
 			if (this.lastSummary.length > this.limits.lastSummaries) this.lastSummary.shift();
 			return kept;
@@ -321,7 +321,7 @@ export class LineSelector {
 		}
 		const used = this.perKind.get(kind) ?? 0;
 		if (used >= this.limits.perKind) return built;
-		const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.copyKept);
+		const kept = built ?? keptLine(raw, lineNo, bytes, kind, this.own);
 		this.perKind.set(kind, used + 1);
 		if (byText) {
 			const shape = this.shapeOf(facts, raw);
@@ -335,7 +335,7 @@ export class LineSelector {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {
 				this.context.push(
 					this.previousKept ??
-						keptLine(this.previousRaw, this.previousLine, this.previousBytes, this.previousKind, this.copyKept),
+						keptLine(this.previousRaw, this.previousLine, this.previousBytes, this.previousKind, this.own),
 				);
 			}
 			this.wantAfter = true;

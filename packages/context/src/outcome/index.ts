@@ -17,7 +17,7 @@
  */
 export { stripAnsi } from "./ansi.js";
 export { classifyLine, type LineKind } from "./classify.js";
-export { LINE_SLOTS, LineTable, lineSlot, ownCopy } from "./line-slot.js";
+export { type Keep, keeper, LINE_SLOTS, LineTable, lineSlot } from "./line-slot.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
 export { normalizeEvidence, outcomeSignature } from "./signature.js";
 export { escapeControls, lastFrame, visibleText } from "./visible.js";

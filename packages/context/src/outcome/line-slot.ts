@@ -60,3 +60,13 @@ export function ownCopy(text: string): string {
 	// Slicing a concatenation first copies it into one new string; the slice is a view of that copy.
 	return ` ${text}`.slice(1);
 }
+
+/** What a scan applies to each string it keeps past its line: `ownCopy`, or nothing (see `copyKept`). */
+export type Keep = (text: string) => string;
+
+const keepAsIs: Keep = (text) => text;
+
+/** `ownCopy` when the pieces are not held elsewhere (`copy`), else the string as it is. */
+export function keeper(copy: boolean): Keep {
+	return copy ? ownCopy : keepAsIs;
+}

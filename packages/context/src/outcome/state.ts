@@ -1,6 +1,6 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
 import type { LineKind } from "./classify.js";
-import { ownCopy } from "./line-slot.js";
+import { type Keep, keeper } from "./line-slot.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
 export const LIMITS = {
@@ -93,11 +93,12 @@ export class ScanState {
 	private failureShapedLine = 0;
 	private errorShapedLine = 0;
 
-	/** `copyKept`: what is kept is copied off the text it was cut from (see `ownCopy`). */
-	constructor(private readonly copyKept = true) {}
+	/** Applied to what is kept past its line (see `keeper`). */
+	private readonly own: Keep;
 
-	private own(text: string): string {
-		return this.copyKept ? ownCopy(text) : text;
+	/** `copyKept`: what is kept is copied off the text it was cut from (see `ownCopy`). */
+	constructor(copyKept = true) {
+		this.own = keeper(copyKept);
 	}
 
 	/** Records a line's kind: without an exit status, failure-shaped lines anywhere forbid a pass. */
