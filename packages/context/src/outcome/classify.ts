@@ -163,6 +163,7 @@ const BULLET_FIRST = "-*•0123456789";
  * or an upper-case level further on. Most lines fail this one-character check, not a scan of the head.
  */
 const TRACE_FIRST = "[<0123456789TDVStdvsn";
+const PROGRESS_FIRST = "DCFRIEUBPWrGHL0123456789abcdef[>⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷.sxX․,!*";
 
 const MAY_SUMMARY = 1;
 const MAY_FAIL = 2;
@@ -170,6 +171,7 @@ const MAY_ERROR = 4;
 const MAY_WARN = 8;
 const MAY_BULLET = 16;
 const MAY_TRACE = 32;
+const MAY_PROGRESS = 64;
 
 /**
  * Per first character (UTF-16 code unit), the kinds whose start-anchored patterns it can open: one
@@ -186,6 +188,7 @@ const FIRST_FLAGS = (() => {
 	mark(WARNING_FIRST, MAY_WARN);
 	mark(BULLET_FIRST, MAY_BULLET);
 	mark(TRACE_FIRST, MAY_TRACE);
+	mark(PROGRESS_FIRST, MAY_PROGRESS);
 	return flags;
 })();
 
@@ -250,13 +253,14 @@ export function classifyLine(text: string): LineKind {
 	}
 	if (mayBeLocation(line) && LOCATION_ANY.test(line)) return "location";
 	if (
-		PROGRESS_ANY.test(line) ||
-		(hasProgressMark(line) && PROGRESS_INLINE.test(line)) ||
+		((may & MAY_PROGRESS) !== 0 && PROGRESS_ANY.test(line)) ||
+		(PROGRESS_MARK.test(line) && PROGRESS_INLINE.test(line)) ||
 		(text.includes("\r") && /\r./.test(text))
 	) {
 		return "progress";
 	}
-	if (line.charCodeAt(0) === 45 /* - */ && USAGE_OPTION.test(raw)) return "usage-option";
+	// A usage option is indented: its line is longer than its trimmed text.
+	if (line.charCodeAt(0) === 45 /* - */ && raw.length !== line.length && USAGE_OPTION.test(raw)) return "usage-option";
 	if ((may & MAY_BULLET) !== 0 && BULLET.test(raw)) return "bullet";
 	return "plain";
 }
@@ -277,7 +281,3 @@ function mayBeLocation(line: string): boolean {
 }
 
 const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;
-
-function hasProgressMark(line: string): boolean {
-	return PROGRESS_MARK.test(line);
-}

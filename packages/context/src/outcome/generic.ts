@@ -1,6 +1,6 @@
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
-import type { LineParser, ScanState } from "./state.js";
+import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** `exit code 2`, `Process exited with code 1`, `Command failed with exit status 3`, `│ exit code: 1`. */
 const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code|status):? (-?\d+)\W{0,3}$/i;
@@ -21,11 +21,11 @@ const ERROR_LINE_FIRST = "eEfFn";
  * What any output can say: counted summaries on result-shaped lines, typed exit statuses, exception
  * lines, Node error codes, and `error:` lines (evidence only when no clean summary follows).
  */
-export function createGenericParser(state: ScanState): LineParser {
+export function createGenericParser(state: ScanState): LineFamily {
 	let previousException = false;
 	let nodeCode: { code: string; line: number } | null = null;
 
-	return (text, trimmed, lineNo) => {
+	const line: LineParser = (text, trimmed, lineNo) => {
 		const afterException = previousException;
 		previousException = false;
 		if (trimmed === "") return false;
@@ -99,6 +99,7 @@ export function createGenericParser(state: ScanState): LineParser {
 		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
 		return false;
 	};
+	return { line, mode: () => (previousException ? 1 : 0) };
 }
 
 /** Same as `/\d\W{0,3}$/.test(text)` (a digit, then at most three non-word characters), reading only the end. */

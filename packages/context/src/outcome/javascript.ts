@@ -1,6 +1,6 @@
 import type { OutcomeCounts } from "../types.js";
 import { add } from "./counted.js";
-import type { LineParser, ScanState } from "./state.js";
+import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** `FAIL  file > suite > test`, `FAIL src/x.test.ts`, `FAIL  file [ file ]`, uvu `FAIL  Suite  "test"`. */
 const FAIL_HEADER = /^FAIL\s+(\S.*)$/;
@@ -23,7 +23,7 @@ const SUITE_NAMES_MAX = 1000;
 const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 
 /** jest, vitest, mocha, node's test runner (spec and TAP) and uvu. */
-export function createJavascriptParser(state: ScanState): LineParser {
+export function createJavascriptParser(state: ScanState): LineFamily {
 	/** Mocha prints failure details after `N failing`: numbered title paths whose leaf ends with `:`. */
 	let mochaDetails = false;
 	/** Last line of the title path being read after a numbered failure header (mocha details). */
@@ -39,7 +39,7 @@ export function createJavascriptParser(state: ScanState): LineParser {
 	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
 	const suiteNames = new Set<string>();
 
-	return (text, trimmed, lineNo) => {
+	const line: LineParser = (text, trimmed, lineNo) => {
 		if (mochaTitle !== null) {
 			// Each level of the title path is indented deeper than the one before; the last level is the
 			// test's own title, ending with a colon. The error message that follows is indented less.
@@ -221,6 +221,9 @@ export function createJavascriptParser(state: ScanState): LineParser {
 		}
 		return false;
 	};
+	// A mocha title path being read and a TAP failure's YAML block read the lines that follow them.
+	const mode = () => (mochaTitle !== null || tapFailure !== null ? -1 : mochaDetails ? 1 : 0);
+	return { line, mode };
 
 	function failHeader(rest: string, text: string): boolean {
 		// go: `FAIL	pkg	0.01s` belongs to the toolchain parser.

@@ -1,6 +1,6 @@
 import { countsOfPairs } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
-import type { LineParser, ScanState } from "./state.js";
+import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
 const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*?)(?: - (.*))?$/;
@@ -36,14 +36,14 @@ const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
 
 /** pytest, unittest and bare Python tracebacks. */
-export function createPythonParser(state: ScanState): LineParser {
+export function createPythonParser(state: ScanState): LineFamily {
 	/** Indentation of the open traceback, or -1 outside one. */
 	let tracebackIndent = -1;
 	let unittestHeaderLine = -1;
 	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
 	let pytestFailureSection = false;
 
-	return (text, trimmed, lineNo) => {
+	const line: LineParser = (text, trimmed, lineNo) => {
 		if (trimmed === "") return false;
 
 		if (tracebackIndent >= 0) {
@@ -166,4 +166,8 @@ export function createPythonParser(state: ScanState): LineParser {
 
 		return false;
 	};
+	// A traceback reads the lines that follow it, and so does a unittest header (`Doctest: `).
+	const mode = (lineNo: number) =>
+		tracebackIndent >= 0 || unittestHeaderLine === lineNo - 1 ? -1 : pytestFailureSection ? 1 : 0;
+	return { line, mode };
 }

@@ -10,8 +10,10 @@ import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";
 
-/** Lines up to this long are remembered once scanned for locations. */
+/** Lines up to this long are remembered once scanned (see `known`). */
 const LOCATED_CHARS = 200;
+/** The line was scanned for locations. */
+const LOCATED = 1;
 
 export interface ScanOptions {
 	/**
@@ -49,32 +51,54 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 	const python = createPythonParser(state);
 	const javascript = createJavascriptParser(state);
 	const generic = createGenericParser(state);
+	/** The families' modes in one number (see `LineFamily.mode`); -1 when one of them reads on. */
+	const modes = (lineNo: number): number => {
+		const a = toolchain.mode(lineNo);
+		const b = python.mode(lineNo);
+		const c = javascript.mode(lineNo);
+		const d = generic.mode(lineNo);
+		return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : a | (b << 1) | (c << 2) | (d << 3);
+	};
 	/**
-	 * Recent short lines already scanned for locations: a line seen before names only locations
-	 * already recorded (or refused, for good), so its scan is skipped.
+	 * What is known of recent short lines: `LOCATED`, or `inert(...)`. A line seen before names only
+	 * locations already recorded (or refused, for good), so its location scan is skipped. A line no
+	 * family took and that changed nothing is skipped by the families too when it comes again in the
+	 * same modes (most repeated lines: blanks, indentation, passing tests...).
 	 */
-	const located = new LineTable<true>();
+	const known = new LineTable<number>();
+	/** Runners confirmed so far: bounded by the runner names there are. */
+	const inert = (mode: number, runners: number) => LOCATED | 2 | (mode << 2) | (runners << 6);
 	return {
 		line(raw, lineNo, kind) {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
 			state.shapedLike(kind ?? classifyLine(raw), lineNo);
-			if (text.length > LOCATED_CHARS) scanLocations(text, lineNo, state);
-			else {
-				const slot = lineSlot(text);
-				if (located.get(text, slot) === undefined) {
-					scanLocations(text, lineNo, state);
-					located.set(text, slot, true);
-				}
-			}
+			const slot = text.length > LOCATED_CHARS ? -1 : lineSlot(text);
+			const seen = slot < 0 ? 0 : (known.get(text, slot) ?? 0);
+			if (seen === 0) scanLocations(text, lineNo, state);
+			const mode = modes(lineNo);
+			if (mode >= 0 && seen === inert(mode, state.runnersConfirmed)) return;
 			const trimmed = text.trim();
 			state.startLine(text, trimmed);
+			const reports = state.reports;
+			const failed = state.hardFailure;
+			const exitCode = state.statedExitCode;
 			// Every family sees every line (each keeps its own multi-line context); the generic rules
 			// apply only to lines no family claimed.
-			const claimed = toolchain(text, trimmed, lineNo);
-			const byPython = python(text, trimmed, lineNo);
-			const byJavascript = javascript(text, trimmed, lineNo);
-			if (!claimed && !byPython && !byJavascript) generic(text, trimmed, lineNo);
+			const claimed = toolchain.line(text, trimmed, lineNo);
+			const byPython = python.line(text, trimmed, lineNo);
+			const byJavascript = javascript.line(text, trimmed, lineNo);
+			const taken = claimed || byPython || byJavascript || generic.line(text, trimmed, lineNo);
+			if (slot < 0) return;
+			const unchanged =
+				mode >= 0 &&
+				!taken &&
+				state.reports === reports &&
+				state.hardFailure === failed &&
+				state.statedExitCode === exitCode &&
+				modes(lineNo + 1) === mode;
+			const now = unchanged ? inert(mode, state.runnersConfirmed) : LOCATED;
+			if (now !== seen) known.set(text, slot, now);
 		},
 		finish(hints) {
 			return state.build(hints?.exitCode, hints?.isError, hints?.command);

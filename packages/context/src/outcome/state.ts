@@ -62,6 +62,19 @@ type Location = Outcome["locations"][number];
  */
 export type LineParser = (text: string, trimmed: string, lineNo: number) => boolean;
 
+/** A family of rules and the multi-line context it keeps between lines. */
+export interface LineFamily {
+	line: LineParser;
+	/**
+	 * The context the family reads line `lineNo` in, as a small number (its switches: a section, a
+	 * phase), or -1 while it reads lines in a way a number does not say (a traceback, a title, a file's
+	 * rows). A line that no family claims and that reports nothing and changes no mode does the same
+	 * whenever it comes again in the same modes, with the same runners confirmed (see
+	 * `ScanState.runnersConfirmed`): the scanner skips it.
+	 */
+	mode(lineNo: number): number;
+}
+
 /**
  * Everything one scan has learned so far. Parsers report facts here; `build` turns them into an `Outcome`.
  * Every collection is capped (see `LIMITS`), so memory stays bounded however many lines arrive.
@@ -107,6 +120,14 @@ export class ScanState {
 		else if (kind === "exception" || kind === "error") this.errorShapedLine = lineNo;
 	}
 
+	/** Facts reported so far (ids, exceptions, locations, summaries, counts, runners, soft failures). */
+	reports = 0;
+
+	/** How many runners are confirmed: rules read it (`isConfirmed`), so a line may mean more once it grows. */
+	get runnersConfirmed(): number {
+		return this.confirmed.size;
+	}
+
 	private confirmRunner(runner: string): void {
 		this.confirmed.add(runner);
 		if (JAVASCRIPT_RUNNERS.has(runner)) this.confirmed.add("js-test");
@@ -118,6 +139,7 @@ export class ScanState {
 
 	/** A runner was seen (header, id shape); a summary's runner wins over this. */
 	sawRunner(runner: string): void {
+		this.reports++;
 		this.confirmRunner(runner);
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
@@ -135,6 +157,7 @@ export class ScanState {
 	}
 
 	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean } = {}): void {
+		this.reports++;
 		let id = raw.trim();
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
 		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
@@ -153,12 +176,14 @@ export class ScanState {
 
 	/** Withdraws an id that turned out to name a group (a suite failing only through its tests). */
 	removeId(id: string): void {
+		this.reports++;
 		if (!this.idSeen.delete(id)) return;
 		const index = this.ids.findIndex((entry) => entry.id === id);
 		if (index >= 0) this.ids.splice(index, 1);
 	}
 
 	addException(type: string, message: string, line: number): void {
+		this.reports++;
 		const msg = message.trim().slice(0, LIMITS.messageLength);
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
@@ -168,6 +193,7 @@ export class ScanState {
 	}
 
 	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
+		this.reports++;
 		if (!Number.isSafeInteger(line) || line < 0) return;
 		const file = rawFile.startsWith("file://") ? rawFile.slice(7) : rawFile;
 		if (file.length > LIMITS.pathLength) return;
@@ -186,6 +212,7 @@ export class ScanState {
 	 * null: neutral (e.g. a total without verdict).
 	 */
 	summary(lineNo: number, runner: string, clean: boolean | null): void {
+		this.reports++;
 		if (this.summaryLines[this.summaryLines.length - 1] !== lineNo) {
 			if (this.summaryLines.length >= LIMITS.summaryLines) this.summaryLines.shift();
 			this.summaryLines.push(lineNo);
@@ -199,6 +226,7 @@ export class ScanState {
 
 	/** Counts of a summary. `fresh` starts a new tally (a new run); otherwise fields merge. */
 	setCounts(runner: string, counts: OutcomeCounts, fresh: boolean): void {
+		this.reports++;
 		if (fresh || this.counts === null || this.countsRunner !== runner) this.counts = {};
 		this.countsRunner = runner;
 		Object.assign(this.counts, counts);
@@ -206,6 +234,7 @@ export class ScanState {
 
 	/** Adds counts to the tally (runners that print one summary per test binary, like cargo). */
 	addCounts(runner: string, counts: OutcomeCounts): void {
+		this.reports++;
 		if (this.counts === null || this.countsRunner !== runner) this.counts = {};
 		this.countsRunner = runner;
 		for (const [key, value] of Object.entries(counts) as [keyof OutcomeCounts, number][]) {
@@ -214,6 +243,7 @@ export class ScanState {
 	}
 
 	softFailure(lineNo: number): void {
+		this.reports++;
 		this.softFailureLine = lineNo;
 	}
 

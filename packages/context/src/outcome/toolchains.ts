@@ -1,5 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
-import type { LineParser, ScanState } from "./state.js";
+import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 const TSC_PAREN = /^(\S.*?)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
 const TSC_PRETTY = /^(\S.*?):(\d+):(\d+) - error (TS\d+): (.*)$/;
@@ -31,13 +31,13 @@ const RUFF_CODE = /^([A-Z]{1,4}\d{3,4}) (\S.*)$/;
 const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
 
 /** tsc, eslint, cargo and rustc, go test, maven, gradle, mypy, ruff and npm. */
-export function createToolchainParser(state: ScanState): LineParser {
+export function createToolchainParser(state: ScanState): LineFamily {
 	let eslintFile: string | null = null;
 	let mavenIds = false;
 	let mypyOpen = false;
 	let ruffPending: { code: string; message: string; line: number } | null = null;
 
-	return (text, trimmed, lineNo) => {
+	const line: LineParser = (text, trimmed, lineNo) => {
 		const pendingRuff = ruffPending;
 		ruffPending = null;
 		if (trimmed === "") {
@@ -268,4 +268,7 @@ export function createToolchainParser(state: ScanState): LineParser {
 
 		return false;
 	};
+	// An eslint file's rows, a mypy error's code line and ruff's `-->` line are read after their header.
+	const mode = () => (eslintFile !== null || mypyOpen || ruffPending !== null ? -1 : mavenIds ? 1 : 0);
+	return { line, mode };
 }
