@@ -30,30 +30,49 @@ const STACK_GAP = 2;
  */
 export function rankLocations(locations: Outcome["locations"]): RankedLocation[] {
 	const seen = new Set<string>();
-	const unique: (Outcome["locations"][number] & { order: number })[] = [];
+	const unique: Outcome["locations"][number][] = [];
 	for (const loc of locations) {
 		const key = `${loc.file}:${loc.line}`;
 		if (seen.has(key)) continue;
 		seen.add(key);
-		unique.push({ ...loc, order: unique.length });
+		unique.push(loc);
 	}
-	const rank = new Map<number, LocationRank>();
-	const byOutput = [...unique].sort((a, b) => a.at - b.at || a.order - b.order);
+	// A file's frames are all library frames or none: its path is tested once.
+	const libraryFile = new Map<string, boolean>();
+	const library = unique.map((loc) => {
+		let is = libraryFile.get(loc.file);
+		if (is === undefined) {
+			is = isLibraryPath(loc.file);
+			libraryFile.set(loc.file, is);
+		}
+		return is;
+	});
+	const byOutput = unique.map((_, order) => order).sort((a, b) => unique[a].at - unique[b].at || a - b);
+	const rank = new Array<LocationRank>(unique.length).fill(0);
 	for (let start = 0; start < byOutput.length; ) {
 		let end = start + 1;
-		while (end < byOutput.length && byOutput[end].at - byOutput[end - 1].at <= STACK_GAP) end++;
-		const run = byOutput.slice(start, end);
-		const library = run.map((loc) => isLibraryPath(loc.file));
-		const project = run.filter((_, index) => !library[index]);
-		const isStack = new Set(run.map((loc) => loc.file)).size > 1;
-		for (const [index, loc] of run.entries()) {
-			if (library[index]) rank.set(loc.order, 2);
-			else if (isStack && loc !== project[0] && loc !== project[project.length - 1]) rank.set(loc.order, 1);
-			else rank.set(loc.order, 0);
+		while (end < byOutput.length && unique[byOutput[end]].at - unique[byOutput[end - 1]].at <= STACK_GAP) end++;
+		let firstProject = -1;
+		let lastProject = -1;
+		let isStack = false;
+		for (let at = start; at < end; at++) {
+			const order = byOutput[at];
+			if (unique[order].file !== unique[byOutput[start]].file) isStack = true;
+			if (library[order]) rank[order] = 2;
+			else {
+				if (firstProject < 0) firstProject = order;
+				lastProject = order;
+			}
+		}
+		if (isStack) {
+			for (let at = start; at < end; at++) {
+				const order = byOutput[at];
+				if (!library[order] && order !== firstProject && order !== lastProject) rank[order] = 1;
+			}
 		}
 		start = end;
 	}
-	return unique.map((loc) => ({ file: loc.file, line: loc.line, rank: rank.get(loc.order) ?? 0, order: loc.order }));
+	return unique.map((loc, order) => ({ file: loc.file, line: loc.line, rank: rank[order], order }));
 }
 
 /**
