@@ -112,6 +112,8 @@ const TRACE_LEVEL = new RegExp(
 );
 /** Cheap test that a line's head may hold a trace level at all. */
 const TRACE_WORD = /DEBUG|TRACE|VERBOSE|SILLY|DBG|TRC|debug|trace|verbose|silly|dbg|trc/;
+/** A level word or `npm ` opening the line (`TRACE_LEVEL` without a timestamp or bracket first). */
+const TRACE_START = /^(?:TRACE|DEBUG|VERBOSE|SILLY|DBG|TRC|trace|debug|verbose|silly|dbg|trc|npm )/;
 
 const PROGRESS = [
 	/^(?:Downloading|Downloaded|Collecting|Fetching|Resolving|Installing|Extracting|Unpacking|Compiling|Building|Preparing|Processing|Uploading|Pulling|Pushing|Receiving objects|Resolving deltas|Counting objects|Compressing objects|Writing objects|remote: (?:Counting|Compressing|Enumerating))\b/,
@@ -159,10 +161,12 @@ const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";
 /**
- * What a `TRACE_LEVEL` match needs: a level word, bracket, `<`, timestamp digit or `npm` at the start,
- * or an upper-case level further on. Most lines fail this one-character check, not a scan of the head.
+ * What a `TRACE_LEVEL` match needs: a bracket, `<` or timestamp digit at the start, a level word or
+ * `npm ` opening the line (`TRACE_START`, whose first characters are `TRACE_WORD_FIRST`), or an
+ * upper-case level further on. Most lines fail these one-character checks, not a scan of the head.
  */
-const TRACE_FIRST = "[<0123456789TDVStdvsn";
+const TRACE_FIRST = "[<0123456789";
+const TRACE_WORD_FIRST = "TDVStdvsn";
 const PROGRESS_FIRST = "DCFRIEUBPWrGHL0123456789abcdef[>⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⣾⣽⣻⢿⡿⣟⣯⣷.sxX․,!*";
 
 const MAY_SUMMARY = 1;
@@ -172,6 +176,7 @@ const MAY_WARN = 8;
 const MAY_BULLET = 16;
 const MAY_TRACE = 32;
 const MAY_PROGRESS = 64;
+const MAY_TRACE_WORD = 128;
 
 /**
  * Per first character (UTF-16 code unit), the kinds whose start-anchored patterns it can open: one
@@ -189,6 +194,7 @@ const FIRST_FLAGS = (() => {
 	mark(BULLET_FIRST, MAY_BULLET);
 	mark(TRACE_FIRST, MAY_TRACE);
 	mark(PROGRESS_FIRST, MAY_PROGRESS);
+	mark(TRACE_WORD_FIRST, MAY_TRACE_WORD);
 	return flags;
 })();
 
@@ -227,11 +233,13 @@ export function classifyLine(text: string): LineKind {
 	) {
 		return "exception";
 	}
-	const head = line.length > 80 ? line.slice(0, 80) : line;
 	if (
-		((may & MAY_TRACE) !== 0 || head.includes("TRACE") || head.includes("DEBUG")) &&
-		TRACE_WORD.test(head) &&
-		TRACE_LEVEL.test(head)
+		((may & MAY_TRACE) !== 0 ||
+			((may & MAY_TRACE_WORD) !== 0 && TRACE_START.test(line)) ||
+			inHead(line, "TRACE") ||
+			inHead(line, "DEBUG")) &&
+		TRACE_WORD.test(headOf(line)) &&
+		TRACE_LEVEL.test(headOf(line))
 	) {
 		return "trace";
 	}
@@ -239,21 +247,22 @@ export function classifyLine(text: string): LineKind {
 		((may & MAY_ERROR) !== 0 && ERROR_ANY.test(line)) ||
 		(marked && line.includes("error") && INLINE_ERROR.test(line)) ||
 		(marked &&
-			(head.includes("ERROR") || head.includes("FATAL") || head.includes("CRITICAL")) &&
-			LOGGED_ERROR.test(head))
+			(inHead(line, "ERROR") || inHead(line, "FATAL") || inHead(line, "CRITICAL")) &&
+			LOGGED_ERROR.test(headOf(line)))
 	) {
 		return "error";
 	}
 	if (
 		((may & MAY_WARN) !== 0 && WARNING_ANY.test(line)) ||
 		(marked && line.includes("arning: ") && INLINE_WARNING.test(line)) ||
-		(marked && head.includes("WARN") && LOGGED_WARNING.test(head))
+		(marked && inHead(line, "WARN") && LOGGED_WARNING.test(headOf(line)))
 	) {
 		return "warning";
 	}
 	if (mayBeLocation(line) && LOCATION_ANY.test(line)) return "location";
 	if (
 		((may & MAY_PROGRESS) !== 0 && PROGRESS_ANY.test(line)) ||
+		percentShown(line) ||
 		(PROGRESS_MARK.test(line) && PROGRESS_INLINE.test(line)) ||
 		(text.includes("\r") && /\r./.test(text))
 	) {
@@ -281,3 +290,62 @@ function mayBeLocation(line: string): boolean {
 }
 
 const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;
+
+/** The part of a line that level words are looked for in (a logger's level comes early). */
+const HEAD_CHARS = 80;
+
+const headOf = (line: string): string => (line.length > HEAD_CHARS ? line.slice(0, HEAD_CHARS) : line);
+
+/** `headOf(line).includes(word)`, without cutting the head off: the first occurrence is the one that counts. */
+function inHead(line: string, word: string): boolean {
+	const at = line.indexOf(word);
+	return at >= 0 && at + word.length <= HEAD_CHARS;
+}
+
+const isWordCode = (code: number) =>
+	isDigitCode(code) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+
+/** JavaScript's `\s`. */
+const isSpaceCode = (code: number) =>
+	code === 32 ||
+	(code >= 9 && code <= 13) ||
+	code === 0xa0 ||
+	code === 0x1680 ||
+	(code >= 0x2000 && code <= 0x200a) ||
+	code === 0x2028 ||
+	code === 0x2029 ||
+	code === 0x202f ||
+	code === 0x205f ||
+	code === 0x3000 ||
+	code === 0xfeff;
+
+/**
+ * Whether a number ends at `end` as `PROGRESS_INLINE`'s percentage wants it before its `%`:
+ * `\b\d{1,3}(?:\.\d+)?`. A word boundary before a digit means no word character before it, so
+ * each digit run is whole.
+ */
+function percentNumberEndsAt(line: string, end: number): boolean {
+	let start = end;
+	while (start > 0 && isDigitCode(line.charCodeAt(start - 1))) start--;
+	if (start === end) return false;
+	if (end - start <= 3 && (start === 0 || !isWordCode(line.charCodeAt(start - 1)))) return true;
+	// A fraction: its integer part is one to three digits after a boundary.
+	if (start < 2 || line.charCodeAt(start - 1) !== 46 /* . */) return false;
+	const dot = start - 1;
+	let whole = dot;
+	while (whole > 0 && isDigitCode(line.charCodeAt(whole - 1))) whole--;
+	return dot - whole >= 1 && dot - whole <= 3 && (whole === 0 || !isWordCode(line.charCodeAt(whole - 1)));
+}
+
+/**
+ * `PROGRESS_INLINE`'s percentage (`\b\d{1,3}(?:\.\d+)?\s?%`), read back from each `%`: a
+ * test run's `[ 52%]` is found without the pattern's walk over the whole line.
+ */
+export function percentShown(line: string): boolean {
+	for (let at = line.indexOf("%"); at !== -1; at = line.indexOf("%", at + 1)) {
+		if (at === 0) continue;
+		if (percentNumberEndsAt(line, at)) return true;
+		if (isSpaceCode(line.charCodeAt(at - 1)) && percentNumberEndsAt(line, at - 1)) return true;
+	}
+	return false;
+}

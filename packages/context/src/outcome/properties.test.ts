@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { percentShown } from "./classify.js";
 import { classifyLine, createOutcomeScanner, parseOutcome } from "./index.js";
 
 /** Lines drawn from real shapes plus arbitrary text, so the parsers meet both. */
@@ -58,5 +59,48 @@ describe("properties over arbitrary output", () => {
 			}),
 			{ numRuns: 300 },
 		);
+	});
+
+	it("finds a percentage exactly where the progress pattern's percentage matches", () => {
+		const percentage = /\b\d{1,3}(?:\.\d+)?\s?%/;
+		const piece = fc.constantFrom(
+			"%",
+			" ",
+			".",
+			"1",
+			"22",
+			"333",
+			"4444",
+			"a",
+			"_",
+			"-",
+			"[",
+			"\u00a0",
+			"\u3000",
+			"\t",
+			"é",
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { maxLength: 14 }), (pieces) => {
+				const line = pieces.join("");
+				expect(percentShown(line)).toBe(percentage.test(line));
+			}),
+			{ numRuns: 20000 },
+		);
+		for (const line of [
+			"[ 52%]",
+			"1.5%",
+			"1234%",
+			"x1%",
+			"_5 %",
+			"5\u00a0%",
+			"9.12345%",
+			"1234.5%",
+			"a.5%",
+			"%5%",
+			"12..5%",
+		]) {
+			expect(percentShown(line)).toBe(percentage.test(line));
+		}
 	});
 });
