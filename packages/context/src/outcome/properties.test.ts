@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { percentShown } from "./classify.js";
-import { classifyLine, createOutcomeScanner, parseOutcome } from "./index.js";
+import { classifyLine, createOutcomeScanner, parseOutcome, stripAnsi } from "./index.js";
 
 /** Lines drawn from real shapes plus arbitrary text, so the parsers meet both. */
 const shapedLine = fc.oneof(
@@ -102,5 +102,44 @@ describe("properties over arbitrary output", () => {
 		]) {
 			expect(percentShown(line)).toBe(percentage.test(line));
 		}
+	});
+
+	it("strips exactly the escape sequences of the five ANSI patterns tried one after another", () => {
+		const esc = "\\u001b";
+		// The alternatives as plain text reads them: CSI, OSC, charset, two-byte escape, 8-bit CSI.
+		const reference = new RegExp(
+			`${esc}\\[[0-?]*[ -/]*[@-~]|${esc}\\][^\\u0007${esc}]*(?:\\u0007|${esc}\\\\)|${esc}[()*+][0-9A-Za-z]|${esc}[@-Z\\\\-_]|\\u009b[0-?]*[ -/]*[@-~]`,
+			"g",
+		);
+		const piece = fc.constantFrom(
+			"\u001b",
+			"\u009b",
+			"[",
+			"]",
+			"(",
+			"+",
+			"0",
+			"1",
+			";",
+			"m",
+			"A",
+			"\\",
+			"\u0007",
+			"-",
+			"_",
+			"@",
+			"~",
+			" ",
+			"x",
+			"?",
+			"/",
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { minLength: 1, maxLength: 12 }), (pieces) => {
+				const line = pieces.join("");
+				expect(stripAnsi(line)).toBe(line.replace(reference, ""));
+			}),
+			{ numRuns: 20000 },
+		);
 	});
 });
