@@ -80,7 +80,12 @@ export function createPythonParser(state: ScanState): LineFamily {
 			return true;
 		}
 
-		if (first === 70 /* F */ || first === 69 /* E */ || first === 91 /* [ */) {
+		// Each of these opens with `FAIL`, `ERROR` or an xdist worker (`[gw`).
+		if (
+			(first === 70 /* F */ && trimmed.startsWith("FAIL")) ||
+			(first === 69 /* E */ && trimmed.startsWith("ERROR")) ||
+			(first === 91 /* [ */ && trimmed.startsWith("[gw"))
+		) {
 			const result = PYTEST_RESULT.exec(trimmed);
 			if (result && PYTEST_NODE.test(result[2])) {
 				state.addId(result[2], { needs: "pytest", marked: true });

@@ -114,7 +114,8 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first === 116 /* t */) {
+		// cargo's test lines open with `test `, a panic with `thread '`: most lines starting with `t` are neither.
+		if (first === 116 /* t */ && (trimmed.startsWith("test ") || trimmed.startsWith("thread '"))) {
 			const result = CARGO_RESULT.exec(trimmed);
 			if (result) {
 				const counts: OutcomeCounts = {
@@ -253,7 +254,8 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first >= 65 && first <= 90 && text === trimmed) {
+		// A rule code is one to four capitals and then digits: a digit among the next four characters.
+		if (first >= 65 && first <= 90 && text === trimmed && digitWithin(trimmed, 1, 4)) {
 			const ruff = RUFF_CODE.exec(trimmed);
 			if (ruff) ruffPending = { code: ruff[1], message: ruff[2], line: lineNo };
 		}
@@ -271,4 +273,13 @@ export function createToolchainParser(state: ScanState): LineFamily {
 	// An eslint file's rows, a mypy error's code line and ruff's `-->` line are read after their header.
 	const mode = () => (eslintFile !== null || mypyOpen || ruffPending !== null ? -1 : mavenIds ? 1 : 0);
 	return { line, mode };
+}
+
+/** Whether one of the characters at `from` to `to` (inclusive) is an ASCII digit. */
+function digitWithin(text: string, from: number, to: number): boolean {
+	for (let at = from; at <= to; at++) {
+		const code = text.charCodeAt(at);
+		if (code >= 48 && code <= 57) return true;
+	}
+	return false;
 }
