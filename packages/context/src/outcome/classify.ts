@@ -1,6 +1,6 @@
 import { visibleLine } from "./ansi.js";
 import { parseCountedLine } from "./counted.js";
-import { exceptionOf } from "./diagnostics.js";
+import { exceptionOf, isSpaceCode } from "./diagnostics.js";
 
 /** The role a single output line plays, for capsule selection and burst detection. */
 export type LineKind =
@@ -304,20 +304,6 @@ function inHead(line: string, word: string): boolean {
 
 const isWordCode = (code: number) =>
 	isDigitCode(code) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
-
-/** JavaScript's `\s`. */
-const isSpaceCode = (code: number) =>
-	code === 32 ||
-	(code >= 9 && code <= 13) ||
-	code === 0xa0 ||
-	code === 0x1680 ||
-	(code >= 0x2000 && code <= 0x200a) ||
-	code === 0x2028 ||
-	code === 0x2029 ||
-	code === 0x202f ||
-	code === 0x205f ||
-	code === 0x3000 ||
-	code === 0xfeff;
 
 /**
  * Whether a number ends at `end` as `PROGRESS_INLINE`'s percentage wants it before its `%`:

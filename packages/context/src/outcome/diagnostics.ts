@@ -45,7 +45,7 @@ const PAREN_POSITION = /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): /;
 const HAS_EXTENSION = /[^/\\]\.[A-Za-z][\w]{0,9}$/;
 
 /** JavaScript's `\s`: what may not appear in a path token, and what may stand before one. */
-function isSpaceCode(code: number): boolean {
+export function isSpaceCode(code: number): boolean {
 	if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
 	if (code < 0xa0) return false;
 	return (
