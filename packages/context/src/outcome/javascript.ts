@@ -50,7 +50,8 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				mochaTitleLines++;
 				return true;
 			}
-			if (mochaTitle.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha" });
+			// The title was read on an earlier line: the spaces ending this one are not part of it.
+			if (mochaTitle.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha", earlierLine: true });
 			mochaTitle = null;
 		}
 		if (trimmed === "") return false;
@@ -82,7 +83,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const test = JEST_TEST.exec(trimmed);
 			if (test) {
 				if (test[1].startsWith("Test suite failed to run")) {
-					if (jestFailFile !== null) state.addId(jestFailFile, { needs: "jest" });
+					if (jestFailFile !== null) state.addId(jestFailFile, { needs: "jest", earlierLine: true });
 					jestSuiteErrors++;
 					state.hardFailure = true;
 				} else if (!JEST_NOT_A_TEST.test(test[1])) {
@@ -222,6 +223,8 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		return false;
 	};
 	// A mocha title path being read and a TAP failure's YAML block read the lines that follow them.
+	// `suiteNames` only grows, and a known suite only turns a claimed `✖ name` line into an unclaimed
+	// one: a line found inert stays inert, so the set is no part of the mode.
 	const mode = () => (mochaTitle !== null || tapFailure !== null ? -1 : mochaDetails ? 1 : 0);
 	return { line, mode };
 

@@ -411,6 +411,21 @@ describe("failure evidence without a known runner or exit status", () => {
 });
 
 describe("failing ids", () => {
+	it("gives a mocha title read on an earlier line none of the spaces that end the next one", () => {
+		const outcome = parseOutcome(
+			lines(
+				"  1 failing",
+				"",
+				"  1) suite",
+				"       b:",
+				"     AssertionError: expected b  ",
+				"      at Context.<anonymous> (test/x.js:3:9)",
+			),
+			{ command: "mocha" },
+		);
+		expect(outcome.failingIds).toEqual(["b"]);
+	});
+
 	it("lists each test once, in first-seen order, across verbose lines, xdist lines and the short summary", () => {
 		const outcome = parseOutcome(
 			lines(

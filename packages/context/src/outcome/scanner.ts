@@ -51,13 +51,13 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 	const python = createPythonParser(state);
 	const javascript = createJavascriptParser(state);
 	const generic = createGenericParser(state);
-	/** The families' modes in one number (see `LineFamily.mode`); -1 when one of them reads on. */
+	/** The families' modes in one number, four bits each (see `LineFamily.mode`); -1 when one of them reads on. */
 	const modes = (lineNo: number): number => {
 		const a = toolchain.mode(lineNo);
 		const b = python.mode(lineNo);
 		const c = javascript.mode(lineNo);
 		const d = generic.mode(lineNo);
-		return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : a | (b << 1) | (c << 2) | (d << 3);
+		return a < 0 || b < 0 || c < 0 || d < 0 ? -1 : a | (b << 4) | (c << 8) | (d << 12);
 	};
 	/**
 	 * What is known of recent short lines: `LOCATED`, or `inert(...)`. A line seen before names only
@@ -66,8 +66,8 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 	 * same modes (most repeated lines: blanks, indentation, passing tests...).
 	 */
 	const known = new LineTable<number>();
-	/** Runners confirmed so far: bounded by the runner names there are. */
-	const inert = (mode: number, runners: number) => LOCATED | 2 | (mode << 2) | (runners << 6);
+	/** A line found inert in these modes with this many runners confirmed (a few dozen runner names at most). */
+	const inert = (mode: number, runners: number) => LOCATED | 2 | (mode << 2) | (runners << 18);
 	return {
 		line(raw, lineNo, kind) {
 			const text = visibleLine(raw);

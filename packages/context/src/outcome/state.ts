@@ -66,11 +66,12 @@ export type LineParser = (text: string, trimmed: string, lineNo: number) => bool
 export interface LineFamily {
 	line: LineParser;
 	/**
-	 * The context the family reads line `lineNo` in, as a small number (its switches: a section, a
-	 * phase), or -1 while it reads lines in a way a number does not say (a traceback, a title, a file's
-	 * rows). A line that no family claims and that reports nothing and changes no mode does the same
-	 * whenever it comes again in the same modes, with the same runners confirmed (see
-	 * `ScanState.runnersConfirmed`): the scanner skips it.
+	 * The context the family reads line `lineNo` in, as a number from 0 to 15 (its switches: a
+	 * section, a phase), or -1 while it reads lines in a way a number does not say (a traceback, a
+	 * title, a file's rows). A line that no family claims and that reports nothing and changes no mode
+	 * does the same whenever it comes again in the same modes, with the same runners confirmed (see
+	 * `ScanState.runnersConfirmed`): the scanner skips it. State left out of the mode must not change
+	 * what an unclaimed line does, or change only so that an inert line stays inert.
 	 */
 	mode(lineNo: number): number;
 }
@@ -123,7 +124,10 @@ export class ScanState {
 	/** Facts reported so far (ids, exceptions, locations, summaries, counts, runners, soft failures). */
 	reports = 0;
 
-	/** How many runners are confirmed: rules read it (`isConfirmed`), so a line may mean more once it grows. */
+	/**
+	 * How many runners are confirmed: rules read it (`isConfirmed`), so a line may mean more once it
+	 * grows. The set only grows, so the same count is the same set.
+	 */
 	get runnersConfirmed(): number {
 		return this.confirmed.size;
 	}
@@ -156,11 +160,16 @@ export class ScanState {
 		this.lineTrailing = last === 32 || last === 9 ? text.slice(text.trimEnd().length).replace(/[^ \t]/g, "") : "";
 	}
 
-	addId(raw: string, options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean } = {}): void {
+	/** `earlierLine`: the name was read on an earlier line than the current one. */
+	addId(
+		raw: string,
+		options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean; earlierLine?: boolean } = {},
+	): void {
 		this.reports++;
+		const { earlierLine, ...entry } = options;
 		let id = raw.trim();
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
-		if (this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
+		if (!earlierLine && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
 		id = id.slice(0, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id)) return;
 		id = this.own(id);
@@ -171,7 +180,7 @@ export class ScanState {
 			return;
 		}
 		this.idSeen.add(id);
-		this.ids.push({ id, ...options });
+		this.ids.push({ id, ...entry });
 	}
 
 	/** Withdraws an id that turned out to name a group (a suite failing only through its tests). */
