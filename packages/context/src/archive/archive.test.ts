@@ -196,6 +196,28 @@ describe("writing and reading observations", () => {
 		expect(seen).toEqual(["1:a\r", "2:b", "3:", "4:c"]);
 	});
 
+	it("streams each line as its own bytes decode, across chunks and characters cut between them", async () => {
+		// Lines longer than a chunk (cut mid-line, inside a four-byte character), invalid and NUL bytes,
+		// empty lines, and an output with and without a final newline.
+		const long = "é😀".repeat(CHUNK_BYTES / 3);
+		const cases = [
+			Buffer.concat([
+				Buffer.from(`start\n${long}\n\n`),
+				Buffer.from([0xff, 0xc3, 0x0a, 0x00, 0x41]),
+				Buffer.from(`\n${long}`),
+			]),
+			Buffer.from(`${"x".repeat(CHUNK_BYTES - 1)}\n${"y".repeat(CHUNK_BYTES)}\n${long}${long}\nend\n`),
+			Buffer.from("\n\n"),
+			Buffer.from("only"),
+		];
+		for (const bytes of cases) {
+			const id = await store(bytes, 7);
+			const seen: string[] = [];
+			for await (const { line, text } of archive.lines(id)) seen.push(`${line}:${text}`);
+			expect(seen).toEqual(splitLines(bytes).map((part, index) => `${index + 1}:${part.toString("utf8")}`));
+		}
+	});
+
 	it("creates directories for the user only and files readable by the user only", async () => {
 		const id = await store(Buffer.from("secret\n"));
 		expect((await stat(archive.dir)).mode & 0o777).toBe(0o700);

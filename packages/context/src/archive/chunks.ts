@@ -301,3 +301,46 @@ export async function* chunkLines(
 	}
 	if (line <= totalLines && line >= skipBefore) yield { line, bytes: assembled(), length };
 }
+
+/**
+ * Yields every line as text (without its `\n`), decoding each inflated chunk once: a line is a
+ * slice of its chunk's text. Millions of short lines would otherwise each be a buffer view of their
+ * own, and views that outlive a young collection keep whole inflated chunks alive until a full one.
+ * A line split across chunks (longer than a chunk) is joined as bytes first, so a character cut by
+ * the split decodes whole; each line decodes as it would alone (a newline is never part of a
+ * multi-byte character).
+ */
+export async function* chunkTextLines(
+	handle: FileHandle,
+	chunks: ChunkEntry[],
+	totalLines: number,
+): AsyncGenerator<{ line: number; text: string }> {
+	if (chunks.length === 0) return;
+	let line = chunks[0].firstLine;
+	/** Bytes of a line begun in an earlier chunk, joined once its end arrives. */
+	let carry: Buffer[] = [];
+	let carryBytes = 0;
+	for (const entry of chunks) {
+		const data = await readChunk(handle, entry);
+		const last = data.lastIndexOf(NEWLINE);
+		if (last === -1) {
+			carry.push(data);
+			carryBytes += data.length;
+			continue;
+		}
+		const head = data.subarray(0, last);
+		const whole = carryBytes === 0 ? head : Buffer.concat([...carry, head], carryBytes + head.length);
+		// The rest of the chunk is copied, so the chunk itself is not held while its line goes on.
+		carry = last + 1 < data.length ? [Buffer.from(data.subarray(last + 1))] : [];
+		carryBytes = data.length - last - 1;
+		const text = whole.toString("utf8");
+		let start = 0;
+		for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", start)) {
+			yield { line: line++, text: text.slice(start, at) };
+			start = at + 1;
+		}
+		yield { line: line++, text: start === 0 ? text : text.slice(start) };
+	}
+	if (line <= totalLines)
+		yield { line, text: carryBytes === 0 ? "" : Buffer.concat(carry, carryBytes).toString("utf8") };
+}

@@ -10,6 +10,7 @@ import {
 	type ChunkIndex,
 	ChunkReadError,
 	chunkLines,
+	chunkTextLines,
 	lastLineOf,
 	readChunks,
 } from "./chunks.js";
@@ -196,9 +197,7 @@ class DiskArchive implements SessionArchive {
 		const meta = await this.meta(id);
 		const handle = await this.openOutput(id);
 		try {
-			for await (const { line, bytes } of chunkLines(handle, meta.chunks, 0, meta.record.lines)) {
-				yield { line, text: bytes.toString("utf8") };
-			}
+			yield* chunkTextLines(handle, meta.chunks, meta.record.lines);
 		} catch (error) {
 			throw damaged(id, error);
 		} finally {
