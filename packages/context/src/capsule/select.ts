@@ -1,5 +1,6 @@
 import {
 	classifyLine,
+	clip,
 	type Keep,
 	keeper,
 	type LineKind,
@@ -218,7 +219,7 @@ export class LineSelector {
 	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. Returns its kind. */
 	line(raw: string, lineNo: number, bytes?: number): LineKind {
 		const limits = this.limits;
-		const capped = raw.length > limits.lineChars ? raw.slice(0, limits.lineChars) : raw;
+		const capped = raw.length > limits.lineChars ? clip(raw, limits.lineChars) : raw;
 		const facts = this.facts(capped);
 		const kind = facts.kind;
 		const whole = bytes ?? Buffer.byteLength(raw);

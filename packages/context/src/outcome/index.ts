@@ -20,4 +20,4 @@ export { classifyLine, type LineKind } from "./classify.js";
 export { type Keep, keeper, LINE_SLOTS, LineTable, lineSlot } from "./line-slot.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
 export { normalizeEvidence, outcomeSignature } from "./signature.js";
-export { escapeControls, lastFrame, visibleText } from "./visible.js";
+export { clip, escapeControls, lastFrame, visibleText } from "./visible.js";

@@ -411,6 +411,14 @@ describe("failure evidence without a known runner or exit status", () => {
 });
 
 describe("failing ids", () => {
+	it("clips a long id or message before a character cut in half, never inside it", () => {
+		const prefix = "tests/x.py::test_";
+		const id = `${prefix}${"a".repeat(499 - prefix.length)}\u{1F600}z`;
+		const outcome = parseOutcome(lines(`FAILED ${id} - ValueError: ${"m".repeat(299)}\u{1F600}!`));
+		expect(outcome.failingIds).toEqual([id.slice(0, 499)]);
+		expect(outcome.exceptions).toEqual([{ type: "ValueError", message: "m".repeat(299), line: 1 }]);
+	});
+
 	it("gives a mocha title read on an earlier line none of the spaces that end the next one", () => {
 		const outcome = parseOutcome(
 			lines(

@@ -1,6 +1,7 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
 import type { LineKind } from "./classify.js";
 import { type Keep, keeper } from "./line-slot.js";
+import { clip } from "./visible.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
 export const LIMITS = {
@@ -170,7 +171,7 @@ export class ScanState {
 		let id = raw.trim();
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
 		if (!earlierLine && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
-		id = id.slice(0, LIMITS.idLength);
+		id = clip(id, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id)) return;
 		id = this.own(id);
 		if (this.ids.length >= LIMITS.failingIds) {
@@ -193,7 +194,7 @@ export class ScanState {
 
 	addException(type: string, message: string, line: number): void {
 		this.reports++;
-		const msg = message.trim().slice(0, LIMITS.messageLength);
+		const msg = clip(message.trim(), LIMITS.messageLength);
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
 		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;

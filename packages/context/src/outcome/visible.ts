@@ -33,3 +33,14 @@ export function lastFrame(text: string): string {
 	while (end > 0 && text.charCodeAt(end - 1) === 13) end--;
 	return text.slice(text.lastIndexOf("\r", end - 1) + 1, end);
 }
+
+/**
+ * The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a
+ * clipped name or message never ends in half a character (shown as U+FFFD, or spelled as an escape
+ * once serialised, it would match nothing).
+ */
+export function clip(text: string, max: number): string {
+	if (text.length <= max) return text;
+	const last = text.charCodeAt(max - 1);
+	return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
