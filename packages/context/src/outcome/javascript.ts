@@ -50,9 +50,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				mochaTitleLines++;
 				return true;
 			}
-			// The title was read on an earlier line: the spaces ending this one are not part of it.
-			if (mochaTitle.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha", earlierLine: true });
-			mochaTitle = null;
+			endTitle();
 		}
 		if (trimmed === "") return false;
 
@@ -226,7 +224,15 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 	// `suiteNames` only grows, and a known suite only turns a claimed `✖ name` line into an unclaimed
 	// one: a line found inert stays inert, so the set is no part of the mode.
 	const mode = () => (mochaTitle !== null || tapFailure !== null ? -1 : mochaDetails ? 1 : 0);
-	return { line, mode };
+	/**
+	 * A title path ended (by a line indented less, or by the end of the output): its last level, ending
+	 * with a colon, names the failing test. It was read on an earlier line than the current one.
+	 */
+	function endTitle(): void {
+		if (mochaTitle?.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha", earlierLine: true });
+		mochaTitle = null;
+	}
+	return { line, mode, end: endTitle };
 
 	function failHeader(rest: string, text: string): boolean {
 		// go: `FAIL	pkg	0.01s` belongs to the toolchain parser.

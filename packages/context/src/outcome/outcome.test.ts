@@ -411,6 +411,16 @@ describe("failure evidence without a known runner or exit status", () => {
 });
 
 describe("failing ids", () => {
+	it("names a mocha test whose title path ends the output, streamed or whole", () => {
+		const text = ["  1 failing", "  1) suite", "       test:", ""];
+		expect(parseOutcome(text.join("\n"), { command: "mocha" }).failingIds).toEqual(["test"]);
+		const scanner = createOutcomeScanner();
+		text.forEach((line, index) => {
+			scanner.line(line, index + 1);
+		});
+		expect(scanner.finish({ command: "mocha" }).failingIds).toEqual(["test"]);
+	});
+
 	it("clips a long id or message before a character cut in half, never inside it", () => {
 		const prefix = "tests/x.py::test_";
 		const id = `${prefix}${"a".repeat(499 - prefix.length)}\u{1F600}z`;

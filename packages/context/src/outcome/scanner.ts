@@ -101,6 +101,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			if (now !== seen) known.set(text, slot, now);
 		},
 		finish(hints) {
+			for (const family of [toolchain, python, javascript, generic]) family.end?.();
 			return state.build(hints?.exitCode, hints?.isError, hints?.command);
 		},
 	};

@@ -75,6 +75,8 @@ export interface LineFamily {
 	 * what an unclaimed line does, or change only so that an inert line stays inert.
 	 */
 	mode(lineNo: number): number;
+	/** The output ended: report what was waiting for a following line (optional). */
+	end?(): void;
 }
 
 /**
