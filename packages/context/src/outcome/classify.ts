@@ -238,8 +238,7 @@ export function classifyLine(text: string): LineKind {
 			((may & MAY_TRACE_WORD) !== 0 && TRACE_START.test(line)) ||
 			inHead(line, "TRACE") ||
 			inHead(line, "DEBUG")) &&
-		TRACE_WORD.test(headOf(line)) &&
-		TRACE_LEVEL.test(headOf(line))
+		tracedIn(headOf(line))
 	) {
 		return "trace";
 	}
@@ -295,6 +294,9 @@ const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;
 const HEAD_CHARS = 80;
 
 const headOf = (line: string): string => (line.length > HEAD_CHARS ? line.slice(0, HEAD_CHARS) : line);
+
+/** A trace level in a line's head (the word first: most heads hold none). */
+const tracedIn = (head: string): boolean => TRACE_WORD.test(head) && TRACE_LEVEL.test(head);
 
 /** `headOf(line).includes(word)`, without cutting the head off: the first occurrence is the one that counts. */
 function inHead(line: string, word: string): boolean {

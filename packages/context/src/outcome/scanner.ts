@@ -51,6 +51,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 	const python = createPythonParser(state);
 	const javascript = createJavascriptParser(state);
 	const generic = createGenericParser(state);
+	const families = [toolchain, python, javascript, generic];
 	/** The families' modes in one number, four bits each (see `LineFamily.mode`); -1 when one of them reads on. */
 	const modes = (lineNo: number): number => {
 		const a = toolchain.mode(lineNo);
@@ -101,7 +102,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			if (now !== seen) known.set(text, slot, now);
 		},
 		finish(hints) {
-			for (const family of [toolchain, python, javascript, generic]) family.end?.();
+			for (const family of families) family.end?.();
 			return state.build(hints?.exitCode, hints?.isError, hints?.command);
 		},
 	};
