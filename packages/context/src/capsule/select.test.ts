@@ -47,6 +47,26 @@ describe("LineSelector", () => {
 		expect(selection.nonBlank).toBe(12_001);
 	});
 
+	it("reads the lines a diff hunk quotes as plain text, and the lines after the hunk as output again", () => {
+		const quoted = [" ValueError: quoted", " FAILED tests/test_a.py::test_x - assert 1", " error: quoted"];
+		const selection = select([
+			"diff --git a/src/a.py b/src/a.py",
+			"--- a/src/a.py",
+			"+++ b/src/a.py",
+			"@@ -1,3 +1,3 @@",
+			...quoted,
+			"",
+			"ValueError: bad",
+		]);
+		expect(selection.kinds.exception).toBe(1);
+		expect(selection.kinds.failure).toBe(0);
+		expect(selection.kinds.error).toBe(0);
+		expect(selection.kinds.blank).toBe(1);
+		expect(selection.decisive.map((k) => [k.line, k.text])).toEqual([[9, "ValueError: bad"]]);
+		expect(selection.head.slice(4, 7).map((k) => k.kind)).toEqual(["plain", "plain", "plain"]);
+		expect(quoted.map((line) => classifyLine(line))).toEqual(["exception", "failure", "error"]);
+	});
+
 	it("keeps the lines around a failure as context, including one seen only in passing", () => {
 		const lines = [...numbered(50), "collecting the fixture", "FAILED tests/test_b.py::test_y - boom", "after it"];
 		const selection = select(lines);

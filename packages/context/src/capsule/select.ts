@@ -1,6 +1,7 @@
 import {
 	classifyLine,
 	clip,
+	DiffReader,
 	type Keep,
 	keeper,
 	type LineKind,
@@ -9,6 +10,7 @@ import {
 	lineSlot,
 	normalizeEvidence,
 	stripAnsi,
+	visibleLine,
 } from "../outcome/index.js";
 import { foldKey, foldsByText, lineShape } from "./shape.js";
 
@@ -173,6 +175,9 @@ export class LineSelector {
 	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
 	private readonly longLine: LineFacts = { kind: "plain", shape: null };
+	/** Facts of the current line quoted inside a diff hunk (never classified: see `DiffReader`). */
+	private readonly quotedLine: LineFacts = { kind: "plain", shape: null };
+	private readonly diff = new DiffReader();
 	/** Applied to what is kept past its line (see `keeper`). */
 	private readonly own: Keep;
 	private shapesOverflow = 0;
@@ -220,7 +225,7 @@ export class LineSelector {
 	line(raw: string, lineNo: number, bytes?: number): LineKind {
 		const limits = this.limits;
 		const capped = raw.length > limits.lineChars ? clip(raw, limits.lineChars) : raw;
-		const facts = this.facts(capped);
+		const facts = this.facts(raw, capped);
 		const kind = facts.kind;
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
@@ -264,9 +269,16 @@ export class LineSelector {
 
 	/**
 	 * `classifyLine` and the shape, remembered for repeated short lines (blank, indentation, docstring
-	 * quotes, `E` lines, the frames of repeated stack traces...).
+	 * quotes, `E` lines, the frames of repeated stack traces...). A line a diff hunk quotes is a file's
+	 * text, not output of this run: plain (or blank), whatever it says, as the outcome scanner reads it.
 	 */
-	private facts(line: string): LineFacts {
+	private facts(raw: string, line: string): LineFacts {
+		const visible = visibleLine(raw);
+		if (this.diff.read(visible) === "quoted") {
+			this.quotedLine.kind = visible.trim() === "" ? "blank" : "plain";
+			this.quotedLine.shape = null;
+			return this.quotedLine;
+		}
 		if (line.length > REMEMBERED_CHARS) {
 			this.longLine.kind = classifyLine(line);
 			this.longLine.shape = null;

@@ -297,6 +297,39 @@ describe("locations", () => {
 		expect(outcome.exceptions).toEqual([]);
 		expect(outcome.status).toBe("unknown");
 	});
+
+	it("ends a hunk where its header's line counts say, so output right after a diff is read", () => {
+		const outcome = parseOutcome(
+			lines(
+				"--- a/src/a.py",
+				"+++ b/src/a.py",
+				"@@ -1,2 +1,2 @@",
+				" keep",
+				"-old",
+				"+new",
+				" ValueError: bad input of this run",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["src/a.py:1"]);
+		expect(outcome.exceptions).toEqual([{ type: "ValueError", message: "bad input of this run", line: 7 }]);
+	});
+
+	it("keeps a removed `-- comment` and a note after the last line inside the hunk", () => {
+		const outcome = parseOutcome(
+			lines(
+				"--- a/q.sql",
+				"+++ b/q.sql",
+				"@@ -3,2 +3 @@",
+				"--- see src/b.py:12 (a comment)",
+				"-select 1;",
+				"\\ No newline at end of file",
+				"+ src/c.py:40 too",
+				"KeyError: 'of this run'",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["q.sql:3"]);
+		expect(outcome.exceptions).toEqual([{ type: "KeyError", message: "'of this run'", line: 8 }]);
+	});
 });
 
 describe("bounded work and memory", () => {
