@@ -12,7 +12,7 @@ import {
 	stripAnsi,
 	visibleLine,
 } from "../outcome/index.js";
-import { foldKey, foldsByText, lineShape } from "./shape.js";
+import { foldKey, foldsByText, shapeKey } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
 export interface KeptLine {
@@ -93,10 +93,10 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 /** Lines up to this long have their kind and shape remembered, in this many slots: a repeated line is worked out once. */
 const REMEMBERED_CHARS = 200;
 
-/** What the selector works out from a line's text alone: its kind, and its shape once asked for. */
+/** What the selector works out from a line's text alone: its kind, and its shape's key once asked for (`shapeKey`). */
 interface LineFacts {
 	kind: LineKind;
-	shape: string | null;
+	shape: number | null;
 }
 
 /** Past `shapeAllLines`, one non-blank line in this many is shaped for the repetition estimate. */
@@ -167,10 +167,11 @@ export class LineSelector {
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
-	/** Per kind, the kept line of each shape (a remembered shape string keys its map without rehashing). */
-	private readonly decisiveByShape = new Map<LineKind, Map<string, KeptLine>>();
+	/** Per kind, the kept line of each fold key: a shape's key, or the text for evidence kinds (`foldKey`). */
+	private readonly decisiveByShape = new Map<LineKind, Map<string | number, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
-	private readonly shapes = new Set<string>();
+	/** Keys of the distinct shapes seen (`shapeKey`): numbers, which hold no text alive. */
+	private readonly shapes = new Set<number>();
 	/** Facts of recent short lines, one per slot (see `lineSlot`): a repeated line's kind and shape. */
 	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
@@ -241,7 +242,7 @@ export class LineSelector {
 		const inHead = this.head.length < limits.headLines;
 		// A summary is kept whatever its shape, and a line folded by its text needs its shape only if it is
 		// kept (`keepDecisive`): most failure lines are repeats or past the bound, and skip the work.
-		let shape = "";
+		let shape = 0;
 		if (sampled || (decisive && kind !== "summary" && !foldsByText(kind))) shape = this.shapeOf(facts, capped);
 		if (sampled) {
 			this.sampledLines++;
@@ -293,15 +294,15 @@ export class LineSelector {
 		return facts;
 	}
 
-	/** The line's shape, worked out once per remembered line. */
-	private shapeOf(facts: LineFacts, capped: string): string {
-		facts.shape ??= lineShape(stripAnsi(capped));
+	/** The key of the line's shape, worked out once per remembered line. */
+	private shapeOf(facts: LineFacts, capped: string): number {
+		facts.shape ??= shapeKey(stripAnsi(capped));
 		return facts.shape;
 	}
 
-	private trackShape(shape: string): void {
+	private trackShape(shape: number): void {
 		if (this.shapes.has(shape)) return;
-		if (this.shapes.size < this.limits.shapes) this.shapes.add(this.own(shape));
+		if (this.shapes.size < this.limits.shapes) this.shapes.add(shape);
 		else this.shapesOverflow++;
 	}
 
@@ -340,9 +341,9 @@ export class LineSelector {
 			const shape = this.shapeOf(facts, raw);
 			// Kept by its text: remember whether its shape is new, so the first of each shape leads the excerpt.
 			if (byShape.has(shape)) kept.shapeSeen = true;
-			else byShape.set(this.own(shape), kept);
+			else byShape.set(shape, kept);
 		}
-		byShape.set(this.own(key), kept);
+		byShape.set(typeof key === "string" ? this.own(key) : key, kept);
 		this.decisive.push(kept);
 		if (WITH_CONTEXT.has(kind) && this.context.length < this.limits.contextLines) {
 			if (this.previousLine === lineNo - 1 && this.previousLine > 0 && !DECISIVE.has(this.previousKind)) {

@@ -96,6 +96,103 @@ export function lineShape(text: string): string {
 	return verbatim === 0 ? (n === t.length ? t : t.slice(0, n)) : out + t.slice(verbatim, n);
 }
 
+/** The two lanes of a shape key, seeded; each character is mixed into both (`mixA`, `mixB`). */
+const SEED_A = 0x811c9dc5 | 0;
+const SEED_B = 0x2545f491 | 0;
+const mixA = (h: number, c: number) => Math.imul(h ^ c, 0x01000193);
+const mixB = (h: number, c: number) => {
+	const m = Math.imul(h ^ c, 0x5bd1e995);
+	return m ^ (m >>> 13);
+};
+/** 53 bits from the two lanes: a number that is exact as a double. */
+const keyOf = (a: number, b: number) => (a >>> 0) * 0x200000 + (b >>> 11);
+
+/** The key of a shape given as text: its characters mixed in order (see `shapeKey`). */
+export function keyOfShape(shape: string): number {
+	let a = SEED_A;
+	let b = SEED_B;
+	for (let i = 0; i < shape.length; i++) {
+		const c = shape.charCodeAt(i);
+		a = mixA(a, c);
+		b = mixB(b, c);
+	}
+	return keyOf(a, b);
+}
+
+/**
+ * `keyOfShape(lineShape(text))`, worked out in one pass without building the shape: the characters
+ * the shape would have are mixed in as they are found (a word's or a path token's characters are
+ * taken back, by restoring the lanes, when the whole turns out to be `#` or `/P`). Lines of one
+ * shape get one key; two shapes share a key with a chance of about 2^-53 per pair, so a count of
+ * distinct keys over the 20,000 tracked shapes is off with a chance of about 2 in 100 million.
+ * About twice as fast as `lineShape`, and a number is cheaper to hash than a joined string.
+ */
+export function shapeKey(text: string): number {
+	const t = text.trim();
+	const n = Math.min(t.length, SHAPE_CHARS);
+	let a = SEED_A;
+	let b = SEED_B;
+	let i = 0;
+	while (i < n) {
+		if (isSpace(t.charCodeAt(i))) {
+			while (i < n && isSpace(t.charCodeAt(i))) i++;
+			a = mixA(a, 32);
+			b = mixB(b, 32);
+			continue;
+		}
+		// A token, up to the next space: one holding a path separator is `/P` as a whole.
+		const tokenA = a;
+		const tokenB = b;
+		let path = false;
+		while (i < n) {
+			const c = t.charCodeAt(i);
+			if (isSpace(c)) break;
+			if (!isWordChar(c)) {
+				if (c === 47 || c === 92) path = true;
+				a = mixA(a, c);
+				b = mixB(b, c);
+				i++;
+				continue;
+			}
+			// A word: each digit run is `0`; a hex literal or a long hex id with a digit is `#`.
+			const start = i;
+			const wordA = a;
+			const wordB = b;
+			let digit = false;
+			let allHex = true;
+			let inDigits = false;
+			for (; i < n; i++) {
+				const w = t.charCodeAt(i);
+				if (isDigit(w)) {
+					digit = true;
+					if (!inDigits) {
+						a = mixA(a, 48);
+						b = mixB(b, 48);
+					}
+					inDigits = true;
+					continue;
+				}
+				if (!isWordChar(w)) break;
+				if (!isHex(w)) allHex = false;
+				inDigits = false;
+				a = mixA(a, w);
+				b = mixB(b, w);
+			}
+			const length = i - start;
+			const hexLiteral = length > 2 && t.charCodeAt(start) === 48 && (t.charCodeAt(start + 1) | 32) === 120;
+			if (digit && (hexLiteral || (allHex && length >= 7))) {
+				a = mixA(wordA, 35);
+				b = mixB(wordB, 35);
+			}
+		}
+		if (path) {
+			a = mixA(mixA(tokenA, 47), 80);
+			b = mixB(mixB(tokenB, 47), 80);
+		}
+	}
+	return keyOf(a, b);
+}
+
 /**
  * Kinds whose lines are evidence, never noise: each distinct line names a failing test or states an
  * exception, so such lines are folded only when their text is identical, never by shape.
