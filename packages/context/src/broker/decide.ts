@@ -294,7 +294,8 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 		headline: structured ? outcomeHeadline(scan.outcome, input) : null,
 	};
 	if (scan.bytes === 0) return pass("pass-through", ctx, memo);
-	const original = utf8Bytes(input.text);
+	// A visible text read as the source is exactly the bytes scanned: no second pass over a megabyte to measure it.
+	const original = scan.source === "visible-tool-result" ? scan.bytes : utf8Bytes(input.text);
 	const smaller = (text: string) => utf8Bytes(text) < Math.max(original, scan.bytes);
 	// The tracker gives workflow lines only for a clean result; deltas of it carry them too.
 	const status = [...statusLines(scan.outcome, input), ...(ctx.workflow ?? [])];

@@ -29,9 +29,6 @@ export interface Scan {
 	archiveError?: string;
 }
 
-/** No lone surrogate (Node 20 has the method; its types come with ES2024). */
-const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
 function describe(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
@@ -98,10 +95,8 @@ export async function scanObservation(
 		body: bodyOf,
 		text() {
 			if (decoded !== undefined) return decoded;
-			// Visible text is the text its bytes were encoded from, unless a lone surrogate became U+FFFD.
 			if (parts === null || binary) decoded = null;
-			else if (stream.source === "visible-tool-result" && isWellFormed(input.text)) decoded = input.text;
-			else decoded = (bodyOf() as Buffer).toString("utf8");
+			else decoded = stream.decoded?.() ?? (bodyOf() as Buffer).toString("utf8");
 			return decoded;
 		},
 		outcome,

@@ -292,6 +292,8 @@ describe("visible text and the same bytes read from a file", () => {
 			`a\0b\n${failing}\n${"\0".repeat(40_000)}`,
 			`${"ok € line\n".repeat(10_000)}${failing}\r\r`,
 			`${"progress #####\r".repeat(300_000)}done\n${failing}`,
+			`${failing}\nlone \ud800 surrogate, € and a real \ufffd\n`,
+			`€ a real \ufffd only\n${failing}`,
 		]) {
 			const { visible, file } = await scanBoth(text);
 			expect(visible).toEqual(file);

@@ -19,6 +19,12 @@ export interface ObservationSourceStream {
 	heldInMemory: boolean;
 	/** Each chunk is a buffer of its own that nothing changes afterwards (readers may keep it). */
 	chunks(): AsyncIterable<Buffer>;
+	/**
+	 * The text the bytes decode to, held by the source, once `chunks` was read to its end: a visible
+	 * text is its own decoding unless it held a lone surrogate (its bytes decode to U+FFFD there).
+	 * Absent or null: decode the bytes.
+	 */
+	decoded?(): string | null;
 }
 
 async function* fileChunks(path: string): AsyncIterable<Buffer> {
@@ -41,7 +47,12 @@ async function* fileChunks(path: string): AsyncIterable<Buffer> {
  */
 const chunkTexts = new WeakMap<Buffer, string>();
 
-function* textChunks(text: string): Iterable<Buffer> {
+/** What `textChunks` saw: some piece's bytes hold U+FFFD (the text may have a lone surrogate). */
+interface TextChunksSeen {
+	replacement: boolean;
+}
+
+function* textChunks(text: string, seen: TextChunksSeen): Iterable<Buffer> {
 	// A one-byte string is cut into pieces small enough to be made two-byte cheaply (`twoByte`).
 	const oneByte = !PAST_LATIN1.test(text);
 	const step = oneByte ? TWO_BYTE_PIECE : READ_CHUNK;
@@ -55,7 +66,9 @@ function* textChunks(text: string): Iterable<Buffer> {
 		const bytes = Buffer.from(piece, "utf8");
 		// A lone surrogate is encoded as U+FFFD (its bytes are those of one): lines show what the bytes
 		// decode to, as they do when the same bytes are read from a file.
-		const shown = oneByte ? twoByte(piece) : bytes.includes(REPLACEMENT) ? wellFormed(piece) : piece;
+		const replacement = !oneByte && bytes.includes(REPLACEMENT);
+		if (replacement) seen.replacement = true;
+		const shown = oneByte ? twoByte(piece) : replacement ? wellFormed(piece) : piece;
 		chunkTexts.set(bytes, shown);
 		yield bytes;
 		at = end;
@@ -68,14 +81,20 @@ const REPLACEMENT = Buffer.from("\ufffd", "utf8");
 /** The text with each lone surrogate replaced by U+FFFD (Node 20 has the method; its types come with ES2024). */
 const wellFormed = (text: string): string => (text as unknown as { toWellFormed(): string }).toWellFormed();
 
+/** No lone surrogate (Node 20 has the method; its types come with ES2024). */
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 /** The visible text as a source. */
 export function visibleTextSource(text: string): ObservationSourceStream {
+	const seen: TextChunksSeen = { replacement: false };
 	return {
 		source: "visible-tool-result",
 		heldInMemory: true,
 		async *chunks() {
-			yield* textChunks(text);
+			yield* textChunks(text, seen);
 		},
+		// Only a text whose bytes hold U+FFFD needs the search for lone surrogates (a pass over all of it).
+		decoded: () => (seen.replacement && !isWellFormed(text) ? null : text),
 	};
 }
 
