@@ -89,7 +89,7 @@ function headTail(selection: Selection, priority: number, headCount: number, tai
  * evidence, folded only with identical ones (`foldKey`). Summary lines are exempt.
  */
 function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>): ExcerptLine[] {
-	const seen = new Set<string>();
+	const seen = new Set<string | number>();
 	const ordered = [...candidates].sort((a, b) => a.priority - b.priority || a.line - b.line);
 	return ordered.filter((c) => {
 		const kind = kinds.get(c.line);

@@ -204,7 +204,7 @@ export function foldsByText(kind: LineKind | undefined): boolean {
 	return kind !== undefined && NEVER_FOLDED_BY_SHAPE.has(kind);
 }
 
-/** What lines are folded by: their text for evidence kinds, else their shape. */
-export function foldKey(kind: LineKind | undefined, text: string, shape?: string): string {
-	return foldsByText(kind) ? `\u0000${text}` : (shape ?? lineShape(text));
+/** What lines are folded by: their text for evidence kinds, else their shape's key (`shapeKey`). */
+export function foldKey(kind: LineKind | undefined, text: string): string | number {
+	return foldsByText(kind) ? `\u0000${text}` : shapeKey(text);
 }
