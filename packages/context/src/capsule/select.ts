@@ -93,9 +93,39 @@ export const DEFAULT_SELECTOR_LIMITS: SelectorLimits = {
 /** Lines up to this long have their kind and shape remembered, in this many slots: a repeated line is worked out once. */
 const REMEMBERED_CHARS = 200;
 
-/** What the selector works out from a line's text alone: its kind, and its shape's key once asked for (`shapeKey`). */
+/** What the selector does with the lines of a kind, looked up once per remembered line, not per line. */
+interface KindRole {
+	/** Where the kind is counted (see `LINE_KINDS`). */
+	index: number;
+	evidence: boolean;
+	decisive: boolean;
+}
+
+/** Every kind once (a record, so the compiler checks none is missing), in the order `kinds` lists them. */
+const KIND_ORDER: Record<LineKind, null> = {
+	summary: null,
+	failure: null,
+	exception: null,
+	location: null,
+	error: null,
+	warning: null,
+	trace: null,
+	progress: null,
+	"usage-option": null,
+	bullet: null,
+	blank: null,
+	plain: null,
+};
+const LINE_KINDS = Object.keys(KIND_ORDER) as LineKind[];
+const ROLES: ReadonlyMap<LineKind, KindRole> = new Map(
+	LINE_KINDS.map((kind, index) => [kind, { index, evidence: EVIDENCE.has(kind), decisive: DECISIVE.has(kind) }]),
+);
+const roleOf = (kind: LineKind): KindRole => ROLES.get(kind) as KindRole;
+
+/** What the selector works out from a line's text alone: its kind (and role), and its shape's key once asked for (`shapeKey`). */
 interface LineFacts {
 	kind: LineKind;
+	role: KindRole;
 	shape: number | null;
 }
 
@@ -175,9 +205,9 @@ export class LineSelector {
 	/** Facts of recent short lines, one per slot (see `lineSlot`): a repeated line's kind and shape. */
 	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
-	private readonly longLine: LineFacts = { kind: "plain", shape: null };
+	private readonly longLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null };
 	/** Facts of the current line quoted inside a diff hunk (never classified: see `DiffReader`). */
-	private readonly quotedLine: LineFacts = { kind: "plain", shape: null };
+	private readonly quotedLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null };
 	private readonly diff = new DiffReader();
 	/** Applied to what is kept past its line (see `keeper`). */
 	private readonly own: Keep;
@@ -195,20 +225,8 @@ export class LineSelector {
 	private wantAfter = false;
 	private count = 0;
 	private nonBlank = 0;
-	private readonly kinds: Record<LineKind, number> = {
-		summary: 0,
-		failure: 0,
-		exception: 0,
-		location: 0,
-		error: 0,
-		warning: 0,
-		trace: 0,
-		progress: 0,
-		"usage-option": 0,
-		bullet: 0,
-		blank: 0,
-		plain: 0,
-	};
+	/** Lines of each kind, by `KindRole.index`. */
+	private readonly kindCounts: number[] = LINE_KINDS.map(() => 0);
 
 	/**
 	 * `copyKept`: what is kept past its line (kept lines, shapes, fold keys, evidence) is copied off the
@@ -230,12 +248,13 @@ export class LineSelector {
 		const kind = facts.kind;
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
-		this.kinds[kind]++;
-		if (EVIDENCE.has(kind) && this.evidence !== null) this.addEvidence(capped);
+		const role = facts.role;
+		this.kindCounts[role.index]++;
+		if (role.evidence && this.evidence !== null) this.addEvidence(capped);
 		this.tail.push(capped, lineNo, whole, kind);
 		const blank = kind === "blank";
 		if (!blank) this.nonBlank++;
-		const decisive = DECISIVE.has(kind);
+		const decisive = role.decisive;
 		// Repetition is estimated from every line up to a bound, then from a regular sample.
 		const sampled = !blank && (this.nonBlank <= limits.shapeAllLines || this.nonBlank % SHAPE_SAMPLE_EVERY === 0);
 		const wantAfter = this.wantAfter && !blank && this.context.length < limits.contextLines;
@@ -276,19 +295,24 @@ export class LineSelector {
 	private facts(raw: string, line: string): LineFacts {
 		const visible = visibleLine(raw);
 		if (this.diff.read(visible) === "quoted") {
-			this.quotedLine.kind = visible.trim() === "" ? "blank" : "plain";
+			const kind = visible.trim() === "" ? "blank" : "plain";
+			this.quotedLine.kind = kind;
+			this.quotedLine.role = roleOf(kind);
 			this.quotedLine.shape = null;
 			return this.quotedLine;
 		}
 		if (line.length > REMEMBERED_CHARS) {
-			this.longLine.kind = classifyLine(line);
+			const kind = classifyLine(line);
+			this.longLine.kind = kind;
+			this.longLine.role = roleOf(kind);
 			this.longLine.shape = null;
 			return this.longLine;
 		}
 		const slot = lineSlot(line);
 		let facts = this.known.get(line, slot);
 		if (facts === undefined) {
-			facts = { kind: classifyLine(line), shape: null };
+			const kind = classifyLine(line);
+			facts = { kind, role: roleOf(kind), shape: null };
 			this.known.set(line, slot, facts);
 		}
 		return facts;
@@ -373,7 +397,7 @@ export class LineSelector {
 			context: this.context,
 			lines: this.count,
 			nonBlank: this.nonBlank,
-			kinds: { ...this.kinds },
+			kinds: Object.fromEntries(LINE_KINDS.map((kind, i) => [kind, this.kindCounts[i]])) as Record<LineKind, number>,
 			sampledLines: this.sampledLines,
 			distinctShapes: this.shapes.size + this.shapesOverflow,
 			evidence: this.evidence === null ? null : this.evidence.join("\n"),

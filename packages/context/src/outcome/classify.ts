@@ -1,3 +1,4 @@
+import { endsWithText, startsWithText } from "./affixes.js";
 import { visibleLine } from "./ansi.js";
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf, isSpaceCode } from "./diagnostics.js";
@@ -222,14 +223,14 @@ export function classifyLine(text: string): LineKind {
 		((may & MAY_FAIL) !== 0 && FAILURE_ANY.test(line)) ||
 		(marked && (line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
 		(marked &&
-			(line.endsWith("FAIL") || line.endsWith("ERROR") || line.endsWith("FAILED")) &&
+			(endsWithText(line, "FAIL") || endsWithText(line, "ERROR") || endsWithText(line, "FAILED")) &&
 			VERBOSE_FAILURE.test(line))
 	) {
 		return "failure";
 	}
 	if (
-		(line.startsWith("thread '") && PANIC.test(line)) ||
-		exceptionOf(line.startsWith("E ") ? line.replace(/^E {2,}/, "") : line, false)
+		(startsWithText(line, "thread '") && PANIC.test(line)) ||
+		exceptionOf(startsWithText(line, "E ") ? line.replace(/^E {2,}/, "") : line, false)
 	) {
 		return "exception";
 	}
@@ -285,7 +286,12 @@ function mayBeLocation(line: string): boolean {
 	if (colon > 0 && isDigitCode(line.charCodeAt(colon + 1))) return true;
 	const paren = line.indexOf("(");
 	if (paren > 0 && isDigitCode(line.charCodeAt(paren + 1))) return true;
-	return line.startsWith('File "') || line.startsWith("at ") || line.startsWith("-->") || line.startsWith("❯");
+	return (
+		startsWithText(line, 'File "') ||
+		startsWithText(line, "at ") ||
+		startsWithText(line, "-->") ||
+		startsWithText(line, "❯")
+	);
 }
 
 const PROGRESS_MARK = /[%[━█]|B ?\/|\b(?:eta|ETA) /;

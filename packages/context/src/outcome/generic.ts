@@ -1,3 +1,4 @@
+import { startsWithText } from "./affixes.js";
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
@@ -61,7 +62,7 @@ export function createGenericParser(state: ScanState): LineFamily {
 			return true;
 		}
 		const java =
-			trimmed.startsWith("Exception in thread") || trimmed.startsWith("Caused by:")
+			startsWithText(trimmed, "Exception in thread") || startsWithText(trimmed, "Caused by:")
 				? JAVA_UNCAUGHT.exec(trimmed)
 				: null;
 		if (java) {
@@ -77,7 +78,7 @@ export function createGenericParser(state: ScanState): LineFamily {
 			previousException = true;
 			return true;
 		}
-		if (trimmed.startsWith("code: '")) {
+		if (startsWithText(trimmed, "code: '")) {
 			const code = NODE_CODE.exec(trimmed);
 			if (code) {
 				state.addException(code[1], "", lineNo);
@@ -85,7 +86,7 @@ export function createGenericParser(state: ScanState): LineFamily {
 			}
 			return true;
 		}
-		if (trimmed.startsWith("name: '")) {
+		if (startsWithText(trimmed, "name: '")) {
 			const name = NODE_NAME.exec(trimmed);
 			if (name) {
 				// Node prints `code` and `name` as neighbouring properties; together they are the error's type.
@@ -96,7 +97,7 @@ export function createGenericParser(state: ScanState): LineFamily {
 		}
 		if (text === trimmed && ERROR_LINE_FIRST.includes(trimmed[0]) && ERROR_LINE.test(trimmed))
 			state.softFailure(lineNo);
-		if (afterException && trimmed.startsWith("at ")) state.softFailure(lineNo);
+		if (afterException && startsWithText(trimmed, "at ")) state.softFailure(lineNo);
 		return false;
 	};
 	return { line, mode: () => (previousException ? 1 : 0) };

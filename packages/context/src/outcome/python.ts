@@ -1,3 +1,4 @@
+import { endsWithText, startsWithText } from "./affixes.js";
 import { countsOfPairs } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
@@ -57,7 +58,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		const traceback = trimmed.endsWith("):") ? TRACEBACK.exec(text) : null;
+		const traceback = endsWithText(trimmed, "):") ? TRACEBACK.exec(text) : null;
 		if (traceback) {
 			tracebackIndent = traceback[1].length;
 			return true;
@@ -108,13 +109,13 @@ export function createPythonParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (unittestHeaderLine === lineNo - 1 && trimmed.startsWith("Doctest: ")) {
+		if (unittestHeaderLine === lineNo - 1 && startsWithText(trimmed, "Doctest: ")) {
 			state.addId(trimmed.slice(9), { needs: "unittest" });
 			return true;
 		}
 
 		if (
-			(trimmed.endsWith("FAILED") || trimmed.endsWith("ERROR") || trimmed.endsWith("%]")) &&
+			(endsWithText(trimmed, "FAILED") || endsWithText(trimmed, "ERROR") || endsWithText(trimmed, "%]")) &&
 			/\b(?:FAILED|ERROR)\b/.test(trimmed)
 		) {
 			const verbose = PYTEST_VERBOSE.exec(trimmed);
@@ -124,7 +125,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.endsWith(" FAIL") || trimmed.endsWith(" ERROR")) {
+		if (endsWithText(trimmed, " FAIL") || endsWithText(trimmed, " ERROR")) {
 			const verbose = UNITTEST_VERBOSE.exec(text);
 			if (verbose) {
 				state.addId(verbose[1], { needs: "unittest" });

@@ -1,4 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
+import { endsWithText, startsWithText } from "./affixes.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 const TSC_PAREN = /^(\S.*?)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
@@ -45,7 +46,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			mavenIds = false;
 			return false;
 		}
-		if (pendingRuff && trimmed.startsWith("--> ")) {
+		if (pendingRuff && startsWithText(trimmed, "--> ")) {
 			state.addException(pendingRuff.code, pendingRuff.message, pendingRuff.line);
 			state.hardFailure = true;
 		}
@@ -60,7 +61,8 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			}
 		}
 
-		if (trimmed.includes("error TS")) {
+		// A two-character search first: `e` is so common that searching for `error TS` itself costs twice as much.
+		if (trimmed.includes("TS") && trimmed.includes("error TS")) {
 			const tsc = TSC_PAREN.exec(trimmed) ?? TSC_PRETTY.exec(trimmed);
 			if (tsc) {
 				state.addException(tsc[4], tsc[5], lineNo);
@@ -154,7 +156,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.endsWith("--- FAILED")) {
+		if (endsWithText(trimmed, "--- FAILED")) {
 			const quiet = CARGO_QUIET_FAILED.exec(trimmed);
 			if (quiet) {
 				state.addId(quiet[1], { needs: "cargo" });
@@ -210,7 +212,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.startsWith("BUILD ")) {
+		if (startsWithText(trimmed, "BUILD ")) {
 			if (trimmed === "BUILD FAILED" || /^BUILD FAILED in /.test(trimmed)) {
 				state.summary(lineNo, "gradle", false);
 				return true;
@@ -224,7 +226,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.endsWith(" FAILED") && trimmed.includes(" > ")) {
+		if (endsWithText(trimmed, " FAILED") && trimmed.includes(" > ")) {
 			const gradle = GRADLE_TEST.exec(trimmed);
 			if (gradle) {
 				state.addId(gradle[1]);
