@@ -47,7 +47,8 @@ export async function scanObservation(
 	const scanner = createOutcomeScanner({ copyKept });
 	const selector = new LineSelector(DEFAULT_SELECTOR_LIMITS, copyKept);
 	const splitter = new LineSplitter((text, lineNo, bytes) => {
-		scanner.line(text, lineNo, selector.line(text, lineNo, bytes));
+		const kind = selector.line(text, lineNo, bytes);
+		scanner.line(text, lineNo, kind, selector.memo);
 	});
 	const check = new TextCheck();
 	let body: Buffer[] | null = [];

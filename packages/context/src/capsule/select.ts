@@ -5,6 +5,7 @@ import {
 	type Keep,
 	keeper,
 	type LineKind,
+	type LineMemo,
 	LineTable,
 	lastFrame,
 	lineSlot,
@@ -122,8 +123,11 @@ const ROLES: ReadonlyMap<LineKind, KindRole> = new Map(
 );
 const roleOf = (kind: LineKind): KindRole => ROLES.get(kind) as KindRole;
 
-/** What the selector works out from a line's text alone: its kind (and role), and its shape's key once asked for (`shapeKey`). */
-interface LineFacts {
+/**
+ * What the selector works out from a line's text alone: its kind (and role), and its shape's key once
+ * asked for (`shapeKey`); the outcome scanner's note on the same text is kept with them (`LineMemo`).
+ */
+interface LineFacts extends LineMemo {
 	kind: LineKind;
 	role: KindRole;
 	shape: number | null;
@@ -205,9 +209,9 @@ export class LineSelector {
 	/** Facts of recent short lines, one per slot (see `lineSlot`): a repeated line's kind and shape. */
 	private readonly known = new LineTable<LineFacts>();
 	/** Facts of the current long line (never remembered). */
-	private readonly longLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null };
+	private readonly longLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null, scan: 0 };
 	/** Facts of the current line quoted inside a diff hunk (never classified: see `DiffReader`). */
-	private readonly quotedLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null };
+	private readonly quotedLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null, scan: 0 };
 	private readonly diff = new DiffReader();
 	/** Applied to what is kept past its line (see `keeper`). */
 	private readonly own: Keep;
@@ -240,11 +244,18 @@ export class LineSelector {
 		this.tail = new TailRing(Math.max(0, limits.tailLines));
 	}
 
+	/**
+	 * Where the outcome scanner keeps its note on the text of the line just fed, remembered with the
+	 * line's facts (null when that text is not remembered): one lookup per line serves both.
+	 */
+	memo: LineMemo | null = null;
+
 	/** Feeds one line (without its newline). `bytes` is the whole line's size when `raw` is capped. Returns its kind. */
 	line(raw: string, lineNo: number, bytes?: number): LineKind {
 		const limits = this.limits;
 		const capped = raw.length > limits.lineChars ? clip(raw, limits.lineChars) : raw;
 		const facts = this.facts(raw, capped);
+		this.memo = facts === this.longLine || facts === this.quotedLine ? null : facts;
 		const kind = facts.kind;
 		const whole = bytes ?? Buffer.byteLength(raw);
 		this.count = lineNo;
@@ -312,7 +323,7 @@ export class LineSelector {
 		let facts = this.known.get(line, slot);
 		if (facts === undefined) {
 			const kind = classifyLine(line);
-			facts = { kind, role: roleOf(kind), shape: null };
+			facts = { kind, role: roleOf(kind), shape: null, scan: 0 };
 			this.known.set(line, slot, facts);
 		}
 		return facts;

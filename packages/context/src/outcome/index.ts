@@ -18,7 +18,7 @@
 export { stripAnsi, visibleLine } from "./ansi.js";
 export { classifyLine, type LineKind } from "./classify.js";
 export { type DiffLine, DiffReader } from "./diff.js";
-export { type Keep, keeper, LINE_SLOTS, LineTable, lineSlot } from "./line-slot.js";
+export { type Keep, keeper, LINE_SLOTS, type LineMemo, LineTable, lineSlot } from "./line-slot.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
 export { normalizeEvidence, outcomeSignature } from "./signature.js";
 export { clip, escapeControls, lastFrame, visibleText } from "./visible.js";

@@ -23,6 +23,15 @@ export function lineSlot(text: string): number {
 }
 
 /**
+ * What the outcome scanner remembers of a short line's text (see `OutcomeScanner.line`). A caller
+ * that looks lines up in a table of its own can hold it there, so each line is looked up once.
+ */
+export interface LineMemo {
+	/** The scanner's note on this text (0: none yet). */
+	scan: number;
+}
+
+/**
  * A table of recent short lines, one per slot (see `lineSlot`). It is emptied whenever as many lines
  * were put in as it has slots: a line cut from a 64 KiB chunk of text keeps that whole chunk alive,
  * so lines kept indefinitely in rarely reused slots would hold chunk after chunk.

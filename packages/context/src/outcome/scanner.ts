@@ -5,7 +5,7 @@ import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
-import { LineTable, lineSlot } from "./line-slot.js";
+import { type LineMemo, LineTable, lineSlot } from "./line-slot.js";
 import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";
@@ -35,8 +35,10 @@ export interface OutcomeScanner {
 	/**
 	 * Feed one line (without its newline), 1-based line number. Bounded memory whatever the count.
 	 * `kind` is the line's `classifyLine` kind when the caller has it already (else it is worked out).
+	 * `memo`: where this scan's note on the line's text is kept, when the caller remembers lines of
+	 * this exact text itself (null: a line it does not remember); left out, the scanner keeps its own.
 	 */
-	line(text: string, lineNo: number, kind?: LineKind): void;
+	line(text: string, lineNo: number, kind?: LineKind, memo?: LineMemo | null): void;
 	finish(hints?: OutcomeHints): Outcome;
 }
 
@@ -66,16 +68,24 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 	 * family took and that changed nothing is skipped by the families too when it comes again in the
 	 * same modes (most repeated lines: blanks, indentation, passing tests...).
 	 */
-	const known = new LineTable<number>();
+	const known = new LineTable<LineMemo>();
 	/** A line found inert in these modes with this many runners confirmed (a few dozen runner names at most). */
 	const inert = (mode: number, runners: number) => LOCATED | 2 | (mode << 2) | (runners << 18);
 	return {
-		line(raw, lineNo, kind) {
+		line(raw, lineNo, kind, given) {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
 			state.shapedLike(kind ?? classifyLine(raw), lineNo);
-			const slot = text.length > LOCATED_CHARS ? -1 : lineSlot(text);
-			const seen = slot < 0 ? 0 : (known.get(text, slot) ?? 0);
+			let memo = given;
+			if (memo === undefined && text.length <= LOCATED_CHARS) {
+				const slot = lineSlot(text);
+				memo = known.get(text, slot);
+				if (memo === undefined) {
+					memo = { scan: 0 };
+					known.set(text, slot, memo);
+				}
+			}
+			const seen = memo ? memo.scan : 0;
 			if (seen === 0) scanLocations(text, lineNo, state);
 			const mode = modes(lineNo);
 			if (mode >= 0 && seen === inert(mode, state.runnersConfirmed)) return;
@@ -90,7 +100,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			const byPython = python.line(text, trimmed, lineNo);
 			const byJavascript = javascript.line(text, trimmed, lineNo);
 			const taken = claimed || byPython || byJavascript || generic.line(text, trimmed, lineNo);
-			if (slot < 0) return;
+			if (!memo) return;
 			const unchanged =
 				mode >= 0 &&
 				!taken &&
@@ -99,7 +109,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 				state.statedExitCode === exitCode &&
 				modes(lineNo + 1) === mode;
 			const now = unchanged ? inert(mode, state.runnersConfirmed) : LOCATED;
-			if (now !== seen) known.set(text, slot, now);
+			memo.scan = now;
 		},
 		finish(hints) {
 			for (const family of families) family.end?.();
