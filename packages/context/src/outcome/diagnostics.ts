@@ -26,8 +26,12 @@ export function exceptionOf(trimmed: string, anyName: boolean): ExceptionLine | 
 	const first = trimmed.charCodeAt(0);
 	// A type starts with a letter or `_`; most lines are rejected here.
 	if (!((first >= 65 && first <= 90) || (first >= 97 && first <= 122) || first === 95)) return null;
-	const spaced = trimmed.includes(" ");
-	const typed = spaced && trimmed.includes(": ") ? TYPED_MESSAGE.exec(trimmed) : null;
+	const space = trimmed.indexOf(" ");
+	const spaced = space >= 0;
+	// The type holds no space, so a `Type: message` line has its `: ` at the first space, or right after
+	// a ` [CODE]` that the first space opens: no search of the rest of the line.
+	const colonAtSpace = trimmed.charCodeAt(space - 1) === 58 || trimmed.charCodeAt(space + 1) === 91;
+	const typed = spaced && colonAtSpace ? TYPED_MESSAGE.exec(trimmed) : null;
 	if (typed) {
 		const name = typed[1];
 		if (!anyName && !EXCEPTION_SUFFIX.test(name)) return null;

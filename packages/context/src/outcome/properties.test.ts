@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { percentShown } from "./classify.js";
+import { exceptionOf } from "./diagnostics.js";
 import { classifyLine, createOutcomeScanner, parseOutcome, stripAnsi } from "./index.js";
 
 /** Lines drawn from real shapes plus arbitrary text, so the parsers meet both. */
@@ -140,6 +141,42 @@ describe("properties over arbitrary output", () => {
 				expect(stripAnsi(line)).toBe(line.replace(reference, ""));
 			}),
 			{ numRuns: 20000 },
+		);
+	});
+
+	it("reads `Type: message` exactly as the whole-line pattern does, with or without a code", () => {
+		// The pattern run on every line that holds a space and a `: ` (before the first-space rule).
+		const typed = /^((?:[a-z_][\w]*\.)*[A-Z][\w]*)( \[[A-Z][A-Z0-9_]*\])?: (.*)$/;
+		const bare = /^((?:[a-z_][\w]*\.)*[A-Z][\w]*)$/;
+		const reference = (line: string) => {
+			const match = line.includes(" ") && line.includes(": ") ? typed.exec(line) : null;
+			if (match) return { type: match[2] ? `${match[1]}${match[2]}` : match[1], message: match[3] };
+			const alone = line.includes(" ") ? null : bare.exec(line);
+			return alone && !/Warning$/.test(alone[1]) ? { type: alone[1], message: "" } : null;
+		};
+		const part = fc.constantFrom(
+			"ValueError",
+			"a.b",
+			"x",
+			":",
+			": ",
+			" ",
+			"  ",
+			"[ERR_X]",
+			" [ERR_A1]",
+			"[",
+			"]",
+			"é",
+			"_",
+			"9",
+			"msg",
+		);
+		fc.assert(
+			fc.property(fc.array(part, { maxLength: 8 }), (parts) => {
+				const line = parts.join("");
+				expect(exceptionOf(line, true)).toEqual(reference(line));
+			}),
+			{ numRuns: 20_000 },
 		);
 	});
 });
