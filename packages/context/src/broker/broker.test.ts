@@ -561,6 +561,29 @@ describe("deltas", () => {
 		expect(line.text).toContain("tests/test_calc.py:31");
 	});
 
+	it("never calls a run unchanged when the diff printed before the same failure changed", async () => {
+		const { broker } = await session();
+		const diff = (line: string) => [
+			"diff --git a/src/calc.py b/src/calc.py",
+			"--- a/src/calc.py",
+			"+++ b/src/calc.py",
+			"@@ -3 +3 @@",
+			"-    return a / b",
+			`+${line}`,
+		];
+		const run = (line: string, seconds: string) =>
+			`${diff(line).join("\n")}\n${failingPytest("division by zero", 12, seconds)}`;
+		const first = await broker.observe(input(run("    return a / max(b, 1)", "0.12"), { tool: "bash", exitCode: 1 }));
+		const changed = await broker.observe(input(run("    return a / (b or 1)", "0.12"), { tool: "bash", exitCode: 1 }));
+		expect(changed.decision).toBe("structured-capsule");
+		expect(changed.text).not.toContain("unchanged since");
+		// The same diff and the same failure, another duration: unchanged.
+		const again = await broker.observe(input(run("    return a / (b or 1)", "0.47"), { tool: "bash", exitCode: 1 }));
+		expect(again.decision).toBe("delta-capsule");
+		expect(again.text).toContain(`unchanged since ${changed.id}`);
+		expect(first.id).not.toBe(changed.id);
+	});
+
 	it("never turns a changed test count into a delta", async () => {
 		const { broker } = await session();
 		await broker.observe(input(pytestRun(300, "1.0"), { tool: "bash", exitCode: 0 }));

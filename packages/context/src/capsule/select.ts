@@ -48,7 +48,8 @@ export interface Selection {
 	distinctShapes: number;
 	/**
 	 * Every failure, exception, error and location line in order (see `normalizeEvidence`), one per
-	 * text line; null when they exceed `evidenceBytes`. Outcome deltas compare it: an outcome is
+	 * text line, and every line of a diff's hunks (what a diff shows is part of what a run did, not
+	 * wrapper text); null when they exceed `evidenceBytes`. Outcome deltas compare it: an outcome is
 	 * "unchanged" only when this evidence is too.
 	 */
 	evidence: string | null;
@@ -213,6 +214,8 @@ export class LineSelector {
 	/** Facts of the current line quoted inside a diff hunk (never classified: see `DiffReader`). */
 	private readonly quotedLine: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null, scan: 0 };
 	private readonly diff = new DiffReader();
+	/** The current line is a diff hunk's header or one of its lines (see `DiffReader`). */
+	private inDiff = false;
 	/** Applied to what is kept past its line (see `keeper`). */
 	private readonly own: Keep;
 	private shapesOverflow = 0;
@@ -261,7 +264,7 @@ export class LineSelector {
 		this.count = lineNo;
 		const role = facts.role;
 		this.kindCounts[role.index]++;
-		if (role.evidence && this.evidence !== null) this.addEvidence(capped);
+		if ((role.evidence || this.inDiff) && this.evidence !== null) this.addEvidence(capped);
 		this.tail.push(capped, lineNo, whole, kind);
 		const blank = kind === "blank";
 		if (!blank) this.nonBlank++;
@@ -305,7 +308,9 @@ export class LineSelector {
 	 */
 	private facts(raw: string, line: string): LineFacts {
 		const visible = visibleLine(raw);
-		if (this.diff.read(visible) === "quoted") {
+		const diff = this.diff.read(visible);
+		this.inDiff = diff !== "other";
+		if (diff === "quoted") {
 			const kind = visible.trim() === "" ? "blank" : "plain";
 			this.quotedLine.kind = kind;
 			this.quotedLine.role = roleOf(kind);

@@ -1,6 +1,7 @@
 import type { ScanState } from "./state.js";
 
-const DIFF_TARGET = /^\+\+\+ (?:b\/)?(.+?)\t?$/;
+/** The new file's path: up to a tab (git ends a path holding a space with one; `diff -u` puts a date after it). */
+const DIFF_TARGET = /^\+\+\+ (?:b\/)?([^\t]+)/;
 const DIFF_HUNK = /^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
 /** What one line of an output is to a unified diff read in order (see `DiffReader`). */
@@ -28,22 +29,24 @@ export class DiffReader {
 	read(text: string): DiffLine {
 		const first = text.charCodeAt(0);
 		if (this.inHunk) {
-			if (this.oldLeft > 0 || this.newLeft > 0) {
-				if (text === "" || first === 32) {
+			// A line is the hunk's only while its side has lines left: a context line needs both.
+			if (text === "" || first === 32) {
+				if (this.oldLeft > 0 && this.newLeft > 0) {
 					this.oldLeft--;
 					this.newLeft--;
 					return "quoted";
 				}
-				if (first === 45) {
+			} else if (first === 45) {
+				if (this.oldLeft > 0) {
 					this.oldLeft--;
 					return "quoted";
 				}
-				if (first === 43) {
+			} else if (first === 43) {
+				if (this.newLeft > 0) {
 					this.newLeft--;
 					return "quoted";
 				}
-			}
-			if (first === 92) return "quoted";
+			} else if (first === 92) return "quoted";
 			this.inHunk = false;
 		}
 		if (first === 64 && text.startsWith("@@ ")) {

@@ -314,6 +314,23 @@ describe("locations", () => {
 		expect(outcome.exceptions).toEqual([{ type: "ValueError", message: "bad input of this run", line: 7 }]);
 	});
 
+	it("ends a hunk at a line its side has no count left for, and reads a `diff -u` path without its date", () => {
+		const outcome = parseOutcome(
+			lines(
+				"--- a.txt\t2024-01-01 00:00:00.000000000 +0000",
+				"+++ b.txt\t2024-01-02 00:00:00.000000000 +0000",
+				"@@ -1 +1,2 @@",
+				"-old",
+				"+new",
+				" ValueError: of this run, after a hunk that claimed one more new line",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["b.txt:1"]);
+		expect(outcome.exceptions).toEqual([
+			{ type: "ValueError", message: "of this run, after a hunk that claimed one more new line", line: 6 },
+		]);
+	});
+
 	it("keeps a removed `-- comment` and a note after the last line inside the hunk", () => {
 		const outcome = parseOutcome(
 			lines(
