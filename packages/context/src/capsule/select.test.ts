@@ -67,6 +67,15 @@ describe("LineSelector", () => {
 		expect(quoted.map((line) => classifyLine(line))).toEqual(["exception", "failure", "error"]);
 	});
 
+	it("reads a hunk header as plain text: what follows its `@@` is a line of the file", () => {
+		const header = "@@ -3,3 +3,3 @@ src/m.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.";
+		const selection = select(["--- a/build.log", "+++ b/build.log", header, " a", "-b", "+c", " d"]);
+		expect(selection.kinds.error).toBe(0);
+		expect(selection.decisive).toEqual([]);
+		expect(selection.head.map((k) => k.kind)).toEqual(["plain", "plain", "plain", "plain", "plain", "plain", "plain"]);
+		expect(classifyLine(header)).toBe("error");
+	});
+
 	it("keeps the lines around a failure as context, including one seen only in passing", () => {
 		const lines = [...numbered(50), "collecting the fixture", "FAILED tests/test_b.py::test_y - boom", "after it"];
 		const selection = select(lines);

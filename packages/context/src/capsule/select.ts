@@ -303,14 +303,16 @@ export class LineSelector {
 
 	/**
 	 * `classifyLine` and the shape, remembered for repeated short lines (blank, indentation, docstring
-	 * quotes, `E` lines, the frames of repeated stack traces...). A line a diff hunk quotes is a file's
-	 * text, not output of this run: plain (or blank), whatever it says, as the outcome scanner reads it.
+	 * quotes, `E` lines, the frames of repeated stack traces...). A line a diff hunk quotes, and its
+	 * header, are a file's text, not output of this run: plain (or blank), whatever they say, as the
+	 * outcome scanner reads them.
 	 */
 	private facts(raw: string, line: string): LineFacts {
 		const visible = visibleLine(raw);
 		const diff = this.diff.read(visible);
 		this.inDiff = diff !== "other";
-		if (diff === "quoted") {
+		// A hunk's header is the diff's too: the text after its `@@` is a line of the file, as git quotes it.
+		if (this.inDiff) {
 			const kind = visible.trim() === "" ? "blank" : "plain";
 			this.quotedLine.kind = kind;
 			this.quotedLine.role = roleOf(kind);
