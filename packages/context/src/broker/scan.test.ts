@@ -26,6 +26,15 @@ describe("the scanner's notes kept with the selector's facts", () => {
 			["==== test session starts ====", header, header, "==== FAILURES ====", header, "E   ValueError: bad"].join("\n"),
 			["5 passed in 0.20s", frame, "  TypeError: boom", frame].join("\n"),
 			["E501 Line too long (120 > 88)", "", "E501 Line too long (120 > 88)", "  --> src/app.py:3:89"].join("\n"),
+			// A coloured CRLF diff: git highlights an added line's `\r`, followed by a colour reset only.
+			[
+				"--- a/f.txt",
+				"+++ b/f.txt",
+				"@@ -1,2 +1,3 @@",
+				"\u001b[32m+x\u001b[m\u001b[41m\r\u001b[m",
+				" a\r",
+				" KeyError: quoted\r",
+			].join("\n"),
 			// More distinct lines than the tables hold, then the first ones again.
 			Array.from({ length: 9_000 }, (_, i) => `step ${i % 5_000} at src/m${i % 5_000}.py:${i % 7}`).join("\n"),
 		);

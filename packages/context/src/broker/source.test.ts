@@ -34,11 +34,14 @@ function cut(buffer: Buffer, offsets: number[]): Buffer[] {
 	return chunks;
 }
 
-/** The reference for a line redrawn with `\r`: its last non-empty frame after a `\r` marker, else the line. */
+/**
+ * The reference for a line redrawn with `\r`: its last frame after a `\r` marker that shows something
+ * (not empty, not colour changes only), else the line.
+ */
 function finalFrame(line: string): string {
 	const [first, ...frames] = line.split("\r");
 	let out = first;
-	for (const frame of frames) if (frame !== "") out = `\r${frame}`;
+	for (const frame of frames) if (frame.replace(/\u001b\[[0-9;]*m/g, "") !== "") out = `\r${frame}`;
 	return out;
 }
 
@@ -54,7 +57,7 @@ describe("LineSplitter", () => {
 	});
 
 	it("gives each line, its number and its exact byte size, however the bytes are chunked", () => {
-		const unit = fc.constantFrom("a", "é", "😀", "\n", " ", "\r");
+		const unit = fc.constantFrom("a", "é", "😀", "\n", " ", "\r", "\u001b[m", "\u001b[41m");
 		fc.assert(
 			fc.property(fc.string({ unit, maxLength: 200 }), fc.array(fc.nat(), { maxLength: 12 }), (text, offsets) => {
 				const bytes = Buffer.from(text, "utf8");
@@ -67,6 +70,19 @@ describe("LineSplitter", () => {
 			}),
 			{ numRuns: 500 },
 		);
+	});
+
+	it("keeps a frame followed only by colour changes after its carriage return (git's highlighted `\\r` in a CRLF diff)", () => {
+		const line = "\u001b[32m+\u001b[m\u001b[32mValueError: quoted\u001b[m\u001b[41m\r\u001b[m";
+		const erased = "50%\r\u001b[K";
+		const bytes = Buffer.from(`${line}\n${erased}\n`);
+		// Whole, cut before the return, right after it, and inside the colour change after it.
+		for (const offsets of [[], [line.length - 4], [line.length - 3], [line.length - 1]]) {
+			expect(split(cut(bytes, offsets))).toEqual([
+				{ text: line.slice(0, -4), line: 1, bytes: line.length },
+				{ text: "\r\u001b[K", line: 2, bytes: erased.length },
+			]);
+		}
 	});
 
 	it("keeps only the first 4096 characters of a huge line but counts all its bytes", () => {

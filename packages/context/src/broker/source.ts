@@ -141,6 +141,8 @@ export class LineSplitter {
 	private capped = false;
 	/** A carriage return was seen with no text after it yet: the next text starts a new frame. */
 	private pendingFrame = false;
+	/** The frame before the current one, shown instead when the current one only changes colours. */
+	private previous = "";
 	private lineNo = 0;
 
 	constructor(private readonly emit: (text: string, lineNo: number, bytes: number) => void) {}
@@ -195,8 +197,9 @@ export class LineSplitter {
 				}
 			} else {
 				this.append(text.slice(start, nl));
-				this.emit(this.partial, ++this.lineNo, bytes);
+				this.emit(this.shown(), ++this.lineNo, bytes);
 				this.partial = "";
+				this.previous = "";
 				this.capped = false;
 			}
 			this.pendingFrame = false;
@@ -220,9 +223,20 @@ export class LineSplitter {
 		}
 	}
 
+	/** The current frame is colour changes only (a frame after a `\r` that redraws nothing). */
+	private colourFrame(): boolean {
+		return this.partial.charCodeAt(0) === 13 && colourOnly(this.partial.slice(1));
+	}
+
+	/** What the line shows: its current frame, or the one before when the current one redraws nothing. */
+	private shown(): string {
+		return this.colourFrame() ? this.previous : this.partial;
+	}
+
 	private appendFrame(piece: string): void {
 		if (piece === "") return;
 		if (this.pendingFrame) {
+			if (!this.colourFrame()) this.previous = this.partial;
 			this.partial = "\r";
 			this.capped = false;
 			this.pendingFrame = false;
@@ -244,8 +258,9 @@ export class LineSplitter {
 			this.partialBytes += this.carry.length;
 			this.carry = null;
 		}
-		if (this.partial !== "" || this.partialBytes > 0) this.emit(this.partial, ++this.lineNo, this.partialBytes);
+		if (this.partial !== "" || this.partialBytes > 0) this.emit(this.shown(), ++this.lineNo, this.partialBytes);
 		this.partial = "";
+		this.previous = "";
 		this.partialBytes = 0;
 		this.pendingFrame = false;
 		return this.lineNo;
@@ -270,16 +285,22 @@ function twoByte(oneByte: string): string {
 	return oneByte === "" ? oneByte : `\u0100${oneByte}`.slice(1);
 }
 
+/** Colour changes only (SGR escapes): after a carriage return they redraw nothing (git ends a highlighted `\r` so). */
+const COLOUR_ONLY = /^(?:\u001b\[[0-9;:]*m)+$/;
+const colourOnly = (frame: string): boolean => frame.charCodeAt(0) === 27 && COLOUR_ONLY.test(frame);
+
 /**
  * What `LineSplitter.append` leaves of a whole line redrawn with carriage returns, without building
- * every frame: its last non-empty frame, marked by a leading `\r` unless it is the first frame.
+ * every frame: its last frame that shows something (not empty, not colour changes only), marked by a
+ * leading `\r` unless it is the first frame.
  */
 function lastFrameOf(line: string): string {
 	let end = line.length;
 	while (end > 0) {
 		const cr = line.lastIndexOf("\r", end - 1);
 		if (cr === -1) return end > LINE_KEEP_BYTES ? line.slice(0, LINE_KEEP_BYTES) : line.slice(0, end);
-		if (cr + 1 < end) return `\r${line.slice(cr + 1, Math.min(end, cr + LINE_KEEP_BYTES))}`;
+		if (cr + 1 < end && (line.charCodeAt(cr + 1) !== 27 || !colourOnly(line.slice(cr + 1, end))))
+			return `\r${line.slice(cr + 1, Math.min(end, cr + LINE_KEEP_BYTES))}`;
 		end = cr;
 	}
 	return "";
