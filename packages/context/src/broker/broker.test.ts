@@ -574,11 +574,14 @@ describe("deltas", () => {
 		const run = (line: string, seconds: string) =>
 			`${diff(line).join("\n")}\n${failingPytest("division by zero", 12, seconds)}`;
 		const first = await broker.observe(input(run("    return a / max(b, 1)", "0.12"), { tool: "bash", exitCode: 1 }));
-		const changed = await broker.observe(input(run("    return a / (b or 1)", "0.12"), { tool: "bash", exitCode: 1 }));
+		// A duration in a file's text is the file's: a diff changing only `5s` to `10s` is a change.
+		const timeout = await broker.observe(input(run("    timeout = '5s'", "0.12"), { tool: "bash", exitCode: 1 }));
+		expect(timeout.decision).toBe("structured-capsule");
+		const changed = await broker.observe(input(run("    timeout = '10s'", "0.12"), { tool: "bash", exitCode: 1 }));
 		expect(changed.decision).toBe("structured-capsule");
 		expect(changed.text).not.toContain("unchanged since");
 		// The same diff and the same failure, another duration: unchanged.
-		const again = await broker.observe(input(run("    return a / (b or 1)", "0.47"), { tool: "bash", exitCode: 1 }));
+		const again = await broker.observe(input(run("    timeout = '10s'", "0.47"), { tool: "bash", exitCode: 1 }));
 		expect(again.decision).toBe("delta-capsule");
 		expect(again.text).toContain(`unchanged since ${changed.id}`);
 		expect(first.id).not.toBe(changed.id);

@@ -264,7 +264,7 @@ export class LineSelector {
 		this.count = lineNo;
 		const role = facts.role;
 		this.kindCounts[role.index]++;
-		if ((role.evidence || this.inDiff) && this.evidence !== null) this.addEvidence(capped);
+		if ((role.evidence || this.inDiff) && this.evidence !== null) this.addEvidence(capped, this.inDiff);
 		this.tail.push(capped, lineNo, whole, kind);
 		const blank = kind === "blank";
 		if (!blank) this.nonBlank++;
@@ -399,8 +399,10 @@ export class LineSelector {
 		return kept;
 	}
 
-	private addEvidence(raw: string): void {
-		const text = normalizeEvidence(lastFrame(stripAnsi(raw)));
+	/** `quoted`: a diff's line, a file's text compared exactly (a `5s` in it is no duration of this run). */
+	private addEvidence(raw: string, quoted: boolean): void {
+		const visible = lastFrame(stripAnsi(raw));
+		const text = quoted ? visible : normalizeEvidence(visible);
 		this.evidenceSize += text.length + 1;
 		if (this.evidenceSize > this.limits.evidenceBytes) this.evidence = null;
 		else this.evidence?.push(this.own(text));
