@@ -331,6 +331,28 @@ describe("locations", () => {
 		]);
 	});
 
+	it("counts a combined diff's hunk (`git show` of a merge) per parent", () => {
+		const outcome = parseOutcome(
+			lines(
+				"diff --cc src/f.py",
+				"index 1,2..3",
+				"--- a/src/f.py",
+				"+++ b/src/f.py",
+				"@@@ -4,3 -4,3 +4,3 @@@ def f():",
+				"  Traceback (most recent call last):",
+				"  KeyError: quoted in a merge",
+				"- FAILED tests/x.py::t - quoted",
+				" -1 failed in 0.2s",
+				"++ValueError: quoted",
+				"  TypeError: of this run, after the hunk",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["src/f.py:4"]);
+		expect(outcome.exceptions).toEqual([{ type: "TypeError", message: "of this run, after the hunk", line: 11 }]);
+		expect(outcome.failingIds).toEqual([]);
+		expect(outcome.counts).toBe(null);
+	});
+
 	it("keeps a removed `-- comment` and a note after the last line inside the hunk", () => {
 		const outcome = parseOutcome(
 			lines(
