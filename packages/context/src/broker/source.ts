@@ -125,8 +125,9 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
  * short one. `bytes` is the whole line's UTF-8 size, taken from newline positions in the bytes
  * (a newline byte is never part of a multi-byte character, so text and bytes split alike).
  *
- * A line redrawn with carriage returns (a progress bar) is kept as its final non-empty frame, marked
- * by a leading `\r`: that is what a terminal shows, and it may lie far past the first 4 KiB.
+ * A line redrawn with carriage returns (a progress bar) is kept as its final frame that shows
+ * something (not empty, not colour changes only), marked by a leading `\r`: that is what a terminal
+ * shows, and it may lie far past the first 4 KiB.
  *
  * Every line is cut from two-byte text (see `twoByte`): the scanners' string calls
  * (`charCodeAt`, `includes`, `trim`...) run fast for at most four kinds of string, and lines of
