@@ -125,7 +125,8 @@ export function keyOfShape(shape: string): number {
  * taken back, by restoring the lanes, when the whole turns out to be `#` or `/P`). Lines of one
  * shape get one key; two shapes share a key with a chance of about 2^-53 per pair, so a count of
  * distinct keys over the 20,000 tracked shapes is off with a chance of about 2 in 100 million.
- * About twice as fast as `lineShape`, and a number is cheaper to hash than a joined string.
+ * Faster than `lineShape` (460 against 600 ns a line of two-byte text), and a number is cheaper to
+ * hash than a joined string.
  */
 export function shapeKey(text: string): number {
 	const t = text.trim();
