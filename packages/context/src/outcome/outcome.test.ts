@@ -87,6 +87,35 @@ describe("exceptions come from diagnostic lines, not from code naming a class", 
 		expect(outcome.locations[0]).toMatchObject({ file: "app/main.py", line: 12, at: 2 });
 		expect(outcome.status).toBe("fail");
 	});
+
+	it("counts a pytest traceback's exception once: its closing `path:N: Type` line repeats its own `E` line", () => {
+		const text = lines(
+			"=================================== FAILURES ===================================",
+			"___________________ test_x ___________________",
+			">       check()",
+			"E       ValueError: bad",
+			"tests/test_a.py:3: ValueError",
+			"During handling of the above exception, another exception occurred:",
+			">       assert fixed()",
+			"E       assert False",
+			"tests/test_a.py:5: ValueError",
+			"___________________ ERROR collecting tests/test_b.py ___________________",
+			"E   TypeError: boom",
+			"___________________ test_y ___________________",
+			">       assert 3 == 4",
+			"E       assert 3 == 4",
+			"tests/test_a.py:9: TypeError",
+		);
+		const at = (line: string) => text.split("\n").indexOf(line) + 1;
+		// The chained traceback and test_y state no type in their `E` lines: their closing lines are
+		// the only record of their exceptions, whatever type an earlier traceback stated.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{ type: "ValueError", message: "bad", line: at("E       ValueError: bad") },
+			{ type: "ValueError", message: "", line: at("tests/test_a.py:5: ValueError") },
+			{ type: "TypeError", message: "boom", line: at("E   TypeError: boom") },
+			{ type: "TypeError", message: "", line: at("tests/test_a.py:9: TypeError") },
+		]);
+	});
 });
 
 describe("status", () => {

@@ -43,6 +43,11 @@ export function createPythonParser(state: ScanState): LineFamily {
 	let unittestHeaderLine = -1;
 	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
 	let pytestFailureSection = false;
+	/**
+	 * Exception types the `E` lines of the current pytest traceback stated. The `path:N: Type` line
+	 * that ends the traceback names the same exception again: it is recorded only when no `E` line did.
+	 */
+	let statedTypes: string[] = [];
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		if (trimmed === "") return false;
@@ -70,14 +75,18 @@ export function createPythonParser(state: ScanState): LineFamily {
 			const pytestError = PYTEST_ERROR_LINE.exec(text);
 			if (pytestError) {
 				const thrown = exceptionOf(pytestError[1], true);
-				if (thrown) state.addException(thrown.type, thrown.message, lineNo);
+				if (thrown) {
+					state.addException(thrown.type, thrown.message, lineNo);
+					if (!statedTypes.includes(thrown.type)) statedTypes.push(thrown.type);
+				}
 				return true;
 			}
 		}
 
 		const raise = mayBeRaise(trimmed) ? PYTEST_RAISE.exec(trimmed) : null;
 		if (raise) {
-			state.addException(raise[3], "", lineNo);
+			if (!statedTypes.includes(raise[3])) state.addException(raise[3], "", lineNo);
+			statedTypes = [];
 			return true;
 		}
 
@@ -137,11 +146,13 @@ export function createPythonParser(state: ScanState): LineFamily {
 			const section = PYTEST_SECTION.exec(trimmed);
 			if (section) {
 				pytestFailureSection = section[1] === "FAILURES" || section[1] === "ERRORS";
+				statedTypes = [];
 				state.sawRunner("pytest");
 				return true;
 			}
 			const header = pytestFailureSection ? PYTEST_HEADER.exec(trimmed) : null;
 			if (header) {
+				statedTypes = [];
 				state.addId(header[1].replace(PYTEST_HEADER_PREFIX, ""), { needs: "pytest", alias: true });
 				return true;
 			}
