@@ -86,14 +86,16 @@ function headTail(selection: Selection, priority: number, headCount: number, tai
 /**
  * One candidate per line shape (the most important one), so a line repeated hundreds of times
  * appears once with its count instead of again in the head or tail; failure and exception lines are
- * evidence, folded only with identical ones (`foldKey`). Summary lines are exempt.
+ * evidence, folded only with identical ones (`foldKey`). Summary lines are exempt, and so is the
+ * output's last line: where the output ends shows, even when its lines there repeat a shape shown
+ * earlier.
  */
-function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>): ExcerptLine[] {
+function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>, lastLine: number): ExcerptLine[] {
 	const seen = new Set<string | number>();
 	const ordered = [...candidates].sort((a, b) => a.priority - b.priority || a.line - b.line);
 	return ordered.filter((c) => {
 		const kind = kinds.get(c.line);
-		if (kind === "summary") return true;
+		if (kind === "summary" || c.line === lastLine) return true;
 		const shape = foldKey(kind, c.text);
 		if (seen.has(shape)) return false;
 		seen.add(shape);
@@ -107,7 +109,8 @@ function excerptFor(input: StructuredCapsuleInput, failed: boolean): ExcerptLine
 	for (const k of [...selection.head, ...selection.tail, ...selection.context, ...selection.decisive]) {
 		kinds.set(k.line, k.kind);
 	}
-	let candidates = onePerShape(rawExcerpt(input), kinds);
+	const last = selection.tail.findLast((k) => k.kind !== "blank")?.line ?? 0;
+	let candidates = onePerShape(rawExcerpt(input), kinds, last);
 	// In a compact failure capsule, bullet prose (staged requirements, notes) must not take room from evidence.
 	if (failed && input.budget <= 2048) candidates = candidates.filter((c) => kinds.get(c.line) !== "bullet");
 	return candidates;

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseOutcome } from "../outcome/index.js";
+import { capsuleFor as buildCapsule } from "../../test/capsule-for.js";
 import type { Outcome } from "../types.js";
-import { buildStructuredCapsule } from "./build.js";
 import { locationLines, rankLocations } from "./locations.js";
-import { LineSelector } from "./select.js";
 
 type Location = Outcome["locations"][number];
 
@@ -145,27 +143,9 @@ describe("grouped location listing", () => {
 });
 
 describe("locations in a structured capsule", () => {
-	const header = {
-		id: "obs_000001",
-		tool: "bash",
-		bytes: 200_000,
-		lines: 4000,
-		source: "visible-tool-result" as const,
-	};
-
-	function capsuleFor(text: string, failingIds: string[], budget: number, exitCode = 1) {
-		const selector = new LineSelector();
-		for (const [i, line] of text.split("\n").entries()) selector.line(line, i + 1);
-		const parsed = parseOutcome(text, { exitCode });
-		return buildStructuredCapsule({
-			header,
-			kind: "large",
-			budget,
-			outcome: { ...parsed, failingIds },
-			selection: selector.finish(),
-			facts: { isError: exitCode !== 0, exitCode },
-		});
-	}
+	const header = { bytes: 200_000, lines: 4000 };
+	const capsuleFor = (text: string, failingIds: string[], budget: number, exitCode = 1) =>
+		buildCapsule(text, { failingIds, budget, exitCode, header });
 
 	/** An ESLint-like report: `count` problems spread over a few files. */
 	function lintReport(count: number): string {

@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { capsuleFor } from "../../test/capsule-for.js";
+
+describe("excerpt", () => {
+	it("shows where the output ends, even when its last lines repeat a shape shown earlier", () => {
+		const rows = Array.from({ length: 3000 }, (_, i) => `building module ${i % 7} step ${i}: ok`);
+		rows.push("error: linker failed with exit status 1");
+		for (let i = 0; i < 25; i++) rows.push(`  Downloading package-${i}.tar.gz (${i}.${i} MB)`);
+		const capsule = capsuleFor(rows.join("\n"));
+		const shown = capsule.text.split("\n").filter((row) => /^\d+: +Downloading/.test(row));
+		// The first one follows the error line as its context; the others fold into it, but the last
+		// line of the output is shown too.
+		expect(shown).toEqual([
+			"3002:   Downloading package-0.tar.gz (0.0 MB)",
+			"3026:   Downloading package-24.tar.gz (24.24 MB)",
+		]);
+		expect(capsule.text).toContain("\n3001: error: linker failed with exit status 1\n");
+	});
+});
