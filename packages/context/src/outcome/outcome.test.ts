@@ -116,6 +116,36 @@ describe("exceptions come from diagnostic lines, not from code naming a class", 
 			{ type: "TypeError", message: "", line: at("tests/test_a.py:9: TypeError") },
 		]);
 	});
+
+	it("counts it once too when the `E` line names the type with its module and the closing line without", () => {
+		// pytest's own output: the `E` line is `format_exception_only` (module-qualified), the closing
+		// line the class's bare `__name__`.
+		const text = lines(
+			"=================================== FAILURES ===================================",
+			"__________________________________ test_json ___________________________________",
+			">           obj, end = self.scan_once(s, idx)",
+			"E           json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+			"",
+			"/usr/lib/python3.11/json/decoder.py:353: JSONDecodeError",
+			"________________________________ test_qualified ________________________________",
+			'>       raise mypkg.CustomError("custom")',
+			"E       mypkg.CustomError: custom",
+			"",
+			"test_q.py:5: CustomError",
+			"__________________________________ test_custom __________________________________",
+			'>       raise MyErr("mine")',
+			"E       test_q.test_custom.<locals>.MyErr: mine",
+			"",
+			"test_q.py:9: MyErr",
+		);
+		// A class defined in a function is named with `<locals>`, which reads as no type: its closing
+		// line is the only record of it.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{ type: "json.decoder.JSONDecodeError", message: "Expecting value: line 1 column 1 (char 0)", line: 4 },
+			{ type: "mypkg.CustomError", message: "custom", line: 9 },
+			{ type: "MyErr", message: "", line: 16 },
+		]);
+	});
 });
 
 describe("status", () => {

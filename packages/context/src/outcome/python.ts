@@ -28,6 +28,9 @@ function mayBeRaise(trimmed: string): boolean {
 	return space > 0 && trimmed.charCodeAt(space - 1) === 58 && trimmed.indexOf(" ", space + 1) === -1;
 }
 
+/** A type's class name without its module: `JSONDecodeError` of `json.decoder.JSONDecodeError`. */
+const className = (type: string) => type.slice(type.lastIndexOf(".") + 1);
+
 const UNITTEST_HEADER = /^(FAIL|ERROR): (\S.*)$/;
 const UNITTEST_VERBOSE = /^\s*(\S.*?) \.\.\. (FAIL|ERROR)$/;
 const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
@@ -44,8 +47,10 @@ export function createPythonParser(state: ScanState): LineFamily {
 	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
 	let pytestFailureSection = false;
 	/**
-	 * Exception types the `E` lines of the current pytest traceback stated. The `path:N: Type` line
-	 * that ends the traceback names the same exception again: it is recorded only when no `E` line did.
+	 * Exception types the `E` lines of the current pytest traceback stated, by class name alone. The
+	 * `path:N: Type` line that ends the traceback names the same exception again (by its bare
+	 * `__name__`, where the `E` line may qualify it with its module: `json.decoder.JSONDecodeError`):
+	 * it is recorded only when no `E` line did.
 	 */
 	let statedTypes: string[] = [];
 
@@ -77,7 +82,8 @@ export function createPythonParser(state: ScanState): LineFamily {
 				const thrown = exceptionOf(pytestError[1], true);
 				if (thrown) {
 					state.addException(thrown.type, thrown.message, lineNo);
-					if (!statedTypes.includes(thrown.type)) statedTypes.push(thrown.type);
+					const name = className(thrown.type);
+					if (!statedTypes.includes(name)) statedTypes.push(name);
 				}
 				return true;
 			}
@@ -85,7 +91,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 
 		const raise = mayBeRaise(trimmed) ? PYTEST_RAISE.exec(trimmed) : null;
 		if (raise) {
-			if (!statedTypes.includes(raise[3])) state.addException(raise[3], "", lineNo);
+			if (!statedTypes.includes(className(raise[3]))) state.addException(raise[3], "", lineNo);
 			statedTypes = [];
 			return true;
 		}
