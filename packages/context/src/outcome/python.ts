@@ -1,6 +1,6 @@
 import { endsWithText, startsWithText } from "./affixes.js";
 import { countsOfPairs } from "./counted.js";
-import { exceptionOf } from "./diagnostics.js";
+import { exceptionOf, isSpaceCode } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
@@ -38,6 +38,11 @@ const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
 const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 
 const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
+/** Python 3.11+ prints an exception group's traceback, and each sub-exception's, behind a `|` gutter. */
+const GROUP_TRACEBACK = /^(?:\+ )?Exception Group Traceback \(most recent call last\):$/;
+const GROUP_GUTTER = /^\s*\| ?/;
+/** `+-+---------------- 1 ----------------` and `+------------------------------------` between sub-exceptions. */
+const GROUP_SEPARATOR = /^\s*\+[-+]/;
 
 /** pytest, unittest and bare Python tracebacks. */
 export function createPythonParser(state: ScanState): LineFamily {
@@ -53,9 +58,28 @@ export function createPythonParser(state: ScanState): LineFamily {
 	 * it is recorded only when no `E` line did.
 	 */
 	let statedTypes: string[] = [];
+	/** Inside an exception group's rendering (`GROUP_TRACEBACK`), until a line without its gutter. */
+	let inGroup = false;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		if (trimmed === "") return false;
+
+		if (inGroup) {
+			const gutter = GROUP_GUTTER.exec(text);
+			if (gutter) {
+				// The group and each sub-exception (or nested group) are stated right at the gutter; their
+				// frames and source lines are indented under it.
+				const inner = text.slice(gutter[0].length);
+				const thrown = isSpaceCode(inner.charCodeAt(0)) ? null : exceptionOf(inner.trimEnd(), true);
+				if (thrown) {
+					state.addException(thrown.type, thrown.message, lineNo);
+					state.softFailure(lineNo);
+				}
+				return true;
+			}
+			if (GROUP_SEPARATOR.test(text)) return true;
+			inGroup = false;
+		}
 
 		if (tracebackIndent >= 0) {
 			const indent = text.length - text.trimStart().length;
@@ -69,6 +93,10 @@ export function createPythonParser(state: ScanState): LineFamily {
 			}
 		}
 		const traceback = endsWithText(trimmed, "):") ? TRACEBACK.exec(text) : null;
+		if (traceback === null && endsWithText(trimmed, "):") && GROUP_TRACEBACK.test(trimmed)) {
+			inGroup = true;
+			return true;
+		}
 		if (traceback) {
 			tracebackIndent = traceback[1].length;
 			return true;
@@ -189,8 +217,9 @@ export function createPythonParser(state: ScanState): LineFamily {
 
 		return false;
 	};
-	// A traceback reads the lines that follow it, and so does a unittest header (`Doctest: `).
+	// A traceback or an exception group reads the lines that follow it, and so does a unittest header
+	// (`Doctest: `).
 	const mode = (lineNo: number) =>
-		tracebackIndent >= 0 || unittestHeaderLine === lineNo - 1 ? -1 : pytestFailureSection ? 1 : 0;
+		tracebackIndent >= 0 || inGroup || unittestHeaderLine === lineNo - 1 ? -1 : pytestFailureSection ? 1 : 0;
 	return { line, mode };
 }

@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { parseOutcome } from "./index.js";
+
+const lines = (...text: string[]) => text.join("\n");
+
+describe("Python tracebacks", () => {
+	it("takes the exception a Python traceback ends with, whatever its name", () => {
+		const outcome = parseOutcome(
+			lines(
+				"Traceback (most recent call last):",
+				'  File "app/main.py", line 12, in <module>',
+				"    raise SignatureExpired('old')",
+				"itsdangerous.exc.SignatureExpired: old",
+			),
+		);
+		expect(outcome.exceptions).toEqual([{ type: "itsdangerous.exc.SignatureExpired", message: "old", line: 4 }]);
+		expect(outcome.locations[0]).toMatchObject({ file: "app/main.py", line: 12, at: 2 });
+		expect(outcome.status).toBe("fail");
+	});
+
+	it("counts a pytest traceback's exception once: its closing `path:N: Type` line repeats its own `E` line", () => {
+		const text = lines(
+			"=================================== FAILURES ===================================",
+			"___________________ test_x ___________________",
+			">       check()",
+			"E       ValueError: bad",
+			"tests/test_a.py:3: ValueError",
+			"During handling of the above exception, another exception occurred:",
+			">       assert fixed()",
+			"E       assert False",
+			"tests/test_a.py:5: ValueError",
+			"___________________ ERROR collecting tests/test_b.py ___________________",
+			"E   TypeError: boom",
+			"___________________ test_y ___________________",
+			">       assert 3 == 4",
+			"E       assert 3 == 4",
+			"tests/test_a.py:9: TypeError",
+		);
+		const at = (line: string) => text.split("\n").indexOf(line) + 1;
+		// The chained traceback and test_y state no type in their `E` lines: their closing lines are
+		// the only record of their exceptions, whatever type an earlier traceback stated.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{ type: "ValueError", message: "bad", line: at("E       ValueError: bad") },
+			{ type: "ValueError", message: "", line: at("tests/test_a.py:5: ValueError") },
+			{ type: "TypeError", message: "boom", line: at("E   TypeError: boom") },
+			{ type: "TypeError", message: "", line: at("tests/test_a.py:9: TypeError") },
+		]);
+	});
+
+	it("counts it once too when the `E` line names the type with its module and the closing line without", () => {
+		// pytest's own output: the `E` line is `format_exception_only` (module-qualified), the closing
+		// line the class's bare `__name__`.
+		const text = lines(
+			"=================================== FAILURES ===================================",
+			"__________________________________ test_json ___________________________________",
+			">           obj, end = self.scan_once(s, idx)",
+			"E           json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+			"",
+			"/usr/lib/python3.11/json/decoder.py:353: JSONDecodeError",
+			"________________________________ test_qualified ________________________________",
+			'>       raise mypkg.CustomError("custom")',
+			"E       mypkg.CustomError: custom",
+			"",
+			"test_q.py:5: CustomError",
+			"__________________________________ test_custom __________________________________",
+			'>       raise MyErr("mine")',
+			"E       test_q.test_custom.<locals>.MyErr: mine",
+			"",
+			"test_q.py:9: MyErr",
+		);
+		// A class defined in a function is named with `<locals>`, which reads as no type: its closing
+		// line is the only record of it.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{ type: "json.decoder.JSONDecodeError", message: "Expecting value: line 1 column 1 (char 0)", line: 4 },
+			{ type: "mypkg.CustomError", message: "custom", line: 9 },
+			{ type: "MyErr", message: "", line: 16 },
+		]);
+	});
+
+	it("takes every exception of an exception group: the group's, each sub-exception's, nested groups'", () => {
+		// Python 3.11's rendering (asyncio's TaskGroup, hypothesis, pytest): each line behind a `|` gutter.
+		const text = lines(
+			// The same text outside a group is not an exception (and, seen before, is still read inside one).
+			"    | ValueError: v",
+			"  + Exception Group Traceback (most recent call last):",
+			'  |   File "app/main.py", line 9, in <module>',
+			"  |     asyncio.run(main())",
+			"  | ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)",
+			"  +-+---------------- 1 ----------------",
+			"    | Traceback (most recent call last):",
+			'    |   File "app/main.py", line 3, in fetch',
+			"    |     raise ValueError(",
+			// A frame's source line is code, however it reads.
+			"    |         None",
+			"    | ValueError: v",
+			"    +---------------- 2 ----------------",
+			"    | ExceptionGroup: inner (1 sub-exception)",
+			"    +-+---------------- 1 ----------------",
+			"      | KeyError: 'k'",
+			"      +------------------------------------",
+			// Output after the group is read as usual.
+			"ValueError: after the group",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.exceptions).toEqual([
+			{ type: "ExceptionGroup", message: "unhandled errors in a TaskGroup (2 sub-exceptions)", line: 5 },
+			{ type: "ValueError", message: "v", line: 11 },
+			{ type: "ExceptionGroup", message: "inner (1 sub-exception)", line: 13 },
+			{ type: "KeyError", message: "'k'", line: 15 },
+			{ type: "ValueError", message: "after the group", line: 17 },
+		]);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["app/main.py:9", "app/main.py:3"]);
+		expect(outcome.status).toBe("fail");
+	});
+});
