@@ -77,6 +77,27 @@ describe("Python tracebacks", () => {
 		]);
 	});
 
+	it("counts an exception once when pytest's short summary repeats it with its message cut short", () => {
+		const text = lines(
+			"E       json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes",
+			"E       ValueError: bad input here",
+			"=========================== short test summary info ============================",
+			"FAILED tests/test_a.py::test_json - json.decoder.JSONDecodeError: Expecting propert...",
+			"FAILED tests/test_a.py::test_value - ValueError: bad inp\u2026",
+			"FAILED tests/test_a.py::test_other - json.decoder.JSONDecodeError: Extra data...",
+		);
+		// A cut message that begins no recorded one is an exception of its own.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{
+				type: "json.decoder.JSONDecodeError",
+				message: "Expecting property name enclosed in double quotes",
+				line: 1,
+			},
+			{ type: "ValueError", message: "bad input here", line: 2 },
+			{ type: "json.decoder.JSONDecodeError", message: "Extra data...", line: 6 },
+		]);
+	});
+
 	it("takes every exception of an exception group: the group's, each sub-exception's, nested groups'", () => {
 		// Python 3.11's rendering (asyncio's TaskGroup, hypothesis, pytest): each line behind a `|` gutter.
 		const text = lines(

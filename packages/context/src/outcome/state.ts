@@ -200,8 +200,23 @@ export class ScanState {
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
 		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
+		if (this.truncatedCopy(type, msg)) return;
 		this.exceptionSeen.add(this.own(key));
 		this.exceptions.push({ type: this.own(type), message: this.own(msg), line });
+	}
+
+	/**
+	 * The message is cut short with an ellipsis (pytest's short summary fits each line to the terminal:
+	 * `FAILED t.py::t - ValueError: Expecting propert...`) and an exception of this type whose message
+	 * it begins was recorded already: the same exception again.
+	 */
+	private truncatedCopy(type: string, message: string): boolean {
+		const cut = message.endsWith("...") ? 3 : message.endsWith("\u2026") ? 1 : 0;
+		if (cut === 0) return false;
+		const start = message.slice(0, -cut);
+		return this.exceptions.some(
+			(e) => e.type === type && e.message.length > start.length && e.message.startsWith(start),
+		);
 	}
 
 	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
