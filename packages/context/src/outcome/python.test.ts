@@ -77,9 +77,35 @@ describe("Python tracebacks", () => {
 		]);
 	});
 
+	it("reads the `E` lines after the one stating an exception as its message, blank `E` lines included", () => {
+		const text = lines(
+			"E       AssertionError: Regex pattern did not match.",
+			"E        Regex: 'abc'",
+			"E        Input: 'xyz'",
+			"",
+			"tests/test_a.py:5: AssertionError",
+			"E       assert f() == 2",
+			"E        +  where 1 = f()",
+			"E       ValueError: first line",
+			"E",
+			"E       Details",
+			"",
+			"tests/test_a.py:9: ValueError",
+			"E       KeyError: 'k'",
+		);
+		// The closing lines repeat what their `E` lines stated; after a line that is not an `E` line, an
+		// `E` line may state an exception again.
+		expect(parseOutcome(text).exceptions).toEqual([
+			{ type: "AssertionError", message: "Regex pattern did not match.", line: 1 },
+			{ type: "ValueError", message: "first line", line: 8 },
+			{ type: "KeyError", message: "'k'", line: 13 },
+		]);
+	});
+
 	it("counts an exception once when pytest's short summary repeats it with its message cut short", () => {
 		const text = lines(
 			"E       json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes",
+			"",
 			"E       ValueError: bad input here",
 			"=========================== short test summary info ============================",
 			"FAILED tests/test_a.py::test_json - json.decoder.JSONDecodeError: Expecting propert...",
@@ -93,8 +119,8 @@ describe("Python tracebacks", () => {
 				message: "Expecting property name enclosed in double quotes",
 				line: 1,
 			},
-			{ type: "ValueError", message: "bad input here", line: 2 },
-			{ type: "json.decoder.JSONDecodeError", message: "Extra data...", line: 6 },
+			{ type: "ValueError", message: "bad input here", line: 3 },
+			{ type: "json.decoder.JSONDecodeError", message: "Extra data...", line: 7 },
 		]);
 	});
 

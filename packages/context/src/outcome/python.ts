@@ -60,6 +60,13 @@ export function createPythonParser(state: ScanState): LineFamily {
 	let statedTypes: string[] = [];
 	/** Inside an exception group's rendering (`GROUP_TRACEBACK`), until a line without its gutter. */
 	let inGroup = false;
+	/**
+	 * The last pytest `E` line, and whether its run of consecutive `E` lines stated an exception: the
+	 * lines after that one are its message (`Regex: 'x'`, `Input: 'y'` under `pytest.raises(match=)`'s
+	 * AssertionError), not exceptions of their own.
+	 */
+	let errorLine = -1;
+	let errorRunStated = false;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		if (trimmed === "") return false;
@@ -105,10 +112,14 @@ export function createPythonParser(state: ScanState): LineFamily {
 		const first = trimmed.charCodeAt(0);
 		// Fast path: most lines start with none of the characters the patterns below need.
 		if (first === 69 /* E */) {
-			const pytestError = PYTEST_ERROR_LINE.exec(text);
-			if (pytestError) {
-				const thrown = exceptionOf(pytestError[1], true);
+			// An `E` alone is an empty line of a message.
+			const pytestError = trimmed === "E" ? null : PYTEST_ERROR_LINE.exec(text);
+			if (pytestError || trimmed === "E") {
+				if (errorLine !== lineNo - 1) errorRunStated = false;
+				errorLine = lineNo;
+				const thrown = pytestError && !errorRunStated ? exceptionOf(pytestError[1], true) : null;
 				if (thrown) {
+					errorRunStated = true;
 					state.addException(thrown.type, thrown.message, lineNo);
 					const name = className(thrown.type);
 					if (!statedTypes.includes(name)) statedTypes.push(name);
