@@ -95,8 +95,10 @@ function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>, la
 	const ordered = [...candidates].sort((a, b) => a.priority - b.priority || a.line - b.line);
 	return ordered.filter((c) => {
 		const kind = kinds.get(c.line);
-		if (kind === "summary" || c.line === lastLine) return true;
+		if (kind === "summary") return true;
 		const shape = foldKey(kind, c.text);
+		// A last line of evidence identical to one shown is in that line's count already.
+		if (c.line === lastLine && !(foldsByText(kind) && seen.has(shape))) return true;
 		if (seen.has(shape)) return false;
 		seen.add(shape);
 		return true;
@@ -296,7 +298,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	if (kind === "trace") {
 		const trace = selection.kinds.trace + selection.kinds.progress;
 		status.push(
-			`TRACE_BURST: ${trace} of ${selection.nonBlank} non-blank lines are trace, debug or progress output; one line per shape is shown.`,
+			`TRACE_BURST: ${trace} of ${selection.nonBlank} non-blank lines are trace, debug or progress output; one line per shape is shown, and the last line.`,
 		);
 	}
 	const decisive = hasDecisiveDiagnostic(selection, outcome) || failed;

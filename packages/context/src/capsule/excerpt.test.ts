@@ -16,4 +16,15 @@ describe("excerpt", () => {
 		]);
 		expect(capsule.text).toContain("\n3001: error: linker failed with exit status 1\n");
 	});
+
+	it("shows a last line of evidence once when an identical line is shown with its count", () => {
+		const rows = Array.from({ length: 3000 }, (_, i) => `building module ${i % 7} step ${i}: ok`);
+		rows.push("RuntimeError: cache corrupted");
+		for (let i = 0; i < 20; i++) rows.push(`  Downloading package-${i}.tar.gz (${i}.${i} MB)`);
+		rows.push("RuntimeError: cache corrupted");
+		const capsule = capsuleFor(rows.join("\n"));
+		expect(capsule.text.split("\n").filter((row) => row.includes("RuntimeError: cache corrupted"))).toEqual([
+			"3001: RuntimeError: cache corrupted [x2 identical lines]",
+		]);
+	});
 });
