@@ -160,3 +160,48 @@ describe("Python tracebacks", () => {
 		expect(outcome.status).toBe("fail");
 	});
 });
+
+describe("pytest result lines", () => {
+	it("ends a node id at the first ` - ` outside its parameter brackets", () => {
+		// pytest 9's short summary of `@pytest.mark.parametrize("val", ["with - dash", "x[1]"])`.
+		const outcome = parseOutcome(
+			lines(
+				"=========================== short test summary info ============================",
+				"FAILED tests/test_basic.py::test_param[with - dash] - AssertionError: assert ...",
+				"FAILED tests/test_basic.py::test_param[x[1]] - AssertionError: assert 'x[1]' ...",
+				"FAILED tests/test_basic.py::test_param[a - b]",
+				"FAILED tests/test_basic.py::test_plain - ValueError: a - b",
+				"3 failed in 0.12s",
+			),
+		);
+		expect(outcome.failingIds).toEqual([
+			"tests/test_basic.py::test_param[with - dash]",
+			"tests/test_basic.py::test_param[x[1]]",
+			"tests/test_basic.py::test_param[a - b]",
+			"tests/test_basic.py::test_plain",
+		]);
+		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual([
+			"AssertionError: assert ...",
+			"AssertionError: assert 'x[1]' ...",
+			"ValueError: a - b",
+		]);
+	});
+
+	it("does not take the space xdist prints after a node id as part of it", () => {
+		// `pytest -n 2 -v`: each result line ends with a space.
+		const outcome = parseOutcome(
+			lines(
+				"[gw0] [  9%] FAILED tests/test_basic.py::test_div_zero ",
+				"[gw0] [ 36%] FAILED tests/test_basic.py::test_param[sp ace ] ",
+				"=========================== short test summary info ============================",
+				"FAILED tests/test_basic.py::test_div_zero - ZeroDivisionError: division by zero",
+				"FAILED tests/test_basic.py::test_param[sp ace ] - AssertionError: assert 'sp ...",
+				"2 failed in 0.50s",
+			),
+		);
+		expect(outcome.failingIds).toEqual([
+			"tests/test_basic.py::test_div_zero",
+			"tests/test_basic.py::test_param[sp ace ]",
+		]);
+	});
+});

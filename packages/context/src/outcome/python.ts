@@ -4,7 +4,7 @@ import { exceptionOf, isSpaceCode } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
-const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*?)(?: - (.*))?$/;
+const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*)$/;
 /** pytest verbose line: `tests/x.py::T::t FAILED  [ 12%]`. */
 const PYTEST_VERBOSE = /^(\S+\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
 const PYTEST_SECTION =
@@ -17,6 +17,32 @@ const PYTEST_NODE = /^[\w./\\-]+\.(?:py|txt|rst|md)(?:::.+)?$/;
 const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
 /** The end of a pytest traceback: `src/x.py:104: RuntimeError` (a type after the raising frame). */
 const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
+
+/**
+ * A pytest result's node id and message: the id ends at the first ` - ` outside its parameter
+ * brackets (`test_p[with - dash] - AssertionError: ...`); with none, the whole text is the id when
+ * its brackets balance (`test_p[a - b]`), else it ends at the first ` - `.
+ */
+function splitPytestResult(rest: string): { id: string; message: string | null } {
+	const first = rest.indexOf(" - ");
+	if (first < 0) return { id: rest, message: null };
+	let depth = 0;
+	let scanned = 0;
+	const depthAt = (to: number) => {
+		for (; scanned < to; scanned++) {
+			const code = rest.charCodeAt(scanned);
+			if (code === 91 /* [ */) depth++;
+			else if (code === 93 /* ] */) depth--;
+		}
+		return depth;
+	};
+	for (let at = first; at >= 0; at = rest.indexOf(" - ", at + 1)) {
+		if (depthAt(at) === 0) return { id: rest.slice(0, at), message: rest.slice(at + 3) };
+	}
+	// Every ` - ` is inside brackets that close by the end: the whole text is the id.
+	if (depthAt(rest.length) === 0) return { id: rest, message: null };
+	return { id: rest.slice(0, first), message: rest.slice(first + 3) };
+}
 
 /**
  * What a `PYTEST_RAISE` match needs, checked without the pattern (whose `\S+\.py` backtracks on
@@ -142,10 +168,13 @@ export function createPythonParser(state: ScanState): LineFamily {
 			(first === 91 /* [ */ && trimmed.startsWith("[gw"))
 		) {
 			const result = PYTEST_RESULT.exec(trimmed);
-			if (result && PYTEST_NODE.test(result[2])) {
-				state.addId(result[2], { needs: "pytest", marked: true });
-				if (result[3]) {
-					const thrown = exceptionOf(result[3], true);
+			const split = result ? splitPytestResult(result[2]) : null;
+			if (split && PYTEST_NODE.test(split.id)) {
+				// A node id never ends in a space (a parameter's spaces are inside its brackets): the spaces
+				// xdist prints after the id are not part of it.
+				state.addId(split.id, { needs: "pytest", marked: true, whole: true });
+				if (split.message) {
+					const thrown = exceptionOf(split.message, true);
 					if (thrown) state.addException(thrown.type, thrown.message, lineNo);
 				}
 				return true;

@@ -163,16 +163,27 @@ export class ScanState {
 		this.lineTrailing = last === 32 || last === 9 ? text.slice(text.trimEnd().length).replace(/[^ \t]/g, "") : "";
 	}
 
-	/** `earlierLine`: the name was read on an earlier line than the current one. */
+	/**
+	 * `earlierLine`: the name was read on an earlier line than the current one. `whole`: the name is
+	 * complete as given (the line's trailing spaces are not part of it).
+	 */
 	addId(
 		raw: string,
-		options: { needs?: string; leaf?: boolean; alias?: boolean; marked?: boolean; earlierLine?: boolean } = {},
+		options: {
+			needs?: string;
+			leaf?: boolean;
+			alias?: boolean;
+			marked?: boolean;
+			earlierLine?: boolean;
+			whole?: boolean;
+		} = {},
 	): void {
 		this.reports++;
-		const { earlierLine, ...entry } = options;
+		const { earlierLine, whole, ...entry } = options;
 		let id = raw.trim();
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
-		if (!earlierLine && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id)) id += this.lineTrailing;
+		if (!earlierLine && !whole && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id))
+			id += this.lineTrailing;
 		id = clip(id, LIMITS.idLength);
 		if (id === "" || this.idSeen.has(id)) return;
 		id = this.own(id);
