@@ -12,8 +12,8 @@
  * - `exceptions` holds `Type: message` lines and bare types, and also the diagnostic codes that play
  *   the same role for compilers and linters (`TS2322`, `E0308`, eslint/ruff/mypy rule ids, npm codes).
  * - `locations` lists project files first, then library and runtime frames, each deduplicated.
- * - Memory is capped (5000 ids, 500 exceptions, 4096 project + 256 library locations, 128 summary
- *   lines) and each line's patterns see at most its first 4 KiB.
+ * - Memory is capped (5000 ids, 500 exceptions and one of each of 100 types first seen after them, 4096
+ *   project + 256 library locations, 128 summary lines) and each line's patterns see at most its first 4 KiB.
  */
 export { stripAnsi, visibleLine } from "./ansi.js";
 export { classifyLine, type LineKind } from "./classify.js";

@@ -205,3 +205,32 @@ describe("pytest result lines", () => {
 		]);
 	});
 });
+
+describe("exceptions past the cap", () => {
+	it("keeps a type first seen after 500 distinct exceptions", () => {
+		// A parametrised loop whose 600 failures each raise `ValueError: bad value N`, then two other tests.
+		const block = (e: string, type: string) => [`E       ${e}`, "", `tests/test_many.py:5: ${type}`];
+		const loop = Array.from({ length: 600 }, (_, i) => block(`ValueError: bad value ${i}`, "ValueError")).flat();
+		const text = lines(
+			"=================================== FAILURES ===================================",
+			...loop,
+			...block("RuntimeError: deep failure 6", "RuntimeError"),
+			...block("TypeError: object of type 'int' has no len()", "TypeError"),
+			...block("ValueError: bad value 9999", "ValueError"),
+			"602 failed in 7.18s",
+		);
+		const at = (line: string) => text.split("\n").indexOf(line) + 1;
+		const outcome = parseOutcome(text);
+		const types = outcome.exceptions.map((e) => e.type);
+		expect(types.length).toBe(502);
+		expect(types.filter((t) => t === "ValueError").length).toBe(500);
+		expect(outcome.exceptions.slice(500)).toEqual([
+			{ type: "RuntimeError", message: "deep failure 6", line: at("E       RuntimeError: deep failure 6") },
+			{
+				type: "TypeError",
+				message: "object of type 'int' has no len()",
+				line: at("E       TypeError: object of type 'int' has no len()"),
+			},
+		]);
+	});
+});

@@ -10,6 +10,8 @@ export const LIMITS = {
 	countedIds: 100_000,
 	idLength: 500,
 	exceptions: 500,
+	/** Types first seen past `exceptions`: each still gets one entry, so a late new type is never lost. */
+	lateExceptionTypes: 100,
 	messageLength: 300,
 	typeLength: 200,
 	pathLength: 512,
@@ -89,6 +91,7 @@ export class ScanState {
 	private unrecordedIds = 0;
 	private readonly exceptions: Outcome["exceptions"] = [];
 	private readonly exceptionSeen = new Set<string>();
+	private readonly exceptionTypes = new Set<string>();
 	private readonly projectLocations: Location[] = [];
 	private readonly libraryLocations: Location[] = [];
 	private readonly locationSeen = new Set<string>();
@@ -210,9 +213,16 @@ export class ScanState {
 		const msg = clip(message.trim(), LIMITS.messageLength);
 		if (type.length > LIMITS.typeLength) return;
 		const key = `${type}\u0000${msg}`;
-		if (this.exceptionSeen.has(key) || this.exceptions.length >= LIMITS.exceptions) return;
+		if (this.exceptionSeen.has(key)) return;
+		if (
+			this.exceptions.length >= LIMITS.exceptions &&
+			(this.exceptionTypes.has(type) || this.exceptions.length >= LIMITS.exceptions + LIMITS.lateExceptionTypes)
+		) {
+			return;
+		}
 		if (this.truncatedCopy(type, msg)) return;
 		this.exceptionSeen.add(this.own(key));
+		this.exceptionTypes.add(this.own(type));
 		this.exceptions.push({ type: this.own(type), message: this.own(msg), line });
 	}
 
