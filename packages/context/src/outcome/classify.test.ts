@@ -38,6 +38,8 @@ const cases: [LineKind, string[]][] = [
 			"tests/test_x.py::TestA::test_b FAILED                     [ 12%]",
 			"FAIL: test_empty (tests.test_more.FirstTests.test_empty)",
 			"test_invalid (tests.test_data.TestData.test_invalid) ... ERROR",
+			"UNEXPECTED SUCCESS: test_fixed (test_ut.TestA.test_fixed)",
+			"test_fixed (test_ut.TestA.test_fixed) ... unexpected success",
 			" FAIL  src/index.spec.ts > path-to-regexp > should match",
 			"  ● ms(number) › should support hours",
 			"   × //foo//bar// 6ms",

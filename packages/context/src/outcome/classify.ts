@@ -48,7 +48,7 @@ const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:co
 /** Lines that name a failing test (see also `FAILURE_AT_END`); first characters in `FAILURE_FIRST`. */
 const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
-	/^(?:FAIL|ERROR): \S/,
+	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
 	/^[×✕✗✖] \S/,
@@ -67,7 +67,7 @@ const FAILURE_AT_END = [
 	/^\S+ --- FAILED$/,
 ];
 /** unittest/cargo verbose result: `test_x (mod.Class) ... FAIL`. */
-const VERBOSE_FAILURE = / \.\.\. (?:FAIL|ERROR|FAILED)$/;
+const VERBOSE_FAILURE = / \.\.\. (?:FAIL|ERROR|FAILED|unexpected success)$/;
 
 const LOCATION = [
 	/^File "[^"]+", line \d+/,
@@ -157,7 +157,7 @@ const PROGRESS_ANY = union(PROGRESS);
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
 const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
-const FAILURE_FIRST = "[FE●×✕✗✖n-0123456789";
+const FAILURE_FIRST = "[FEU●×✕✗✖n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";
@@ -222,8 +222,8 @@ export function classifyLine(text: string): LineKind {
 	if (
 		((may & MAY_FAIL) !== 0 && FAILURE_ANY.test(line)) ||
 		(marked && (line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
-		(marked &&
-			(endsWithText(line, "FAIL") || endsWithText(line, "ERROR") || endsWithText(line, "FAILED")) &&
+		(((marked && (endsWithText(line, "FAIL") || endsWithText(line, "ERROR") || endsWithText(line, "FAILED"))) ||
+			endsWithText(line, " unexpected success")) &&
 			VERBOSE_FAILURE.test(line))
 	) {
 		return "failure";

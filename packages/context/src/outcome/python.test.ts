@@ -234,3 +234,25 @@ describe("exceptions past the cap", () => {
 		]);
 	});
 });
+
+describe("unittest", () => {
+	it("names a test whose expected failure passed: the unexpected success fails the run", () => {
+		// `python3.11 -m unittest -v` with one `@unittest.expectedFailure` test that passes.
+		const text = lines(
+			"test_ok (test_ut.TestA.test_ok) ... ok",
+			"test_fixed (test_ut.TestA.test_fixed) ... unexpected success",
+			"",
+			"======================================================================",
+			"UNEXPECTED SUCCESS: test_fixed (test_ut.TestA.test_fixed)",
+			"----------------------------------------------------------------------",
+			"Ran 2 tests in 0.001s",
+			"",
+			"FAILED (unexpected successes=1)",
+		);
+		for (const exitCode of [undefined, 1]) {
+			const outcome = parseOutcome(text, { exitCode });
+			expect(outcome.failingIds).toEqual(["test_fixed (test_ut.TestA.test_fixed)"]);
+			expect(outcome.status).toBe("fail");
+		}
+	});
+});

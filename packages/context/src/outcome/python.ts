@@ -57,8 +57,9 @@ function mayBeRaise(trimmed: string): boolean {
 /** A type's class name without its module: `JSONDecodeError` of `json.decoder.JSONDecodeError`. */
 const className = (type: string) => type.slice(type.lastIndexOf(".") + 1);
 
-const UNITTEST_HEADER = /^(FAIL|ERROR): (\S.*)$/;
-const UNITTEST_VERBOSE = /^\s*(\S.*?) \.\.\. (FAIL|ERROR)$/;
+/** A failing test's header; an unexpected success (`@expectedFailure` that passed) fails the run too. */
+const UNITTEST_HEADER = /^(FAIL|ERROR|UNEXPECTED SUCCESS): (\S.*)$/;
+const UNITTEST_VERBOSE = /^\s*(\S.*?) \.\.\. (FAIL|ERROR|unexpected success)$/;
 const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
 const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
 const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
@@ -161,9 +162,10 @@ export function createPythonParser(state: ScanState): LineFamily {
 			return true;
 		}
 
-		// Each of these opens with `FAIL`, `ERROR` or an xdist worker (`[gw`).
+		// Each of these opens with `FAIL`, `ERROR`, `UNEXPECTED SUCCESS` or an xdist worker (`[gw`).
 		if (
 			(first === 70 /* F */ && trimmed.startsWith("FAIL")) ||
+			(first === 85 /* U */ && trimmed.startsWith("UNEXPECTED SUCCESS: ")) ||
 			(first === 69 /* E */ && trimmed.startsWith("ERROR")) ||
 			(first === 91 /* [ */ && trimmed.startsWith("[gw"))
 		) {
@@ -208,7 +210,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (endsWithText(trimmed, " FAIL") || endsWithText(trimmed, " ERROR")) {
+		if (endsWithText(trimmed, " FAIL") || endsWithText(trimmed, " ERROR") || endsWithText(trimmed, " success")) {
 			const verbose = UNITTEST_VERBOSE.exec(text);
 			if (verbose) {
 				state.addId(verbose[1], { needs: "unittest" });
