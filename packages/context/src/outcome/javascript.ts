@@ -1,4 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
+import { startsWithText } from "./affixes.js";
 import { add } from "./counted.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
@@ -15,7 +16,12 @@ const ESLINT_PROBLEMS = /^✖ \d+ problems?/;
 const MOCHA_TALLY = /^(\d+) (passing|failing|pending)(?: \([\d.]+\s?m?s\))?$/;
 const MOCHA_NUMBERED = /(?:^|\s)(\d+)\) (\S.*)$/;
 const NODE_TALLY = /^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/;
-const TAP_NOT_OK = /^not ok \d+(?: - (.*?))?(?:\s+# (SKIP|TODO)\b.*)?$/i;
+/**
+ * `not ok 3 - name`, `not ok 3 name` (the dash is optional in TAP), then an optional directive after an
+ * unescaped ` # ` (`# SKIP`, `# TODO`, or a reporter's `# time=1.2ms`), then ` {` when a subtest block opens.
+ */
+const TAP_NOT_OK = /^not ok \d+(?:\s+-)?(?:\s+(.*?))?(?:\s+#(?:\s+(.*?))?)?(\s+\{)?$/d;
+const TAP_SKIPPED = /^(?:SKIP|TODO)\b/i;
 /** TAP YAML of a group that failed only because its children did; the children carry the ids. */
 const TAP_GROUP_FAILURE = /^(?:type: 'suite'|failureType: 'subtestsFailed')$/;
 const SUITE_START = /^▶ (\S.*)$/;
@@ -123,11 +129,14 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first === 110 /* n */) {
-			const notOk = TAP_NOT_OK.exec(trimmed);
+		if (first === 110 /* n */ && startsWithText(trimmed, "not ok ")) {
+			// An escaped `\#` belongs to the name: masked (same length) so that it opens no directive.
+			const notOk = TAP_NOT_OK.exec(trimmed.replace(/\\#/g, "\\_"));
 			if (notOk) {
-				if (!notOk[2]) {
-					tapFailure = (notOk[1] ?? trimmed).trim();
+				// A block (` {`) holds the subtests that carry the ids; a skipped or todo test is no failure.
+				if (!notOk[3] && !TAP_SKIPPED.test(notOk[2] ?? "")) {
+					const name = notOk.indices?.[1];
+					tapFailure = name ? trimmed.slice(name[0], name[1]) : trimmed;
 					state.addId(tapFailure, { needs: "tap", marked: true });
 				}
 				return true;
@@ -161,7 +170,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				} else {
 					mochaTitle = numbered[2];
 					mochaTitleLines = 1;
-					mochaTitleIndent = text.indexOf(numbered[2]);
+					// Mocha indents each level of the path after the first by 5 + 2 x level columns, whatever the
+					// number's width (`  100) suite` puts the suite where the next level goes): a deeper level is
+					// indented more than 4 columns past the number; the error message (5 columns) is not.
+					mochaTitleIndent = text.trimEnd().length - numbered[2].length - 2 - numbered[1].length + 4;
 				}
 				return true;
 			}

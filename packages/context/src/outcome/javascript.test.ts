@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { parseOutcome } from "./index.js";
+
+/** Lines of real outputs (jest 29, vitest 4, mocha 11, node 20's test runner), cut down. */
+const lines = (...text: string[]) => text.join("\n");
+
+describe("TAP results", () => {
+	it("reads a `not ok` line without the optional dash (mocha's tap reporter)", () => {
+		const text = lines(
+			"1..4",
+			"ok 1 Calc adds",
+			"not ok 2 Calc adds wrong",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			'not ok 3 Hooked "before all" hook for "never runs"',
+			"# tests 3",
+			"# pass 1",
+			"# fail 2",
+		);
+		for (const exitCode of [undefined, 1]) {
+			const outcome = parseOutcome(text, { exitCode });
+			expect(outcome.status).toBe("fail");
+			expect(outcome.failingIds).toEqual(["Calc adds wrong", 'Hooked "before all" hook for "never runs"']);
+		}
+	});
+
+	it("ends a name at its directive and lists no subtest block (vitest's tap and tap-flat)", () => {
+		const text = lines(
+			"TAP version 13",
+			"1..3",
+			"not ok 1 - test/lib.test.ts # time=23.64ms {",
+			"    1..2",
+			"    not ok 1 - lib # time=18.95ms {",
+			"        ok 1 - adds # time=0.5ms",
+			"        not ok 2 - adds wrong # time=8.89ms",
+			"            ---",
+			"            error:",
+			'                name: "AssertionError"',
+			"            ...",
+			"        not ok 3 - todo later # TODO not written",
+			"        not ok 4 - has \\# in its name # time=1ms",
+			"    }",
+			"}",
+			"not ok 2 - test/lib.test.ts > each 50% -> 3 # time=1.12ms",
+			"not ok 3 - test/syntax.test.ts",
+		);
+		expect(parseOutcome(text).failingIds).toEqual([
+			"adds wrong",
+			"has \\# in its name",
+			"test/lib.test.ts > each 50% -> 3",
+			"test/syntax.test.ts",
+		]);
+	});
+});
+
+describe("mocha", () => {
+	it("reads the title path of failure 100 and later, whose number is as wide as the first level", () => {
+		const text = lines(
+			"  2217 passing (187ms)",
+			"  190 failing",
+			"",
+			"  99) group 20",
+			"       case 12 of group 20:",
+			"",
+			"      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"      at Context.<anonymous> (test/big.spec.js:3:111)",
+			"",
+			"  100) group 20",
+			"       case 25 of group 20:",
+			"",
+			"      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"  1000) group 30",
+			"       nested",
+			"         case 1:",
+			"     TypeError: Cannot read properties of null (reading 'x')",
+			"      at Context.<anonymous> (test/a.spec.js:5:46)",
+		);
+		expect(parseOutcome(text).failingIds).toEqual(["case 12 of group 20", "case 25 of group 20", "case 1"]);
+	});
+
+	it("takes a message that follows a one-level title at once for no level of its path", () => {
+		const text = lines(
+			"  1 passing (6ms)",
+			"  1 failing",
+			"",
+			"  1) adds wrong:",
+			"     TypeError: Cannot read properties of null (reading 'x')",
+			"      at Context.<anonymous> (test/a.spec.js:5:46)",
+		);
+		expect(parseOutcome(text).failingIds).toEqual(["adds wrong"]);
+	});
+});
