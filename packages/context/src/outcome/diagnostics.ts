@@ -5,8 +5,11 @@ const TYPE_NAME = "(?:[a-z_][\\w]*\\.)*[A-Z][\\w]*";
 /** Names that read as exceptions without a traceback around them. */
 const EXCEPTION_SUFFIX = /(?:Error|Exception|Interrupt|Exit|Failure)$/;
 
-/** `Type: message`, optionally with a Node error code: `TypeError [ERR_X]: message`. */
-const TYPED_MESSAGE = new RegExp(`^(${TYPE_NAME})( \\[[A-Z][A-Z0-9_]*\\])?: (.*)$`);
+/**
+ * `Type: message`, optionally with Node's tag: a code (`TypeError [ERR_X]: message`) or the name of the
+ * class it was thrown as (`TypeError [Error]: message`, node's test runner).
+ */
+const TYPED_MESSAGE = new RegExp(`^(${TYPE_NAME})( \\[[A-Z]\\w*\\])?: (.*)$`);
 /** A bare type on its own line: `KeyboardInterrupt`. */
 const BARE_TYPE = new RegExp(`^(${TYPE_NAME})$`);
 

@@ -7,11 +7,17 @@ import type { LineFamily, LineParser, ScanState } from "./state.js";
 const EXIT_STATUS = /^[^\w]{0,3}(?:[\w.'"`-]+ ){0,5}(?:exited with|exit) (?:code|status):? (-?\d+)\W{0,3}$/i;
 const NODE_CODE = /^code: '([A-Z][A-Z0-9_]{2,})',?$/;
 /** An error object's class in Node's inspected output or TAP YAML: `name: 'AssertionError'`. */
-const NODE_NAME = /^name: '([A-Z]\w*(?:Error|Exception))',?$/;
+const NODE_NAME = /^name: (['"])((?:[A-Z]\w*)?(?:Error|Exception))\1,?$/;
 /** Java's uncaught exception and its causes: `Exception in thread "main" java.lang.X: msg`, `Caused by: ...`. */
 const JAVA_UNCAUGHT = /^(?:Exception in thread "[^"]*"|Caused by:) ((?:[a-z_$][\w$]*\.)*[A-Z][\w$]*)(?:: (.*))?$/;
 /** make reports the failing recipe's status: `make: *** [Makefile:12: all] Error 2`. */
 const MAKE_ERROR = /^make(?:\[\d+\])?: \*\*\* .*\bError \d+/;
+/**
+ * A coverage gate that failed: jest's `Jest: "global" coverage threshold for lines (95%) not met: 50%`,
+ * nyc, c8 and vitest's `ERROR: Coverage for lines (50%) does not meet global threshold (95%)`. The
+ * run fails whatever its tests did.
+ */
+const COVERAGE_GATE = /\bcoverage\b.*\b(?:threshold\b.*\bnot met\b|does not meet\b.*\bthreshold\b)/i;
 /** Clean verdicts of checkers that print no counts. */
 const CLEAN_CHECK = /^(?:Success: no issues found in \d+ source files?|All checks passed!)$/;
 const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm (?:ERR!|error) \S)/;
@@ -57,6 +63,10 @@ export function createGenericParser(state: ScanState): LineFamily {
 			state.summary(lineNo, state.runner ?? "generic", true);
 			return true;
 		}
+		if (trimmed.includes("hreshold") && COVERAGE_GATE.test(trimmed)) {
+			state.summary(lineNo, state.runner ?? "generic", false);
+			return true;
+		}
 		if (first === 109 /* m */ && MAKE_ERROR.test(trimmed)) {
 			state.summary(lineNo, state.runner ?? "generic", false);
 			return true;
@@ -86,12 +96,12 @@ export function createGenericParser(state: ScanState): LineFamily {
 			}
 			return true;
 		}
-		if (startsWithText(trimmed, "name: '")) {
+		if (startsWithText(trimmed, "name: '") || startsWithText(trimmed, 'name: "')) {
 			const name = NODE_NAME.exec(trimmed);
 			if (name) {
 				// Node prints `code` and `name` as neighbouring properties; together they are the error's type.
 				const near = nodeCode !== null && lineNo - nodeCode.line <= 4;
-				state.addException(near ? `${name[1]} [${nodeCode?.code}]` : name[1], "", lineNo);
+				state.addException(near ? `${name[2]} [${nodeCode?.code}]` : name[2], "", lineNo);
 			}
 			return true;
 		}

@@ -90,3 +90,73 @@ describe("mocha", () => {
 		expect(parseOutcome(text).failingIds).toEqual(["adds wrong"]);
 	});
 });
+
+describe("coverage gates", () => {
+	it("fail a run whose tests all passed, with or without the exit status", () => {
+		const jest = lines(
+			"PASS __tests__/ok.test.js",
+			"  ✓ adds 0 (9 ms)",
+			'Jest: "global" coverage threshold for branches (90%) not met: 0%',
+			"Test Suites: 1 passed, 1 total",
+			"Tests:       5 passed, 5 total",
+		);
+		const nyc = lines("  5 passing (12ms)", "", "ERROR: Coverage for lines (50%) does not meet global threshold (95%)");
+		for (const text of [jest, nyc]) {
+			for (const exitCode of [undefined, 1]) expect(parseOutcome(text, { exitCode }).status).toBe("fail");
+		}
+	});
+
+	it("leave prose about coverage alone", () => {
+		const text = lines("Coverage threshold settings are read from jest.config.js", "Tests:       5 passed, 5 total");
+		expect(parseOutcome(text).status).toBe("pass");
+	});
+});
+
+describe("node's test runner", () => {
+	it("lists no todo test and no test or suite that failed only through its subtests (dot reporter)", () => {
+		const text = lines(
+			"..X.X",
+			"Failed tests:",
+			"",
+			"✖ adds wrong (1.447646ms)",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"✖ todo thing (0.277045ms) # later",
+			"  AssertionError [ERR_ASSERTION]: not yet",
+			"✖ math (4.680687ms)",
+			"  '1 subtest failed'",
+			"✖ with hook (3.688947ms)",
+			"  Error: before failed",
+			"✖ child fails & <x> (0.156838ms)",
+			"  TypeError [Error]: bad child",
+			"      at TestContext.<anonymous> (file:///tmp/nodep/a.test.mjs:15:51)",
+			"✖ group 0 (17.691826ms)",
+			"  '5 subtests failed'",
+		);
+		const outcome = parseOutcome(text, { exitCode: 1 });
+		expect(outcome.failingIds).toEqual(["adds wrong", "with hook", "child fails & <x>"]);
+		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual([
+			"AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"AssertionError [ERR_ASSERTION]: not yet",
+			"Error: before failed",
+			"TypeError [Error]: bad child",
+		]);
+	});
+
+	it("reads an error's name quoted either way in TAP YAML (vitest quotes with double quotes)", () => {
+		const text = lines(
+			"TAP version 13",
+			"not ok 1 - parses junk # time=1.53ms",
+			"    ---",
+			"    error:",
+			'        name: "TypeError"',
+			'        message: "not a number: x"',
+			"    ...",
+			"not ok 2 - throws # time=1ms",
+			"    ---",
+			"    error:",
+			'        name: "Error"',
+			"    ...",
+		);
+		expect(parseOutcome(text).exceptions.map((e) => e.type)).toEqual(["TypeError", "Error"]);
+	});
+});

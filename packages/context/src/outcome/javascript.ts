@@ -12,6 +12,10 @@ const JEST_TOTALS = /^(Tests|Test Suites|Snapshots):\s+(.*)$/;
 const VITEST_TOTALS = /^(Tests|Test Files)\s{2,}(.*)$/;
 const COUNTED_ITEM = /(\d+) (passed|failed|skipped|todo|pending|total)/g;
 const CROSS = /^[×✕✗✖] (\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
+/** node's spec and dot reporters mark a todo test's failure `✖ name (1.2ms) # reason`: no failure of the run. */
+const CROSS_TODO = /^✖ \S.*? \(\d+(?:\.\d+)?m?s\) # /;
+/** node's reporters print this under a test or suite that failed only because its subtests did. */
+const SUBTESTS_FAILED = /^'\d+ subtests? failed'$/;
 const ESLINT_PROBLEMS = /^✖ \d+ problems?/;
 const MOCHA_TALLY = /^(\d+) (passing|failing|pending)(?: \([\d.]+\s?m?s\))?$/;
 const MOCHA_NUMBERED = /(?:^|\s)(\d+)\) (\S.*)$/;
@@ -42,6 +46,8 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 	let uvuCounts: OutcomeCounts | null = null;
 	/** The last `not ok` id, until its YAML block ends; withdrawn if the block says it is a group. */
 	let tapFailure: string | null = null;
+	/** The last `✖ name` id, withdrawn if the next line says only that its subtests failed. */
+	let crossId: string | null = null;
 	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
 	const suiteNames = new Set<string>();
 
@@ -59,6 +65,12 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			endTitle();
 		}
 		if (trimmed === "") return false;
+		if (crossId !== null) {
+			const group = SUBTESTS_FAILED.test(trimmed);
+			if (group) state.removeId(crossId);
+			crossId = null;
+			if (group) return true;
+		}
 
 		const first = trimmed.codePointAt(0) ?? 0;
 		if (tapFailure !== null) {
@@ -98,9 +110,11 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		}
 		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716) {
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
+			if (first === 0x2716 && CROSS_TODO.test(trimmed)) return true;
 			const cross = CROSS.exec(trimmed);
 			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
 				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true });
+				crossId = cross[1];
 				return true;
 			}
 		}
@@ -232,10 +246,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		}
 		return false;
 	};
-	// A mocha title path being read and a TAP failure's YAML block read the lines that follow them.
+	// A mocha title path being read, a TAP failure's YAML block and a `✖` id read the lines that follow them.
 	// `suiteNames` only grows, and a known suite only turns a claimed `✖ name` line into an unclaimed
 	// one: a line found inert stays inert, so the set is no part of the mode.
-	const mode = () => (mochaTitle !== null || tapFailure !== null ? -1 : mochaDetails ? 1 : 0);
+	const mode = () => (mochaTitle !== null || tapFailure !== null || crossId !== null ? -1 : mochaDetails ? 1 : 0);
 	/**
 	 * A title path ended (by a line indented less, or by the end of the output): its last level, ending
 	 * with a colon, names the failing test. It was read on an earlier line than the current one.
