@@ -28,6 +28,16 @@ const GRADLE_TEST = /^(\S.*? > \S.*?) FAILED$/;
 const GRADLE_TOTALS = /^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?$/;
 const MYPY_ERROR = /^(\S+?):(\d+)(?::(\d+))?: error: (.*?)(?:\s{2}\[([\w-]+)\])?$/;
 const TRAILING_CODE = /\s{2}\[([a-z][\w-]*)\]$/;
+/** mypy --pretty wraps a long message: its code may stand alone on the next line, `[operator]`. */
+const ALONE_CODE = /^\[([a-z][\w-]*)\]$/;
+/**
+ * A linter's diagnostic with a rule code after its position (flake8, pylint, ruff's concise format):
+ * `pkg/a.py:1:8: F401 'os' imported but unused`, `pkg/a.py:8:0: W0311: Bad indentation...`.
+ */
+const LINT_CODE = /^(\S+?):(\d+):(\d+): ([A-Z]{1,6}\d{2,4}):? (\S.*)$/;
+/** black/ruff format --check: `60 files would be reformatted, 2 files would be left unchanged.` */
+const FORMAT_CHECK =
+	/^\d+ files? would be (reformatted|left unchanged)(?:, \d+ files? would be left unchanged)?(, \d+ files? would fail to reformat)?\.?$/;
 const RUFF_CODE = /^([A-Z]{1,4}\d{3,4}) (\S.*)$/;
 const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
 
@@ -35,7 +45,8 @@ const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
 export function createToolchainParser(state: ScanState): LineFamily {
 	let eslintFile: string | null = null;
 	let mavenIds = false;
-	let mypyOpen = false;
+	/** A mypy error whose code was not on its line: its message, for the code on the next line. */
+	let mypyOpen: string | null = null;
 	let ruffPending: { code: string; message: string; line: number } | null = null;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
@@ -52,11 +63,13 @@ export function createToolchainParser(state: ScanState): LineFamily {
 		}
 		const first = trimmed.charCodeAt(0);
 
-		if (mypyOpen) {
-			mypyOpen = false;
-			const code = TRAILING_CODE.exec(trimmed);
+		if (mypyOpen !== null) {
+			const message = mypyOpen;
+			mypyOpen = null;
+			const code = TRAILING_CODE.exec(trimmed) ?? ALONE_CODE.exec(trimmed);
 			if (code) {
-				state.addException(code[1], trimmed.replace(TRAILING_CODE, ""), lineNo);
+				const rest = code.index > 0 ? trimmed.slice(0, code.index).trim() : "";
+				state.addException(code[1], rest === "" ? message : `${message} ${rest}`, lineNo);
 				return true;
 			}
 		}
@@ -251,8 +264,27 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			if (mypy) {
 				state.addLocation(mypy[1], Number(mypy[2]), mypy[3] ? Number(mypy[3]) : undefined, lineNo);
 				if (mypy[5]) state.addException(mypy[5], mypy[4], lineNo);
-				else mypyOpen = true;
+				else mypyOpen = mypy[4];
 				state.hardFailure = true;
+				return true;
+			}
+		}
+		// A rule code follows the position's `: `; a digit ends the position.
+		if (text === trimmed && first !== 32) {
+			const colon = trimmed.indexOf(": ");
+			if (colon > 0 && isDigitCode(trimmed.charCodeAt(colon - 1)) && isUpperCode(trimmed.charCodeAt(colon + 2))) {
+				const lint = LINT_CODE.exec(trimmed);
+				if (lint) {
+					state.addException(lint[4], lint[5], lineNo);
+					state.hardFailure = true;
+					return true;
+				}
+			}
+		}
+		if (isDigitCode(first) && trimmed.includes(" would ")) {
+			const format = FORMAT_CHECK.exec(trimmed);
+			if (format) {
+				state.summary(lineNo, state.runner ?? "generic", format[1] === "left unchanged" && !format[2]);
 				return true;
 			}
 		}
@@ -273,9 +305,12 @@ export function createToolchainParser(state: ScanState): LineFamily {
 		return false;
 	};
 	// An eslint file's rows, a mypy error's code line and ruff's `-->` line are read after their header.
-	const mode = () => (eslintFile !== null || mypyOpen || ruffPending !== null ? -1 : mavenIds ? 1 : 0);
+	const mode = () => (eslintFile !== null || mypyOpen !== null || ruffPending !== null ? -1 : mavenIds ? 1 : 0);
 	return { line, mode };
 }
+
+const isDigitCode = (code: number) => code >= 48 && code <= 57;
+const isUpperCode = (code: number) => code >= 65 && code <= 90;
 
 /** Whether one of the characters at `from` to `to` (inclusive) is an ASCII digit. */
 function digitWithin(text: string, from: number, to: number): boolean {

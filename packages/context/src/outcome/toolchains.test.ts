@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { parseOutcome } from "./index.js";
+
+const lines = (...text: string[]) => text.join("\n");
+
+describe("linters and formatters", () => {
+	it("reads a rule code after a position as a diagnostic (flake8, pylint, ruff's concise format)", () => {
+		// flake8 7.4, pylint 4.1 and ruff 0.16 --output-format=concise print no verdict of their own.
+		const text = lines(
+			"pkg/mod_1.py:1:1: F401 'os' imported but unused",
+			"************* Module mod_20",
+			"pkg/mod_20.py:8:0: W0311: Bad indentation. Found 2 spaces, expected 4 (bad-indentation)",
+			"pkg/mod_9.py:11:13: F821 Undefined name `undefined_name_9`",
+			"pkg/mod_9.py:2:1: PLR0913 Too many arguments in function definition (6 > 5)",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual([
+			"F401: 'os' imported but unused",
+			"W0311: Bad indentation. Found 2 spaces, expected 4 (bad-indentation)",
+			"F821: Undefined name `undefined_name_9`",
+			"PLR0913: Too many arguments in function definition (6 > 5)",
+		]);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}:${l.column}`)).toEqual([
+			"pkg/mod_1.py:1:1",
+			"pkg/mod_20.py:8:0",
+			"pkg/mod_9.py:11:13",
+			"pkg/mod_9.py:2:1",
+		]);
+	});
+
+	it("does not read prose or a warning with a position as a rule code", () => {
+		const outcome = parseOutcome(
+			lines(
+				"src/app.py:12: DeprecationWarning: use spam instead",
+				"notes.txt:3:1: See the CHANGELOG for details",
+				"3 passed in 0.01s",
+			),
+		);
+		expect(outcome.exceptions).toEqual([]);
+		expect(outcome.status).toBe("pass");
+	});
+
+	it("takes the code mypy --pretty wraps onto the next line, with the whole message", () => {
+		const outcome = parseOutcome(
+			lines(
+				'pkg/mod_9.py:5: error: Unsupported operand types for + ("int" and "str") ',
+				"[operator]",
+				'        y = x + "a"',
+				"                ^~~",
+				'pkg/mod_9.py:6: error: Incompatible return value type (got "int", expected',
+				'"str")  [return-value]',
+				"Found 2 errors in 1 file (checked 60 source files)",
+			),
+		);
+		expect(outcome.exceptions).toEqual([
+			{ type: "operator", message: 'Unsupported operand types for + ("int" and "str")', line: 2 },
+			{ type: "return-value", message: 'Incompatible return value type (got "int", expected "str")', line: 6 },
+		]);
+		expect(outcome.status).toBe("fail");
+	});
+
+	it("reads black's and ruff format's --check verdict", () => {
+		const failed = lines(
+			"would reformat /tmp/lint/pkg/mod_1.py",
+			"",
+			"Oh no! 💥 💔 💥",
+			"60 files would be reformatted, 2 files would be left unchanged.",
+		);
+		expect(parseOutcome(failed).status).toBe("fail");
+		expect(parseOutcome(lines("Would reformat: pkg/mod_1.py", "60 files would be reformatted")).status).toBe("fail");
+		expect(parseOutcome(lines("All done! ✨ 🍰 ✨", "5 files would be left unchanged.")).status).toBe("pass");
+		expect(
+			parseOutcome(
+				lines(
+					"error: cannot format x.py: Cannot parse",
+					"1 file would be left unchanged, 1 file would fail to reformat.",
+				),
+			).status,
+		).toBe("fail");
+	});
+});
