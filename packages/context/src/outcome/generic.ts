@@ -1,4 +1,4 @@
-import { startsWithText } from "./affixes.js";
+import { endsWithText, startsWithText } from "./affixes.js";
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
@@ -18,6 +18,8 @@ const MAKE_ERROR = /^make(?:\[\d+\])?: \*\*\* .*\bError \d+/;
  * run fails whatever its tests did.
  */
 const COVERAGE_GATE = /\bcoverage\b.*\b(?:threshold\b.*\bnot met\b|does not meet\b.*\bthreshold\b)/i;
+/** `path.ext: message (line:column)`, the message of a parser's error. */
+const PARSER_POSITION = /^(\S+\.\w{1,10}): .*\((\d+):(\d+)\)$/;
 /** Clean verdicts of checkers that print no counts. */
 const CLEAN_CHECK = /^(?:Success: no issues found in \d+ source files?|All checks passed!)$/;
 const ERROR_LINE = /^(?:(?:error|ERROR|fatal|FATAL|Error)(?:\[[\w-]+\])?: \S|npm (?:ERR!|error) \S)/;
@@ -83,6 +85,12 @@ export function createGenericParser(state: ScanState): LineFamily {
 		const thrown = exceptionOf(trimmed, false);
 		if (thrown) {
 			state.addException(thrown.type, thrown.message, lineNo);
+			// A parser's error names the file first and the position last (babel, acorn):
+			// `SyntaxError: /app/a.test.js: Unexpected token, expected "," (4:0)`.
+			if (endsWithText(thrown.message, ")")) {
+				const parsed = PARSER_POSITION.exec(thrown.message);
+				if (parsed) state.addLocation(parsed[1], Number(parsed[2]), Number(parsed[3]), lineNo);
+			}
 			// An uncaught error printed at the left margin ends the program (Node, Python, Java).
 			if (text === trimmed) state.softFailure(lineNo);
 			previousException = true;

@@ -160,3 +160,84 @@ describe("node's test runner", () => {
 		expect(parseOutcome(text).exceptions.map((e) => e.type)).toEqual(["TypeError", "Error"]);
 	});
 });
+
+describe("vitest", () => {
+	it("fails a run whose tests passed but whose errors line counts an unhandled error", () => {
+		const text = lines(
+			"⎯⎯⎯⎯⎯ Uncaught Exception ⎯⎯⎯⎯⎯",
+			"RangeError: late boom",
+			" ❯ Timeout._onTimeout test/ok.test.ts:4:48",
+			"",
+			" Test Files  1 passed (1)",
+			"      Tests  7 passed (7)",
+			"     Errors  1 error",
+		);
+		for (const exitCode of [undefined, 1]) {
+			const outcome = parseOutcome(text, { exitCode });
+			expect(outcome.status).toBe("fail");
+			expect(outcome.counts).toEqual({ passed: 7, total: 7, errors: 1 });
+		}
+	});
+});
+
+describe("parser errors", () => {
+	it("locate a SyntaxError whose message opens with the file and ends with the position (babel under jest)", () => {
+		const text = lines(
+			"FAIL __tests__/broken.test.js",
+			"  ● Test suite failed to run",
+			"",
+			'    SyntaxError: /tmp/jestp/__tests__/broken.test.js: Unexpected token, expected "," (4:0)',
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.locations).toEqual([{ file: "/tmp/jestp/__tests__/broken.test.js", line: 4, column: 0, at: 4 }]);
+	});
+});
+
+describe("eslint's compact and unix formatters and prettier --check", () => {
+	it("read each problem's place and rule, and fail on an error without the exit status", () => {
+		const compact = lines(
+			"/app/src/file0.js: line 1, col 5, Error - 'unused0' is assigned a value but never used. (no-unused-vars)",
+			"/app/src/file0.js: line 2, col 8, Warning - Expected '===' and instead saw '=='. (eqeqeq)",
+			"",
+			"2 problems",
+		);
+		const unix = lines(
+			"/app/src/file0.js:1:5: 'unused0' is assigned a value but never used. [Error/no-unused-vars]",
+			"/app/src/file0.js:2:8: Expected '===' and instead saw '=='. [Warning/eqeqeq]",
+			"",
+			"2 problems",
+		);
+		for (const text of [compact, unix]) {
+			const outcome = parseOutcome(text);
+			expect(outcome.status).toBe("fail");
+			expect(outcome.exceptions.map((e) => e.type)).toEqual(["no-unused-vars", "eqeqeq"]);
+			expect(outcome.locations.map((l) => `${l.file}:${l.line}:${l.column}`)).toEqual([
+				"/app/src/file0.js:1:5",
+				"/app/src/file0.js:2:8",
+			]);
+		}
+	});
+
+	it("does not fail on warnings alone", () => {
+		const text = "/app/src/a.js: line 2, col 8, Warning - Expected '===' and instead saw '=='. (eqeqeq)";
+		expect(parseOutcome(text, { exitCode: 0 }).status).not.toBe("fail");
+	});
+
+	it("reads prettier's verdicts", () => {
+		const many = lines(
+			"Checking formatting...",
+			"[warn] src/a.js",
+			"[warn] Code style issues found in 41 files. Run Prettier with --write to fix.",
+		);
+		const one = lines(
+			"Checking formatting...",
+			"[warn] src/pretty.js",
+			"[warn] Code style issues found in the above file. Run Prettier with --write to fix.",
+		);
+		expect(parseOutcome(many).status).toBe("fail");
+		expect(parseOutcome(one).status).toBe("fail");
+		expect(parseOutcome(lines("Checking formatting...", "All matched files use Prettier code style!")).status).toBe(
+			"pass",
+		);
+	});
+});

@@ -1,5 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
-import { startsWithText } from "./affixes.js";
+import { endsWithText, startsWithText } from "./affixes.js";
 import { add } from "./counted.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
@@ -10,6 +10,8 @@ const JEST_NOT_A_TEST =
 	/^(?:Test suite failed to run|Console|Deprecation|Validation|Invalid|Unknown option|Multiple configurations)/;
 const JEST_TOTALS = /^(Tests|Test Suites|Snapshots):\s+(.*)$/;
 const VITEST_TOTALS = /^(Tests|Test Files)\s{2,}(.*)$/;
+/** vitest's count of errors outside any test (unhandled rejections, uncaught exceptions): the run failed. */
+const VITEST_ERRORS = /^Errors\s{2,}(\d+) errors?\b/;
 const COUNTED_ITEM = /(\d+) (passed|failed|skipped|todo|pending|total)/g;
 const CROSS = /^[×✕✗✖] (\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
 /** node's spec and dot reporters mark a todo test's failure `✖ name (1.2ms) # reason`: no failure of the run. */
@@ -29,6 +31,13 @@ const TAP_SKIPPED = /^(?:SKIP|TODO)\b/i;
 /** TAP YAML of a group that failed only because its children did; the children carry the ids. */
 const TAP_GROUP_FAILURE = /^(?:type: 'suite'|failureType: 'subtestsFailed')$/;
 const SUITE_START = /^▶ (\S.*)$/;
+/** prettier --check's verdicts (npx prettier 3). */
+const PRETTIER_ISSUES = /^\[warn\] Code style issues (?:found in (?:\d+ files|the above file)|were found)\b/;
+const PRETTIER_CLEAN = "All matched files use Prettier code style!";
+/** eslint's compact formatter: `/src/a.js: line 2, col 5, Error - 'a' is not defined. (no-undef)`. */
+const ESLINT_COMPACT = /^(\S.*?): line (\d+), col (\d+), (Error|Warning) - (.*?)(?: \(([\w@/-]+)\))?$/;
+/** eslint's unix formatter: `/src/a.js:2:5: 'a' is not defined. [Error/no-undef]`. */
+const ESLINT_UNIX = /^\S.*?:\d+:\d+: (.*) \[(Error|Warning)(?:\/([\w@/-]+))?\]$/;
 const SUITE_NAMES_MAX = 1000;
 const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 
@@ -220,6 +229,38 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
+		if (trimmed.includes(", col ")) {
+			const compact = ESLINT_COMPACT.exec(trimmed);
+			if (compact) {
+				state.addLocation(compact[1], Number(compact[2]), Number(compact[3]), lineNo);
+				lintProblem(compact[4], compact[6], compact[5], lineNo);
+				return true;
+			}
+		}
+		if (endsWithText(trimmed, "]") && (trimmed.includes(" [Error") || trimmed.includes(" [Warning"))) {
+			const unix = ESLINT_UNIX.exec(trimmed);
+			if (unix) {
+				lintProblem(unix[2], unix[3], unix[1], lineNo);
+				return true;
+			}
+		}
+		if (first === 91 /* [ */ && PRETTIER_ISSUES.test(trimmed)) {
+			state.summary(lineNo, "prettier", false);
+			return true;
+		}
+		if (first === 65 /* A */ && trimmed === PRETTIER_CLEAN) {
+			state.summary(lineNo, "prettier", true);
+			return true;
+		}
+		if (first === 69 /* E */ && startsWithText(trimmed, "Errors ")) {
+			const errors = VITEST_ERRORS.exec(trimmed);
+			if (errors) {
+				const count = Number(errors[1]);
+				if (state.counts !== null && state.runner === "vitest") state.setCounts("vitest", { errors: count }, false);
+				state.summary(lineNo, "vitest", count > 0 ? false : null);
+				return true;
+			}
+		}
 		if (first === 84 || first === 80 || first === 83) {
 			const uvu = UVU_TALLY.exec(trimmed);
 			if (uvu) {
@@ -259,6 +300,13 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		mochaTitle = null;
 	}
 	return { line, mode, end: endTitle };
+
+	/** A linter's problem: its rule is the type; an error (not a warning) fails the run. */
+	function lintProblem(severity: string, rule: string | undefined, message: string, lineNo: number): void {
+		if (rule) state.addException(rule, message, lineNo);
+		if (severity === "Error") state.hardFailure = true;
+		state.sawRunner("eslint");
+	}
 
 	function failHeader(rest: string, text: string): boolean {
 		// go: `FAIL	pkg	0.01s` belongs to the toolchain parser.
