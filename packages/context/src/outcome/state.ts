@@ -245,7 +245,8 @@ export class ScanState {
 		if (!Number.isSafeInteger(line) || line < 0) return;
 		const file = rawFile.startsWith("file://") ? rawFile.slice(7) : rawFile;
 		if (file.length > LIMITS.pathLength) return;
-		const key = `${file}:${line}`;
+		// `./src/a.rs` (a backtrace's frame) is the `src/a.rs` of the panic line: one place, listed once.
+		const key = `${file.startsWith("./") ? file.slice(2) : file}:${line}`;
 		if (this.locationSeen.has(key)) return;
 		const library = isLibraryPath(file);
 		const list = library ? this.libraryLocations : this.projectLocations;

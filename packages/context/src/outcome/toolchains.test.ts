@@ -80,3 +80,75 @@ describe("linters and formatters", () => {
 		).toBe("fail");
 	});
 });
+
+describe("cargo test", () => {
+	it("takes a panic's message from the line after it (Rust 1.73+), and a thread's panic as its own", () => {
+		// cargo 1.9x with RUST_BACKTRACE set: `thread 'name' (tid) panicked at path:line:col:` then the message.
+		const text = lines(
+			"---- tests::it_fails stdout ----",
+			"",
+			"thread 'tests::it_fails' (17453) panicked at src/lib.rs:25:29:",
+			"assertion `left == right` failed: math is broken",
+			"  left: 4",
+			" right: 5",
+			"stack backtrace:",
+			"   4: calc::tests::it_fails",
+			"             at ./src/lib.rs:25:29",
+			"---- tests::thread_panic stdout ----",
+			"",
+			"thread '<unnamed>' (17461) panicked at src/lib.rs:30:41:",
+			"worker died: 42",
+			"",
+			"thread 'tests::thread_panic' (17459) panicked at src/lib.rs:31:18:",
+			"called `Result::unwrap()` on an `Err` value: Any { .. }",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.exceptions).toEqual([
+			{ type: "panic", message: "assertion `left == right` failed: math is broken", line: 4 },
+			{ type: "panic", message: "worker died: 42", line: 13 },
+			{ type: "panic", message: "called `Result::unwrap()` on an `Err` value: Any { .. }", line: 16 },
+		]);
+		// The backtrace's `./src/lib.rs:25` is the panic's `src/lib.rs:25`, listed once.
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual([
+			"src/lib.rs:25",
+			"src/lib.rs:30",
+			"src/lib.rs:31",
+		]);
+		// Cut right after the panic's line, or followed by a blank line: the panic is still there.
+		for (const end of [[], [""]]) {
+			expect(parseOutcome(lines("thread 'main' (9) panicked at src/main.rs:3:5:", ...end)).exceptions).toEqual([
+				{ type: "panic", message: "thread 'main' panicked", line: 1 },
+			]);
+		}
+	});
+
+	it("names a should_panic test without its mode, and reads the names listed under `failures:`", () => {
+		// `cargo test -- --nocapture`: a panic's output lands inside a result line, so only the list names
+		// integ_fail exactly.
+		const text = lines(
+			"running 3 tests",
+			"test tests::should_panic_none - should panic ... FAILED",
+			"test integ_ok ... ok",
+			"test integ_fail ...   FAILED ",
+			"thread 'integ_overflow' (19963) panicked at tests/integ.rs:3:57:",
+			"index out of bounds: the len is 1 but the index is 5",
+			"test integ_overflow ... FAILED",
+			"",
+			"failures:",
+			"",
+			"failures:",
+			"    integ_fail",
+			"    integ_overflow",
+			"    src/lib.rs - add (line 3)",
+			"    tests::should_panic_none",
+			"",
+			"test result: FAILED. 1 passed; 4 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.18s",
+		);
+		expect(parseOutcome(text).failingIds).toEqual([
+			"tests::should_panic_none",
+			"integ_fail",
+			"integ_overflow",
+			"src/lib.rs - add (line 3)",
+		]);
+	});
+});

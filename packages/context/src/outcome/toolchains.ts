@@ -11,7 +11,13 @@ const ESLINT_SUMMARY = /^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)$
 /** cargo's build verdict: `Finished \`dev\` profile [unoptimized + debuginfo] target(s) in 0.52s`. */
 const CARGO_FINISHED = /^Finished (?:`\w+` profile |\w+ )?\[?[\w +-]*\]? target\(s\) in [\d.]+/;
 const RUST_ERROR = /^error\[(E\d{4})\]: (.*)$/;
-const CARGO_TEST_FAILED = /^test (\S.*?) \.\.\. FAILED$/;
+/**
+ * `test tests::x ... FAILED`; libtest names a test's mode after it (`test x - should panic ... FAILED`),
+ * and with --nocapture a panic's output may land between the dots and the verdict's spaces.
+ */
+const CARGO_TEST_FAILED = /^test (\S.*?)(?: - (?:should panic|compile fail|compile))? \.\.\.\s+FAILED$/;
+/** A name in the list libtest prints under `failures:` before its result: four spaces, then the name. */
+const CARGO_LISTED = /^ {4}(\S.*)$/;
 const CARGO_QUIET_FAILED = /^(\S+) --- FAILED$/;
 const CARGO_STDOUT = /^---- (\S.*?) stdout ----$/;
 const CARGO_RESULT =
@@ -47,15 +53,41 @@ export function createToolchainParser(state: ScanState): LineFamily {
 	let mavenIds = false;
 	/** A mypy error whose code was not on its line: its message, for the code on the next line. */
 	let mypyOpen: string | null = null;
+	/** Right after libtest's `failures:` line, or on the names listed under it. */
+	let cargoList = false;
+	/** A panic whose message is on the next line (Rust 1.73+: `thread 'x' panicked at src/a.rs:3:5:`). */
+	let panicOpen: { thread: string; line: number } | null = null;
+	const closePanic = (message: string | null) => {
+		if (panicOpen === null) return;
+		const { thread, line } = panicOpen;
+		panicOpen = null;
+		state.addException("panic", message ?? `thread '${thread}' panicked`, message === null ? line : line + 1);
+	};
 	let ruffPending: { code: string; message: string; line: number } | null = null;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		const pendingRuff = ruffPending;
 		ruffPending = null;
+		// The line after a panic is its message, unless the panic printed none; the line is still read as
+		// any other.
+		if (panicOpen !== null) closePanic(trimmed === "" ? null : trimmed);
 		if (trimmed === "") {
 			eslintFile = null;
 			mavenIds = false;
+			cargoList = false;
 			return false;
+		}
+		if (cargoList) {
+			const listed = CARGO_LISTED.exec(text);
+			if (listed) {
+				state.addId(listed[1], { needs: "cargo" });
+				return true;
+			}
+			cargoList = false;
+		}
+		if (text === "failures:") {
+			cargoList = true;
+			return true;
 		}
 		if (pendingRuff && startsWithText(trimmed, "--> ")) {
 			state.addException(pendingRuff.code, pendingRuff.message, pendingRuff.line);
@@ -150,7 +182,10 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			}
 			const panic = PANIC.exec(trimmed);
 			if (panic) {
-				state.addException("panic", panic[2] ?? panic[6] ?? `thread '${panic[1]}' panicked`, lineNo);
+				const message = panic[2] ?? panic[6];
+				if (message !== undefined) state.addException("panic", message, lineNo);
+				else if (trimmed.endsWith(":")) panicOpen = { thread: panic[1], line: lineNo };
+				else state.addException("panic", `thread '${panic[1]}' panicked`, lineNo);
 				state.addLocation(panic[3], Number(panic[4]), Number(panic[5]), lineNo);
 				state.softFailure(lineNo);
 				return true;
@@ -304,9 +339,16 @@ export function createToolchainParser(state: ScanState): LineFamily {
 
 		return false;
 	};
-	// An eslint file's rows, a mypy error's code line and ruff's `-->` line are read after their header.
-	const mode = () => (eslintFile !== null || mypyOpen !== null || ruffPending !== null ? -1 : mavenIds ? 1 : 0);
-	return { line, mode };
+	// An eslint file's rows, a mypy error's code line, ruff's `-->` line, a panic's message and the names
+	// libtest lists under `failures:` are read after their header.
+	const mode = () =>
+		eslintFile !== null || mypyOpen !== null || cargoList || panicOpen !== null || ruffPending !== null
+			? -1
+			: mavenIds
+				? 1
+				: 0;
+	// An output that ends right after a panic's line still records the panic.
+	return { line, mode, end: () => closePanic(null) };
 }
 
 const isDigitCode = (code: number) => code >= 48 && code <= 57;
