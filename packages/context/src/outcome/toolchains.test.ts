@@ -152,3 +152,21 @@ describe("cargo test", () => {
 		]);
 	});
 });
+
+describe("rustc", () => {
+	it("reads an error code in --message-format=short", () => {
+		const outcome = parseOutcome(
+			lines(
+				"   Compiling broken v0.1.0 (/tmp/rs/broken)",
+				"src/lib.rs:1:30: error[E0308]: mismatched types: expected `String`, found `i32`",
+				"src/lib.rs:3:45: warning: unused variable: `t`: help: if this is intentional, prefix it with an underscore: `_t`",
+				"error: could not compile `broken` (lib) due to 1 previous error; 1 warning emitted",
+			),
+		);
+		expect(outcome.exceptions).toEqual([
+			{ type: "E0308", message: "mismatched types: expected `String`, found `i32`", line: 2 },
+		]);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["src/lib.rs:1", "src/lib.rs:3"]);
+		expect(outcome.status).toBe("fail");
+	});
+});

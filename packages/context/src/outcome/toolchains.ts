@@ -11,6 +11,8 @@ const ESLINT_SUMMARY = /^✖ (\d+) problems? \((\d+) errors?, (\d+) warnings?\)$
 /** cargo's build verdict: `Finished \`dev\` profile [unoptimized + debuginfo] target(s) in 0.52s`. */
 const CARGO_FINISHED = /^Finished (?:`\w+` profile |\w+ )?\[?[\w +-]*\]? target\(s\) in [\d.]+/;
 const RUST_ERROR = /^error\[(E\d{4})\]: (.*)$/;
+/** rustc's `--message-format=short`: `src/lib.rs:1:30: error[E0308]: mismatched types: expected ...`. */
+const RUST_SHORT_ERROR = /^\S+?:\d+:\d+: error\[(E\d{4})\]: (.*)$/;
 /**
  * `test tests::x ... FAILED`; libtest names a test's mode after it (`test x - should panic ... FAILED`),
  * and with --nocapture a panic's output may land between the dots and the verdict's spaces.
@@ -294,6 +296,14 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			}
 		}
 
+		if (trimmed.includes(": error[E")) {
+			const rust = RUST_SHORT_ERROR.exec(trimmed);
+			if (rust) {
+				state.addException(rust[1], rust[2], lineNo);
+				state.hardFailure = true;
+				return true;
+			}
+		}
 		if (trimmed.includes(": error: ")) {
 			const mypy = MYPY_ERROR.exec(trimmed);
 			if (mypy) {
