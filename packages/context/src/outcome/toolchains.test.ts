@@ -170,3 +170,41 @@ describe("rustc", () => {
 		expect(outcome.status).toBe("fail");
 	});
 });
+
+describe("maven surefire 3", () => {
+	it("names the failing cases of surefire 3 and a test that ran many times, not its runs", () => {
+		// mvn -B test with surefire 3.2.5 and JUnit 5 (a parameterized test and a @TestFactory of 800).
+		const text = lines(
+			"[ERROR] Tests run: 8, Failures: 4, Errors: 2, Skipped: 0, Time elapsed: 0.014 s <<< FAILURE! -- in demo.CalcTest$Inner",
+			"[ERROR] demo.CalcTest.npe -- Time elapsed: 0.016 s <<< ERROR!",
+			'java.lang.NullPointerException: Cannot invoke "Object.toString()" because "o" is null',
+			"\tat demo.Calc.name(Calc.java:4)",
+			"[ERROR] demo.CalcTest.param(int)[2] -- Time elapsed: 0.011 s <<< FAILURE!",
+			"org.opentest4j.AssertionFailedError: x too big ==> expected: <true> but was: <false>",
+			"[ERROR] demo.ManyTest.many -- Time elapsed: 0.027 s <<< ERROR!",
+			"java.lang.IllegalStateException: state 0",
+			"[INFO] Results:",
+			"[INFO] ",
+			"[ERROR] Failures: ",
+			"[ERROR]   CalcTest.param:11 x too big ==> expected: <true> but was: <false>",
+			"[ERROR] Errors: ",
+			'[ERROR]   CalcTest.npe:10 » NullPointer Cannot invoke "Object.toString()" because "o" is null',
+			"[ERROR] demo.ManyTest.many",
+			"[ERROR]   Run 1: ManyTest.lambda$many$0:7 IllegalState state 0",
+			"[INFO]   Run 2: PASS",
+			"[ERROR]   Run 10: ManyTest.lambda$many$0:7 IllegalState state 9",
+			"[INFO] ",
+			"[ERROR] Tests run: 9, Failures: 4, Errors: 3, Skipped: 0",
+			"[INFO] BUILD FAILURE",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.failingIds).toEqual([
+			"demo.CalcTest.npe",
+			"demo.CalcTest.param(int)[2]",
+			"demo.ManyTest.many",
+			"CalcTest.param",
+			"CalcTest.npe",
+		]);
+		expect(outcome.status).toBe("fail");
+	});
+});

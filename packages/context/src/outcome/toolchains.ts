@@ -31,7 +31,18 @@ const MAVEN_TOTALS =
 	/^\[(?:INFO|ERROR|WARNING)\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)(.*)$/;
 const MAVEN_SECTION = /^\[ERROR\] (?:Failed tests|Failures|Errors|Tests in error):\s*$/;
 const MAVEN_ID = /^\[ERROR\]\s{2,}(?:Run \d+: )?([\w$.]+[.#][\w$]+(?:\([\w$.]+\))?)(?::\d+)?/;
-const MAVEN_CASE = /^\[ERROR\] ([\w$.]+(?:\([\w$.]+\))?)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!/;
+/**
+ * A test that ran more than once (a JUnit 5 dynamic or repeated test, a flaky rerun) heads its runs in
+ * the results: `[ERROR] demo.ManyTest.many`, then `[ERROR]   Run 1: ...` and `[INFO]   Run 2: PASS`.
+ */
+const MAVEN_RUNS_HEAD = /^\[ERROR\] ([\w$]+(?:\.[\w$]+)+)$/;
+const MAVEN_RUN = /^\[(?:ERROR|INFO|WARNING)\]\s{2,}Run \d+: /;
+/**
+ * A failing case: surefire 2 `[ERROR] testSum(com.example.AppTest)  Time elapsed: ...`, surefire 3
+ * `[ERROR] demo.CalcTest.param(int)[2] -- Time elapsed: 0.011 s <<< FAILURE!`.
+ */
+const MAVEN_CASE =
+	/^\[ERROR\] ([\w$.]+(?:\([\w$., ]*\))?(?:\[\d+\])?)\s+(?:-- )?Time elapsed: .*<<< (?:FAILURE|ERROR)!/;
 const GRADLE_TEST = /^(\S.*? > \S.*?) FAILED$/;
 const GRADLE_TOTALS = /^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?$/;
 const MYPY_ERROR = /^(\S+?):(\d+)(?::(\d+))?: error: (.*?)(?:\s{2}\[([\w-]+)\])?$/;
@@ -53,6 +64,8 @@ const NPM_CODE = /^npm (?:ERR!|error) code (\S+)$/;
 export function createToolchainParser(state: ScanState): LineFamily {
 	let eslintFile: string | null = null;
 	let mavenIds = false;
+	/** On the runs under a `MAVEN_RUNS_HEAD`: they are that test's, not tests of their own. */
+	let mavenRuns = false;
 	/** A mypy error whose code was not on its line: its message, for the code on the next line. */
 	let mypyOpen: string | null = null;
 	/** Right after libtest's `failures:` line, or on the names listed under it. */
@@ -76,6 +89,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 		if (trimmed === "") {
 			eslintFile = null;
 			mavenIds = false;
+			mavenRuns = false;
 			cargoList = false;
 			return false;
 		}
@@ -245,9 +259,13 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 			if (mavenIds) {
-				const id = MAVEN_ID.exec(trimmed);
+				if (mavenRuns && MAVEN_RUN.test(trimmed)) return true;
+				mavenRuns = false;
+				const head = MAVEN_RUNS_HEAD.exec(trimmed);
+				const id = head ?? MAVEN_ID.exec(trimmed);
 				if (id) {
 					state.addId(id[1]);
+					mavenRuns = head !== null;
 					return true;
 				}
 				mavenIds = false;
