@@ -256,3 +256,23 @@ describe("unittest", () => {
 		}
 	});
 });
+
+describe("interpreter crashes", () => {
+	it("reads `Fatal Python error` as a crash of the run, also after pytest's progress on its line", () => {
+		// pytest 9 running a test that calls os.abort(): the output stops inside the faulthandler dump.
+		const text = lines(
+			"collected 2 items",
+			"",
+			"tests/test_crash.py Fatal Python error: Aborted",
+			"",
+			"Current thread 0x00007fadcb886b80 (most recent call first):",
+			'  File "/tmp/py2/tests/test_crash.py", line 2 in test_crash',
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.exceptions).toEqual([{ type: "Fatal Python error", message: "Aborted", line: 3 }]);
+		expect(parseOutcome("Fatal Python error: Segmentation fault").status).toBe("fail");
+		// Prose that names it mid-sentence is not a crash.
+		expect(parseOutcome(lines("see 'Fatal Python error:' in the docs", "1 passed in 0.01s")).status).toBe("pass");
+	});
+});

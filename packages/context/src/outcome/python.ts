@@ -65,6 +65,11 @@ const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
 const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 
 const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
+/**
+ * The interpreter itself died (`os.abort()`, a segfault in an extension): `Fatal Python error: Aborted`,
+ * also after pytest's progress on the same line (`tests/test_crash.py Fatal Python error: Aborted`).
+ */
+const FATAL = /(?:^|\s)Fatal Python error: (.*)$/;
 /** Python 3.11+ prints an exception group's traceback, and each sub-exception's, behind a `|` gutter. */
 const GROUP_TRACEBACK = /^(?:\+ )?Exception Group Traceback \(most recent call last\):$/;
 const GROUP_GUTTER = /^\s*\| ?/;
@@ -134,6 +139,15 @@ export function createPythonParser(state: ScanState): LineFamily {
 		if (traceback) {
 			tracebackIndent = traceback[1].length;
 			return true;
+		}
+
+		if (trimmed.includes("Fatal Python error: ")) {
+			const fatal = FATAL.exec(trimmed);
+			if (fatal) {
+				state.addException("Fatal Python error", fatal[1], lineNo);
+				state.hardFailure = true;
+				return true;
+			}
 		}
 
 		const first = trimmed.charCodeAt(0);
