@@ -51,7 +51,7 @@ const FAILURE = [
 	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
-	/^[×✕✗✖] \S/,
+	/^[×✕✗✖✘] \S/,
 	/^not ok \d+/,
 	/^--- FAIL: /,
 	/^\d+\) \S/,
@@ -157,7 +157,7 @@ const PROGRESS_ANY = union(PROGRESS);
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
 const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
-const FAILURE_FIRST = "[FEU●×✕✗✖n-0123456789";
+const FAILURE_FIRST = "[FEU●×✕✗✖✘n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";

@@ -33,6 +33,8 @@ const ERROR_LINE_FIRST = "eEfFn";
 export function createGenericParser(state: ScanState): LineFamily {
 	let previousException = false;
 	let nodeCode: { code: string; line: number } | null = null;
+	/** Line of the last counted summary line. */
+	let countedAt = Number.NEGATIVE_INFINITY;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		const afterException = previousException;
@@ -43,7 +45,14 @@ export function createGenericParser(state: ScanState): LineFamily {
 		if (counted) {
 			// pytest is the runner that prints a bare counted line with its duration (`5 failed, 2 passed in 0.3s`).
 			const runner = counted.timed ? "pytest" : "generic";
-			state.setCounts(runner, counted.counts, true);
+			// A tally printed one count a line (ava: `218 tests failed`, `1 known failure`, `1 test todo`) is one
+			// tally: a line close after the last that names none of the counts already read adds to it.
+			const adds =
+				lineNo - countedAt <= 3 &&
+				state.counts !== null &&
+				Object.keys(counted.counts).every((key) => state.counts?.[key as keyof typeof counted.counts] === undefined);
+			countedAt = lineNo;
+			state.setCounts(runner, counted.counts, !adds);
 			const failures = (counted.counts.failed ?? 0) + (counted.counts.errors ?? 0);
 			const passes = (counted.counts.passed ?? 0) + (counted.counts.skipped ?? 0) + (counted.counts.xfailed ?? 0);
 			state.summary(lineNo, runner, failures > 0 ? false : passes > 0 ? true : null);

@@ -241,3 +241,27 @@ describe("eslint's compact and unix formatters and prettier --check", () => {
 		);
 	});
 });
+
+describe("ava", () => {
+	it("lists each `✘ [fail]:` test and keeps its tally printed one count a line", () => {
+		const text = lines(
+			"  ✘ [fail]: b › before hook Error thrown in test",
+			"  - [todo] a › write later",
+			"  ✔ a › adds (143ms)",
+			"  ✘ [fail]: a › adds wrong",
+			"  ✔ [expected fail] a › known bug",
+			"  ─",
+			"",
+			"  1 hook failed",
+			"  2 tests failed",
+			"  1 known failure",
+			"  1 test todo",
+		);
+		for (const exitCode of [undefined, 1]) {
+			const outcome = parseOutcome(text, { exitCode });
+			expect(outcome.status).toBe("fail");
+			expect(outcome.failingIds).toEqual(["b › before hook Error thrown in test", "a › adds wrong"]);
+			expect(outcome.counts).toEqual({ failed: 2, todo: 1 });
+		}
+	});
+});

@@ -13,7 +13,8 @@ const VITEST_TOTALS = /^(Tests|Test Files)\s{2,}(.*)$/;
 /** vitest's count of errors outside any test (unhandled rejections, uncaught exceptions): the run failed. */
 const VITEST_ERRORS = /^Errors\s{2,}(\d+) errors?\b/;
 const COUNTED_ITEM = /(\d+) (passed|failed|skipped|todo|pending|total)/g;
-const CROSS = /^[×✕✗✖] (\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
+/** A failure mark, a status tag the name does not hold (ava's `✘ [fail]: name`), the name, its time. */
+const CROSS = /^[×✕✗✖✘] (?:\[[a-z]+(?: [a-z]+)*\]: )?(\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
 /** node's spec and dot reporters mark a todo test's failure `✖ name (1.2ms) # reason`: no failure of the run. */
 const CROSS_TODO = /^✖ \S.*? \(\d+(?:\.\d+)?m?s\) # /;
 /** node's reporters print this under a test or suite that failed only because its subtests did. */
@@ -117,7 +118,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716) {
+		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716 || first === 0x2718) {
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
 			if (first === 0x2716 && CROSS_TODO.test(trimmed)) return true;
 			const cross = CROSS.exec(trimmed);
