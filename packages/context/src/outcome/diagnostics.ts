@@ -1,7 +1,10 @@
 import type { ScanState } from "./state.js";
 
-/** A qualified class name whose last part is capitalised: `ValueError`, `tomli._parser.TOMLDecodeError`. */
-const TYPE_NAME = "(?:[a-z_][\\w]*\\.)*[A-Z][\\w]*";
+/**
+ * A qualified class name whose last part is capitalised: `ValueError`, `tomli._parser.TOMLDecodeError`,
+ * a nested class `mod.Outer.InnerError`, a class defined in a function `mod.test_x.<locals>.LocalError`.
+ */
+const TYPE_NAME = "(?:(?:[A-Za-z_][\\w]*|<locals>)\\.)*[A-Z][\\w]*";
 /** Names that read as exceptions without a traceback around them. */
 const EXCEPTION_SUFFIX = /(?:Error|Exception|Interrupt|Exit|Failure)$/;
 

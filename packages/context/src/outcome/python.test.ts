@@ -68,12 +68,11 @@ describe("Python tracebacks", () => {
 			"",
 			"test_q.py:9: MyErr",
 		);
-		// A class defined in a function is named with `<locals>`, which reads as no type: its closing
-		// line is the only record of it.
+		// A class defined in a function is named with `<locals>`; its closing line names it bare.
 		expect(parseOutcome(text).exceptions).toEqual([
 			{ type: "json.decoder.JSONDecodeError", message: "Expecting value: line 1 column 1 (char 0)", line: 4 },
 			{ type: "mypkg.CustomError", message: "custom", line: 9 },
-			{ type: "MyErr", message: "", line: 16 },
+			{ type: "test_q.test_custom.<locals>.MyErr", message: "mine", line: 14 },
 		]);
 	});
 
@@ -274,5 +273,42 @@ describe("interpreter crashes", () => {
 		expect(parseOutcome("Fatal Python error: Segmentation fault").status).toBe("fail");
 		// Prose that names it mid-sentence is not a crash.
 		expect(parseOutcome(lines("see 'Fatal Python error:' in the docs", "1 passed in 0.01s")).status).toBe("pass");
+	});
+});
+
+describe("qualified exception names", () => {
+	it("reads a nested class and a class defined in a function as the exception's type", () => {
+		// Python 3.11's traceback.print_exc() and pytest 9's `E` lines qualify the class by its __qualname__.
+		const plain = parseOutcome(
+			lines(
+				"Traceback (most recent call last):",
+				'  File "/tmp/py3/test_q.py", line 3, in test_nested_cls',
+				'    def test_nested_cls(): raise Outer.InnerError("nested boom")',
+				"Outer.InnerError: nested boom",
+				"Traceback (most recent call last):",
+				'  File "/tmp/py3/test_q.py", line 6, in test_local',
+				'    raise LocalError("local boom")',
+				"test_local.<locals>.LocalError: local boom",
+			),
+		);
+		expect(plain.exceptions).toEqual([
+			{ type: "Outer.InnerError", message: "nested boom", line: 4 },
+			{ type: "test_local.<locals>.LocalError", message: "local boom", line: 8 },
+		]);
+		const pytest = parseOutcome(
+			lines(
+				"=================================== FAILURES ===================================",
+				"__________________________________ test_local __________________________________",
+				"E       test_q.test_local.<locals>.LocalError: local boom",
+				"",
+				"test_q.py:6: LocalError",
+				"=========================== short test summary info ============================",
+				"FAILED test_q.py::test_local - test_q.test_local.<locals>.LocalError: local boom",
+				"1 failed in 0.05s",
+			),
+		);
+		expect(pytest.exceptions).toEqual([
+			{ type: "test_q.test_local.<locals>.LocalError", message: "local boom", line: 3 },
+		]);
 	});
 });
