@@ -265,3 +265,35 @@ describe("ava", () => {
 		}
 	});
 });
+
+describe("bundlers", () => {
+	it("read webpack's problem headers and verdict", () => {
+		const failed = lines(
+			"./src/index.js 47 bytes [built] [code generated]",
+			"",
+			"ERROR in ./src/index.js 2:15-16",
+			"export 'x' (imported as 'x') was not found in './ok.js' (possible exports: ok)",
+			"",
+			"webpack 5.113.0 compiled with 1 error in 263 ms",
+		);
+		const outcome = parseOutcome(failed);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.locations).toEqual([{ file: "./src/index.js", line: 2, column: 15, at: 3 }]);
+		expect(parseOutcome("webpack 5.113.0 compiled successfully in 255 ms").status).toBe("pass");
+	});
+
+	it("read rolldown's error code as the error's type (vite build)", () => {
+		const text = lines(
+			"✗ Build failed in 105ms",
+			"error during build:",
+			"Build failed with 1 error:",
+			"",
+			"[PARSE_ERROR] Unexpected token",
+			"   ╭─[ src/index.js:3:12 ]",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual(["PARSE_ERROR: Unexpected token"]);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["src/index.js:3"]);
+		expect(parseOutcome("[INFO] BUILD SUCCESS").exceptions).toEqual([]);
+	});
+});

@@ -32,6 +32,12 @@ const TAP_SKIPPED = /^(?:SKIP|TODO)\b/i;
 /** TAP YAML of a group that failed only because its children did; the children carry the ids. */
 const TAP_GROUP_FAILURE = /^(?:type: 'suite'|failureType: 'subtestsFailed')$/;
 const SUITE_START = /^▶ (\S.*)$/;
+/** webpack's problem header: `ERROR in ./src/index.js 3:11`, `WARNING in ./src/a.js 2:0-17`. */
+const WEBPACK_PROBLEM = /^(ERROR|WARNING) in (\S+) (\d+):(\d+)(?:-\d+(?::\d+)?)?$/;
+/** webpack's verdict: `webpack 5.113.0 compiled with 1 error in 574 ms`, `... compiled successfully in 80 ms`. */
+const WEBPACK_VERDICT = /^webpack [\d.]+ compiled (?:with (\d+) errors?|successfully)\b/;
+/** rolldown and oxc (vite 7+) name an error by its code: `[PARSE_ERROR] Unexpected token`. */
+const BUNDLER_CODE = /^\[([A-Z]+(?:_[A-Z]+)+)\] (\S.*)$/;
 /** prettier --check's verdicts (npx prettier 3). */
 const PRETTIER_ISSUES = /^\[warn\] Code style issues (?:found in (?:\d+ files|the above file)|were found)\b/;
 const PRETTIER_CLEAN = "All matched files use Prettier code style!";
@@ -242,6 +248,29 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const unix = ESLINT_UNIX.exec(trimmed);
 			if (unix) {
 				lintProblem(unix[2], unix[3], unix[1], lineNo);
+				return true;
+			}
+		}
+		if ((first === 69 /* E */ || first === 87) /* W */ && trimmed.includes(" in ")) {
+			const webpack = WEBPACK_PROBLEM.exec(trimmed);
+			if (webpack) {
+				state.addLocation(webpack[2], Number(webpack[3]), Number(webpack[4]), lineNo);
+				if (webpack[1] === "ERROR") state.softFailure(lineNo);
+				return true;
+			}
+		}
+		if (first === 119 /* w */ && startsWithText(trimmed, "webpack ")) {
+			const verdict = WEBPACK_VERDICT.exec(trimmed);
+			if (verdict) {
+				state.summary(lineNo, "webpack", verdict[1] === undefined);
+				return true;
+			}
+		}
+		if (first === 91 /* [ */) {
+			const code = BUNDLER_CODE.exec(trimmed);
+			if (code) {
+				state.addException(code[1], code[2], lineNo);
+				state.softFailure(lineNo);
 				return true;
 			}
 		}
