@@ -29,6 +29,7 @@ const cases: [LineKind, string[]][] = [
 			"!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
 			"Process exited with code 1",
 			"\u001b[32m==== 9 passed in 0.2s ====\u001b[0m",
+			"***Test Failed*** 1 failures.",
 		],
 	],
 	[

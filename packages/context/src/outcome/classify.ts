@@ -41,6 +41,7 @@ const SUMMARY = [
 	/^\d+ tests? completed, \d+ failed/,
 	/^!{3,} .* !{3,}$/,
 	/^(?:Success: no issues found|All checks passed!)/,
+	/^\*\*\*Test Failed\*\*\* \d+ failures?\.$/,
 ];
 /** A typed exit status; it may start with any word, so it runs only when the line holds `xit` or `XIT`. */
 const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/;
@@ -156,7 +157,7 @@ const PROGRESS_ANY = union(PROGRESS);
  */
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
-const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
+const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A*0123456789";
 const FAILURE_FIRST = "[FEU●×✕✗✖✘n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";

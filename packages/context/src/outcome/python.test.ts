@@ -312,3 +312,30 @@ describe("qualified exception names", () => {
 		]);
 	});
 });
+
+describe("python -m doctest", () => {
+	it("reads its verdict, counts and failing items", () => {
+		// `python3.11 -m doctest -v mod.py`, tail: doctest prints no exit-status-free verdict other than these.
+		const text = lines(
+			"**********************************************************************",
+			'File "/tmp/py2/mod.py", line 3, in mod.double',
+			"Failed example:",
+			"    double(2)",
+			"Expected:",
+			"    5",
+			"Got:",
+			"    4",
+			"**********************************************************************",
+			"1 items had failures:",
+			"   1 of   2 in mod.double",
+			"2 tests in 2 items.",
+			"1 passed and 1 failed.",
+			"***Test Failed*** 1 failures.",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.status).toBe("fail");
+		expect(outcome.failingIds).toEqual(["mod.double"]);
+		expect(outcome.counts).toEqual({ passed: 1, failed: 1 });
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["/tmp/py2/mod.py:3"]);
+	});
+});

@@ -64,6 +64,12 @@ const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
 const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
 const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 
+/** `python -m doctest`: `***Test Failed*** 2 failures.`, and `1 passed and 1 failed.` with -v. */
+const DOCTEST_FAILED = /^\*\*\*Test Failed\*\*\* (\d+) failures?\.$/;
+const DOCTEST_COUNTS = /^(\d+) passed and (\d+) failed\.$/;
+/** Under `N items had failures:`, each failing item: `   1 of   2 in mod.double`. */
+const DOCTEST_ITEMS = /^\d+ items? had failures:$/;
+const DOCTEST_ITEM = /^\s+\d+ of\s+\d+ in (\S+)$/;
 const TRACEBACK = /^(\s*)(?:\+ )?Traceback \(most recent call last\):$/;
 /**
  * The interpreter itself died (`os.abort()`, a segfault in an extension): `Fatal Python error: Aborted`,
@@ -99,6 +105,8 @@ export function createPythonParser(state: ScanState): LineFamily {
 	 */
 	let errorLine = -1;
 	let errorRunStated = false;
+	/** On the items listed under doctest's `N items had failures:`. */
+	let doctestItems = false;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
 		if (trimmed === "") return false;
@@ -146,6 +154,34 @@ export function createPythonParser(state: ScanState): LineFamily {
 			if (fatal) {
 				state.addException("Fatal Python error", fatal[1], lineNo);
 				state.hardFailure = true;
+				return true;
+			}
+		}
+
+		if (doctestItems) {
+			const item = DOCTEST_ITEM.exec(text);
+			if (item) {
+				state.addId(item[1], { needs: "doctest" });
+				return true;
+			}
+			doctestItems = false;
+		}
+		if (endsWithText(trimmed, "failures:") && DOCTEST_ITEMS.test(trimmed)) {
+			doctestItems = true;
+			return true;
+		}
+		if (startsWithText(trimmed, "***Test Failed***")) {
+			const failed = DOCTEST_FAILED.exec(trimmed);
+			if (failed) {
+				state.summary(lineNo, "doctest", false);
+				return true;
+			}
+		}
+		if (endsWithText(trimmed, " failed.")) {
+			const counts = DOCTEST_COUNTS.exec(trimmed);
+			if (counts) {
+				state.setCounts("doctest", { passed: Number(counts[1]), failed: Number(counts[2]) }, true);
+				state.summary(lineNo, "doctest", Number(counts[2]) === 0 ? null : false);
 				return true;
 			}
 		}
@@ -273,9 +309,13 @@ export function createPythonParser(state: ScanState): LineFamily {
 
 		return false;
 	};
-	// A traceback or an exception group reads the lines that follow it, and so does a unittest header
-	// (`Doctest: `).
+	// A traceback or an exception group reads the lines that follow it, and so do a unittest header
+	// (`Doctest: `) and doctest's list of failing items.
 	const mode = (lineNo: number) =>
-		tracebackIndent >= 0 || inGroup || unittestHeaderLine === lineNo - 1 ? -1 : pytestFailureSection ? 1 : 0;
+		tracebackIndent >= 0 || inGroup || doctestItems || unittestHeaderLine === lineNo - 1
+			? -1
+			: pytestFailureSection
+				? 1
+				: 0;
 	return { line, mode };
 }
