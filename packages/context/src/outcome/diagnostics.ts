@@ -53,6 +53,8 @@ export function exceptionOf(trimmed: string, anyName: boolean): ExceptionLine | 
 const PYTHON_FRAME = /File "([^"]+)", line (\d+)/;
 const PAREN_POSITION = /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): /;
 const HAS_EXTENSION = /[^/\\]\.[A-Za-z][\w]{0,9}$/;
+/** maven-compiler-plugin's javac position: `[ERROR] /src/main/java/demo/Calc.java:[3,53] ';' expected`. */
+const BRACKET_POSITION = /(?:^|[\s(])([^\s:()[\]]+):\[(\d+),(\d+)\]/;
 
 /** JavaScript's `\s`: what may not appear in a path token, and what may stand before one. */
 export function isSpaceCode(code: number): boolean {
@@ -126,7 +128,7 @@ function pathStart(text: string, colon: number, from: number): number {
 }
 
 /**
- * Reports every source location a line names (Python frames, `file(3,7)`, `path:line[:col]`). A
+ * Reports every source location a line names (Python frames, `file(3,7)`, `file:[3,7]`, `path:line[:col]`). A
  * `path:line` is found from its colon: only a colon followed by a digit costs a look back over its
  * path, so a line costs one pass whatever it holds.
  */
@@ -140,6 +142,12 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 		const paren = PAREN_POSITION.exec(text);
 		if (paren && HAS_EXTENSION.test(paren[1])) {
 			state.addLocation(paren[1].trim(), Number(paren[2]), Number(paren[3]), lineNo);
+		}
+	}
+	if (text.includes(":[")) {
+		const bracket = BRACKET_POSITION.exec(text);
+		if (bracket && HAS_EXTENSION.test(bracket[1])) {
+			state.addLocation(bracket[1], Number(bracket[2]), Number(bracket[3]), lineNo);
 		}
 	}
 	let found = 0;

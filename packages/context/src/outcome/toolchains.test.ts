@@ -208,3 +208,24 @@ describe("maven surefire 3", () => {
 		expect(outcome.status).toBe("fail");
 	});
 });
+
+describe("javac through maven", () => {
+	it("reads maven-compiler-plugin's `path:[line,col]` as a location", () => {
+		// mvn -B test, maven-compiler-plugin 3.13.0 on JDK 17.
+		const outcome = parseOutcome(
+			lines(
+				"[ERROR] COMPILATION ERROR : ",
+				"[INFO] -------------------------------------------------------------",
+				"[ERROR] /tmp/mvn/src/main/java/demo/Calc.java:[4,49] cannot find symbol",
+				"  symbol:   method toStrin()",
+				"[ERROR] /tmp/mvn/src/main/java/demo/Calc.java:[5,34] incompatible types: java.lang.String cannot be converted to int",
+				"[INFO] BUILD FAILURE",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}:${l.column}`)).toEqual([
+			"/tmp/mvn/src/main/java/demo/Calc.java:4:49",
+			"/tmp/mvn/src/main/java/demo/Calc.java:5:34",
+		]);
+		expect(outcome.status).toBe("fail");
+	});
+});
