@@ -40,6 +40,7 @@ const cases: [LineKind, string[]][] = [
 			"FAIL: test_empty (tests.test_more.FirstTests.test_empty)",
 			"test_invalid (tests.test_data.TestData.test_invalid) ... ERROR",
 			"UNEXPECTED SUCCESS: test_fixed (test_ut.TestA.test_fixed)",
+			"SUBFAILED(i=2, label='a b') test_ut.py::TestA::test_sub - AssertionError: 2 n...",
 			"test_fixed (test_ut.TestA.test_fixed) ... unexpected success",
 			" FAIL  src/index.spec.ts > path-to-regexp > should match",
 			"  ● ms(number) › should support hours",

@@ -49,6 +49,7 @@ const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:co
 /** Lines that name a failing test (see also `FAILURE_AT_END`); first characters in `FAILURE_FIRST`. */
 const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
+	/^SUBFAILED(?:\(.*?\))? \S+\.(?:py|txt|rst|md)::/,
 	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
@@ -158,7 +159,7 @@ const PROGRESS_ANY = union(PROGRESS);
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
 const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A*0123456789";
-const FAILURE_FIRST = "[FEU●×✕✗✖✘n-0123456789";
+const FAILURE_FIRST = "[FESU●×✕✗✖✘n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";

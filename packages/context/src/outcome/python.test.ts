@@ -339,3 +339,24 @@ describe("python -m doctest", () => {
 		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual(["/tmp/py2/mod.py:3"]);
 	});
 });
+
+describe("pytest 9 subtests", () => {
+	it("names the test of a failed subtest, whose verdict line opens with its parameters", () => {
+		// pytest 9.0 running a unittest TestCase whose subTest fails twice.
+		const outcome = parseOutcome(
+			lines(
+				"=========================== short test summary info ============================",
+				"SUBFAILED(i=2, label='a b') test_ut.py::TestA::test_sub - AssertionError: 2 n...",
+				"SUBFAILED(i=3, label='a) b') test_ut.py::TestA::test_sub - AssertionError: 3 not less than 2",
+				"FAILED test_ut.py::TestB::test_x - RuntimeError: setup exploded",
+				"= 3 failed, 2 passed, 2 subtests passed in 1.03s =",
+			),
+		);
+		expect(outcome.failingIds).toEqual(["test_ut.py::TestA::test_sub", "test_ut.py::TestB::test_x"]);
+		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual([
+			"AssertionError: 2 n...",
+			"AssertionError: 3 not less than 2",
+			"RuntimeError: setup exploded",
+		]);
+	});
+});

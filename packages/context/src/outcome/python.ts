@@ -5,6 +5,8 @@ import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
 const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*)$/;
+/** pytest 9's failed subtest: `SUBFAILED(i=2, label='a b') tests/x.py::T::t - AssertionError: ...`. */
+const PYTEST_SUBFAILED = /^SUBFAILED(?:\(.*?\))? (\S+\.(?:py|txt|rst|md)::.*)$/;
 /** pytest verbose line: `tests/x.py::T::t FAILED  [ 12%]`. */
 const PYTEST_VERBOSE = /^(\S+\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
 const PYTEST_SECTION =
@@ -212,15 +214,17 @@ export function createPythonParser(state: ScanState): LineFamily {
 			return true;
 		}
 
-		// Each of these opens with `FAIL`, `ERROR`, `UNEXPECTED SUCCESS` or an xdist worker (`[gw`).
+		// Each of these opens with `FAIL`, `ERROR`, `SUBFAILED`, `UNEXPECTED SUCCESS` or an xdist worker (`[gw`).
 		if (
 			(first === 70 /* F */ && trimmed.startsWith("FAIL")) ||
+			(first === 83 /* S */ && trimmed.startsWith("SUBFAILED")) ||
 			(first === 85 /* U */ && trimmed.startsWith("UNEXPECTED SUCCESS: ")) ||
 			(first === 69 /* E */ && trimmed.startsWith("ERROR")) ||
 			(first === 91 /* [ */ && trimmed.startsWith("[gw"))
 		) {
-			const result = PYTEST_RESULT.exec(trimmed);
-			const split = result ? splitPytestResult(result[2]) : null;
+			const result = first === 83 ? PYTEST_SUBFAILED.exec(trimmed) : PYTEST_RESULT.exec(trimmed);
+			// The node id and message: after the verdict, or after a subtest's parameters.
+			const split = result ? splitPytestResult(first === 83 ? result[1] : result[2]) : null;
 			if (split && PYTEST_NODE.test(split.id)) {
 				// A node id never ends in a space (a parameter's spaces are inside its brackets): the spaces
 				// xdist prints after the id are not part of it.
