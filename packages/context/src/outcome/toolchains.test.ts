@@ -229,3 +229,20 @@ describe("javac through maven", () => {
 		expect(outcome.status).toBe("fail");
 	});
 });
+
+describe("cargo test binaries that die", () => {
+	it("reads the signal that killed a test binary as its exception", () => {
+		// A test calling std::process::abort(): libtest prints no result for it.
+		const outcome = parseOutcome(
+			lines(
+				"running 2 tests",
+				"error: test failed, to rerun pass `--lib`",
+				"",
+				"Caused by:",
+				"  process didn't exit successfully: `/tmp/rs/aborts/target/debug/deps/aborts-d4ddfe70b90f0bef` (signal: 6, SIGABRT: process abort signal)",
+			),
+		);
+		expect(outcome.exceptions).toEqual([{ type: "SIGABRT", message: "process abort signal", line: 5 }]);
+		expect(outcome.status).toBe("fail");
+	});
+});

@@ -21,6 +21,8 @@ const CARGO_TEST_FAILED = /^test (\S.*?)(?: - (?:should panic|compile fail|compi
 /** A name in the list libtest prints under `failures:` before its result: four spaces, then the name. */
 const CARGO_LISTED = /^ {4}(\S.*)$/;
 const CARGO_QUIET_FAILED = /^(\S+) --- FAILED$/;
+/** cargo's note that a test binary died of a signal (an abort, a stack overflow, a segfault). */
+const CARGO_SIGNAL = /^process didn't exit successfully: .*\(signal: \d+, (SIG[A-Z]+)(?:: (.*?))?\)$/;
 const CARGO_STDOUT = /^---- (\S.*?) stdout ----$/;
 const CARGO_RESULT =
 	/^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out/;
@@ -217,6 +219,14 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			if (go) {
 				state.addId(go[1]);
 				state.sawRunner("go");
+				return true;
+			}
+		}
+		if (first === 112 /* p */ && trimmed.startsWith("process didn't exit successfully: ")) {
+			const signal = CARGO_SIGNAL.exec(trimmed);
+			if (signal) {
+				state.addException(signal[1], signal[2] ?? "", lineNo);
+				state.hardFailure = true;
 				return true;
 			}
 		}
