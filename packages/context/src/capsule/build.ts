@@ -348,14 +348,17 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			}
 		}
 		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id
-		// block may overflow the budget: when it does (and no excerpt fits), the locations get what both
-		// the budget beside the other fixed parts and the ceiling beside the ids leave.
+		// block may overflow the budget: when it does, or leaves no room for a single location beside the
+		// reserve (no excerpt fits then), the locations get what both the budget beside the other fixed
+		// parts and the ceiling beside the ids leave, so many ids never crowd out every location.
 		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
-		const room =
-			fixed > input.budget
-				? Math.min(input.budget - withoutIds, ceiling - fixed)
-				: input.budget - fixed - evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
-		if (room > 0) parts.status = [...status, ...locationLines(outcome, room)];
+		const room = input.budget - fixed - evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
+		let locations = fixed <= input.budget && room > 0 ? locationLines(outcome, room) : [];
+		if (locations.length === 0 && (fixed > input.budget || parts.failingIds.length > 0)) {
+			const crowded = Math.min(input.budget - withoutIds, ceiling - fixed);
+			if (crowded > 0) locations = locationLines(outcome, crowded);
+		}
+		parts.status = [...status, ...locations];
 	}
 	const rendered = renderCapsule(parts, input.budget);
 	return { ...rendered, hints: withHints };

@@ -187,6 +187,17 @@ describe("locations in a structured capsule", () => {
 		expect(capsule.text).toContain("LOCATIONS (2000 in 4 files;");
 	});
 
+	it("keeps locations when the ids fit the budget but leave the locations no room beside the evidence reserve", () => {
+		// 110 to 150 ids of 40 bytes take 4.4 to 6 KiB: from all but the reserve of a 6 KiB budget to all of it.
+		for (let count = 110; count <= 150; count += 5) {
+			const ids = Array.from({ length: count }, (_, i) => `tests/test_mod.py::test_case_number_${i}`);
+			const capsule = capsuleFor(lintReport(40), ids, 6144);
+			expect(capsule.text).toContain(`FAILING_TESTS (${count}, all listed):`);
+			expect(capsule.text).toContain("LOCATIONS (40 in 4 files;");
+			expect(Buffer.byteLength(capsule.text)).toBeLessThanOrEqual(4 * 6144);
+		}
+	});
+
 	it("gives locations more of the budget when there is no failure to show (a diff is its list of hunks)", () => {
 		const diff: string[] = [];
 		for (let file = 0; file < 150; file++) {
