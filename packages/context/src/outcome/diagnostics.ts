@@ -53,6 +53,11 @@ export function exceptionOf(trimmed: string, anyName: boolean): ExceptionLine | 
 const PYTHON_FRAME = /File "([^"]+)", line (\d+)/;
 const PAREN_POSITION = /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): /;
 const HAS_EXTENSION = /[^/\\]\.[A-Za-z][\w]{0,9}$/;
+/**
+ * A Java frame of a class in a named module: the JDK's (`at java.base/java.util.ArrayList.forEach(...)`)
+ * or a modular library's, never the project's classpath code (`at app//demo.Calc.div(...)`, `at demo.Calc.div(...)`).
+ */
+const JAVA_MODULE_FRAME = /^\s*at [\w.-]+(?:@[\w.-]+)?\/(?:[\w$]+\.)+[\w$<>]+\(/;
 /** maven-compiler-plugin's javac position: `[ERROR] /src/main/java/demo/Calc.java:[3,53] ';' expected`. */
 const BRACKET_POSITION = /(?:^|[\s(])([^\s:()[\]]+):\[(\d+),(\d+)\]/;
 
@@ -150,6 +155,7 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 			state.addLocation(bracket[1], Number(bracket[2]), Number(bracket[3]), lineNo);
 		}
 	}
+	const library = text.includes("/") && JAVA_MODULE_FRAME.test(text);
 	let found = 0;
 	// Like a global pattern's `lastIndex`: a match ends where the next search starts.
 	let from = 0;
@@ -169,7 +175,7 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 		}
 		const file = text.slice(start, colon);
 		if (HAS_EXTENSION.test(file)) {
-			state.addLocation(file, Number(text.slice(colon + 1, lineEnd)), column, lineNo);
+			state.addLocation(file, Number(text.slice(colon + 1, lineEnd)), column, lineNo, library);
 			if (++found >= 8) return;
 		}
 		from = end;

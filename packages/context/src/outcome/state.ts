@@ -240,7 +240,8 @@ export class ScanState {
 		);
 	}
 
-	addLocation(rawFile: string, line: number, column: number | undefined, at: number): void {
+	/** `library`: the line says the frame is not the project's (else the path decides, `isLibraryPath`). */
+	addLocation(rawFile: string, line: number, column: number | undefined, at: number, library = false): void {
 		this.reports++;
 		if (!Number.isSafeInteger(line) || line < 0) return;
 		const file = rawFile.startsWith("file://") ? rawFile.slice(7) : rawFile;
@@ -248,7 +249,7 @@ export class ScanState {
 		// `./src/a.rs` (a backtrace's frame) is the `src/a.rs` of the panic line: one place, listed once.
 		const key = `${file.startsWith("./") ? file.slice(2) : file}:${line}`;
 		if (this.locationSeen.has(key)) return;
-		const library = isLibraryPath(file);
+		if (!library) library = isLibraryPath(file);
 		const list = library ? this.libraryLocations : this.projectLocations;
 		if (list.length >= (library ? LIMITS.libraryLocations : LIMITS.projectLocations)) return;
 		this.locationSeen.add(this.own(key));

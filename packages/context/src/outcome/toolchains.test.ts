@@ -246,3 +246,27 @@ describe("cargo test binaries that die", () => {
 		expect(outcome.status).toBe("fail");
 	});
 });
+
+describe("Java stack frames", () => {
+	it("lists a frame of a class in a named module (the JDK's) after the project's frames", () => {
+		// JUnit 5 under surefire 3 on JDK 17.
+		const outcome = parseOutcome(
+			lines(
+				'java.lang.NullPointerException: Cannot invoke "Object.toString()" because "o" is null',
+				"\tat java.base/java.util.Objects.requireNonNull(Objects.java:233)",
+				"\tat app//demo.Calc.name(Calc.java:4)",
+				"\tat demo.CalcTest.npe(CalcTest.java:10)",
+				"\tat java.base/java.lang.reflect.Method.invoke(Method.java:569)",
+				// A Node frame with a relative path is the project's.
+				"    at src/sum.js:3:9",
+			),
+		);
+		expect(outcome.locations.map((l) => `${l.file}:${l.line}`)).toEqual([
+			"Calc.java:4",
+			"CalcTest.java:10",
+			"src/sum.js:3",
+			"Objects.java:233",
+			"Method.java:569",
+		]);
+	});
+});
