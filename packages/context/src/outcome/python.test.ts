@@ -170,6 +170,8 @@ describe("pytest result lines", () => {
 				"FAILED tests/test_basic.py::test_param[x[1]] - AssertionError: assert 'x[1]' ...",
 				"FAILED tests/test_basic.py::test_param[a - b]",
 				"FAILED tests/test_basic.py::test_plain - ValueError: a - b",
+				// A parameter with a lone `[` (ids unescaped by the ini option that forfeits support).
+				"FAILED test_u.py::test_u[(paren) - [br] - AssertionError: assert '(paren) - [...",
 				"3 failed in 0.12s",
 			),
 		);
@@ -178,11 +180,13 @@ describe("pytest result lines", () => {
 			"tests/test_basic.py::test_param[x[1]]",
 			"tests/test_basic.py::test_param[a - b]",
 			"tests/test_basic.py::test_plain",
+			"test_u.py::test_u[(paren) - [br]",
 		]);
 		expect(outcome.exceptions.map((e) => `${e.type}: ${e.message}`)).toEqual([
 			"AssertionError: assert ...",
 			"AssertionError: assert 'x[1]' ...",
 			"ValueError: a - b",
+			"AssertionError: assert '(paren) - [...",
 		]);
 	});
 

@@ -23,7 +23,7 @@ const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
 /**
  * A pytest result's node id and message: the id ends at the first ` - ` outside its parameter
  * brackets (`test_p[with - dash] - AssertionError: ...`); with none, the whole text is the id when
- * its brackets balance (`test_p[a - b]`), else it ends at the first ` - `.
+ * its brackets balance (`test_p[a - b]`), else it ends at the first ` - ` after a `]`, or the first.
  */
 function splitPytestResult(rest: string): { id: string; message: string | null } {
 	const first = rest.indexOf(" - ");
@@ -43,6 +43,10 @@ function splitPytestResult(rest: string): { id: string; message: string | null }
 	}
 	// Every ` - ` is inside brackets that close by the end: the whole text is the id.
 	if (depthAt(rest.length) === 0) return { id: rest, message: null };
+	// The brackets never balance (a parameter holds a lone `[`): a parametrised id still ends with its `]`.
+	for (let at = first; at >= 0; at = rest.indexOf(" - ", at + 1)) {
+		if (rest.charCodeAt(at - 1) === 93 /* ] */) return { id: rest.slice(0, at), message: rest.slice(at + 3) };
+	}
 	return { id: rest.slice(0, first), message: rest.slice(first + 3) };
 }
 
