@@ -47,6 +47,9 @@ const cases: [LineKind, string[]][] = [
 			"   × //foo//bar// 6ms",
 			"✖ getExtension() (0.563828ms)",
 			"not ok 3 - define()",
+			"not ok 2 Calc adds wrong",
+			"not ok 2 - test/a.test.ts > parses # time=1.2ms",
+			"  ✘ [fail]: a › adds wrong",
 			"--- FAIL: TestAdd (0.00s)",
 			"test tests::parses ... FAILED",
 			"AppTest > sumsTwoNumbers() FAILED",
@@ -148,6 +151,10 @@ const cases: [LineKind, string[]][] = [
 	[
 		"plain",
 		[
+			"✖ todo thing (0.280621ms) # later",
+			"✖ failing tests:",
+			"not ok 3 - todo thing # TODO later",
+			"    not ok 6 - todo one # SKIP",
 			"collected 1376 items",
 			"except ValueError:",
 			"    raise ValueError(f'bad {x}')",

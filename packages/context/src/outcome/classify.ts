@@ -53,8 +53,10 @@ const FAILURE = [
 	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
-	/^[×✕✗✖✘] \S/,
-	/^not ok \d+/,
+	// Not a todo test's result (node's `✖ name (1.2ms) # reason`, TAP's `not ok 3 - name # TODO` or `# SKIP`)
+	// nor a heading (node's `✖ failing tests:`, printed for todo tests alone too).
+	/^[×✕✗✖✘] (?!\S.*? \(\d+(?:\.\d+)?m?s\) # )(?!.*:$)\S/,
+	/^not ok \d+(?![^#]*#\s*(?:TODO|SKIP|todo|skip|Todo|Skip)\b)/,
 	/^--- FAIL: /,
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
