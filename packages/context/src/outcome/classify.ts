@@ -1,7 +1,8 @@
 import { endsWithText, startsWithText } from "./affixes.js";
 import { visibleLine } from "./ansi.js";
+import { isDigitCode, isSpaceCode } from "./chars.js";
 import { parseCountedLine } from "./counted.js";
-import { exceptionOf, isSpaceCode } from "./diagnostics.js";
+import { exceptionOf } from "./diagnostics.js";
 
 /** The role a single output line plays, for capsule selection and burst detection. */
 export type LineKind =
@@ -41,15 +42,18 @@ const SUMMARY = [
 	/^\d+ tests? completed, \d+ failed/,
 	/^!{3,} .* !{3,}$/,
 	/^(?:Success: no issues found|All checks passed!)/,
-	/^\*\*\*Test Failed\*\*\* \d+ failures?\.$/,
 ];
+/** doctest's verdict, tried only on lines that open with it: few summaries start with `*`. */
+const DOCTEST_SUMMARY = /^\*\*\*Test Failed\*\*\* \d+ failures?\.$/;
 /** A typed exit status; it may start with any word, so it runs only when the line holds `xit` or `XIT`. */
 const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/;
 
-/** Lines that name a failing test (see also `FAILURE_AT_END`); first characters in `FAILURE_FIRST`. */
+/**
+ * Lines that name a failing test (see also `FAILURE_AT_END`); first characters in `FAILURE_FIRST`, but
+ * for `UNEXPECTED SUCCESS: ` (tried by its prefix: many lines open with U).
+ */
 const FAILURE = [
 	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
-	/^SUBFAILED(?:\(.*?\))? \S+\.(?:py|txt|rst|md)::/,
 	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
@@ -61,6 +65,8 @@ const FAILURE = [
 	/^\d+\) \S/,
 	/^\[ERROR\] .*<<< (?:FAILURE|ERROR)!/,
 ];
+/** pytest 9's failed subtest, tried only on lines that open with `SUBFAILED`: many lines start with S. */
+const SUBTEST_FAILURE = /^SUBFAILED(?:\(.*?\))? \S+\.(?:py|txt|rst|md)::/;
 /**
  * Failing tests named by a verdict at the line's end; they scan the whole line, so they run only when
  * it holds `FAILED` or `ERROR`.
@@ -160,8 +166,8 @@ const PROGRESS_ANY = union(PROGRESS);
  */
 /** Every substring check in `classifyLine` contains one of these. */
 const MARKS = /FAIL|ERROR|FATAL|CRITICAL|WARN|error|arning: |xit|XIT/;
-const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A*0123456789";
-const FAILURE_FIRST = "[FESU●×✕✗✖✘n-0123456789";
+const SUMMARY_FIRST = "=ROFTt#ℹPS✖o[B!A0123456789";
+const FAILURE_FIRST = "[FE●×✕✗✖✘n-0123456789";
 const ERROR_FIRST = "EeFf[n0123456789";
 const WARNING_FIRST = "Ww[n0123456789";
 const BULLET_FIRST = "-*•0123456789";
@@ -218,13 +224,15 @@ export function classifyLine(text: string): LineKind {
 	const marked = MARKS.test(line);
 	if (
 		((may & MAY_SUMMARY) !== 0 && SUMMARY_ANY.test(line)) ||
+		(startsWithText(line, "***Test Failed***") && DOCTEST_SUMMARY.test(line)) ||
 		(marked && (line.includes("xit") || line.includes("XIT")) && EXIT_SUMMARY.test(line)) ||
 		parseCountedLine(line)
 	) {
 		return "summary";
 	}
 	if (
-		((may & MAY_FAIL) !== 0 && FAILURE_ANY.test(line)) ||
+		(((may & MAY_FAIL) !== 0 || startsWithText(line, "UNEXPECTED SUCCESS: ")) && FAILURE_ANY.test(line)) ||
+		(startsWithText(line, "SUBFAILED") && SUBTEST_FAILURE.test(line)) ||
 		(marked && (line.includes("FAILED") || line.includes("ERROR")) && FAILURE_AT_END_ANY.test(line)) ||
 		(((marked && (endsWithText(line, "FAIL") || endsWithText(line, "ERROR") || endsWithText(line, "FAILED"))) ||
 			endsWithText(line, " unexpected success")) &&
@@ -277,8 +285,6 @@ export function classifyLine(text: string): LineKind {
 	if ((may & MAY_BULLET) !== 0 && BULLET.test(raw)) return "bullet";
 	return "plain";
 }
-
-const isDigitCode = (code: number) => code >= 48 && code <= 57;
 
 /**
  * What a `LOCATION` match needs (exactly, so the pattern runs only when it can match): `File "`, `at `,

@@ -1,4 +1,5 @@
 import type { OutcomeCounts } from "../types.js";
+import { isDigitCode } from "./chars.js";
 
 /** Count words of test summaries, mapped onto `OutcomeCounts`. */
 const COUNT_FIELDS: Record<string, keyof OutcomeCounts | null> = {
@@ -67,8 +68,6 @@ let lastCounted: { text: string; result: CountedLine | null } = { text: "", resu
 
 /** Character codes of the decorations `startsWithCount` skips: space, tab and ``=-_*#!~.:>|[]()``. */
 const DECORATION_CODES = new Set([..." \t=-_*#!~.:>|[]()"].map((char) => char.charCodeAt(0)));
-
-const isDigitCode = (code: number) => code >= 48 && code <= 57;
 
 /** First letters of what may follow a count's number and space in `ITEM` (`tests`, `passed`, `failed`...). */
 const ITEM_FIRST = new Set([..."tpfsexdwr"].map((char) => char.charCodeAt(0)));

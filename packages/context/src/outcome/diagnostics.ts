@@ -1,3 +1,4 @@
+import { isDigitCode, isSpaceCode } from "./chars.js";
 import type { ScanState } from "./state.js";
 
 /**
@@ -61,23 +62,6 @@ const JAVA_MODULE_FRAME = /^\s*at [\w.-]+(?:@[\w.-]+)?\/(?:[\w$]+\.)+[\w$<>]+\(/
 /** maven-compiler-plugin's javac position: `[ERROR] /src/main/java/demo/Calc.java:[3,53] ';' expected`. */
 const BRACKET_POSITION = /(?:^|[\s(])([^\s:()[\]]+):\[(\d+),(\d+)\]/;
 
-/** JavaScript's `\s`: what may not appear in a path token, and what may stand before one. */
-export function isSpaceCode(code: number): boolean {
-	if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
-	if (code < 0xa0) return false;
-	return (
-		code === 0xa0 ||
-		code === 0x1680 ||
-		(code >= 0x2000 && code <= 0x200a) ||
-		code === 0x2028 ||
-		code === 0x2029 ||
-		code === 0x202f ||
-		code === 0x205f ||
-		code === 0x3000 ||
-		code === 0xfeff
-	);
-}
-
 /** A character of a `path` in `path:line`: anything but space and ``:'"()[]<>,;``. */
 function isPathCode(code: number): boolean {
 	switch (code) {
@@ -102,8 +86,6 @@ function isPathCode(code: number): boolean {
 function isPathDelimiter(code: number): boolean {
 	return code === 40 || code === 91 || code === 39 || code === 34 || code === 60 || code === 64 || isSpaceCode(code);
 }
-
-const isDigitCode = (code: number) => code >= 48 && code <= 57;
 
 /** End of the run of ASCII digits starting at `from`. */
 function digitsEnd(text: string, from: number): number {
@@ -143,23 +125,26 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 		const frame = PYTHON_FRAME.exec(text);
 		if (frame) state.addLocation(frame[1], Number(frame[2]), undefined, lineNo);
 	}
-	if (text.includes("): ")) {
+	// Every other shape holds a colon: half of all lines hold none, and stop here.
+	let colon = text.indexOf(":");
+	if (colon === -1) return;
+	if (text.includes("): ", colon - 1)) {
 		const paren = PAREN_POSITION.exec(text);
 		if (paren && HAS_EXTENSION.test(paren[1])) {
 			state.addLocation(paren[1].trim(), Number(paren[2]), Number(paren[3]), lineNo);
 		}
 	}
-	if (text.includes(":[")) {
+	if (text.includes(":[", colon)) {
 		const bracket = BRACKET_POSITION.exec(text);
 		if (bracket && HAS_EXTENSION.test(bracket[1])) {
 			state.addLocation(bracket[1], Number(bracket[2]), Number(bracket[3]), lineNo);
 		}
 	}
-	const library = text.includes("/") && JAVA_MODULE_FRAME.test(text);
+	// Whether the line is a Java frame in a named module, asked once a location is found.
+	let library: boolean | undefined;
 	let found = 0;
 	// Like a global pattern's `lastIndex`: a match ends where the next search starts.
 	let from = 0;
-	let colon = text.indexOf(":");
 	while (colon !== -1) {
 		const start = isDigitCode(text.charCodeAt(colon + 1)) ? pathStart(text, colon, from) : -1;
 		if (start < 0) {
@@ -175,6 +160,7 @@ export function scanLocations(text: string, lineNo: number, state: ScanState): v
 		}
 		const file = text.slice(start, colon);
 		if (HAS_EXTENSION.test(file)) {
+			library ??= text.includes("/") && JAVA_MODULE_FRAME.test(text);
 			state.addLocation(file, Number(text.slice(colon + 1, lineEnd)), column, lineNo, library);
 			if (++found >= 8) return;
 		}

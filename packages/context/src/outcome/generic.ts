@@ -74,7 +74,12 @@ export function createGenericParser(state: ScanState): LineFamily {
 			state.summary(lineNo, state.runner ?? "generic", true);
 			return true;
 		}
-		if (trimmed.includes("hreshold") && COVERAGE_GATE.test(trimmed)) {
+		// jest's gate opens with `Jest:`, nyc's, c8's and vitest's with `ERROR:`, karma's with a bracket.
+		if (
+			(first === 74 /* J */ || first === 69 /* E */ || first === 91) /* [ */ &&
+			trimmed.includes("hreshold") &&
+			COVERAGE_GATE.test(trimmed)
+		) {
 			state.summary(lineNo, state.runner ?? "generic", false);
 			return true;
 		}

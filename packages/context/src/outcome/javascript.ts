@@ -1,5 +1,6 @@
 import type { OutcomeCounts } from "../types.js";
-import { endsWithText, startsWithText } from "./affixes.js";
+import { startsWithText } from "./affixes.js";
+import { isDigitCode, isUpperCode } from "./chars.js";
 import { add } from "./counted.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
@@ -236,7 +237,13 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.includes(", col ")) {
+		// The compact formatter's path holds no `: `: its position follows the line's first.
+		const colonSpace = state.colonSpace();
+		if (
+			colonSpace > 0 &&
+			trimmed.charCodeAt(colonSpace + 2) === 108 /* l */ &&
+			trimmed.startsWith("line ", colonSpace + 2)
+		) {
 			const compact = ESLINT_COMPACT.exec(trimmed);
 			if (compact) {
 				state.addLocation(compact[1], Number(compact[2]), Number(compact[3]), lineNo);
@@ -244,14 +251,15 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (endsWithText(trimmed, "]") && (trimmed.includes(" [Error") || trimmed.includes(" [Warning"))) {
+		const tag = unixTagAt(trimmed);
+		if (tag > 0 && (trimmed.startsWith("Error", tag) || trimmed.startsWith("Warning", tag))) {
 			const unix = ESLINT_UNIX.exec(trimmed);
 			if (unix) {
 				lintProblem(unix[2], unix[3], unix[1], lineNo);
 				return true;
 			}
 		}
-		if ((first === 69 /* E */ || first === 87) /* W */ && trimmed.includes(" in ")) {
+		if (startsWithText(trimmed, "ERROR in ") || startsWithText(trimmed, "WARNING in ")) {
 			const webpack = WEBPACK_PROBLEM.exec(trimmed);
 			if (webpack) {
 				state.addLocation(webpack[2], Number(webpack[3]), Number(webpack[4]), lineNo);
@@ -266,7 +274,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first === 91 /* [ */) {
+		if (first === 91 /* [ */ && isUpperCode(trimmed.charCodeAt(1))) {
 			const code = BUNDLER_CODE.exec(trimmed);
 			if (code) {
 				state.addException(code[1], code[2], lineNo);
@@ -274,7 +282,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (first === 91 /* [ */ && PRETTIER_ISSUES.test(trimmed)) {
+		if (first === 91 /* [ */ && startsWithText(trimmed, "[warn] Code style issues") && PRETTIER_ISSUES.test(trimmed)) {
 			state.summary(lineNo, "prettier", false);
 			return true;
 		}
@@ -372,4 +380,28 @@ function countsIn(text: string): OutcomeCounts {
 	const counts: OutcomeCounts = {};
 	for (const match of text.matchAll(COUNTED_ITEM)) add(counts, match[2], Number(match[1]));
 	return counts;
+}
+
+/**
+ * Where the tag that ends an eslint unix formatter's line (` [Error/no-undef]`, ` [Warning]`) starts,
+ * after its bracket, or -1: read back from the line's end over the rule's characters (`[\w@/-]`), so a
+ * line that ends otherwise costs a character or two.
+ */
+function unixTagAt(trimmed: string): number {
+	const end = trimmed.length - 1;
+	if (trimmed.charCodeAt(end) !== 93 /* ] */) return -1;
+	for (let at = end - 1; at > 0; at--) {
+		const code = trimmed.charCodeAt(at);
+		if (code === 91 /* [ */) return trimmed.charCodeAt(at - 1) === 32 ? at + 1 : -1;
+		const ruleCode =
+			isUpperCode(code) ||
+			isDigitCode(code) ||
+			(code >= 97 && code <= 122) ||
+			code === 95 ||
+			code === 64 ||
+			code === 47 ||
+			code === 45;
+		if (!ruleCode) return -1;
+	}
+	return -1;
 }

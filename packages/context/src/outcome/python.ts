@@ -1,6 +1,7 @@
 import { endsWithText, startsWithText } from "./affixes.js";
+import { isSpaceCode } from "./chars.js";
 import { countsOfPairs } from "./counted.js";
-import { exceptionOf, isSpaceCode } from "./diagnostics.js";
+import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 /** pytest short summary or xdist line: `FAILED tests/x.py::T::t - Msg`, `[gw0] [ 1%] ERROR tests/x.py`. */
@@ -155,7 +156,9 @@ export function createPythonParser(state: ScanState): LineFamily {
 			return true;
 		}
 
-		if (trimmed.includes("Fatal Python error: ")) {
+		// The interpreter's message opens the line, or follows pytest's progress: its `: ` is the first.
+		const colonSpace = state.colonSpace();
+		if (colonSpace >= 18 && trimmed.startsWith("Fatal Python error", colonSpace - 18)) {
 			const fatal = FATAL.exec(trimmed);
 			if (fatal) {
 				state.addException("Fatal Python error", fatal[1], lineNo);

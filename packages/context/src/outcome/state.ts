@@ -158,9 +158,22 @@ export class ScanState {
 	private lineTrimmed = "";
 	private lineTrailing = "";
 
+	/** Where the current line's first `: ` is (in its trimmed text; -1: none); -2 until asked. */
+	private colonSpaceAt = -2;
+
+	/**
+	 * Where the current line's first `: ` is, in its trimmed text (-1: none): the rules for
+	 * `path:line:col: message` lines of several tools ask, and the line is searched once.
+	 */
+	colonSpace(): number {
+		if (this.colonSpaceAt === -2) this.colonSpaceAt = this.lineTrimmed.indexOf(": ");
+		return this.colonSpaceAt;
+	}
+
 	/** Called for every line before the parsers see it. */
 	startLine(text: string, trimmed: string): void {
 		this.lineTrimmed = trimmed;
+		this.colonSpaceAt = -2;
 		const last = text.charCodeAt(text.length - 1);
 		// Most lines end in neither a space nor a tab: no string is built for them.
 		this.lineTrailing = last === 32 || last === 9 ? text.slice(text.trimEnd().length).replace(/[^ \t]/g, "") : "";

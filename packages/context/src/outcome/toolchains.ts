@@ -1,5 +1,6 @@
 import type { OutcomeCounts } from "../types.js";
 import { endsWithText, startsWithText } from "./affixes.js";
+import { isDigitCode, isUpperCode } from "./chars.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
 const TSC_PAREN = /^(\S.*?)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
@@ -324,7 +325,11 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			}
 		}
 
-		if (trimmed.includes(": error[E")) {
+		// rustc's short form, mypy and the linters open with `path:line[:col]: `, with no space before it:
+		// their `: ` is the line's first.
+		const colonSpace = state.colonSpace();
+		const afterColon = colonSpace > 0 ? trimmed.charCodeAt(colonSpace + 2) : 0;
+		if (afterColon === 101 /* e */ && trimmed.startsWith("error[E", colonSpace + 2)) {
 			const rust = RUST_SHORT_ERROR.exec(trimmed);
 			if (rust) {
 				state.addException(rust[1], rust[2], lineNo);
@@ -332,7 +337,7 @@ export function createToolchainParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		if (trimmed.includes(": error: ")) {
+		if (afterColon === 101 /* e */ && trimmed.startsWith("error: ", colonSpace + 2)) {
 			const mypy = MYPY_ERROR.exec(trimmed);
 			if (mypy) {
 				state.addLocation(mypy[1], Number(mypy[2]), mypy[3] ? Number(mypy[3]) : undefined, lineNo);
@@ -343,15 +348,17 @@ export function createToolchainParser(state: ScanState): LineFamily {
 			}
 		}
 		// A rule code follows the position's `: `; a digit ends the position.
-		if (text === trimmed && first !== 32) {
-			const colon = trimmed.indexOf(": ");
-			if (colon > 0 && isDigitCode(trimmed.charCodeAt(colon - 1)) && isUpperCode(trimmed.charCodeAt(colon + 2))) {
-				const lint = LINT_CODE.exec(trimmed);
-				if (lint) {
-					state.addException(lint[4], lint[5], lineNo);
-					state.hardFailure = true;
-					return true;
-				}
+		if (
+			text === trimmed &&
+			first !== 32 &&
+			isUpperCode(afterColon) &&
+			isDigitCode(trimmed.charCodeAt(colonSpace - 1))
+		) {
+			const lint = LINT_CODE.exec(trimmed);
+			if (lint) {
+				state.addException(lint[4], lint[5], lineNo);
+				state.hardFailure = true;
+				return true;
 			}
 		}
 		if (isDigitCode(first) && trimmed.includes(" would ")) {
@@ -388,9 +395,6 @@ export function createToolchainParser(state: ScanState): LineFamily {
 	// An output that ends right after a panic's line still records the panic.
 	return { line, mode, end: () => closePanic(null) };
 }
-
-const isDigitCode = (code: number) => code >= 48 && code <= 57;
-const isUpperCode = (code: number) => code >= 65 && code <= 90;
 
 /** Whether one of the characters at `from` to `to` (inclusive) is an ASCII digit. */
 function digitWithin(text: string, from: number, to: number): boolean {
