@@ -43,8 +43,8 @@ const SUMMARY = [
 	/^!{3,} .* !{3,}$/,
 	/^(?:Success: no issues found|All checks passed!)/,
 ];
-/** doctest's verdict, tried only on lines that open with it: few summaries start with `*`. */
-const DOCTEST_SUMMARY = /^\*\*\*Test Failed\*\*\* \d+ failures?\.$/;
+/** `python -m doctest`'s verdict, tried only on lines that open with it: few summaries start with `*`. */
+export const DOCTEST_SUMMARY = /^\*\*\*Test Failed\*\*\* \d+ failures?\.$/;
 /** A typed exit status; it may start with any word, so it runs only when the line holds `xit` or `XIT`. */
 const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:code|status|CODE|STATUS):? -?\d+\W{0,3}$/;
 

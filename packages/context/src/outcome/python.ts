@@ -1,5 +1,6 @@
 import { endsWithText, startsWithText } from "./affixes.js";
 import { isSpaceCode } from "./chars.js";
+import { DOCTEST_SUMMARY } from "./classify.js";
 import { countsOfPairs } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
@@ -71,8 +72,7 @@ const UNITTEST_RAN = /^Ran (\d+) tests? in [\d.]+s$/;
 const UNITTEST_OK = /^OK(?: \((.+)\))?$/;
 const UNITTEST_FAILED = /^FAILED \((.+)\)$/;
 
-/** `python -m doctest`: `***Test Failed*** 2 failures.`, and `1 passed and 1 failed.` with -v. */
-const DOCTEST_FAILED = /^\*\*\*Test Failed\*\*\* (\d+) failures?\.$/;
+/** `python -m doctest -v`: `1 passed and 1 failed.` (its `***Test Failed***` verdict: `DOCTEST_SUMMARY`). */
 const DOCTEST_COUNTS = /^(\d+) passed and (\d+) failed\.$/;
 /** Under `N items had failures:`, each failing item: `   1 of   2 in mod.double`. */
 const DOCTEST_ITEMS = /^\d+ items? had failures:$/;
@@ -146,14 +146,16 @@ export function createPythonParser(state: ScanState): LineFamily {
 				return true;
 			}
 		}
-		const traceback = endsWithText(trimmed, "):") ? TRACEBACK.exec(text) : null;
-		if (traceback === null && endsWithText(trimmed, "):") && GROUP_TRACEBACK.test(trimmed)) {
-			inGroup = true;
-			return true;
-		}
-		if (traceback) {
-			tracebackIndent = traceback[1].length;
-			return true;
+		if (endsWithText(trimmed, "):")) {
+			const traceback = TRACEBACK.exec(text);
+			if (traceback) {
+				tracebackIndent = traceback[1].length;
+				return true;
+			}
+			if (GROUP_TRACEBACK.test(trimmed)) {
+				inGroup = true;
+				return true;
+			}
 		}
 
 		// The interpreter's message opens the line, or follows pytest's progress: its `: ` is the first.
@@ -179,12 +181,9 @@ export function createPythonParser(state: ScanState): LineFamily {
 			doctestItems = true;
 			return true;
 		}
-		if (startsWithText(trimmed, "***Test Failed***")) {
-			const failed = DOCTEST_FAILED.exec(trimmed);
-			if (failed) {
-				state.summary(lineNo, "doctest", false);
-				return true;
-			}
+		if (startsWithText(trimmed, "***Test Failed***") && DOCTEST_SUMMARY.test(trimmed)) {
+			state.summary(lineNo, "doctest", false);
+			return true;
 		}
 		if (endsWithText(trimmed, " failed.")) {
 			const counts = DOCTEST_COUNTS.exec(trimmed);

@@ -235,8 +235,9 @@ export class ScanState {
 		}
 		if (this.truncatedCopy(type, msg)) return;
 		this.exceptionSeen.add(this.own(key));
-		this.exceptionTypes.add(this.own(type));
-		this.exceptions.push({ type: this.own(type), message: this.own(msg), line });
+		const ownType = this.own(type);
+		this.exceptionTypes.add(ownType);
+		this.exceptions.push({ type: ownType, message: this.own(msg), line });
 	}
 
 	/**
