@@ -14,8 +14,13 @@ const NEWLINE = 0x0a;
 /**
  * Level 1: logs compress about 15% less tightly than at the default 6 but several times faster, and
  * on two shared cores the compression competes with the scan for CPU.
+ *
+ * Each chunk's compression is set up and taken back on this thread (a zlib stream per chunk): a
+ * small hash table (`memLevel` 4: 4 KB to set up and clear per chunk instead of 64 KB, members a
+ * fraction of a percent larger or smaller on logs) and an output buffer that holds a whole member (one round trip through the thread
+ * pool instead of one per 16 KiB of output) take about 1 ms less of this thread per megabyte.
  */
-const GZIP_LEVEL = 1;
+const GZIP_OPTIONS = { level: 1, memLevel: 4, chunkSize: 80 * 1024 };
 
 /**
  * One gzip member of an observation's `output.gz`. Members are concatenated, so the whole file is
@@ -126,7 +131,7 @@ export class ChunkedGzipWriter {
 			try {
 				this.writeBatch();
 				// An empty observation still gets one (empty) member so the file is a valid gzip stream.
-				if (this.chunks.length === 0) this.writeAll(await gzipAsync(Buffer.alloc(0), { level: GZIP_LEVEL }));
+				if (this.chunks.length === 0) this.writeAll(await gzipAsync(Buffer.alloc(0), GZIP_OPTIONS));
 			} catch (error) {
 				this.failure = { error };
 			}
@@ -168,7 +173,7 @@ export class ChunkedGzipWriter {
 		this.midLine = chunk[chunk.length - 1] !== NEWLINE;
 
 		// Compression starts now, on the thread pool; the caller goes on scanning.
-		const compressed = gzipAsync(chunk, { level: GZIP_LEVEL });
+		const compressed = gzipAsync(chunk, GZIP_OPTIONS);
 		// Its failure is reported in turn, by the store below; until then it is not an unhandled rejection.
 		compressed.catch(() => {});
 		const previous = this.queue[this.queue.length - 1] ?? Promise.resolve();

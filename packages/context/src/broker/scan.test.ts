@@ -35,6 +35,16 @@ describe("the scanner's notes kept with the selector's facts", () => {
 				" a\r",
 				" KeyError: quoted\r",
 			].join("\n"),
+			// Coloured lines among plain ones in one piece of text (the reader marks only escape-free lines
+			// as plain), with the 8-bit CSI too, and an escape past a long line's kept characters.
+			[
+				"tests/a.py::test_one PASSED",
+				"\u001b[31mFAILED\u001b[0m tests/a.py::test_two - \u001b[1mValueError\u001b[0m: bad",
+				"tests/a.py::test_three PASSED",
+				"\u009b31mFAILED\u009b0m tests/a.py::test_four - KeyError: 'k'",
+				`${"x".repeat(5_000)}\u001b[31m`,
+				"\u001b[31m= 2 failed, 2 passed in 0.10s =\u001b[0m",
+			].join("\n"),
 			// More distinct lines than the tables hold, then the first ones again.
 			Array.from({ length: 9_000 }, (_, i) => `step ${i % 5_000} at src/m${i % 5_000}.py:${i % 7}`).join("\n"),
 		);

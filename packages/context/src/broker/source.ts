@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { incompleteTail } from "../archive/text-check.js";
+import { notePlain } from "../outcome/ansi.js";
 import type { ObservationInput, ObservationSource } from "../types.js";
 
 /** Characters of a line kept for classification and excerpts; the rest is only counted. */
@@ -176,8 +177,11 @@ export class LineSplitter {
 
 	/** Splits `text`, decoded from exactly the bytes `chunk`, into lines. */
 	private pushText(chunk: Buffer, text: string): void {
-		// Next carriage return at or after `start` (-1: none left), found once per return, not per line.
+		// Next carriage return, and next escape of either kind, at or after `start` (-1: none left): each
+		// found once per occurrence, not searched for per line.
 		let nextReturn = text.indexOf("\r");
+		let nextEscape = text.indexOf("\u001b");
+		let nextCsi = text.indexOf("\u009b");
 		// A chunk with as many bytes as characters has one byte per character: its newlines sit at the same
 		// positions in the text and in the bytes, so the bytes need no search of their own.
 		const ascii = chunk.length === text.length;
@@ -194,7 +198,11 @@ export class LineSplitter {
 				if (framed) this.emit(lastFrameOf(text.slice(start, nl)), ++this.lineNo, bytes);
 				else {
 					const end = nl - start > LINE_KEEP_BYTES ? start + LINE_KEEP_BYTES : nl;
-					this.emit(text.slice(start, end), ++this.lineNo, bytes);
+					const line = text.slice(start, end);
+					if (nextEscape !== -1 && nextEscape < start) nextEscape = text.indexOf("\u001b", start);
+					if (nextCsi !== -1 && nextCsi < start) nextCsi = text.indexOf("\u009b", start);
+					if ((nextEscape === -1 || nextEscape >= end) && (nextCsi === -1 || nextCsi >= end)) notePlain(line);
+					this.emit(line, ++this.lineNo, bytes);
 				}
 			} else {
 				this.append(text.slice(start, nl));

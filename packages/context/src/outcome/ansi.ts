@@ -11,7 +11,7 @@ const ANSI = new RegExp(
 
 /** The text without ANSI escape sequences (CSI, OSC and two-byte escapes). Parsing only; archives keep the original. */
 export function stripAnsi(text: string): string {
-	if (!text.includes("\u001b") && !text.includes("\u009b")) return text;
+	if (text === plainLine || (!text.includes("\u001b") && !text.includes("\u009b"))) return text;
 	// The classifier, the shape and the kept excerpt of one coloured line each ask for it in turn.
 	if (text !== lastAnsi) {
 		lastAnsi = text;
@@ -48,3 +48,16 @@ export function visibleLine(raw: string): string {
 
 let lastRaw = "";
 let lastVisible = "";
+/** The last line `notePlain` was told of. */
+let plainLine = "";
+
+/**
+ * Tells `visibleLine` and `stripAnsi` that `line` holds no escape character and no carriage return
+ * (its reader searched the text it was cut from, once for many lines): asked about it next, they
+ * return it as it is instead of searching it again, three to five times per line.
+ */
+export function notePlain(line: string): void {
+	plainLine = line;
+	lastRaw = line;
+	lastVisible = line.length > LINE_SCAN_LIMIT ? line.slice(0, LINE_SCAN_LIMIT) : line;
+}
