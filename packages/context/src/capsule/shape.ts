@@ -205,7 +205,10 @@ export function foldsByText(kind: LineKind | undefined): boolean {
 	return kind !== undefined && NEVER_FOLDED_BY_SHAPE.has(kind);
 }
 
-/** What lines are folded by: their text for evidence kinds, else their shape's key (`shapeKey`). */
+/**
+ * What lines are folded by: their text for evidence kinds, else their shape's key (`shapeKey`). A
+ * text is a string and a shape's key a number, so the two never meet in one map or set.
+ */
 export function foldKey(kind: LineKind | undefined, text: string): string | number {
-	return foldsByText(kind) ? `\u0000${text}` : shapeKey(text);
+	return foldsByText(kind) ? text : shapeKey(text);
 }
