@@ -43,11 +43,21 @@ export function visibleLine(raw: string): string {
 	}
 	lastRaw = raw;
 	lastVisible = text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
+	lastTrimmed = null;
 	return lastVisible;
+}
+
+/** `visibleLine(raw).trim()`, trimmed once per line for the classifier and the outcome scanner. */
+export function trimmedVisibleLine(raw: string): string {
+	const visible = visibleLine(raw);
+	lastTrimmed ??= visible.trim();
+	return lastTrimmed;
 }
 
 let lastRaw = "";
 let lastVisible = "";
+/** `lastVisible` trimmed, once asked for (see `trimmedVisibleLine`). */
+let lastTrimmed: string | null = null;
 /** The last line `notePlain` was told of. */
 let plainLine = "";
 
@@ -60,4 +70,5 @@ export function notePlain(line: string): void {
 	plainLine = line;
 	lastRaw = line;
 	lastVisible = line.length > LINE_SCAN_LIMIT ? line.slice(0, LINE_SCAN_LIMIT) : line;
+	lastTrimmed = null;
 }

@@ -1,5 +1,5 @@
 import { endsWithText, startsWithText } from "./affixes.js";
-import { visibleLine } from "./ansi.js";
+import { trimmedVisibleLine, visibleLine } from "./ansi.js";
 import { isDigitCode, isSpaceCode } from "./chars.js";
 import { parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
@@ -217,7 +217,7 @@ const FIRST_FLAGS = (() => {
  */
 export function classifyLine(text: string): LineKind {
 	const raw = visibleLine(text);
-	const line = raw.trim();
+	const line = trimmedVisibleLine(text);
 	if (line === "") return text.includes("\r") && text.trim() !== "" ? "progress" : "blank";
 	const may = FIRST_FLAGS[line.charCodeAt(0)];
 	// One scan instead of a dozen substring checks: the substrings below all contain one of the marks.

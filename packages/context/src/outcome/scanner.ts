@@ -1,5 +1,5 @@
 import type { Outcome } from "../types.js";
-import { visibleLine } from "./ansi.js";
+import { trimmedVisibleLine, visibleLine } from "./ansi.js";
 import { classifyLine, type LineKind } from "./classify.js";
 import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
@@ -89,7 +89,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			if (seen === 0) scanLocations(text, lineNo, state);
 			const mode = modes(lineNo);
 			if (mode >= 0 && seen === inert(mode, state.runnersConfirmed)) return;
-			const trimmed = text.trim();
+			const trimmed = trimmedVisibleLine(raw);
 			state.startLine(text, trimmed);
 			const reports = state.reports;
 			const failed = state.hardFailure;
