@@ -17,8 +17,9 @@ const NEWLINE = 0x0a;
  *
  * Each chunk's compression is set up and taken back on this thread (a zlib stream per chunk): a
  * small hash table (`memLevel` 4: 4 KB to set up and clear per chunk instead of 64 KB, members a
- * fraction of a percent larger or smaller on logs) and an output buffer that holds a whole member (one round trip through the thread
- * pool instead of one per 16 KiB of output) take about 1 ms less of this thread per megabyte.
+ * fraction of a percent larger or smaller on logs) and an output buffer that holds a whole member
+ * (one round trip through the thread pool instead of one per 16 KiB of output) take about 1 ms less
+ * of this thread per megabyte.
  */
 const GZIP_OPTIONS = { level: 1, memLevel: 4, chunkSize: 80 * 1024 };
 

@@ -14,7 +14,10 @@ function separatorAt(text: string, at: number): number {
 	return (next === 0x203a /* › */ || next === 62) /* > */ && isSpaceCode(text.charCodeAt(at + 2)) ? 3 : 1;
 }
 
-/** The length, first and last character of `text.slice(from)` in one number (exact: under 2^53). */
+/**
+ * The length, first and last character of `text.slice(from)` in one number: equal slices have equal
+ * sketches (a filter only: the slices themselves are compared after it).
+ */
 function sketchOf(text: string, from: number): number {
 	return ((text.length - from) * 0x10000 + text.charCodeAt(from)) * 0x10000 + text.charCodeAt(text.length - 1);
 }

@@ -41,8 +41,13 @@ export function visibleLine(raw: string): string {
 		const cr = text.lastIndexOf("\r");
 		if (cr >= 0) text = text.slice(cr + 1);
 	}
+	return remember(raw, text);
+}
+
+/** Remembers `raw`'s visible text (cut to `LINE_SCAN_LIMIT`) for the next questions about it. */
+function remember(raw: string, visible: string): string {
 	lastRaw = raw;
-	lastVisible = text.length > LINE_SCAN_LIMIT ? text.slice(0, LINE_SCAN_LIMIT) : text;
+	lastVisible = visible.length > LINE_SCAN_LIMIT ? visible.slice(0, LINE_SCAN_LIMIT) : visible;
 	lastTrimmed = null;
 	return lastVisible;
 }
@@ -68,7 +73,5 @@ let plainLine = "";
  */
 export function notePlain(line: string): void {
 	plainLine = line;
-	lastRaw = line;
-	lastVisible = line.length > LINE_SCAN_LIMIT ? line.slice(0, LINE_SCAN_LIMIT) : line;
-	lastTrimmed = null;
+	remember(line, line);
 }
