@@ -119,14 +119,34 @@ export function keyOfShape(shape: string): number {
 	return keyOf(a, b);
 }
 
+/** What `shapeKey` asks of an ASCII character, one table read instead of a chain of comparisons. */
+const SPACE = 1;
+const DIGIT = 2;
+const WORD = 4;
+const HEX = 8;
+const SEPARATOR = 16;
+const ASCII_CLASS = (() => {
+	const table = new Uint8Array(128);
+	for (const c of [32, 9, 13, 12, 11]) table[c] = SPACE;
+	for (let c = 48; c <= 57; c++) table[c] = DIGIT | WORD | HEX;
+	for (let c = 65; c <= 90; c++) table[c] = WORD | (c <= 70 ? HEX : 0);
+	for (let c = 97; c <= 122; c++) table[c] = WORD | (c <= 102 ? HEX : 0);
+	table[95] = WORD;
+	table[47] = SEPARATOR;
+	table[92] = SEPARATOR;
+	return table;
+})();
+/** The `isSpace`, `isDigit`, `isWordChar`, `isHex` and path-separator answers for `c` as bits (none past ASCII). */
+const classOf = (c: number): number => (c < 128 ? ASCII_CLASS[c] : 0);
+
 /**
  * `keyOfShape(lineShape(text))`, worked out in one pass without building the shape: the characters
  * the shape would have are mixed in as they are found (a word's or a path token's characters are
  * taken back, by restoring the lanes, when the whole turns out to be `#` or `/P`). Lines of one
  * shape get one key; two shapes share a key with a chance of about 2^-53 per pair, so a count of
  * distinct keys over the 20,000 tracked shapes is off with a chance of about 2 in 100 million.
- * Faster than `lineShape` (460 against 600 ns a line of two-byte text), and a number is cheaper to
- * hash than a joined string.
+ * Faster than `lineShape`, and a number is cheaper to hash than a joined string; each character's
+ * class is read once from a table (1.0 against 1.5 us a line with the comparisons of `lineShape`).
  */
 export function shapeKey(text: string): number {
 	const t = text.trim();
@@ -135,56 +155,66 @@ export function shapeKey(text: string): number {
 	let b = SEED_B;
 	let i = 0;
 	while (i < n) {
-		if (isSpace(t.charCodeAt(i))) {
-			while (i < n && isSpace(t.charCodeAt(i))) i++;
+		let c = t.charCodeAt(i);
+		let k = classOf(c);
+		if ((k & SPACE) !== 0) {
+			do i++;
+			while (i < n && (classOf(t.charCodeAt(i)) & SPACE) !== 0);
 			a = mixA(a, 32);
 			b = mixB(b, 32);
 			continue;
 		}
-		// A token, up to the next space: one holding a path separator is `/P` as a whole.
+		// A token, up to the next space (`c` and `k` are its character at `i`): one holding a path
+		// separator is `/P` as a whole.
 		const tokenA = a;
 		const tokenB = b;
 		let path = false;
-		while (i < n) {
-			const c = t.charCodeAt(i);
-			if (isSpace(c)) break;
-			if (!isWordChar(c)) {
-				if (c === 47 || c === 92) path = true;
+		for (;;) {
+			if ((k & WORD) === 0) {
+				if ((k & SEPARATOR) !== 0) path = true;
 				a = mixA(a, c);
 				b = mixB(b, c);
 				i++;
+			} else {
+				// A word: each digit run is `0`; a hex literal or a long hex id with a digit is `#`.
+				const start = i;
+				const wordA = a;
+				const wordB = b;
+				let digit = false;
+				let allHex = true;
+				let inDigits = false;
+				do {
+					if ((k & DIGIT) !== 0) {
+						digit = true;
+						if (!inDigits) {
+							a = mixA(a, 48);
+							b = mixB(b, 48);
+							inDigits = true;
+						}
+					} else {
+						if ((k & HEX) === 0) allHex = false;
+						inDigits = false;
+						a = mixA(a, c);
+						b = mixB(b, c);
+					}
+					if (++i >= n) break;
+					c = t.charCodeAt(i);
+					k = classOf(c);
+				} while ((k & WORD) !== 0);
+				const length = i - start;
+				const hexLiteral = length > 2 && t.charCodeAt(start) === 48 && (t.charCodeAt(start + 1) | 32) === 120;
+				if (digit && (hexLiteral || (allHex && length >= 7))) {
+					a = mixA(wordA, 35);
+					b = mixB(wordB, 35);
+				}
+				// The word ended at a space, the end, or another character of the token (`c`, `k`).
+				if (i >= n || (k & SPACE) !== 0) break;
 				continue;
 			}
-			// A word: each digit run is `0`; a hex literal or a long hex id with a digit is `#`.
-			const start = i;
-			const wordA = a;
-			const wordB = b;
-			let digit = false;
-			let allHex = true;
-			let inDigits = false;
-			for (; i < n; i++) {
-				const w = t.charCodeAt(i);
-				if (isDigit(w)) {
-					digit = true;
-					if (!inDigits) {
-						a = mixA(a, 48);
-						b = mixB(b, 48);
-					}
-					inDigits = true;
-					continue;
-				}
-				if (!isWordChar(w)) break;
-				if (!isHex(w)) allHex = false;
-				inDigits = false;
-				a = mixA(a, w);
-				b = mixB(b, w);
-			}
-			const length = i - start;
-			const hexLiteral = length > 2 && t.charCodeAt(start) === 48 && (t.charCodeAt(start + 1) | 32) === 120;
-			if (digit && (hexLiteral || (allHex && length >= 7))) {
-				a = mixA(wordA, 35);
-				b = mixB(wordB, 35);
-			}
+			if (i >= n) break;
+			c = t.charCodeAt(i);
+			k = classOf(c);
+			if ((k & SPACE) !== 0) break;
 		}
 		if (path) {
 			a = mixA(mixA(tokenA, 47), 80);
