@@ -18,7 +18,14 @@ export {
 	resolveContextRoot,
 	type SessionArchive,
 } from "./archive/index.js";
-export { type BrokerOptions, createBroker, STATE_FILE as BROKER_STATE_FILE } from "./broker/index.js";
+export {
+	type BrokerOptions,
+	closeSelectionThread,
+	createBroker,
+	STATE_FILE as BROKER_STATE_FILE,
+	selectionThreadJobs,
+	selectionThreadRunning,
+} from "./broker/index.js";
 export {
 	buildStructuredCapsule,
 	type CapsuleBudgets,

@@ -14,7 +14,7 @@ const MiB = 1024 * 1024;
  */
 const PROBE = `
 import { readFileSync } from "node:fs";
-const { openContextSession } = await import(process.argv[2]);
+const { openContextSession, selectionThreadRunning, selectionThreadJobs } = await import(process.argv[2]);
 const peakRss = () => {
 	try {
 		const match = /VmHWM:\\s+(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
@@ -25,6 +25,13 @@ const peakRss = () => {
 let sampled = process.memoryUsage().rss;
 const timer = setInterval(() => { sampled = Math.max(sampled, process.memoryUsage().rss); }, 5);
 const session = await openContextSession({ sessionId: "mem", cwd: process.argv[4], root: process.argv[5] });
+if (process.argv[6] === "thread") {
+	// Two large observations start the selection thread; the baseline then holds its own memory.
+	const warm = await openContextSession({ sessionId: "warm", cwd: process.argv[4], root: process.argv[5] });
+	for (let i = 0; i < 2; i++) await warm.observe({ tool: "run", text: "warm-up\\n".repeat(40000), isError: false });
+	while (!selectionThreadRunning()) await new Promise((resolve) => setImmediate(resolve));
+}
+const selectedBefore = selectionThreadJobs().selected;
 const baseline = process.memoryUsage().rss;
 const started = Date.now();
 const result = await session.observe({ tool: "run", text: "", fullOutputPath: process.argv[3], isError: true, exitCode: 1 });
@@ -36,7 +43,7 @@ clearInterval(timer);
 console.log(JSON.stringify({
 	baseline, peak: Math.max(peakRss(), sampled), observePeak, observeMs, id: result.id, archived: result.archived,
 	bytes: result.bytes, lines: result.lines, searchBytes: Buffer.byteLength(search.text), readBytes: Buffer.byteLength(read.text),
-	found: search.evidence,
+	found: search.evidence, onThread: selectionThreadJobs().selected - selectedBefore,
 }));
 `;
 
@@ -52,6 +59,8 @@ interface ProbeReport {
 	searchBytes: number;
 	readBytes: number;
 	found: boolean;
+	/** Selections the selection thread made for the observation (0: selected in place). */
+	onThread: number;
 }
 
 let dir: string;
@@ -68,7 +77,7 @@ afterAll(async () => {
  * `heapMiB` caps the JavaScript heap far below the input size: a pipeline that held the input
  * would die of heap exhaustion, and the collector cannot leave much garbage lying around.
  */
-function probe(file: string, heapMiB: number): Promise<ProbeReport> {
+function probe(file: string, heapMiB: number, on: "in place" | "thread" = "in place"): Promise<ProbeReport> {
 	return new Promise((resolve, reject) => {
 		const child = spawn(
 			process.execPath,
@@ -80,6 +89,7 @@ function probe(file: string, heapMiB: number): Promise<ProbeReport> {
 				file,
 				dir,
 				join(dir, "home"),
+				on === "thread" ? "thread" : "",
 			],
 			{ stdio: ["ignore", "pipe", "pipe"] },
 		);
@@ -124,12 +134,29 @@ describe("bounded memory", () => {
 		console.log(
 			`100 MB observation: ${report.lines} lines, observe ${report.observeMs} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB`,
 		);
+		expect(report.onThread).toBe(0);
 		expect(report.archived).toBe(true);
 		expect(report.bytes).toBeGreaterThan(100 * MiB);
 		expect(report.found).toBe(true);
 		expect(report.searchBytes).toBeLessThanOrEqual(12_288);
 		// Under half the input size; measured about 25 MiB.
 		expect(growth).toBeLessThan(48 * MiB);
+	}, 240_000);
+
+	it("observes 100 MB with its lines selected on the selection thread in bounded memory", async () => {
+		const file = join(dir, "big-thread.log");
+		await writeLog(file, 100 * MiB);
+		const report = await probe(file, 32, "thread");
+		const growth = report.peak - report.baseline;
+		console.log(
+			`100 MB observation on the selection thread: observe ${report.observeMs} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB`,
+		);
+		expect(report.onThread).toBe(1);
+		expect(report.archived).toBe(true);
+		expect(report.found).toBe(true);
+		// Chunks in flight to the thread are bounded (1 MiB) and its selection state is the same as in
+		// place, but the thread's own heap comes on top: measured 36-61 MiB here (in place 20-34).
+		expect(growth).toBeLessThan(80 * MiB);
 	}, 240_000);
 
 	it("keeps decisive lines from all over a large output without the text around them", async () => {

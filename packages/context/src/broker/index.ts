@@ -23,6 +23,7 @@ import { TextCache } from "./text-cache.js";
 export { TextCheck } from "../archive/text-check.js";
 export { decide, RULES, type Verdict } from "./decide.js";
 export { type Scan, scanObservation } from "./scan.js";
+export { closeSelectionThread, selectionThreadJobs, selectionThreadRunning } from "./selection-thread.js";
 export { LineSplitter, openObservationSource, streamsEqual, visibleTextSource } from "./source.js";
 export { type BrokerState, loadState, type RecentObservation, STATE_FILE, saveState } from "./state.js";
 

@@ -1,8 +1,10 @@
 import { TextCheck } from "../archive/text-check.js";
 import type { ArchiveWriter } from "../archive/types.js";
 import { DEFAULT_SELECTOR_LIMITS, LineSelector, type Selection } from "../capsule/index.js";
-import { createOutcomeScanner } from "../outcome/index.js";
+import { createOutcomeScanner, type ShapedLines } from "../outcome/index.js";
 import type { ObservationInput, ObservationSource, Outcome } from "../types.js";
+import { type SelectedLines, SelectionPass } from "./selection-pass.js";
+import { type SelectionJob, selectionJob, THREAD_MIN_BYTES } from "./selection-thread.js";
 import { BODY_MAX_BYTES, LineSplitter, type ObservationSourceStream } from "./source.js";
 
 /** Everything one pass over an observation learns, in bounded memory. */
@@ -33,10 +35,18 @@ function describe(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
 
+/** Selects the lines again, in place, from a second read of the source (its job on the selection thread failed). */
+async function selectInPlace(stream: ObservationSourceStream, copyKept: boolean): Promise<SelectedLines> {
+	const pass = new SelectionPass(copyKept);
+	for await (const chunk of stream.chunks()) pass.push(chunk);
+	return pass.finish();
+}
+
 /**
  * Reads the source once: every chunk goes to the archive writer (exact bytes) and, split into
- * lines, to the outcome scanner and the line selector. A failed archive write stops archiving,
- * never the scan.
+ * lines, to the outcome scanner and the line selector. A large source's lines are selected on the
+ * selection thread meanwhile, from copies of the chunks (`selection-thread.ts`); if that fails,
+ * they are selected again here. A failed archive write stops archiving, never the scan.
  */
 export async function scanObservation(
 	stream: ObservationSourceStream,
@@ -45,40 +55,67 @@ export async function scanObservation(
 ): Promise<Scan> {
 	const copyKept = !stream.heldInMemory;
 	const scanner = createOutcomeScanner({ copyKept });
-	const selector = new LineSelector(DEFAULT_SELECTOR_LIMITS, copyKept);
-	const splitter = new LineSplitter((text, lineNo, bytes) => {
-		const kind = selector.line(text, lineNo, bytes);
-		scanner.line(text, lineNo, kind, selector.memo);
-	});
+	const job: SelectionJob | null = stream.sizeHint >= THREAD_MIN_BYTES ? selectionJob(copyKept) : null;
+	// In place, the selector classifies each line and hands its kind and its remembered note on the
+	// text to the outcome scanner; on the thread, the scanner leaves classifying to it.
+	const selector = job === null ? new LineSelector(DEFAULT_SELECTOR_LIMITS, copyKept) : null;
+	const splitter = new LineSplitter(
+		selector === null
+			? (text, lineNo) => scanner.line(text, lineNo, null)
+			: (text, lineNo, bytes) => {
+					const kind = selector.line(text, lineNo, bytes);
+					scanner.line(text, lineNo, kind, selector.memo);
+				},
+	);
 	const check = new TextCheck();
 	let body: Buffer[] | null = [];
 	let bytes = 0;
 	let archiveError: string | undefined;
-	for await (const chunk of stream.chunks()) {
-		if (writer && archiveError === undefined) {
-			try {
-				await writer.write(chunk);
-			} catch (error) {
-				archiveError = describe(error);
+	try {
+		for await (const chunk of stream.chunks()) {
+			if (job !== null) {
+				const behind = job.push(chunk);
+				if (behind !== null) await behind;
+			}
+			if (writer && archiveError === undefined) {
+				try {
+					await writer.write(chunk);
+				} catch (error) {
+					archiveError = describe(error);
+				}
+			}
+			bytes += chunk.length;
+			check.push(chunk);
+			splitter.push(chunk);
+			if (body !== null) {
+				// Sources hand out a fresh buffer per chunk and never change it: no copy is needed.
+				if (bytes <= BODY_MAX_BYTES) body.push(chunk);
+				else body = null;
 			}
 		}
-		bytes += chunk.length;
-		check.push(chunk);
-		splitter.push(chunk);
-		if (body !== null) {
-			// Sources hand out a fresh buffer per chunk and never change it: no copy is needed.
-			if (bytes <= BODY_MAX_BYTES) body.push(chunk);
-			else body = null;
-		}
+	} catch (error) {
+		job?.cancel();
+		throw error;
 	}
 	const lines = splitter.end();
 	const binary = check.end();
-	const outcome = scanner.finish({
-		tool: input.tool,
-		command: input.command,
-		exitCode: input.exitCode,
-		isError: input.isError,
-	});
+	let selection: Selection;
+	let shaped: ShapedLines | undefined;
+	if (selector !== null) selection = selector.finish();
+	else {
+		const selected = await (job as SelectionJob).finish().catch(() => selectInPlace(stream, copyKept));
+		selection = selected.selection;
+		shaped = selected.shaped;
+	}
+	const outcome = scanner.finish(
+		{
+			tool: input.tool,
+			command: input.command,
+			exitCode: input.exitCode,
+			isError: input.isError,
+		},
+		shaped,
+	);
 	const parts = body;
 	let joined: Buffer | null | undefined;
 	let decoded: string | null | undefined;
@@ -101,7 +138,7 @@ export async function scanObservation(
 			return decoded;
 		},
 		outcome,
-		selection: selector.finish(),
+		selection,
 		archiveError,
 	};
 }

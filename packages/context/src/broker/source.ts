@@ -18,6 +18,8 @@ export interface ObservationSourceStream {
 	 * be freed, so what a scan keeps of them is copied (see `ownCopy`).
 	 */
 	heldInMemory: boolean;
+	/** At least this many bytes will come (a file's size, a visible text's length in characters), known before reading. */
+	sizeHint: number;
 	/** Each chunk is a buffer of its own that nothing changes afterwards (readers may keep it). */
 	chunks(): AsyncIterable<Buffer>;
 	/**
@@ -91,6 +93,7 @@ export function visibleTextSource(text: string): ObservationSourceStream {
 	return {
 		source: "visible-tool-result",
 		heldInMemory: true,
+		sizeHint: text.length,
 		async *chunks() {
 			yield* textChunks(text, seen);
 		},
@@ -111,7 +114,12 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
 			const info = await handle.stat();
 			await handle.close();
 			if (info.isFile()) {
-				return { source: "public-complete-output", heldInMemory: false, chunks: () => fileChunks(path) };
+				return {
+					source: "public-complete-output",
+					heldInMemory: false,
+					sizeHint: info.size,
+					chunks: () => fileChunks(path),
+				};
 			}
 		} catch {
 			// Unreadable: fall back to the visible text, as the seed says.

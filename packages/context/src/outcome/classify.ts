@@ -20,6 +20,21 @@ export type LineKind =
 	| "plain";
 
 /**
+ * The last line (1-based; 0: none) of an output shaped like a failure (`FAIL ...`, `✖ name`, `not ok`),
+ * and like an error or exception: without an exit status, such lines anywhere forbid a pass.
+ */
+export interface ShapedLines {
+	failure: number;
+	error: number;
+}
+
+/** Records that line `lineNo` has `kind`. */
+export function noteShaped(shaped: ShapedLines, kind: LineKind, lineNo: number): void {
+	if (kind === "failure") shaped.failure = lineNo;
+	else if (kind === "exception" || kind === "error") shaped.error = lineNo;
+}
+
+/**
  * Result-shaped terminal lines (the counted ones are recognised by `parseCountedLine`); first
  * characters in `SUMMARY_FIRST`.
  */

@@ -122,6 +122,12 @@ export class DiffReader {
  * hunk are quoted content, never diagnostics of this run, so no other rule may read them.
  * Returns true for lines that belong to the diff.
  */
+/**
+ * A diff's `+++ ` line (the new file's path): the outcome scanner reads it as part of the diff, never
+ * as a line of this run, wherever it stands.
+ */
+export const isDiffTarget = (text: string): boolean => text.charCodeAt(0) === 43 && text.startsWith("+++ ");
+
 export function createDiffParser(state: ScanState): (text: string, lineNo: number) => boolean {
 	const reader = new DiffReader();
 	let file: string | null = null;
@@ -133,7 +139,7 @@ export function createDiffParser(state: ScanState): (text: string, lineNo: numbe
 			if (file !== null && reader.newCount !== 0) state.addLocation(file, reader.newStart, undefined, lineNo);
 			return true;
 		}
-		if (text.charCodeAt(0) === 43 && text.startsWith("+++ ")) {
+		if (isDiffTarget(text)) {
 			const target = DIFF_TARGET.exec(text);
 			file = target && target[1] !== "/dev/null" ? target[1] : null;
 			return true;

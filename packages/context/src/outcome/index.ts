@@ -16,8 +16,8 @@
  *   project + 256 library locations, 128 summary lines) and each line's patterns see at most its first 4 KiB.
  */
 export { stripAnsi, visibleLine } from "./ansi.js";
-export { classifyLine, type LineKind } from "./classify.js";
-export { type DiffLine, DiffReader } from "./diff.js";
+export { classifyLine, type LineKind, noteShaped, type ShapedLines } from "./classify.js";
+export { type DiffLine, DiffReader, isDiffTarget } from "./diff.js";
 export { type Keep, keeper, LINE_SLOTS, type LineMemo, LineTable, lineSlot } from "./line-slot.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
 export { normalizeEvidence, outcomeSignature } from "./signature.js";

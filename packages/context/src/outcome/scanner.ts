@@ -1,6 +1,6 @@
 import type { Outcome } from "../types.js";
 import { trimmedVisibleLine, visibleLine } from "./ansi.js";
-import { classifyLine, type LineKind } from "./classify.js";
+import { classifyLine, type LineKind, type ShapedLines } from "./classify.js";
 import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
@@ -34,12 +34,18 @@ export interface OutcomeHints {
 export interface OutcomeScanner {
 	/**
 	 * Feed one line (without its newline), 1-based line number. Bounded memory whatever the count.
-	 * `kind` is the line's `classifyLine` kind when the caller has it already (else it is worked out).
+	 * `kind` is the line's `classifyLine` kind when the caller has it already (else it is worked out);
+	 * null when the lines are classified elsewhere, which then hands their `ShapedLines` to `finish`.
 	 * `memo`: where this scan's note on the line's text is kept, when the caller remembers lines of
 	 * this exact text itself (null: a line it does not remember); left out, the scanner keeps its own.
 	 */
-	line(text: string, lineNo: number, kind?: LineKind, memo?: LineMemo | null): void;
-	finish(hints?: OutcomeHints): Outcome;
+	line(text: string, lineNo: number, kind?: LineKind | null, memo?: LineMemo | null): void;
+	/**
+	 * The outcome. `shaped`: the shaped lines of a scan fed `kind` null, as `noteShaped` records them
+	 * from the classifier's kinds of the same lines, leaving out the lines this scanner reads as a
+	 * diff's (`isDiffTarget`; a hunk's lines are never classified as shaped).
+	 */
+	finish(hints?: OutcomeHints, shaped?: ShapedLines): Outcome;
 }
 
 /**
@@ -75,7 +81,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 		line(raw, lineNo, kind, given) {
 			const text = visibleLine(raw);
 			if (diff(text, lineNo)) return;
-			state.shapedLike(kind ?? classifyLine(raw), lineNo);
+			if (kind !== null) state.shapedLike(kind ?? classifyLine(raw), lineNo);
 			let memo = given;
 			if (memo === undefined && text.length <= LOCATED_CHARS) {
 				const slot = lineSlot(text);
@@ -111,8 +117,9 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			const now = unchanged ? inert(mode, state.runnersConfirmed) : LOCATED;
 			memo.scan = now;
 		},
-		finish(hints) {
+		finish(hints, shaped) {
 			for (const family of families) family.end?.();
+			if (shaped) state.shapedAs(shaped);
 			return state.build(hints?.exitCode, hints?.isError, hints?.command);
 		},
 	};

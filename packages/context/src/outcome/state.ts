@@ -1,5 +1,5 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
-import type { LineKind } from "./classify.js";
+import { type LineKind, noteShaped, type ShapedLines } from "./classify.js";
 import { type Keep, keeper } from "./line-slot.js";
 import { clip } from "./visible.js";
 
@@ -109,9 +109,8 @@ export class ScanState {
 	softFailureLine = 0;
 	lastCleanSummaryLine = 0;
 	statedExitCode: number | null = null;
-	/** Last line shaped like a failure (`FAIL ...`, `✖ name`, `not ok`) and like an error or exception. */
-	private failureShapedLine = 0;
-	private errorShapedLine = 0;
+	/** Last lines shaped like a failure and like an error or exception. */
+	private readonly shaped: ShapedLines = { failure: 0, error: 0 };
 
 	/** Applied to what is kept past its line (see `keeper`). */
 	private readonly own: Keep;
@@ -123,8 +122,13 @@ export class ScanState {
 
 	/** Records a line's kind: without an exit status, failure-shaped lines anywhere forbid a pass. */
 	shapedLike(kind: LineKind, lineNo: number): void {
-		if (kind === "failure") this.failureShapedLine = lineNo;
-		else if (kind === "exception" || kind === "error") this.errorShapedLine = lineNo;
+		noteShaped(this.shaped, kind, lineNo);
+	}
+
+	/** The shaped lines of a scan whose lines were classified elsewhere (see `ShapedLines`). */
+	shapedAs(shaped: ShapedLines): void {
+		this.shaped.failure = shaped.failure;
+		this.shaped.error = shaped.error;
 	}
 
 	/** Facts reported so far (ids, exceptions, locations, summaries, counts, runners, soft failures). */
@@ -332,9 +336,9 @@ export class ScanState {
 		// (a coverage gate's `FAIL ...` before `300 passed`) makes the run a failure, and an error or
 		// exception line leaves it undecided. A known exit status 0 says the command itself passed.
 		const evidence =
-			exitCode === null && this.failureShapedLine > 0
+			exitCode === null && this.shaped.failure > 0
 				? "fail"
-				: exitCode === null && (this.errorShapedLine > 0 || this.exceptions.length > 0)
+				: exitCode === null && (this.shaped.error > 0 || this.exceptions.length > 0)
 					? "unknown"
 					: null;
 		const status =
