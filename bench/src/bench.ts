@@ -130,6 +130,7 @@ function timeBroker(
 		},
 		progress,
 		scratch,
+		() => options.primeContext.selectedOnThread(),
 	);
 }
 

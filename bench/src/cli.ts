@@ -121,7 +121,7 @@ async function main(): Promise<void> {
 		const files = await writeSpeedReport(speed, options.outDir);
 		for (const bucket of speed.speed.buckets) {
 			process.stdout.write(
-				`${bucket.label}: wall p50 ${bucket.p50Ms} ms, p95 ${bucket.p95Ms} ms; CPU p50 ${bucket.cpuP50Ms} ms, p95 ${bucket.cpuP95Ms} ms (${bucket.samples} samples${bucket.warmup > 0 ? `; first of this size in the process ${bucket.coldFirstMs} ms` : ""})\n`,
+				`${bucket.label}: wall p50 ${bucket.p50Ms} ms, p95 ${bucket.p95Ms} ms; CPU p50 ${bucket.cpuP50Ms} ms, p95 ${bucket.cpuP95Ms} ms (${bucket.samples} samples${bucket.onThread > 0 ? `, ${bucket.onThread} selected on the selection thread` : ""}${bucket.warmup > 0 ? `; first of this size in the process ${bucket.coldFirstMs} ms` : ""})\n`,
 			);
 		}
 		const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(" ");

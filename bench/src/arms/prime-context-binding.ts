@@ -6,6 +6,7 @@ import {
 	openSessionArchive,
 	runRecovery,
 	type SessionArchive,
+	selectionThreadJobs,
 } from "prime-agent-context";
 import type { PrimeContextDeps } from "./prime-context.js";
 
@@ -20,4 +21,5 @@ export const primeContextDeps: PrimeContextDeps = {
 		);
 		return !response.isError && response.evidence;
 	},
+	selectedOnThread: () => selectionThreadJobs().selected,
 };

@@ -14,6 +14,8 @@ export interface PrimeContextDeps {
 	createBroker(archive: SessionArchive): Promise<ObservationBroker>;
 	/** True when the package's `search` action finds `query` in observation `id`. */
 	search(archive: SessionArchive, id: string, query: string): Promise<boolean>;
+	/** Observations whose lines the package selected on its selection thread so far in this process. */
+	selectedOnThread(): number;
 }
 
 export interface FactSearch {

@@ -213,6 +213,17 @@ function warmupNote(speed: SpeedResult): string[] {
 	];
 }
 
+/** How many timed samples of each bucket had their lines selected on the package's selection thread. */
+function threadNote(speed: SpeedResult): string[] {
+	const threaded = speed.buckets.filter((bucket) => (bucket.onThread ?? 0) > 0);
+	if (threaded.length === 0) return [];
+	const each = threaded.map((bucket) => `${bucket.label}: ${bucket.onThread} of ${bucket.samples}`);
+	return [
+		`Samples whose lines were selected on the selection thread while the scanning thread archived and scanned the outcome (observations of 256 KiB or more, once the thread runs): ${each.join("; ")}.`,
+		"",
+	];
+}
+
 /** The speed section: one row per size bucket, then peak RSS and the load average of the machine. */
 export function speedMarkdown(speed: SpeedResult): string[] {
 	const load = (values: number[] | undefined) => (values ?? []).map((value) => value.toFixed(2)).join(" / ");
@@ -251,6 +262,7 @@ export function speedMarkdown(speed: SpeedResult): string[] {
 		"Each sample is a distinct window of real fixture text. The first columns time every sample in a fresh session (wall time, then the CPU time of the process, which other load on the machine inflates less); the last three observe the same samples one after another in one session, where each is also compared with the earlier ones. The 100 MB samples arrive as a complete-output file, as a host hands them over.",
 		"",
 		...warmupNote(speed),
+		...threadNote(speed),
 		`Peak RSS of the process: ${int(speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(speed.maxRssKiBAfter / 1024)} MiB after. Load average of the machine (1 / 5 / 15 minutes): ${load(speed.loadAverageBefore)} before, ${load(speed.loadAverageAfter)} after.`,
 		"",
 	];

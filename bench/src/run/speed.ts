@@ -34,6 +34,8 @@ export interface SpeedBucket {
 	warmup: number;
 	/** Wall time of the first warm-up observation: this size's first in the process (0 without warm-up). */
 	coldFirstMs: number;
+	/** Timed fresh-session samples whose lines were selected on the package's selection thread. */
+	onThread: number;
 }
 
 export interface SpeedResult {
@@ -115,6 +117,7 @@ export async function runSpeed(
 	session: (id: string) => Promise<{ archive: SessionArchive; broker: ObservationBroker }>,
 	progress: (message: string) => void = () => {},
 	scratch: string = tmpdir(),
+	selectedOnThread: () => number = () => 0,
 ): Promise<SpeedResult> {
 	const source = Buffer.from(texts.join("\n"), "utf8");
 	const maxRssKiBBefore = process.resourceUsage().maxRSS;
@@ -147,11 +150,13 @@ export async function runSpeed(
 			if (round === 0) coldFirstMs = timing.wall;
 		}
 		const fresh: Timing[] = [];
+		const selectedBefore = selectedOnThread();
 		for (let sample = 0; sample < bucket.samples; sample++) {
 			progress(`speed ${bucket.label} ${sample + 1}/${bucket.samples} (fresh sessions)`);
 			const input = await inputFor(sample);
 			fresh.push(await time((await session(`speed-${bucket.bytes}-${sample}`)).broker, input));
 		}
+		const onThread = selectedOnThread() - selectedBefore;
 		const same: number[] = [];
 		if (!bucket.file) {
 			const shared = (await session(`speed-${bucket.bytes}-shared`)).broker;
@@ -183,6 +188,7 @@ export async function runSpeed(
 			},
 			warmup,
 			coldFirstMs: round(coldFirstMs),
+			onThread,
 		});
 	}
 	return {
