@@ -126,7 +126,7 @@ async function main(): Promise<void> {
 		}
 		const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(" ");
 		process.stdout.write(
-			`load average ${load(speed.speed.loadAverageBefore)} before, ${load(speed.speed.loadAverageAfter)} after\n`,
+			`load average ${load(speed.speed.loadAverageBefore)} before, ${load(speed.speed.loadAverageAfter)} after; machine reference ${speed.speed.referenceMsBefore} ms before, ${speed.speed.referenceMsAfter} ms after (a fixed workload, lower is faster)\n`,
 		);
 		for (const target of speedTargets(speed.speed)) {
 			process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);

@@ -263,7 +263,7 @@ export function speedMarkdown(speed: SpeedResult): string[] {
 		"",
 		...warmupNote(speed),
 		...threadNote(speed),
-		`Peak RSS of the process: ${int(speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(speed.maxRssKiBAfter / 1024)} MiB after. Load average of the machine (1 / 5 / 15 minutes): ${load(speed.loadAverageBefore)} before, ${load(speed.loadAverageAfter)} after.`,
+		`Peak RSS of the process: ${int(speed.maxRssKiBBefore / 1024)} MiB before the timed runs, ${int(speed.maxRssKiBAfter / 1024)} MiB after. Load average of the machine (1 / 5 / 15 minutes): ${load(speed.loadAverageBefore)} before, ${load(speed.loadAverageAfter)} after. Machine reference (a fixed CPU-bound workload of no package code, lower is faster): ${speed.referenceMsBefore ?? "-"} ms before, ${speed.referenceMsAfter ?? "-"} ms after.`,
 		"",
 	];
 }

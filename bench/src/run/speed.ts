@@ -46,6 +46,53 @@ export interface SpeedResult {
 	/** The machine's 1, 5 and 15 minute load averages before and after the timed runs (other load moves the figures). */
 	loadAverageBefore: number[];
 	loadAverageAfter: number[];
+	/** `referenceMs` before and after the timed runs: how fast the machine ran meanwhile. */
+	referenceMsBefore: number;
+	referenceMsAfter: number;
+}
+
+/** Log lines for `referenceMs`, made once (making them per call would time the collector too). */
+const REFERENCE_LINES = Array.from(
+	{ length: 35_000 },
+	(_, i) => `tests/test_mod.py::TestCase::test_case[${i}] PASSED [ 42%]`,
+);
+
+/** Integer work of `referenceMs`. */
+function hashWork(): number {
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < 20_000_000; i++) hash = Math.imul(hash ^ (i & 255), 0x01000193);
+	return hash;
+}
+
+/** Pattern work of `referenceMs`. */
+function patternWork(): number {
+	let matched = 0;
+	for (let round = 0; round < 4; round++) {
+		for (const line of REFERENCE_LINES) if (/FAIL|ERROR|\[\s*\d+%\]$/.test(line)) matched++;
+	}
+	return matched;
+}
+
+/** One round of `referenceMs`'s workload (two functions, each optimised on its own); its value keeps it from being optimised away. */
+const referenceWork = (): number => hashWork() + patternWork();
+
+/**
+ * The time (ms, median of five rounds after one untimed) of a fixed CPU-bound workload that uses
+ * nothing of the package and allocates nothing: a multiply-and-xor hash over 20 million numbers and
+ * a pattern test of 140,000 log lines. Shared machines run faster and slower by the hour; this says
+ * which a run got, so speed figures of different runs and machines can be set side by side (lower
+ * is faster; 55-62 ms on the 2-core machine of bench/README.md).
+ */
+export function referenceMs(): number {
+	let sink = referenceWork();
+	const times: number[] = [];
+	for (let round = 0; round < 5; round++) {
+		const started = performance.now();
+		sink += referenceWork();
+		times.push(performance.now() - started);
+	}
+	times.sort((a, b) => a - b);
+	return Number.isNaN(sink) ? 0 : round(times[2]);
 }
 
 export interface BucketSpec {
@@ -122,6 +169,7 @@ export async function runSpeed(
 	const source = Buffer.from(texts.join("\n"), "utf8");
 	const maxRssKiBBefore = process.resourceUsage().maxRSS;
 	const loadAverageBefore = loadavg().map(round);
+	const referenceMsBefore = referenceMs();
 	const results: SpeedBucket[] = [];
 	for (const bucket of buckets) {
 		const stride = Math.floor(source.length / bucket.samples) + 7_919;
@@ -197,6 +245,8 @@ export async function runSpeed(
 		maxRssKiBAfter: process.resourceUsage().maxRSS,
 		loadAverageBefore,
 		loadAverageAfter: loadavg().map(round),
+		referenceMsBefore,
+		referenceMsAfter: referenceMs(),
 	};
 }
 
