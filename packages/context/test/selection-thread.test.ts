@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -132,6 +132,16 @@ describe("line selection on its own thread", () => {
 		expect(statusOf((await onThread(inputs[3])).text)).toBe("PASS");
 	}, 120_000);
 
+	it("cuts a visible text with non-ASCII characters into the same lines as in place", async () => {
+		// The thread reads the text's bytes in pieces of its own, which end elsewhere than the text's
+		// pieces do here: a redrawn line straddles one boundary and not the other.
+		const frame = `${"A".repeat(3000)}\r${"\u001b[m".repeat(1365)}X`;
+		const text = `${"é".repeat(14_000)}\n${frame}\n${"✓ ok line\n".repeat(40_000)}✖ 1 failing\n`;
+		const input: Input = { tool: "bash", command: "npm test", exitCode: 1, isError: true, text };
+		const expected = await inPlace(input);
+		expect((await onThread(input)).text).toBe(expected.text);
+	}, 120_000);
+
 	it("reads a complete-output file on the thread as in place", async () => {
 		const path = join(dir, "complete.log");
 		await writeFile(path, mixedLog());
@@ -168,5 +178,40 @@ describe("line selection on its own thread", () => {
 		expect(pc.selectionThreadJobs().selected).toBe(before);
 		// The next large observation starts a new thread, and the one after uses it.
 		expect((await onThread(input)).text).toBe(expected.text);
+	}, 120_000);
+
+	it("reads a complete-output file again when the thread stops, only if it is still the file first read", async () => {
+		const path = join(dir, "again.log");
+		const log = mixedLog().repeat(4);
+		await writeFile(path, log);
+		const input: Input = {
+			tool: "bash",
+			command: "make",
+			exitCode: 2,
+			isError: true,
+			text: "tail of the log",
+			fullOutputPath: path,
+		};
+		const expected = await inPlace(input);
+		await startThread();
+		const stopUnder = async (change?: () => Promise<void>) => {
+			const pending = observe(input);
+			await until(() => pc.selectionThreadJobs().running === 1);
+			await change?.();
+			await pc.closeSelectionThread();
+			const result = await pending;
+			await startThread();
+			return result;
+		};
+		// Unchanged: read again, the same capsule.
+		expect((await stopUnder()).text).toBe(expected.text);
+		// Replaced meanwhile: one read's outcome is never paired with another's lines; the observation
+		// falls back to the visible text, as for a file that fails mid-read.
+		const replaced = await stopUnder(async () => {
+			await writeFile(`${path}.new`, "all good\n".repeat(1000));
+			await rename(`${path}.new`, path);
+		});
+		expect(replaced.source).toBe("visible-tool-result");
+		expect(replaced.text).toBe("tail of the log");
 	}, 120_000);
 });

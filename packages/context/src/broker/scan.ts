@@ -35,10 +35,26 @@ function describe(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
 
-/** Selects the lines again, in place, from a second read of the source (its job on the selection thread failed). */
-async function selectInPlace(stream: ObservationSourceStream, copyKept: boolean): Promise<SelectedLines> {
+/**
+ * Selects the lines again, in place, from a second read of the source (its job on the selection
+ * thread failed), which must give the `bytes` of the first: a complete-output file replaced, removed
+ * or changed meanwhile fails the scan, as a file failing mid-read does (the broker then observes the
+ * visible text), rather than pair one read's outcome with another's lines.
+ */
+async function selectInPlace(
+	stream: ObservationSourceStream,
+	copyKept: boolean,
+	bytes: number,
+): Promise<SelectedLines> {
+	const changed = () => new Error("the complete-output file changed while it was observed");
+	if (stream.unchanged && !(await stream.unchanged())) throw changed();
 	const pass = new SelectionPass(copyKept);
-	for await (const chunk of stream.chunks()) pass.push(chunk);
+	let read = 0;
+	for await (const chunk of stream.chunks()) {
+		pass.push(chunk);
+		read += chunk.length;
+	}
+	if (read !== bytes || (stream.unchanged && !(await stream.unchanged()))) throw changed();
 	return pass.finish();
 }
 
@@ -71,6 +87,8 @@ export async function scanObservation(
 	let body: Buffer[] | null = [];
 	let bytes = 0;
 	let archiveError: string | undefined;
+	let lines: number;
+	let binary: boolean;
 	try {
 		for await (const chunk of stream.chunks()) {
 			if (job !== null) {
@@ -93,17 +111,18 @@ export async function scanObservation(
 				else body = null;
 			}
 		}
+		lines = splitter.end();
+		binary = check.end();
 	} catch (error) {
+		// A job neither finished nor cancelled would keep the thread, and the process, waiting.
 		job?.cancel();
 		throw error;
 	}
-	const lines = splitter.end();
-	const binary = check.end();
 	let selection: Selection;
 	let shaped: ShapedLines | undefined;
 	if (selector !== null) selection = selector.finish();
 	else {
-		const selected = await (job as SelectionJob).finish().catch(() => selectInPlace(stream, copyKept));
+		const selected = await (job as SelectionJob).finish().catch(() => selectInPlace(stream, copyKept, bytes));
 		selection = selected.selection;
 		shaped = selected.shaped;
 	}

@@ -25,11 +25,14 @@ import type { FromSelectionThread, ToSelectionThread } from "./selection-worker.
 
 /** Observations at least this large (bytes, or characters of a visible text) are selected on the thread. */
 export const THREAD_MIN_BYTES = 256 * 1024;
-/** Chunks sent and not yet selected, at most: the thread's queue holds at most 1 MiB of 64 KiB chunks. */
+/**
+ * Chunks of one job sent and not yet selected, at most: the thread's queue holds 1 MiB of a file's
+ * 64 KiB chunks (up to 3 MiB of a visible text's, whose chunks reach 192 KiB of bytes).
+ */
 const MAX_IN_FLIGHT = 16;
 /** The size of a chunk's copy (a file's read size; larger chunks get a copy of their own size). */
 const COPY_BYTES = 64 * 1024;
-/** The thread is not started again after stopping this many times in one process. */
+/** The thread is not started again after this many failures (stops or failed jobs) in one process. */
 const MAX_FAILURES = 3;
 
 const ENTRY = new URL("./selection-worker.js", import.meta.url);
@@ -72,13 +75,27 @@ class SelectionThread {
 	private closing = false;
 	private ended = false;
 
-	constructor(private readonly stopped: (thread: SelectionThread, failed: boolean) => void) {
-		this.worker = new Worker(ENTRY);
+	/**
+	 * `stopped`: the thread ended (`failed`: not closed on purpose). `jobFailed`: a job was answered
+	 * with a failure (a thread that fails every job is no better than one that stops).
+	 */
+	constructor(
+		private readonly stopped: (thread: SelectionThread, failed: boolean) => void,
+		private readonly jobFailed: (thread: SelectionThread) => void,
+	) {
+		// None of the host's node options: the entry is plain compiled JavaScript (an option such as
+		// `--input-type` would even stop it).
+		this.worker = new Worker(ENTRY, { execArgv: [] });
 		this.worker.once("online", () => {
 			this.online = true;
 		});
 		this.worker.on("message", (message: FromSelectionThread) => this.receive(message));
 		this.worker.once("error", (error) => this.stop(`failed: ${error.message}`));
+		// A message that cannot be read leaves its job unanswered: the thread is given up.
+		this.worker.once("messageerror", (error) => {
+			this.stop(`sent a message that could not be read: ${error.message}`);
+			void this.worker.terminate();
+		});
 		this.worker.once("exit", (code) => this.stop(`exited (code ${code})`));
 		// After the listeners: adding a message listener refs the thread again.
 		this.worker.unref();
@@ -164,7 +181,10 @@ class SelectionThread {
 		if (message.type === "done") {
 			selected++;
 			state.resolve?.(message.result);
-		} else state.reject?.(new Error(`line selection failed on its thread: ${message.message}`));
+		} else {
+			state.reject?.(new Error(`line selection failed on its thread: ${message.message}`));
+			this.jobFailed(this);
+		}
 	}
 
 	/** Fails every job (their scans select again in place) and hands the thread back for replacement. */
@@ -186,21 +206,29 @@ class SelectionThread {
 let thread: SelectionThread | null = null;
 let failures = 0;
 let selected = 0;
-/** Calls while no thread ran: the second starts one. */
+/** Calls while no thread ran yet: the second starts the first thread (later ones start at once). */
 let asked = 0;
 
 /**
  * A job on the selection thread when it is running; null when the observation is selected in place
- * (no thread yet, starting, unavailable, or stopped too often). The second call starts the thread.
+ * (no thread yet, starting, unavailable, or failed too often). The process's second call starts the
+ * first thread; once one has run, the next call after it stopped or was closed starts another.
  */
 export function selectionJob(copyKept: boolean): SelectionJob | null {
 	if (thread !== null) return thread.online ? thread.job(copyKept) : null;
 	if (!AVAILABLE || failures >= MAX_FAILURES || ++asked < 2) return null;
 	try {
-		thread = new SelectionThread((stopped, failed) => {
-			if (failed) failures++;
-			if (thread === stopped) thread = null;
-		});
+		thread = new SelectionThread(
+			(stopped, failed) => {
+				if (failed) failures++;
+				if (thread === stopped) thread = null;
+			},
+			(failing) => {
+				if (++failures < MAX_FAILURES || thread !== failing) return;
+				thread = null;
+				void failing.close();
+			},
+		);
 	} catch {
 		failures++;
 	}

@@ -85,6 +85,17 @@ describe("LineSplitter", () => {
 		}
 	});
 
+	it("judges a frame by its kept 4096 characters however the line was cut (colour changes past them are shown)", () => {
+		// The last frame opens with 4095 characters of colour changes, then text: its kept part is colour
+		// changes only, so the frame before it is what the line shows, whole or cut anywhere.
+		const before = "A".repeat(3000);
+		const line = `${before}\r${"\u001b[m".repeat(1365)}X`;
+		const bytes = Buffer.from(`${line}\nok\n`);
+		for (const offsets of [[], [10], [3000], [3001], [5000], [line.length - 1], [2000, 4000, 6000]]) {
+			expect(split(cut(bytes, offsets)).map((l) => l.text)).toEqual([before, "ok"]);
+		}
+	});
+
 	it("keeps only the first 4096 characters of a huge line but counts all its bytes", () => {
 		const line = "y".repeat(3 * 1024 * 1024);
 		const got = split(cut(Buffer.from(`${line}\nend\n`), [1000, 70_000, 2_000_000]));

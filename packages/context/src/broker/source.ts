@@ -1,4 +1,5 @@
-import { open } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { incompleteTail } from "../archive/text-check.js";
 import { notePlain } from "../outcome/ansi.js";
 import type { ObservationInput, ObservationSource } from "../types.js";
@@ -22,6 +23,11 @@ export interface ObservationSourceStream {
 	sizeHint: number;
 	/** Each chunk is a buffer of its own that nothing changes afterwards (readers may keep it). */
 	chunks(): AsyncIterable<Buffer>;
+	/**
+	 * Whether a second read gives the bytes of the first: a file is still the one opened (same device,
+	 * inode, size and modification time). Absent: always (a visible text never changes).
+	 */
+	unchanged?(): Promise<boolean>;
 	/**
 	 * The text the bytes decode to, held by the source, once `chunks` was read to its end: a visible
 	 * text is its own decoding unless it held a lone surrogate (its bytes decode to U+FFFD there).
@@ -114,11 +120,18 @@ export async function openObservationSource(input: ObservationInput): Promise<Ob
 			const info = await handle.stat();
 			await handle.close();
 			if (info.isFile()) {
+				const identity = (file: Stats) => `${file.dev}:${file.ino}:${file.size}:${file.mtimeMs}`;
+				const opened = identity(info);
 				return {
 					source: "public-complete-output",
 					heldInMemory: false,
 					sizeHint: info.size,
 					chunks: () => fileChunks(path),
+					unchanged: () =>
+						stat(path).then(
+							(now) => identity(now) === opened,
+							() => false,
+						),
 				};
 			}
 		} catch {
@@ -309,15 +322,16 @@ const colourOnly = (frame: string): boolean => frame.charCodeAt(0) === 27 && COL
 /**
  * What `LineSplitter.append` leaves of a whole line redrawn with carriage returns, without building
  * every frame: its last frame that shows something (not empty, not colour changes only), marked by a
- * leading `\r` unless it is the first frame.
+ * leading `\r` unless it is the first frame. A frame is judged by its kept part, as `append` judges
+ * it, so a line gives the same text however the output was cut into pieces.
  */
 function lastFrameOf(line: string): string {
 	let end = line.length;
 	while (end > 0) {
 		const cr = line.lastIndexOf("\r", end - 1);
 		if (cr === -1) return end > LINE_KEEP_BYTES ? line.slice(0, LINE_KEEP_BYTES) : line.slice(0, end);
-		if (cr + 1 < end && (line.charCodeAt(cr + 1) !== 27 || !colourOnly(line.slice(cr + 1, end))))
-			return `\r${line.slice(cr + 1, Math.min(end, cr + LINE_KEEP_BYTES))}`;
+		const kept = line.slice(cr + 1, Math.min(end, cr + LINE_KEEP_BYTES));
+		if (kept !== "" && !colourOnly(kept)) return `\r${kept}`;
 		end = cr;
 	}
 	return "";

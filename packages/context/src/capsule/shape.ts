@@ -145,8 +145,9 @@ const classOf = (c: number): number => (c < 128 ? ASCII_CLASS[c] : 0);
  * taken back, by restoring the lanes, when the whole turns out to be `#` or `/P`). Lines of one
  * shape get one key; two shapes share a key with a chance of about 2^-53 per pair, so a count of
  * distinct keys over the 20,000 tracked shapes is off with a chance of about 2 in 100 million.
- * Faster than `lineShape`, and a number is cheaper to hash than a joined string; each character's
- * class is read once from a table (1.0 against 1.5 us a line with the comparisons of `lineShape`).
+ * Faster than `lineShape`, and a number is cheaper to hash than a joined string. Each character's
+ * class is read once from a table: 1.0 us a line of real output, where a chain of comparisons per
+ * character (as `lineShape` makes) took 1.5.
  */
 export function shapeKey(text: string): number {
 	const t = text.trim();

@@ -28,7 +28,7 @@ export interface ShapedLines {
 	error: number;
 }
 
-/** Records that line `lineNo` has `kind`. */
+/** Records that line `lineNo` has `kind` (only failure, exception and error lines count). */
 export function noteShaped(shaped: ShapedLines, kind: LineKind, lineNo: number): void {
 	if (kind === "failure") shaped.failure = lineNo;
 	else if (kind === "exception" || kind === "error") shaped.error = lineNo;

@@ -118,16 +118,16 @@ export class DiffReader {
 }
 
 /**
- * Unified diffs: each hunk's start in the new file is a location (`path:line`), and the lines inside a
- * hunk are quoted content, never diagnostics of this run, so no other rule may read them.
- * Returns true for lines that belong to the diff.
- */
-/**
  * A diff's `+++ ` line (the new file's path): the outcome scanner reads it as part of the diff, never
  * as a line of this run, wherever it stands.
  */
 export const isDiffTarget = (text: string): boolean => text.charCodeAt(0) === 43 && text.startsWith("+++ ");
 
+/**
+ * Unified diffs: each hunk's start in the new file is a location (`path:line`), and the lines inside a
+ * hunk are quoted content, never diagnostics of this run, so no other rule may read them.
+ * Returns true for lines that belong to the diff.
+ */
 export function createDiffParser(state: ScanState): (text: string, lineNo: number) => boolean {
 	const reader = new DiffReader();
 	let file: string | null = null;
