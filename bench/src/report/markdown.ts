@@ -219,7 +219,7 @@ function threadNote(speed: SpeedResult): string[] {
 	if (threaded.length === 0) return [];
 	const each = threaded.map((bucket) => `${bucket.label}: ${bucket.onThread} of ${bucket.samples}`);
 	return [
-		`Samples whose lines were selected on the selection thread while the scanning thread archived and scanned the outcome (observations of 256 KiB or more, once the thread runs): ${each.join("; ")}.`,
+		`Samples whose lines were selected on the selection thread while the scanning thread archived and scanned the outcome (observations of 4 MiB or more, once the thread runs): ${each.join("; ")}.`,
 		"",
 	];
 }

@@ -28,7 +28,7 @@ const session = await openContextSession({ sessionId: "mem", cwd: process.argv[4
 if (process.argv[6] === "thread") {
 	// Two large observations start the selection thread; the baseline then holds its own memory.
 	const warm = await openContextSession({ sessionId: "warm", cwd: process.argv[4], root: process.argv[5] });
-	for (let i = 0; i < 2; i++) await warm.observe({ tool: "run", text: "warm-up\\n".repeat(40000), isError: false });
+	for (let i = 0; i < 2; i++) await warm.observe({ tool: "run", text: "warm-up\\n".repeat(600000), isError: false });
 	while (!selectionThreadRunning()) await new Promise((resolve) => setImmediate(resolve));
 }
 const selectedBefore = selectionThreadJobs().selected;

@@ -54,7 +54,7 @@ async function inPlace(input: Input): Promise<PrimeContext.ObservationResult> {
 /** Starts the thread (two large observations) and waits until it runs. */
 async function startThread(): Promise<void> {
 	if (pc.selectionThreadRunning()) return;
-	for (let i = 0; i < 2; i++) await observe({ tool: "bash", text: "warm-up\n".repeat(40_000), isError: false });
+	for (let i = 0; i < 2; i++) await observe({ tool: "bash", text: "warm-up\n".repeat(600_000), isError: false });
 	await until(() => pc.selectionThreadRunning());
 }
 
@@ -69,7 +69,7 @@ async function onThread(input: Input): Promise<PrimeContext.ObservationResult> {
 
 const fixtureText = (name: string) => readFileSync(join(FIXTURES, name, "output.txt"), "utf8");
 
-/** Real outputs of every family, about 1.2 MB: pytest, mocha, git diff, tsc and more. */
+/** Real outputs of every family, about 4.8 MB (the thread takes 4 MiB and more): pytest, mocha, git diff, tsc and more. */
 function mixedLog(): string {
 	const names = readdirSync(FIXTURES).sort();
 	let text = "";
@@ -78,7 +78,7 @@ function mixedLog(): string {
 		const output = fixtureText(name);
 		if (output.length < 400_000) text += `${output}\n`;
 	}
-	return text;
+	return text.repeat(4);
 }
 
 const passing = (count: number) =>
@@ -98,9 +98,9 @@ describe("line selection on its own thread", () => {
 				tool: "bash",
 				command: "pytest --cov",
 				text: [
-					...passing(6000),
+					...passing(100_000),
 					"FAIL Required test coverage of 90% not reached. Total coverage: 71.20%",
-					"======================== 6000 passed in 12.31s ========================",
+					"======================== 100000 passed in 12.31s ========================",
 				].join("\n"),
 				isError: false,
 			},
@@ -114,8 +114,8 @@ describe("line selection on its own thread", () => {
 					"@@ -1 +1 @@",
 					"-old",
 					"+new",
-					...passing(6000),
-					"======================== 6000 passed in 12.31s ========================",
+					...passing(100_000),
+					"======================== 100000 passed in 12.31s ========================",
 				].join("\n"),
 				isError: false,
 			},
@@ -136,7 +136,7 @@ describe("line selection on its own thread", () => {
 		// The thread reads the text's bytes in pieces of its own, which end elsewhere than the text's
 		// pieces do here: a redrawn line straddles one boundary and not the other.
 		const frame = `${"A".repeat(3000)}\r${"\u001b[m".repeat(1365)}X`;
-		const text = `${"é".repeat(14_000)}\n${frame}\n${"✓ ok line\n".repeat(40_000)}✖ 1 failing\n`;
+		const text = `${"é".repeat(14_000)}\n${frame}\n${"✓ ok line\n".repeat(500_000)}✖ 1 failing\n`;
 		const input: Input = { tool: "bash", command: "npm test", exitCode: 1, isError: true, text };
 		const expected = await inPlace(input);
 		expect((await onThread(input)).text).toBe(expected.text);
@@ -165,7 +165,7 @@ describe("line selection on its own thread", () => {
 			command: "cat run.log",
 			exitCode: 1,
 			isError: true,
-			text: mixedLog().repeat(4),
+			text: mixedLog().repeat(2),
 		};
 		const expected = await inPlace(input);
 		await startThread();
@@ -182,7 +182,7 @@ describe("line selection on its own thread", () => {
 
 	it("reads a complete-output file again when the thread stops, only if it is still the file first read", async () => {
 		const path = join(dir, "again.log");
-		const log = mixedLog().repeat(4);
+		const log = mixedLog().repeat(2);
 		await writeFile(path, log);
 		const input: Input = {
 			tool: "bash",

@@ -4,8 +4,8 @@
  * lines), about half of the time each, and the outcome needs from the selection only the last lines
  * shaped like a failure or an error, at the end. So while the scanning thread reads, archives and
  * scans the outcome, this thread selects from copies of the same chunks. On two cores (shared with
- * the archive's compression) that took a fifth off the wall time of 1 MB observations and a
- * quarter off 10 and 100 MB ones, for 8% more CPU time.
+ * the archive's compression) that took a quarter off the wall time of 10 and 100 MB observations,
+ * for about a fifth more CPU time (see `THREAD_MIN_BYTES` for smaller ones).
  *
  * One thread per process, started by the second observation large enough to use it (a one-shot
  * command, `prime-context run`, never pays for starting one; that observation is still selected in
@@ -23,8 +23,13 @@ import { Worker } from "node:worker_threads";
 import type { SelectedLines } from "./selection-pass.js";
 import type { FromSelectionThread, ToSelectionThread } from "./selection-worker.js";
 
-/** Observations at least this large (bytes, or characters of a visible text) are selected on the thread. */
-export const THREAD_MIN_BYTES = 256 * 1024;
+/**
+ * Observations at least this large (bytes, or characters of a visible text) are selected on the
+ * thread. Below it the thread does not pay: at 1 MB it took 5-8% off the p50 but added 14-19% to the
+ * p95 (an observation waits for the slower of two threads, and each runs slower while both vCPUs are
+ * busy); at 10 and 100 MB it took a quarter off.
+ */
+export const THREAD_MIN_BYTES = 4 * 1024 * 1024;
 /**
  * Chunks of one job sent and not yet selected, at most: the thread's queue holds 1 MiB of a file's
  * 64 KiB chunks (up to 3 MiB of a visible text's, whose chunks reach 192 KiB of bytes).
