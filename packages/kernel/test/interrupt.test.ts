@@ -51,6 +51,23 @@ describe("interrupting what a cell waits on", () => {
 	});
 });
 
+describe("an interrupted subprocess's own way of ending", () => {
+	it("is aborted when a %%bash script traps the interrupt and exits 130", async () => {
+		const kernel = await startKernel();
+		const cell = runUntilPrinted(
+			kernel,
+			"%%bash\ntrap 'exit 130' INT\necho sleeping\nsleep 30 &\nwait\necho woke",
+			"sleeping",
+		);
+		await cell.started;
+		expect(await kernel.interrupt()).toEqual({ stillBusy: false });
+		const result = await cell.result;
+		expect(result.error?.evalue).toContain("exit status 130");
+		expect(result.status).toBe("aborted");
+		expect(result.stdout).not.toContain("woke");
+	});
+});
+
 describe("what an interrupted cell reports", () => {
 	it("reports the cell's own error, not `aborted`, when the cell caught the interrupt and raised something else", async () => {
 		const kernel = await startKernel();
