@@ -22,7 +22,7 @@ export type FromSelectionThread =
 
 const port = parentPort;
 if (port === null) throw new Error("selection-worker.js runs as a worker thread (see selection-thread.js)");
-const post = (message: FromSelectionThread) => port.postMessage(message);
+const post = (message: FromSelectionThread, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Each running job's pass, or what failed it. */
@@ -43,7 +43,7 @@ port.on("message", (message: ToSelectionThread) => {
 					jobs.set(job, { failed: describe(error) });
 				}
 			}
-			port.postMessage({ type: "ack", job, buffer: message.buffer } satisfies FromSelectionThread, [message.buffer]);
+			post({ type: "ack", job, buffer: message.buffer }, [message.buffer]);
 			return;
 		case "end":
 			jobs.delete(job);
