@@ -7,20 +7,23 @@ import type { RunningKernel } from "./running-kernel.js";
 
 /**
  * Whether an error is what the interrupt raised: KeyboardInterrupt in running code, CancelledError
- * in a cell that was awaiting, or a subprocess the interrupt ended (`%%bash` raises
- * CalledProcessError "... died with <Signals.SIGINT: 2>"; when the SIGINT lands on the script
- * before its child, or IPython escalates to terminating and killing it, the subprocess exits 130 or
- * dies of SIGTERM or SIGKILL instead, as a loaded machine showed once). Any other error after an
- * interrupt is the cell's own and stays an `error`.
+ * in a cell that was awaiting, or a subprocess the interrupt ended (see `INTERRUPTED_SUBPROCESS`).
+ * Any other error after an interrupt is the cell's own and stays an `error`.
  */
-function isInterruptError(reply: Record<string, unknown>): boolean {
+export function isInterruptError(reply: Record<string, unknown>): boolean {
 	const ename = String(reply.ename);
 	if (ename === "KeyboardInterrupt" || ename === "CancelledError") return true;
 	return ename === "CalledProcessError" && INTERRUPTED_SUBPROCESS.test(String(reply.evalue));
 }
 
-/** How CalledProcessError states a subprocess an interrupt ended (see `isInterruptError`). */
-const INTERRUPTED_SUBPROCESS = /<Signals\.SIG(?:INT|TERM|KILL): \d+>|exit status 130\b/;
+/**
+ * How CalledProcessError states a subprocess an interrupt ended. `%%bash` raises "... died with
+ * <Signals.SIGINT: 2>"; when the script traps SIGINT it exits 130, and when IPython escalates it
+ * dies of SIGTERM or SIGKILL. The interrupt reaches the script with the kernel's process group, so
+ * the script can exit before IPython signals it; IPython's `send_signal` then reaps it first and
+ * asyncio, finding its child gone, reports exit status 255 (a lost status, seen on a loaded machine).
+ */
+const INTERRUPTED_SUBPROCESS = /<Signals\.SIG(?:INT|TERM|KILL): \d+>|exit status (?:130|255)\b/;
 
 export interface CellRunOptions extends ExecuteOptions {
 	/** Where this cell's output files go; called only when one is needed. */
