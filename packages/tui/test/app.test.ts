@@ -433,7 +433,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		sessions.faux.setResponses([
 			fauxAssistantMessage([
 				fauxToolCall("ipython", {
-					code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)",
+					code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('SIGINT ignored', flush=True)\ntime.sleep(60)",
 				}),
 			]),
 			(context) => {
@@ -444,7 +444,8 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		const contexts: Context[] = [];
 		const { app, terminal } = await startApp();
 		submit(terminal, "stubborn");
-		await waitFor(app, "kernel busy");
+		// Interrupt only once the cell ignores SIGINT: sooner, the interrupt ends it as usual.
+		await waitFor(app, "SIGINT ignored");
 		terminal.send("\x03");
 		await waitFor(app, () => visible(terminal.written).includes("The cell ignored the interrupt and is still running"));
 		terminal.send("\x1b[B");
