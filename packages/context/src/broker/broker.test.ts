@@ -81,6 +81,44 @@ function failingPytest(message: string, line: number, seconds: string): string {
 	].join("\n");
 }
 
+/** node --test's TAP output of one failing `assert.strictEqual(1, expected)` among 400 passing tests. */
+function failingNodeTap(expected: number, ms: string): string {
+	const passing = Array.from({ length: 400 }, (_, i) => [
+		`# Subtest: passing ${i}`,
+		`ok ${i + 1} - passing ${i}`,
+		"  ---",
+		`  duration_ms: 0.${i}${ms}`,
+		"  ...",
+	]);
+	return [
+		"TAP version 13",
+		...passing.flat(),
+		"# Subtest: compare",
+		"not ok 401 - compare",
+		"  ---",
+		`  duration_ms: ${ms}`,
+		"  location: '/srv/app/d.test.mjs:4:1'",
+		"  failureType: 'testCodeFailure'",
+		"  error: |-",
+		"    Expected values to be strictly equal:",
+		"    ",
+		`    1 !== ${expected}`,
+		"    ",
+		"  code: 'ERR_ASSERTION'",
+		"  name: 'AssertionError'",
+		`  expected: ${expected}`,
+		"  actual: 1",
+		"  operator: 'strictEqual'",
+		"  ...",
+		"1..401",
+		"# tests 401",
+		"# pass 400",
+		"# fail 1",
+		`# duration_ms ${ms}`,
+		"",
+	].join("\n");
+}
+
 const hints = /prime_context action=(read|search)/;
 
 describe("pass-through and archiving", () => {
@@ -559,6 +597,20 @@ describe("deltas", () => {
 		const line = await broker.observe(input(run("float division by zero", 31), { tool: "bash", exitCode: 1 }));
 		expect(line.decision).toBe("structured-capsule");
 		expect(line.text).toContain("tests/test_calc.py:31");
+	});
+
+	it("never calls a failure unchanged when only the lines saying why it failed changed", async () => {
+		const { broker } = await session();
+		const first = await broker.observe(input(failingNodeTap(2, "3.4988"), { tool: "bash", exitCode: 1 }));
+		expect(first.decision).toBe("structured-capsule");
+		// `1 !== 3` and `expected: 3` are none of failure, exception, error or location lines.
+		const changed = await broker.observe(input(failingNodeTap(3, "3.4988"), { tool: "bash", exitCode: 1 }));
+		expect(changed.decision).toBe("structured-capsule");
+		expect(changed.text).not.toContain("unchanged since");
+		// The same failure again, with other durations: unchanged.
+		const again = await broker.observe(input(failingNodeTap(3, "8.2094"), { tool: "bash", exitCode: 1 }));
+		expect(again.decision).toBe("delta-capsule");
+		expect(again.text).toContain(`TEST_RESULT FAIL 1 failed, 400 passed, exit 1 unchanged since ${changed.id}`);
 	});
 
 	it("never calls a run unchanged when the diff printed before the same failure changed", async () => {

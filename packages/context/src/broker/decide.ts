@@ -20,6 +20,7 @@ import {
 	renderOutcomeDelta,
 	renderSectionDelta,
 	renderUnchangedDelta,
+	sameFailureDetail,
 	sectionDelta,
 	sharedLineBytes,
 	splitLines,
@@ -221,6 +222,18 @@ async function trySectionDelta(ctx: DecisionContext, header: CapsuleHeader, stat
 	return utf8Bytes(rendered) <= ctx.budgets.threshold ? rendered : null;
 }
 
+/**
+ * The current output's failure detail is the earlier one's (`sameFailureDetail`). Unknown when a
+ * text is not held (binary, or over the 1 MiB kept in memory): then it is not the same, and the run
+ * is shown as a capsule.
+ */
+async function sameDetailAs(ctx: DecisionContext, earlier: RecentObservation): Promise<boolean> {
+	const text = ctx.scan.text();
+	if (text === null || earlier.binary) return false;
+	const before = earlier.text ?? (await ctx.earlier.text(earlier.id, earlier.bytes));
+	return before !== null && sameFailureDetail(before, text);
+}
+
 /** An outcome delta whose failing-id block is bounded like a capsule's (see `failingIdsBlock`). */
 function outcomeDelta(
 	ctx: DecisionContext,
@@ -309,7 +322,12 @@ export async function decide(ctx: DecisionContext): Promise<Verdict> {
 	// Short results pass through as they are (the seed); only what would be a capsule may be an outcome delta.
 	if (kind !== null && memo.signature !== null && memo.headline !== null) {
 		const last = ctx.earlier.recent.find((r) => r.tool === input.tool && r.signature !== null);
-		if (last && last.signature === memo.signature && last.headline === memo.headline) {
+		if (
+			last &&
+			last.signature === memo.signature &&
+			last.headline === memo.headline &&
+			(await sameDetailAs(ctx, last))
+		) {
 			const text = outcomeDelta(ctx, header, last.id, memo.headline, status);
 			if (smaller(text)) return { decision: "delta-capsule", text, reason: "outcome", consumedGrace: false, ...memo };
 		}

@@ -45,6 +45,13 @@ export {
 	type RenderedCapsule,
 	renderCapsule,
 } from "./render.js";
-export { DEFAULT_SELECTOR_LIMITS, type KeptLine, LineSelector, type Selection, type SelectorLimits } from "./select.js";
+export {
+	DEFAULT_SELECTOR_LIMITS,
+	EVIDENCE_KINDS,
+	type KeptLine,
+	LineSelector,
+	type Selection,
+	type SelectorLimits,
+} from "./select.js";
 export { lineShape } from "./shape.js";
 export { exceptionsLine, outcomeHeadline, type RunFacts, runStatus, statusLines } from "./status.js";

@@ -56,7 +56,7 @@ export interface Selection {
 }
 
 /** Kinds whose lines are the evidence an outcome delta may only drop when unchanged. */
-const EVIDENCE: ReadonlySet<LineKind> = new Set(["failure", "exception", "error", "location"]);
+export const EVIDENCE_KINDS: ReadonlySet<LineKind> = new Set(["failure", "exception", "error", "location"]);
 
 const DECISIVE: ReadonlySet<LineKind> = new Set(["summary", "failure", "exception", "error", "location", "warning"]);
 /** Kinds whose neighbours are worth keeping as context. */
@@ -120,7 +120,7 @@ const KIND_ORDER: Record<LineKind, null> = {
 };
 const LINE_KINDS = Object.keys(KIND_ORDER) as LineKind[];
 const ROLES: ReadonlyMap<LineKind, KindRole> = new Map(
-	LINE_KINDS.map((kind, index) => [kind, { index, evidence: EVIDENCE.has(kind), decisive: DECISIVE.has(kind) }]),
+	LINE_KINDS.map((kind, index) => [kind, { index, evidence: EVIDENCE_KINDS.has(kind), decisive: DECISIVE.has(kind) }]),
 );
 const roleOf = (kind: LineKind): KindRole => ROLES.get(kind) as KindRole;
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { splitLines } from "./align.js";
+import { sameFailureDetail } from "./detail.js";
 import { lineDelta, lineDeltaText } from "./line-delta.js";
 import { sectionDelta, sectionDeltaText } from "./sections.js";
 
@@ -129,5 +130,22 @@ describe("sectionDelta", () => {
 			),
 			{ numRuns: 300 },
 		);
+	});
+});
+
+describe("sameFailureDetail", () => {
+	const run = (header: string, detail: string, seconds: string) =>
+		`${header}\ncollected 3 items\nFAILED tests/test_a.py::test_x - assert 1 == 2\n    ${detail}\n1 failed, 2 passed in ${seconds}s\n`;
+
+	it("compares every line from the first failure on, as shown, durations aside", () => {
+		expect(sameFailureDetail(run("rootdir: /a", "left: 1", "0.1"), run("rootdir: /b", "left: 1", "2.5"))).toBe(true);
+		expect(sameFailureDetail(run("rootdir: /a", "left: 1", "0.1"), run("rootdir: /a", "left: 3", "0.1"))).toBe(false);
+		expect(sameFailureDetail(run("x", "left: 1", "0.1"), run("x", "\u001b[31mleft: 1\u001b[0m", "0.1"))).toBe(true);
+		expect(sameFailureDetail(run("x", "left: 1", "0.1"), `${run("x", "left: 1", "0.1")}one more line\n`)).toBe(false);
+	});
+
+	it("agrees on runs with no failure, exception, error or location line", () => {
+		expect(sameFailureDetail("3 passed in 0.1s\n", "header\n3 passed in 0.2s\n")).toBe(true);
+		expect(sameFailureDetail("3 passed\n", "ValueError: boom\n")).toBe(false);
 	});
 });

@@ -4,6 +4,7 @@
  * drops novel output.
  */
 export { alignLines, type Segment, splitLines } from "./align.js";
+export { sameFailureDetail } from "./detail.js";
 export {
 	type Hunk,
 	type HunkLine,

@@ -33,7 +33,7 @@ export function renderOutcomeDelta(
 ): string {
 	return envelope(header, [
 		`${headline} unchanged since ${earlierId}`,
-		"Same outcome and the same failure, exception and location lines as that run (timings and wrapper text may differ); the full output is archived.",
+		"Same outcome as that run and the same lines from its first failure, exception, error or location line on (durations, clock times, addresses and temp paths aside); the full output is archived.",
 		...details,
 		...failingIds,
 	]);
