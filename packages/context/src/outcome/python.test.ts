@@ -364,3 +364,48 @@ describe("pytest 9 subtests", () => {
 		]);
 	});
 });
+
+describe("pytest node ids of any file name", () => {
+	it("keeps ids whose folders or file names hold spaces or letters of any script, and their exceptions", () => {
+		const outcome = parseOutcome(
+			lines(
+				"my tests/test_sp ace.py::test_ok PASSED                             [ 33%]",
+				"my tests/test_sp ace.py::test_bad FAILED                            [ 66%]",
+				"tests/test_ünï.py::test_p[0] FAILED                                 [100%]",
+				"=================================== FAILURES ===================================",
+				"___________________________________ test_bad ___________________________________",
+				">       assert 1 == 2",
+				"E       assert 1 == 2",
+				"",
+				"my tests/test_sp ace.py:5: AssertionError",
+				"=========================== short test summary info ============================",
+				"FAILED my tests/test_sp ace.py::test_bad - assert 1 == 2",
+				"FAILED tests/test_ünï.py::test_p[0] - assert 0 < 0",
+				"FAILED my tests/test_s.py::test_q[a b] - ZeroDivisionError: zero",
+				"ERROR my tests/conftest helpers/test_c.py - ImportError: no module",
+				"========================= 4 failed, 1 passed in 0.12s ==========================",
+			),
+		);
+		expect(outcome.failingIds).toEqual([
+			"my tests/test_sp ace.py::test_bad",
+			"tests/test_ünï.py::test_p[0]",
+			"my tests/test_s.py::test_q[a b]",
+			"my tests/conftest helpers/test_c.py",
+			// The FAILURES section's header names test_bad again; the capsule drops this alias.
+			"test_bad",
+		]);
+		expect(outcome.exceptions.map((e) => e.type)).toEqual(["AssertionError", "ZeroDivisionError", "ImportError"]);
+	});
+
+	it("reads no prose as a test file: a name with spaces needs a folder", () => {
+		const outcome = parseOutcome(
+			lines(
+				"FAILED building the wheel for setup.py - see the log",
+				"ERROR while reading config notes.md",
+				"Error in handler.py:12: KeyError",
+			),
+		);
+		expect(outcome.failingIds).toEqual([]);
+		expect(outcome.exceptions.map((e) => e.type)).toEqual([]);
+	});
+});

@@ -9,18 +9,41 @@ import type { LineFamily, LineParser, ScanState } from "./state.js";
 const PYTEST_RESULT = /^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S.*)$/;
 /** pytest 9's failed subtest: `SUBFAILED(i=2, label='a b') tests/x.py::T::t - AssertionError: ...`. */
 const PYTEST_SUBFAILED = /^SUBFAILED(?:\(.*?\))? (\S+\.(?:py|txt|rst|md)::.*)$/;
-/** pytest verbose line: `tests/x.py::T::t FAILED  [ 12%]`. */
-const PYTEST_VERBOSE = /^(\S+\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
+/** pytest verbose line: `tests/x.py::T::t FAILED  [ 12%]` (a file holding spaces: `PYTEST_SPACED_FILE`). */
+const PYTEST_VERBOSE = /^(\S.*?\.py::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/;
 const PYTEST_SECTION =
 	/^[=_-]{3,} ?(test session starts|FAILURES|ERRORS|short test summary info|warnings summary|PASSES)/;
 /** A test's section header inside FAILURES/ERRORS: `____ TestClass.test_x[param] ____`. */
 const PYTEST_HEADER = /^_{3,} (.+?) _{3,}$/;
 const PYTEST_HEADER_PREFIX = /^(?:ERROR collecting |ERROR at (?:setup|teardown) of |\[doctest\] )/;
 const PYTEST_BANG = /^!{3,} (.+?) !{3,}$/;
-const PYTEST_NODE = /^[\w./\\-]+\.(?:py|txt|rst|md)(?:::.+)?$/;
+/** A node id's file: letters of any script, digits and `_./\-`. */
+const PYTEST_FILE = /^[\p{L}\p{M}\p{N}_./\\-]+\.(?:py|txt|rst|md)$/u;
+/** A node id's file whose folders or name hold spaces (`my tests/test_a.py`): it must have a folder. */
+const PYTEST_SPACED_FILE = /^[^\s:][^:]*[/\\][^:/\\]*[^\s:]\.(?:py|txt|rst|md)$/;
 const PYTEST_ERROR_LINE = /^E {2,}(\S.*)$/;
 /** The end of a pytest traceback: `src/x.py:104: RuntimeError` (a type after the raising frame). */
 const PYTEST_RAISE = /^(\S+\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
+/** The same in pytest's FAILURES section, where the file's folders may hold spaces (`isPytestNode`). */
+const PYTEST_SPACED_RAISE = /^([^\s:][^:]*\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*)$/;
+
+/**
+ * Whether `id` is a pytest node id: a file, then any `::` parts. The file's folders and name may
+ * hold spaces when it has a folder (`my tests/test_a.py::t`): a bare `some words.py` is more likely
+ * prose than a test file.
+ */
+function isPytestNode(id: string): boolean {
+	const parts = id.indexOf("::");
+	if (parts >= 0 && parts + 2 === id.length) return false;
+	const file = nodeFile(id);
+	return PYTEST_FILE.test(file) || PYTEST_SPACED_FILE.test(file);
+}
+
+/** The file of a node id: up to its first `::`. */
+function nodeFile(id: string): string {
+	const parts = id.indexOf("::");
+	return parts < 0 ? id : id.slice(0, parts);
+}
 
 /**
  * A pytest result's node id and message: the id ends at the first ` - ` outside its parameter
@@ -60,6 +83,18 @@ function mayBeRaise(trimmed: string): boolean {
 	if (!trimmed.includes(".py:")) return false;
 	const space = trimmed.indexOf(" ");
 	return space > 0 && trimmed.charCodeAt(space - 1) === 58 && trimmed.indexOf(" ", space + 1) === -1;
+}
+
+/** `mayBeRaise` for a file whose path may hold spaces: the line's last space follows a colon. */
+function mayBeSpacedRaise(trimmed: string): boolean {
+	const space = trimmed.lastIndexOf(" ");
+	return space > 0 && trimmed.charCodeAt(space - 1) === 58 && trimmed.includes(".py:");
+}
+
+/** A `PYTEST_SPACED_RAISE` whose file has a folder and holds a space (the others are `PYTEST_RAISE`'s). */
+function spacedRaise(trimmed: string): RegExpExecArray | null {
+	const raise = PYTEST_SPACED_RAISE.exec(trimmed);
+	return raise?.[1].includes(" ") && PYTEST_SPACED_FILE.test(raise[1]) ? raise : null;
 }
 
 /** A type's class name without its module: `JSONDecodeError` of `json.decoder.JSONDecodeError`. */
@@ -213,7 +248,11 @@ export function createPythonParser(state: ScanState): LineFamily {
 			}
 		}
 
-		const raise = mayBeRaise(trimmed) ? PYTEST_RAISE.exec(trimmed) : null;
+		const raise = mayBeRaise(trimmed)
+			? PYTEST_RAISE.exec(trimmed)
+			: pytestFailureSection && mayBeSpacedRaise(trimmed)
+				? spacedRaise(trimmed)
+				: null;
 		if (raise) {
 			if (!statedTypes.includes(className(raise[3]))) state.addException(raise[3], "", lineNo);
 			statedTypes = [];
@@ -231,7 +270,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 			const result = first === 83 ? PYTEST_SUBFAILED.exec(trimmed) : PYTEST_RESULT.exec(trimmed);
 			// The node id and message: after the verdict, or after a subtest's parameters.
 			const split = result ? splitPytestResult(first === 83 ? result[1] : result[2]) : null;
-			if (split && PYTEST_NODE.test(split.id)) {
+			if (split && isPytestNode(split.id)) {
 				// A node id never ends in a space (a parameter's spaces are inside its brackets): the spaces
 				// xdist prints after the id are not part of it.
 				state.addId(split.id, { needs: "pytest", marked: true, whole: true });
@@ -264,7 +303,8 @@ export function createPythonParser(state: ScanState): LineFamily {
 			/\b(?:FAILED|ERROR)\b/.test(trimmed)
 		) {
 			const verbose = PYTEST_VERBOSE.exec(trimmed);
-			if (verbose) {
+			const file = verbose ? nodeFile(verbose[1]) : "";
+			if (verbose && (!file.includes(" ") || PYTEST_SPACED_FILE.test(file))) {
 				state.addId(verbose[1]);
 				state.sawRunner("pytest");
 				return true;
