@@ -247,6 +247,46 @@ describe("structured capsules", () => {
 		expect(found.text).toContain("4001 matches");
 	});
 
+	it("gives a search for each mark of the unlisted ids: pytest's errors are not marked FAILED", async () => {
+		const { broker, archive } = await session();
+		const failed = Array.from({ length: 3000 }, (_, i) => `tests/test_grid.py::test_cell_${i}`);
+		const errors = ["tests/test_zerr.py::test_needs_fixture", "tests/test_zerr.py::test_needs_db"];
+		const lines = [
+			"==================================== ERRORS ====================================",
+			...errors.flatMap((id) => [
+				`_____________ ERROR at setup of ${id.split("::")[1]} _____________`,
+				"E   RuntimeError: fixture broke",
+			]),
+			"=========================== short test summary info ============================",
+			...failed.map((id) => `FAILED ${id} - AssertionError: grid mismatch`),
+			...errors.map((id) => `ERROR ${id} - RuntimeError: fixture broke`),
+			"======================= 3000 failed, 2 errors in 9.02s ========================",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		const hints = [...result.text.matchAll(/^Search the rest: prime_context action=search id=obs_\d+ query="(.*)"$/gm)];
+		expect(hints.map((hint) => hint[1])).toEqual(["FAILED", "ERROR"]);
+		const context = { sessionId: "s", archive, tasks: memoryTaskStore(), config: DEFAULT_CONFIG };
+		const found: string[] = [];
+		for (const [, query] of hints) {
+			for (let matchOffset = 0; ; matchOffset += 10) {
+				const page = await runRecovery(context, {
+					action: "search",
+					id: result.id,
+					query,
+					matchOffset,
+					maxMatches: 10,
+				});
+				if (!page.text.includes("matches")) break;
+				found.push(page.text);
+				if (!/more matches|matchOffset=/.test(page.text)) break;
+			}
+		}
+		const all = found.join("\n");
+		for (const id of [...errors, ...failed]) {
+			if (!result.text.includes(`\n${id}\n`)) expect(all).toContain(id);
+		}
+	});
+
 	it("keeps room for locations when the failing ids overflow the ceiling, so both kinds survive", async () => {
 		const { broker } = await session();
 		const ids = Array.from({ length: 3000 }, (_, i) => `tests/test_grid_${i % 7}.py::test_cell_${i}`);

@@ -9,7 +9,7 @@ import {
 	failingIdsBlock,
 	MEDIUM_RESULT_BYTES,
 	outcomeHeadline,
-	restSearchHint,
+	restSearchHints,
 	runStatus,
 	statusLines,
 	utf8Bytes,
@@ -251,7 +251,7 @@ function outcomeDelta(
 		compactFailingIds(outcome.failingIds),
 		outcome.unrecordedFailingIds ?? 0,
 		ceiling - bare,
-		restSearchHint(header.id, ctx.scan.selection, outcome),
+		restSearchHints(header.id, ctx.scan.selection, outcome),
 	);
 	return renderOutcomeDelta(header, earlierId, headline, details, ids);
 }

@@ -233,29 +233,39 @@ export const LOCATIONS_SHARE_OF_OVERFLOW = 0.25;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
 const UNSAFE_MARK = /["\\\u0000-\u001f\u007f]/;
 
+/** Failure marks searched for the ids a capsule could not list, at most. */
+const MAX_REST_MARKS = 3;
+
 /**
- * The search that lists failing ids a capsule could not: the failure mark that precedes an id on
- * its failure line (`FAILED`, `✖`, `not ok 12 -` shortened to `not ok`), else the file of the first
- * id. Null when neither is safe to quote.
+ * The searches that list failing ids a capsule could not: one per failure mark that precedes an id
+ * on a failure line (`FAILED`, `ERROR`, `✖`, `not ok 12 -` shortened to `not ok`), in the order first
+ * seen among the kept failure and error lines, since a search is for one fixed text and pytest marks
+ * errors apart from failures; else the file of the last id. Empty when none is safe to quote.
  */
-export function restSearchHint(id: string, selection: Selection, outcome: Outcome): string | null {
+export function restSearchHints(id: string, selection: Selection, outcome: Outcome): string[] {
 	const ids = outcome.failingIds;
-	let query: string | null = null;
-	for (const k of selection.decisive) {
-		if (k.kind !== "failure" || query !== null) continue;
+	const marks: string[] = [];
+	for (const k of [...selection.decisive, ...selection.tail]) {
+		if ((k.kind !== "failure" && k.kind !== "error") || marks.length === MAX_REST_MARKS) continue;
 		const text = visibleText(k.raw);
 		const named = ids.find((failing) => text.includes(failing));
 		if (named === undefined) continue;
+		// A section rule around the mark (`____ ERROR at setup of t ____`) is not part of it.
 		const mark = text
 			.slice(0, text.indexOf(named))
+			.replace(/^[\s_=-]+/, "")
 			.trim()
 			.replace(/\s+\d+\s*-?$/, "");
 		// A numbered mark (`12)`) names one failure, not all of them.
-		if (mark !== "" && mark.length <= 40 && !UNSAFE_MARK.test(mark) && !/\d/.test(mark)) query = mark;
+		if (mark === "" || mark.length > 40 || UNSAFE_MARK.test(mark) || /\d/.test(mark)) continue;
+		// A search for a shorter mark inside a longer one (`ERROR` in `ERROR at setup of`) finds both.
+		if (marks.some((kept) => mark.includes(kept))) continue;
+		for (let i = marks.length - 1; i >= 0; i--) if (marks[i].includes(mark)) marks.splice(i, 1);
+		marks.push(mark);
 	}
 	const file = ids.length > 0 ? fileOfId(ids[ids.length - 1]) : null;
-	query ??= file !== null && !UNSAFE_MARK.test(file) ? file : null;
-	return query === null ? null : `Search the rest: prime_context action=search id=${id} query="${query}"`;
+	if (marks.length === 0 && file !== null && !UNSAFE_MARK.test(file)) marks.push(file);
+	return marks.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
 }
 
 /** Recovery hints: a Read window from 20 lines before to 10 after the focus line, and a true Search string. */
@@ -332,9 +342,9 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		const ceiling = Math.min(FAILING_IDS_CEILING * input.budget, header.bytes);
 		const ids = compactFailingIds(outcome.failingIds);
 		const unrecorded = outcome.unrecordedFailingIds ?? 0;
-		const restHint = restSearchHint(header.id, selection, outcome);
+		const restHints = restSearchHints(header.id, selection, outcome);
 		let idRoom = ceiling - withoutIds;
-		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHint);
+		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints);
 		if (parts.failingIds.length > 0 && !parts.failingIds[0].endsWith("all listed):")) {
 			// The ids overflow: keep a share of their room for the locations (as much as they need, if less).
 			const wanted = Math.min(
@@ -344,7 +354,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			);
 			if (wanted > 0) {
 				idRoom -= wanted;
-				parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHint);
+				parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints);
 			}
 		}
 		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id

@@ -5,9 +5,12 @@ const MAX_GROUPS = 20;
 
 /** The file a test id names (`tests/a.py::T::t`, `src/a.test.ts > suite > t`), or null when it names none. */
 export function fileOfId(id: string): string | null {
-	const match = /^([^\s:>›()]+\.[A-Za-z0-9]{1,10})(?:::|\s|$)/.exec(id);
+	const match = /^([^\s:>›()]+\.[A-Za-z0-9]{1,10})(?:::|\s|$)/.exec(id) ?? SPACED_FILE_ID.exec(id);
 	return match ? match[1] : null;
 }
+
+/** A pytest id whose file's folders or name hold spaces: `my tests/test_a.py::t` (a folder is needed). */
+const SPACED_FILE_ID = /^([^:>›()]*\/[^:>›()/]*?\.[A-Za-z0-9]{1,10})::/;
 
 function groupLines(ids: readonly string[], unrecorded: number, recorded: number): string[] {
 	const counts = new Map<string, number>();
@@ -28,14 +31,14 @@ function groupLines(ids: readonly string[], unrecorded: number, recorded: number
 /**
  * The capsule's failing-test block within `maxBytes`: every id, one per line, under
  * `FAILING_TESTS (N, all listed):` when they fit (and none went unrecorded); otherwise as many ids as
- * fit, then the rest counted per file and `restHint`, the exact search that finds them. "all listed"
+ * fit, then the rest counted per file and `restHints`, the exact searches that find them. "all listed"
  * is said only when it is true. Empty when there are no ids.
  */
 export function failingIdsBlock(
 	ids: readonly string[],
 	unrecorded: number,
 	maxBytes: number,
-	restHint: string | null,
+	restHints: readonly string[],
 ): string[] {
 	const total = ids.length + unrecorded;
 	if (total === 0) return [];
@@ -45,7 +48,7 @@ export function failingIdsBlock(
 	const tail = (listed: number) => [
 		`MORE_FAILING_TESTS (${total - listed}, counted per file; not listed here):`,
 		...groupLines(ids.slice(listed), unrecorded, ids.length),
-		restHint ?? "(No mark common to their lines: search for a name, or read the output.)",
+		...(restHints.length > 0 ? restHints : ["(No mark common to their lines: search for a name, or read the output.)"]),
 	];
 	const head = (listed: number) => `FAILING_TESTS (${total}; ${listed} listed here, ${total - listed} more below):`;
 	// The grouped rest of all ids is at least as long as that of any later part: reserve it first.

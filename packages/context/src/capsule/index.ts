@@ -28,7 +28,7 @@ export {
 	FAILING_IDS_CEILING,
 	hasDecisiveDiagnostic,
 	recoveryHints,
-	restSearchHint,
+	restSearchHints,
 	type StructuredCapsule,
 	type StructuredCapsuleInput,
 } from "./build.js";
