@@ -297,3 +297,24 @@ describe("bundlers", () => {
 		expect(parseOutcome("[INFO] BUILD SUCCESS").exceptions).toEqual([]);
 	});
 });
+
+describe("a failing name's own spaces", () => {
+	it("keeps the trailing space of a name its time follows: one space parts them", () => {
+		const outcome = parseOutcome(
+			lines(
+				"✖ trailing space  (13.114332ms)",
+				"✖ plain name (0.5ms)",
+				"  × src/a.test.ts > two spaces at the end   12ms",
+				"✕ jest title  (5 ms)",
+				"ℹ tests 4",
+				"ℹ fail 4",
+			),
+		);
+		expect(outcome.failingIds).toEqual([
+			"trailing space ",
+			"plain name",
+			"src/a.test.ts > two spaces at the end  ",
+			"jest title ",
+		]);
+	});
+});

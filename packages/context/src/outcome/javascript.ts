@@ -14,8 +14,12 @@ const VITEST_TOTALS = /^(Tests|Test Files)\s{2,}(.*)$/;
 /** vitest's count of errors outside any test (unhandled rejections, uncaught exceptions): the run failed. */
 const VITEST_ERRORS = /^Errors\s{2,}(\d+) errors?\b/;
 const COUNTED_ITEM = /(\d+) (passed|failed|skipped|todo|pending|total)/g;
-/** A failure mark, a status tag the name does not hold (ava's `✘ [fail]: name`), the name, its time. */
-const CROSS = /^[×✕✗✖✘] (?:\[[a-z]+(?: [a-z]+)*\]: )?(\S.*?)(?:\s+\(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
+/**
+ * A failure mark, a status tag the name does not hold (ava's `✘ [fail]: name`), the name, its time.
+ * One space parts the name from its time (`✖ name (1.2ms)`, `× name 5ms`, `✕ name (5 ms)`): a name's
+ * own trailing space stays part of it.
+ */
+const CROSS = /^[×✕✗✖✘] (?:\[[a-z]+(?: [a-z]+)*\]: )?(\S.*?)(?: \(?\d+(?:\.\d+)?\s?m?s\)?)?$/;
 /** node's spec and dot reporters mark a todo test's failure `✖ name (1.2ms) # reason`: no failure of the run. */
 const CROSS_TODO = /^✖ \S.*? \(\d+(?:\.\d+)?m?s\) # /;
 /** node's reporters print this under a test or suite that failed only because its subtests did. */
@@ -130,7 +134,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			if (first === 0x2716 && CROSS_TODO.test(trimmed)) return true;
 			const cross = CROSS.exec(trimmed);
 			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
-				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true });
+				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true, verbatim: true });
 				crossId = cross[1];
 				return true;
 			}

@@ -185,7 +185,8 @@ export class ScanState {
 
 	/**
 	 * `earlierLine`: the name was read on an earlier line than the current one. `whole`: the name is
-	 * complete as given (the line's trailing spaces are not part of it).
+	 * complete as given (the line's trailing spaces are not part of it). `verbatim`: the name is
+	 * exactly as given, its own trailing spaces included (a time followed it: `✖ name  (1.2ms)`).
 	 */
 	addId(
 		raw: string,
@@ -196,11 +197,12 @@ export class ScanState {
 			marked?: boolean;
 			earlierLine?: boolean;
 			whole?: boolean;
+			verbatim?: boolean;
 		} = {},
 	): void {
 		this.reports++;
-		const { earlierLine, whole, ...entry } = options;
-		let id = raw.trim();
+		const { earlierLine, whole, verbatim, ...entry } = options;
+		let id = verbatim ? raw : raw.trim();
 		// A name that ends the line keeps its trailing spaces: they are part of the name a re-run needs.
 		if (!earlierLine && !whole && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id))
 			id += this.lineTrailing;
