@@ -3,6 +3,7 @@ import { formatCellOutput } from "prime-agent-kernel";
 import { type Static, Type } from "typebox";
 import { IPYTHON_TOOL_NAME } from "../removed-tools.js";
 import { normalizeCellCode } from "./cell-code.js";
+import { LiveOutput } from "./live-output.js";
 import type { CellRun, FileDiff, SessionKernel } from "./session-kernel.js";
 
 export const ipythonParameters = Type.Object({
@@ -48,14 +49,15 @@ export function createIpythonTool(kernel: SessionKernel): AgentTool<typeof ipyth
 		parameters: ipythonParameters,
 		executionMode: "sequential",
 		async execute(_toolCallId, params, signal, onUpdate) {
-			let streamed = "";
+			const live = new LiveOutput();
 			let lastUpdate = 0;
 			const run = await kernel.run(normalizeCellCode(params.code), signal, (chunk) => {
-				streamed += chunk.text;
+				live.push(chunk.text);
 				const now = Date.now();
 				if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
 					lastUpdate = now;
-					onUpdate({ content: [{ type: "text", text: streamed }], details: partialDetails(streamed) });
+					const latest = live.text();
+					onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
 				}
 			});
 			return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
