@@ -20,6 +20,7 @@ import { type NewEntry, type Session, toLlmMessages } from "../session/index.js"
 import { type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
+import { refuseCutOffCall } from "./cut-off-call.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
@@ -148,7 +149,7 @@ export class AgentSession {
 				),
 			toolExecution: "sequential",
 			transformContext: (messages) => this.beforeProviderCall(messages),
-			beforeToolCall: (context) => this.bridge.beforeToolCall(context),
+			beforeToolCall: async (context) => refuseCutOffCall(context) ?? this.bridge.beforeToolCall(context),
 			afterToolCall: async (context) => {
 				const result = await this.bridge.afterToolCall(context);
 				// A limit was reached: this turn's tools finish, and no further model call is made.
