@@ -4,7 +4,12 @@ import { kernelPythonForTests } from "./kernel-python.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 /** One scripted model reply: either a tool call of `ipython` with this code, or a final text. */
-export type ScriptedReply = { code: string } | { text: string } | { status: number; error: string };
+export type ScriptedReply =
+	| { code: string }
+	| { text: string }
+	| { status: number; error: string }
+	/** Answered 200 with this body as it is (not a stream of chunks). */
+	| { body: string };
 
 export interface LoopbackServer {
 	baseUrl: string;
@@ -61,6 +66,11 @@ export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<
 			res.end(JSON.stringify({ error: { message: reply.error, type: "invalid_request_error" } }));
 			return;
 		}
+		if ("body" in reply) {
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			res.end(reply.body);
+			return;
+		}
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const chunk = (delta: unknown, finish: string | null = null) =>
 			res.write(
@@ -96,6 +106,11 @@ export async function anthropicMessagesServer(script: ScriptedReply[]): Promise<
 		if ("status" in reply) {
 			res.writeHead(reply.status, { "content-type": "application/json" });
 			res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: reply.error } }));
+			return;
+		}
+		if ("body" in reply) {
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			res.end(reply.body);
 			return;
 		}
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
+import { ExitCode } from "../src/errors.js";
+import { EMPTY_ANSWER } from "../src/orchestrator/agent-session.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import {
@@ -140,6 +142,20 @@ describe("real provider path through pi-ai", () => {
 		expect(code).toBe(1);
 		expect(io.err()).toContain("no longer fits the context window of local/small (8,192 tokens)");
 		expect(io.err()).toContain("--fork");
+	});
+
+	it("a server that answers with nothing exits 1 saying so, not 0 with an empty answer", async () => {
+		for (const body of ["this is not SSE at all", "data: [DONE]\n\n"]) {
+			server = await openAiCompletionsServer([{ body }]);
+			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+			world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+			const io = memoryIo(world.project, world.env);
+			expect(await runCli(["-p", "hello", "--model", "local/coder"], io)).toBe(ExitCode.modelError);
+			expect(io.err()).toContain(`The model local/coder at ${server.baseUrl} failed: ${EMPTY_ANSWER}.`);
+			expect(io.out()).toBe("");
+			await server.close();
+			world.cleanup();
+		}
 	});
 
 	it("a model error exits 1 with what happened and how to resume", async () => {

@@ -47,6 +47,17 @@ export interface AgentSessionOptions {
 }
 
 /** How one prompt ended. */
+/** Why a run whose every answer was empty failed (what a wrong `baseUrl` or a broken server gives). */
+export const EMPTY_ANSWER =
+	"it answered with nothing: no text and no tool call in any answer of this run (a server that is not an OpenAI-compatible streaming endpoint, such as a wrong baseUrl, answers like this)";
+
+/** An answer with no text, no thinking and no tool call. */
+function isEmptyAnswer(message: AssistantMessage): boolean {
+	return message.content.every((block) =>
+		block.type === "text" ? block.text.trim() === "" : block.type === "thinking" ? block.thinking.trim() === "" : false,
+	);
+}
+
 export interface RunOutcome {
 	status: "ok" | "error" | "aborted";
 	/** The provider's or loop's message when `status` is `error`. */
@@ -437,6 +448,10 @@ export class AgentSession {
 				errorMessage: lastAssistant?.errorMessage ?? this.agent.state.errorMessage,
 				lastAssistant,
 			};
+		}
+		const answers = added.filter((message) => message.role === "assistant") as AssistantMessage[];
+		if (answers.length > 0 && answers.every(isEmptyAnswer)) {
+			return { status: "error", errorMessage: EMPTY_ANSWER, lastAssistant };
 		}
 		return { status: "ok", lastAssistant };
 	}
