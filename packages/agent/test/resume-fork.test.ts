@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
@@ -182,4 +183,20 @@ it("a resumed session keeps its model without --model, and a bad --at changes no
 	await expect(start({ resume: first.session.id, at: "nope" })).rejects.toThrow(/No entry nope/);
 	expect(readFileSync(first.session.path, "utf8")).toBe(before);
 	expect(listSessions(`${world.home}/sessions`)).toHaveLength(1);
+});
+
+it("resuming a session whose directory is gone works here and says so", async () => {
+	world = sessions.newWorld();
+	sessions.faux.setResponses([fauxAssistantMessage("hello"), fauxAssistantMessage("again")]);
+	const gone = join(world.project, "gone");
+	mkdirSync(gone);
+	const first = await start({ cwd: gone });
+	await first.agentSession.prompt("hi");
+	await first.dispose();
+	rmSync(gone, { recursive: true });
+	const resumed = await start({ resume: first.session.id });
+	expect(resumed.notices).toContain(
+		`The session's directory ${gone} no longer exists: working in ${world.project} instead. Files the conversation names there are not here; restore the directory and resume again to work in it.`,
+	);
+	await resumed.dispose();
 });

@@ -193,6 +193,11 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const sessionCwd = picked?.cwd ?? options.cwd;
 	const cwd = existsSync(sessionCwd) ? sessionCwd : options.cwd;
 	if (cwd !== options.cwd) notices.push(`Working in the session's directory: ${cwd}`);
+	else if (sessionCwd !== options.cwd) {
+		notices.push(
+			`The session's directory ${sessionCwd} no longer exists: working in ${cwd} instead. Files the conversation names there are not here; restore the directory and resume again to work in it.`,
+		);
+	}
 	// The continual harness: its stores open with the session; refinements use the session's model.
 	const harness = new HarnessRuntime({
 		agentHome: paths.root,
