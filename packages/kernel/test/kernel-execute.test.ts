@@ -63,6 +63,18 @@ describe("executing cells", () => {
 		expect((await kernel.execute("!echo from shell")).stdout).toMatch(/^from shell\r?\n$/);
 	});
 
+	it("ends a %%bash cell that started a background process with its output sent to a file (as the system prompt advises)", async () => {
+		const log = join(scratch(), "server.log");
+		const cell = await kernel.execute(
+			`%%bash\nsetsid nohup bash -c 'echo serving; exec sleep 300' > ${log} 2>&1 &\necho $! > ${log}.pid\necho started`,
+		);
+		expect(cell.stdout).toBe("started\n");
+		const pid = Number((await readFile(`${log}.pid`, "utf8")).trim());
+		// Still running after the cell ended: the background process outlives it.
+		expect(() => process.kill(pid, 0)).not.toThrow();
+		process.kill(pid, "SIGKILL");
+	});
+
 	it("runs top-level await", async () => {
 		const result = await kernel.execute("import asyncio\nawait asyncio.sleep(0.01)\n'awaited'");
 		expect(result.result).toBe("'awaited'");

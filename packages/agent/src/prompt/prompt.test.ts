@@ -14,6 +14,8 @@ it("names one tool, %%bash, edit, the working directory and the permission warni
 	const prompt = buildSystemPrompt({ cwd: "/home/user/project", date: "2026-01-02" });
 	expect(prompt).toContain("exactly one tool, `ipython`");
 	expect(prompt).toContain("`%%bash`");
+	// A background process with its output left on the cell keeps the cell from ending.
+	expect(prompt).toContain("`setsid nohup <command> > server.log 2>&1 &`");
 	expect(prompt).toContain("await edit(path, old, new)");
 	expect(prompt).toContain("Working directory: /home/user/project");
 	expect(prompt).toContain("Today's date: 2026-01-02");

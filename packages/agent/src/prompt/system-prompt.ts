@@ -71,7 +71,10 @@ Each \`%%bash\` cell is a fresh, one-shot subshell: \`cd\`, exported variables a
 state do not carry over to the next cell. To change the working directory for later cells, use
 \`%cd path\` in a Python cell; Python state and \`%cd\` persist. A shell command that exits with a
 non-zero status makes the cell fail, and its output is shown. Use \`%%bash\` for tests, builds,
-git and other programs; use Python for reading and editing files.
+git and other programs; use Python for reading and editing files. A cell ends only when every
+process it started has closed its output: start a server or other long-running process in the
+background with its output sent to a file, \`setsid nohup <command> > server.log 2>&1 &\`
+(\`setsid\` keeps it running when a later cell is interrupted), then read the log from Python.
 
 # Editing files
 
