@@ -167,6 +167,24 @@ describe("command line", () => {
 		expect(readdirSync(world.home)).toEqual(["models.json"]);
 	});
 
+	it("an agent home where sessions cannot be saved is refused before any model call, saying so", async () => {
+		const server = await openAiCompletionsServer([{ text: "never asked" }]);
+		try {
+			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+			world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "m" }] } } });
+			world.writeHome("sessions", "a file where the sessions folder belongs");
+			const io = memoryIo(world.project, world.env);
+			expect(await runCli(["-p", "hi", "--model", "local/m"], io)).toBe(ExitCode.usage);
+			expect(io.err()).toContain(
+				`Sessions cannot be saved in the agent home ${world.home}: ${world.home}/sessions is not a folder.`,
+			);
+			expect(io.err()).toContain("Make it a writable folder, or point PRIME_AGENT_DIR at one.");
+			expect(server.requests.length).toBe(0);
+		} finally {
+			await server.close();
+		}
+	});
+
 	it("setup that cannot create the environment says what failed and what to do", async () => {
 		world = makeTempWorld({ PRIME_AGENT_SETUP_PYTHON: "/nonexistent/python3" });
 		const io = memoryIo(world.project, world.env);

@@ -48,6 +48,7 @@ import {
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { type GoalOption, type LongRunning, resolveGoalOption, wireLongRunning } from "./long-running.js";
+import { requireWritableSessions } from "./writable-home.js";
 
 export interface StartOptions {
 	cwd: string;
@@ -136,6 +137,7 @@ const RESUMED_KERNEL_NOTE =
 export async function startSession(options: StartOptions): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
+	requireWritableSessions(paths.sessions, paths.root);
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
