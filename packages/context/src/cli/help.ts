@@ -52,7 +52,7 @@ Example: prime-context read obs_000003 200:279`,
 Case-insensitive fixed-text search. "all" searches the newest 20 observations (or --limit N).
   --context N   lines of context around each match, 0-20 (default 2)
   --offset N    skip the first N matches (paging)
-  --max N       matches to show (default 10)
+  --max N       matches to show, 1-1000 (default: all that fit the read budget, at most 1000)
   --limit N     observations searched by "all"
 
 Example: prime-context search obs_000003 AssertionError --context 4`,
