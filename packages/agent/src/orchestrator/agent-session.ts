@@ -268,7 +268,7 @@ export class AgentSession {
 		for (const message of started.messages) this.pushHiddenMessage(message);
 		this.agent.state.systemPrompt = started.systemPrompt;
 		try {
-			let outcome = await this.run(() => this.agent.prompt(text));
+			let outcome = await this.run(() => this.agent.prompt(text), true);
 			if (
 				outcome.status === "error" &&
 				outcome.lastAssistant &&
@@ -423,20 +423,27 @@ export class AgentSession {
 		return typeof key === "string" ? key : key();
 	}
 
-	private async run(start: () => Promise<void>): Promise<RunOutcome> {
+	/**
+	 * `answered`: the run answers a prompt, so a run whose every answer is empty failed (a wake-up or
+	 * a continuation may end with nothing to say).
+	 */
+	private async run(start: () => Promise<void>, answered = false): Promise<RunOutcome> {
 		const before = this.agent.state.messages.length;
 		this.compactedInRun = false;
+		let compacted = false;
 		try {
 			await start();
 		} finally {
 			// The loop kept every message; after a compaction the session's rebuilt context is the truth.
-			if (this.compactedInRun) this.agent.state.messages = this.session.context().messages;
+			compacted = this.compactedInRun;
+			if (compacted) this.agent.state.messages = this.session.context().messages;
 			this.compactedInRun = false;
 		}
-		return this.outcome(before);
+		// After a compaction the run's messages are no longer those past `before`: its answers are unknown.
+		return this.outcome(before, answered && !compacted);
 	}
 
-	private outcome(before: number): RunOutcome {
+	private outcome(before: number, emptyFails: boolean): RunOutcome {
 		const added = this.agent.state.messages.slice(Math.min(before, this.agent.state.messages.length));
 		const lastAssistant = [...added].reverse().find((message) => message.role === "assistant") as
 			| AssistantMessage
@@ -450,7 +457,7 @@ export class AgentSession {
 			};
 		}
 		const answers = added.filter((message) => message.role === "assistant") as AssistantMessage[];
-		if (answers.length > 0 && answers.every(isEmptyAnswer)) {
+		if (emptyFails && answers.length > 0 && answers.every(isEmptyAnswer)) {
 			return { status: "error", errorMessage: EMPTY_ANSWER, lastAssistant };
 		}
 		return { status: "ok", lastAssistant };

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 
@@ -10,11 +10,13 @@ import { ExitCode, UserError } from "../errors.js";
  */
 export function requireWritableSessions(sessionsDir: string, home: string): void {
 	let folder = sessionsDir;
-	while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+	while (!exists(folder) && dirname(folder) !== folder) folder = dirname(folder);
 	let problem: string | null = null;
 	try {
-		if (!statSync(folder).isDirectory()) problem = `${folder} is not a folder`;
-		else accessSync(folder, constants.W_OK);
+		if (!existsSync(folder)) problem = `${folder} is a link to nothing`;
+		else if (!statSync(folder).isDirectory()) problem = `${folder} is not a folder`;
+		// Making a folder inside needs both: writing it and passing through it.
+		else accessSync(folder, constants.W_OK | constants.X_OK);
 	} catch (error) {
 		problem = `${folder} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
 	}
@@ -24,4 +26,14 @@ export function requireWritableSessions(sessionsDir: string, home: string): void
 		"Make it a writable folder, or point PRIME_AGENT_DIR at one.",
 		ExitCode.usage,
 	);
+}
+
+/** Whether anything is at `path`, a link to nothing included (it stands in the way of a folder there). */
+function exists(path: string): boolean {
+	try {
+		lstatSync(path);
+		return true;
+	} catch {
+		return false;
+	}
 }
