@@ -233,29 +233,40 @@ export const LOCATIONS_SHARE_OF_OVERFLOW = 0.25;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
 const UNSAFE_MARK = /["\\\u0000-\u001f\u007f]/;
 
+/** Said after the mark searches: they cover the marks of the kept lines, not necessarily every id. */
+export const REST_BY_FILE = "(An id under another mark: search for its file, as counted above.)";
+
 /** Failure marks searched for the ids a capsule could not list, at most. */
 const MAX_REST_MARKS = 3;
 
 /**
  * The searches that list failing ids a capsule could not: one per failure mark that precedes an id
- * on a failure line (`FAILED`, `ERROR`, `✖`, `not ok 12 -` shortened to `not ok`), in the order first
- * seen among the kept failure and error lines, since a search is for one fixed text and pytest marks
- * errors apart from failures; else the file of the last id. Empty when none is safe to quote.
+ * on a failure line (`FAILED`, `ERROR`, `✖`, `not ok 12 -` shortened to `not ok`), or follows it in
+ * capitals (pytest -v: `tests/a.py::t FAILED [ 10%]`), in the order first seen among the kept failure
+ * and error lines, since a search is for one fixed text and pytest marks errors apart from failures;
+ * else the file of the last id. Only whole ids count: a section header naming a test by its short
+ * name (`____ ERROR at setup of t ____`) marks no id line. Empty when none is safe to quote.
  */
 export function restSearchHints(id: string, selection: Selection, outcome: Outcome): string[] {
-	const ids = outcome.failingIds;
+	const ids = compactFailingIds(outcome.failingIds);
 	const marks: string[] = [];
 	for (const k of [...selection.decisive, ...selection.tail]) {
 		if ((k.kind !== "failure" && k.kind !== "error") || marks.length === MAX_REST_MARKS) continue;
 		const text = visibleText(k.raw);
 		const named = ids.find((failing) => text.includes(failing));
 		if (named === undefined) continue;
-		// A section rule around the mark (`____ ERROR at setup of t ____`) is not part of it.
-		const mark = text
-			.slice(0, text.indexOf(named))
+		const at = text.indexOf(named);
+		// A section rule around the mark is not part of it.
+		const before = text
+			.slice(0, at)
 			.replace(/^[\s_=-]+/, "")
 			.trim()
 			.replace(/\s+\d+\s*-?$/, "");
+		const after = /^\s+([A-Z][A-Z_]{2,15})\b/.exec(text.slice(at + named.length));
+		const found = before === "" && after ? after[1] : before;
+		// A mark opening with a word in capitals is searched by that word (`ERROR at setup of`, `ERROR`
+		// before a folder of the id): it finds every line the longer one does, and the ids marked alike.
+		const mark = /^[A-Z]{3,}\b/.exec(found)?.[0] ?? found;
 		// A numbered mark (`12)`) names one failure, not all of them.
 		if (mark === "" || mark.length > 40 || UNSAFE_MARK.test(mark) || /\d/.test(mark)) continue;
 		// A search for a shorter mark inside a longer one (`ERROR` in `ERROR at setup of`) finds both.
@@ -265,7 +276,10 @@ export function restSearchHints(id: string, selection: Selection, outcome: Outco
 	}
 	const file = ids.length > 0 ? fileOfId(ids[ids.length - 1]) : null;
 	if (marks.length === 0 && file !== null && !UNSAFE_MARK.test(file)) marks.push(file);
-	return marks.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
+	const hints = marks.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
+	// The marks are read from the lines this capsule kept: an id marked otherwise further on is found by its file.
+	if (marks.length > 0 && marks[0] !== file) hints.push(REST_BY_FILE);
+	return hints;
 }
 
 /** Recovery hints: a Read window from 20 lines before to 10 after the focus line, and a true Search string. */

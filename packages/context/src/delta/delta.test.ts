@@ -144,6 +144,12 @@ describe("sameFailureDetail", () => {
 		expect(sameFailureDetail(run("x", "left: 1", "0.1"), `${run("x", "left: 1", "0.1")}one more line\n`)).toBe(false);
 	});
 
+	it("masks a long run's clock time and rspec's seconds", () => {
+		const tail = (time: string) => `FAILED tests/test_a.py::test_x - assert 1 == 2\n${time}\n`;
+		expect(sameFailureDetail(tail("1 failed in 65.32s (0:01:05)"), tail("1 failed in 66.01s (0:01:06)"))).toBe(true);
+		expect(sameFailureDetail(tail("Finished in 0.01234 seconds"), tail("Finished in 0.02 seconds"))).toBe(true);
+	});
+
 	it("agrees on runs with no failure, exception, error or location line", () => {
 		expect(sameFailureDetail("3 passed in 0.1s\n", "header\n3 passed in 0.2s\n")).toBe(true);
 		expect(sameFailureDetail("3 passed\n", "ValueError: boom\n")).toBe(false);

@@ -183,3 +183,11 @@ describe("classifyLine", () => {
 		expect(performance.now() - started).toBeLessThan(2_000);
 	});
 });
+
+describe("pytest lines of a test file whose folders hold spaces", () => {
+	it("are failure lines, in the short summary and in verbose output", () => {
+		expect(classifyLine("FAILED my tests/test_a.py::test_x[a b] - assert 0 < 0")).toBe("failure");
+		expect(classifyLine("my tests/test_a.py::test_x FAILED                  [ 50%]")).toBe("failure");
+		expect(classifyLine("FAILED to reach the server at example.com")).not.toBe("failure");
+	});
+});

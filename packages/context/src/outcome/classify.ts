@@ -68,7 +68,7 @@ const EXIT_SUMMARY = /^(?:[\w.'"`-]+ ){0,5}(?:[Ee]xited with|[Ee]xit|EXIT) (?:co
  * for `UNEXPECTED SUCCESS: ` (tried by its prefix: many lines open with U).
  */
 const FAILURE = [
-	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) \S+\.(?:py|txt|rst|md)\b/,
+	/^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?:\S+\.(?:py|txt|rst|md)\b|[^:\s][^:]*?\.(?:py|txt|rst|md)::)/,
 	/^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S/,
 	/^FAIL\s+\S/,
 	/^● \S/,
@@ -87,7 +87,7 @@ const SUBTEST_FAILURE = /^SUBFAILED(?:\(.*?\))? \S+\.(?:py|txt|rst|md)::/;
  * it holds `FAILED` or `ERROR`.
  */
 const FAILURE_AT_END = [
-	/^\S+::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
+	/^\S[^:]*?::\S.* (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$/,
 	/^\S.*? > \S.*? FAILED$/,
 	/^\S+ --- FAILED$/,
 ];

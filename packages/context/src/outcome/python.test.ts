@@ -397,12 +397,18 @@ describe("pytest node ids of any file name", () => {
 		expect(outcome.exceptions.map((e) => e.type)).toEqual(["AssertionError", "ZeroDivisionError", "ImportError"]);
 	});
 
-	it("reads no prose as a test file: a name with spaces needs a folder", () => {
+	it("reads no prose as a test file: a name with spaces needs a folder and a test part or message after it", () => {
 		const outcome = parseOutcome(
 			lines(
 				"FAILED building the wheel for setup.py - see the log",
 				"ERROR while reading config notes.md",
 				"Error in handler.py:12: KeyError",
+				"ERROR Missing file data/input files.txt",
+				"ERROR could not load plugins/my plugin.py",
+				"FAILED to import helpers/string utils.py",
+				"ERROR reading config from /home/me/My Project/setup.py",
+				"=================================== FAILURES ===================================",
+				"see my notes/in the file.py:3: TODO",
 			),
 		);
 		expect(outcome.failingIds).toEqual([]);

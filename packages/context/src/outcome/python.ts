@@ -29,14 +29,15 @@ const PYTEST_SPACED_RAISE = /^([^\s:][^:]*\.py):(\d+): ((?:[a-z_]\w*\.)*[A-Z]\w*
 
 /**
  * Whether `id` is a pytest node id: a file, then any `::` parts. The file's folders and name may
- * hold spaces when it has a folder (`my tests/test_a.py::t`): a bare `some words.py` is more likely
- * prose than a test file.
+ * hold spaces when it has a folder and the id is plainly pytest's: a test part follows it
+ * (`my tests/test_a.py::t`), or `message` (pytest's ` - ` after the id) does. A log line such as
+ * `ERROR could not load plugins/my plugin.py` is prose, not a test file.
  */
-function isPytestNode(id: string): boolean {
+function isPytestNode(id: string, message: boolean): boolean {
 	const parts = id.indexOf("::");
 	if (parts >= 0 && parts + 2 === id.length) return false;
 	const file = nodeFile(id);
-	return PYTEST_FILE.test(file) || PYTEST_SPACED_FILE.test(file);
+	return PYTEST_FILE.test(file) || ((parts >= 0 || message) && PYTEST_SPACED_FILE.test(file));
 }
 
 /** The file of a node id: up to its first `::`. */
@@ -91,11 +92,17 @@ function mayBeSpacedRaise(trimmed: string): boolean {
 	return space > 0 && trimmed.charCodeAt(space - 1) === 58 && trimmed.includes(".py:");
 }
 
-/** A `PYTEST_SPACED_RAISE` whose file has a folder and holds a space (the others are `PYTEST_RAISE`'s). */
+/**
+ * A `PYTEST_SPACED_RAISE` whose file has a folder and holds a space (the others are `PYTEST_RAISE`'s),
+ * raising a type named as exceptions are (`...Error`, `...Exception`): with spaces allowed in the
+ * path, `see my notes/in the file.py:3: TODO` would otherwise read as one.
+ */
 function spacedRaise(trimmed: string): RegExpExecArray | null {
 	const raise = PYTEST_SPACED_RAISE.exec(trimmed);
-	return raise?.[1].includes(" ") && PYTEST_SPACED_FILE.test(raise[1]) ? raise : null;
+	return raise?.[1].includes(" ") && PYTEST_SPACED_FILE.test(raise[1]) && EXCEPTION_NAME.test(raise[3]) ? raise : null;
 }
+
+const EXCEPTION_NAME = /(?:Error|Exception|Failure|Failed|Exit|Interrupt|Warning)$/;
 
 /** A type's class name without its module: `JSONDecodeError` of `json.decoder.JSONDecodeError`. */
 const className = (type: string) => type.slice(type.lastIndexOf(".") + 1);
@@ -270,7 +277,7 @@ export function createPythonParser(state: ScanState): LineFamily {
 			const result = first === 83 ? PYTEST_SUBFAILED.exec(trimmed) : PYTEST_RESULT.exec(trimmed);
 			// The node id and message: after the verdict, or after a subtest's parameters.
 			const split = result ? splitPytestResult(first === 83 ? result[1] : result[2]) : null;
-			if (split && isPytestNode(split.id)) {
+			if (split && isPytestNode(split.id, split.message !== null)) {
 				// A node id never ends in a space (a parameter's spaces are inside its brackets): the spaces
 				// xdist prints after the id are not part of it.
 				state.addId(split.id, { needs: "pytest", marked: true, whole: true });

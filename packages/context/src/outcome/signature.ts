@@ -19,11 +19,11 @@ function normalize(text: string): string {
 
 /** Durations and clock times, which differ between runs of the same failure. */
 const TIMING: [RegExp, string][] = [
-	[/\b\d+(?:\.\d+)?\s?(?:ms|s|sec)\b/g, "<t>"],
+	[/\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds?)\b/g, "<t>"],
 	// A duration named by its key: node's TAP reporter (`duration_ms: 3.49`, `# duration_ms 1833.0`).
 	[/\b(duration_(?:ms|s):? *)\d+(?:\.\d+)?\b/g, "$1<t>"],
 	[/\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?/g, "<time>"],
-	[/\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b/g, "<time>"],
+	[/\b\d{1,2}:\d\d:\d\d(?:[.,]\d+)?\b/g, "<time>"],
 ];
 
 /**
