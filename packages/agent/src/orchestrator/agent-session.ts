@@ -46,7 +46,6 @@ export interface AgentSessionOptions {
 	compaction?: CompactionSettings;
 }
 
-/** How one prompt ended. */
 /** Why a run whose every answer was empty failed (what a wrong `baseUrl` or a broken server gives). */
 export const EMPTY_ANSWER =
 	"it answered with nothing: no text and no tool call in any answer of this run (a server that is not an OpenAI-compatible streaming endpoint, such as a wrong baseUrl, answers like this)";
@@ -58,6 +57,7 @@ function isEmptyAnswer(message: AssistantMessage): boolean {
 	);
 }
 
+/** How one prompt ended. */
 export interface RunOutcome {
 	status: "ok" | "error" | "aborted";
 	/** The provider's or loop's message when `status` is `error`. */
