@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
-import { EMPTY_ANSWER } from "../src/orchestrator/agent-session.js";
+import { EMPTY_ANSWER } from "../src/orchestrator/empty-answer.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import {

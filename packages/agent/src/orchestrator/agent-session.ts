@@ -21,6 +21,7 @@ import { type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
+import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
@@ -44,17 +45,6 @@ export interface AgentSessionOptions {
 	/** The session's kernel: compaction lists its names for `<ipython_state>` (and never resets it). */
 	kernel?: SessionKernel;
 	compaction?: CompactionSettings;
-}
-
-/** Why a run whose every answer was empty failed (what a wrong `baseUrl` or a broken server gives). */
-export const EMPTY_ANSWER =
-	"it answered with nothing: no text and no tool call in any answer of this run (a server that is not an OpenAI-compatible streaming endpoint, such as a wrong baseUrl, answers like this)";
-
-/** An answer with no text, no thinking and no tool call. */
-function isEmptyAnswer(message: AssistantMessage): boolean {
-	return message.content.every((block) =>
-		block.type === "text" ? block.text.trim() === "" : block.type === "thinking" ? block.thinking.trim() === "" : false,
-	);
 }
 
 /** How one prompt ended. */
