@@ -356,7 +356,11 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		const ceiling = Math.min(FAILING_IDS_CEILING * input.budget, header.bytes);
 		const ids = compactFailingIds(outcome.failingIds);
 		const unrecorded = outcome.unrecordedFailingIds ?? 0;
-		const restHints = restSearchHints(header.id, selection, outcome);
+		let hints: string[] | undefined;
+		const restHints = () => {
+			hints ??= restSearchHints(header.id, selection, outcome);
+			return hints;
+		};
 		let idRoom = ceiling - withoutIds;
 		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints);
 		if (parts.failingIds.length > 0 && !parts.failingIds[0].endsWith("all listed):")) {

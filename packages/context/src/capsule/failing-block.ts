@@ -31,24 +31,26 @@ function groupLines(ids: readonly string[], unrecorded: number, recorded: number
 /**
  * The capsule's failing-test block within `maxBytes`: every id, one per line, under
  * `FAILING_TESTS (N, all listed):` when they fit (and none went unrecorded); otherwise as many ids as
- * fit, then the rest counted per file and `restHints`, the exact searches that find them. "all listed"
- * is said only when it is true. Empty when there are no ids.
+ * fit, then the rest counted per file and `restHints()`, the exact searches that find them (worked
+ * out only then: matching kept lines against thousands of ids is not free). "all listed" is said
+ * only when it is true. Empty when there are no ids.
  */
 export function failingIdsBlock(
 	ids: readonly string[],
 	unrecorded: number,
 	maxBytes: number,
-	restHints: readonly string[],
+	restHints: () => readonly string[],
 ): string[] {
 	const total = ids.length + unrecorded;
 	if (total === 0) return [];
 	const all = [`FAILING_TESTS (${total}, all listed):`, ...ids];
 	if (unrecorded === 0 && capsuleLinesBytes(all) <= maxBytes) return all;
 
+	const hints = restHints();
 	const tail = (listed: number) => [
 		`MORE_FAILING_TESTS (${total - listed}, counted per file; not listed here):`,
 		...groupLines(ids.slice(listed), unrecorded, ids.length),
-		...(restHints.length > 0 ? restHints : ["(No mark common to their lines: search for a name, or read the output.)"]),
+		...(hints.length > 0 ? hints : ["(No mark common to their lines: search for a name, or read the output.)"]),
 	];
 	const head = (listed: number) => `FAILING_TESTS (${total}; ${listed} listed here, ${total - listed} more below):`;
 	// The grouped rest of all ids is at least as long as that of any later part: reserve it first.
