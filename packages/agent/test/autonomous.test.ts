@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
-import { GATE_NOT_RERUN_TEXT, GATE_OUTPUT_LIMIT, runGate, workspaceFingerprint } from "../src/autonomous/index.js";
+import {
+	GATE_NOT_RERUN_TEXT,
+	GATE_OUTPUT_LIMIT,
+	minutesText,
+	runGate,
+	workspaceFingerprint,
+} from "../src/autonomous/index.js";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { describeOutcome } from "../src/modes/index.js";
@@ -182,6 +188,10 @@ async function runToTimeLimit(steps: (() => ReturnType<typeof fauxAssistantMessa
 	expect(report.exitCode).toBe(ExitCode.limitReached);
 	return report;
 }
+
+it("says a time limit in words a person writes: one minute, not one minutes", () => {
+	expect([60_000, 3_000, 90 * 60_000].map(minutesText)).toEqual(["1 minute", "0.05 minutes", "90 minutes"]);
+});
 
 it("the time limit stops a run mid-cell: reported as the time limit, not as an interruption", async () => {
 	const report = await runToTimeLimit([run("import time\ntime.sleep(60)"), text("never")], "true");

@@ -4,7 +4,7 @@ import { parseArgs, runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
-import { closedPort, openAiCompletionsServer } from "./loopback-servers.js";
+import { anthropicMessagesServer, closedPort, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
@@ -24,6 +24,15 @@ describe("command line", () => {
 		});
 		expect(parseArgs(["sessions", "--all"])).toMatchObject({ command: "sessions", all: true });
 		expect(parseArgs(["--model=ollama/qwen:7b"]).model).toBe("ollama/qwen:7b");
+	});
+
+	it("takes -p's prompt after the options that follow it, as the one argument left", () => {
+		expect(parseArgs(["-p", "--model", "faux/x", "fix it"])).toMatchObject({ print: "fix it", model: "faux/x" });
+		expect(parseArgs(["-p", "--mode=json", "-"])).toMatchObject({ print: "-", mode: "json" });
+		// A prompt that opens with a dash is still the prompt when written straight after -p.
+		expect(parseArgs(["-p", "-", "--model", "faux/x"]).print).toBe("-");
+		expect(() => parseArgs(["-p", "--model", "faux/x"])).toThrow("-p needs a prompt.");
+		expect(() => parseArgs(["-p", "--model", "faux/x", "fix", "it"])).toThrow('Unexpected argument "it".');
 	});
 
 	it("rejects an unknown option and an unquoted prompt with a way forward", async () => {
@@ -193,25 +202,36 @@ describe("command line", () => {
 		expect(io.err()).toContain("prime-agent setup");
 	});
 
-	it("doctor says whether each local server in models.json answers", async () => {
+	it("doctor says whether each local server in models.json answers as an API at its baseUrl", async () => {
 		const server = await openAiCompletionsServer([]);
+		const anthropic = await anthropicMessagesServer([]);
 		const down = `http://127.0.0.1:${await closedPort()}/v1`;
+		// The OpenAI server's base without its /v1: up, but every model call would get a 404.
+		const noV1 = server.baseUrl.replace(/\/v1$/, "");
 		try {
 			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
 			world.writeHome("models.json", {
 				providers: {
 					up: { baseUrl: server.baseUrl, models: [{ id: "a" }] },
 					down: { baseUrl: down, models: [{ id: "b" }] },
+					short: { baseUrl: noV1, models: [{ id: "c" }] },
+					claude: { baseUrl: anthropic.baseUrl, api: "anthropic-messages", models: [{ id: "d" }] },
 				},
 			});
 			const io = memoryIo(world.project, world.env);
 			expect(await runCli(["doctor"], io)).toBe(ExitCode.ok);
-			expect(io.out()).toContain(`✓ Server "up": ${server.baseUrl} answers`);
+			expect(io.out()).toContain(`✓ Server "up": ${server.baseUrl} answers (HTTP 200)`);
+			expect(io.out()).toContain(`✓ Server "claude": ${anthropic.baseUrl} answers (HTTP 200)`);
 			expect(io.out()).toContain(`! Server "down": ${down} does not answer (ECONNREFUSED)`);
 			expect(io.out()).toContain('fix: Start the server, or fix "baseUrl" of "down"');
-			expect(io.out()).toMatch(/All checks passed \(\d+ warnings? marked ! above\)\.\n$/);
+			expect(io.out()).toContain(
+				`! Server "short": ${noV1} answers, but ${noV1}/models is not there (HTTP 404): model calls to this baseUrl would fail`,
+			);
+			expect(io.out()).toContain(`an OpenAI-compatible server's usually ends in /v1 (${noV1}/v1).`);
+			expect(io.out()).toMatch(/All checks passed \(3 warnings marked ! above\)\.\n$/);
 		} finally {
 			await server.close();
+			await anthropic.close();
 		}
 	});
 

@@ -58,6 +58,10 @@ it("a kernel that died is restarted on the next cell, which carries the notice o
 	await kernel.run("kept = 1");
 	const died = await kernel.run("import os\nos._exit(1)");
 	expect(died.cell.status).toBe("died");
+	// What the model reads says what happens next, and names no call it could not make.
+	expect(died.cell.error?.evalue).toBe(
+		"The kernel process exited with code 1 while this cell was running; all kernel variables are gone.",
+	);
 	const next = await kernel.run("print('kept' in globals())");
 	expect(next.cell.stdout).toBe("False\n");
 	expect(next.resetNotice).toContain("Kernel restarted");

@@ -32,6 +32,12 @@ async function serve(
 			raw += chunk;
 		});
 		req.on("end", () => {
+			// The model list, as real servers have it beside their API (`prime-agent doctor` asks for it).
+			if (req.method === "GET" && req.url === "/v1/models") {
+				res.writeHead(200, { "content-type": "application/json" });
+				res.end(JSON.stringify({ object: "list", data: [{ id: "loopback", object: "model" }] }));
+				return;
+			}
 			if (req.method !== "POST" || !req.url?.endsWith(pathSuffix)) {
 				res.writeHead(404).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
 				return;

@@ -7,7 +7,7 @@ import type { RunSupervisor, StopVerdict, WouldStopEvent } from "../orchestrator
 import type { GateArchive, GateOutput } from "./archive.js";
 import { workspaceFingerprint } from "./fingerprint.js";
 import { GATE_TIMEOUT_MS, type GateRun, runGate } from "./gates.js";
-import type { AutonomousConfig } from "./limits.js";
+import { type AutonomousConfig, minutesText } from "./limits.js";
 import { gateFailedText, gateNotRerunText, type LimitName } from "./report.js";
 
 /** The hidden message a failing gate continues the run with. */
@@ -82,7 +82,7 @@ export class AutonomousRun implements RunSupervisor {
 		this.gates = config.gates.map(() => undefined);
 		this.timer = setTimeout(() => {
 			this.timeUp = true;
-			this.finish({ status: "limit", limit: "time", detail: `${config.limits.timeMs / 60_000} minutes` });
+			this.finish({ status: "limit", limit: "time", detail: minutesText(config.limits.timeMs) });
 			host.abortRun();
 		}, config.limits.timeMs);
 		this.timer.unref();
@@ -174,7 +174,7 @@ export class AutonomousRun implements RunSupervisor {
 	private limitReached(continuing: boolean): AutonomousEnd | undefined {
 		const { limits } = this.config;
 		if (this.timeUp || this.elapsedMs >= limits.timeMs)
-			return { status: "limit", limit: "time", detail: `${limits.timeMs / 60_000} minutes` };
+			return { status: "limit", limit: "time", detail: minutesText(limits.timeMs) };
 		if (this.turns >= limits.turns)
 			return { status: "limit", limit: "turns", detail: `${this.turns} of ${limits.turns}` };
 		if (this.tokens >= limits.tokens)

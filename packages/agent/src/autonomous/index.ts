@@ -15,6 +15,7 @@ export {
 	type AutonomousFlags,
 	type AutonomousLimits,
 	DEFAULT_AUTONOMOUS_LIMITS,
+	minutesText,
 	resolveAutonomousConfig,
 } from "./limits.js";
 export { autonomousReport, GATE_NOT_RERUN_TEXT, type LimitName, type ReportFacts } from "./report.js";

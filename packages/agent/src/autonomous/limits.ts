@@ -108,3 +108,9 @@ function positive(value: unknown, name: string, where: string, scale: number): n
 	}
 	return Math.round((number as number) * scale);
 }
+
+/** A time limit in words: `1 minute`, `0.05 minutes`, `90 minutes`. */
+export function minutesText(ms: number): string {
+	const minutes = ms / 60_000;
+	return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+}

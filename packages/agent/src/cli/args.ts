@@ -76,6 +76,9 @@ const SUBCOMMANDS: readonly string[] = [
 ];
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
+/** An option word (`-m`, `--model=x`), not a value; `-` alone is standard input. */
+const isOption = (word: string | undefined): boolean => word !== undefined && word.startsWith("-") && word !== "-";
+
 /** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
 export function parseArgs(argv: readonly string[]): CliArgs {
 	const args: CliArgs = {
@@ -92,6 +95,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 	const rest = [...argv];
 	const positional: string[] = [];
 	let autonomous = false;
+	let printLater = false;
 	const goalBudget: { tokens?: string; turns?: string; minutes?: string } = {};
 	const autonomousFlags: NonNullable<CliArgs["autonomous"]> = {};
 	if (rest[0] && SUBCOMMANDS.includes(rest[0])) args.command = rest.shift() as Command;
@@ -118,7 +122,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 				break;
 			case "-p":
 			case "--print":
-				args.print = value(flag);
+				// `-p --model x "prompt"`: the prompt comes after the options, as the one argument left.
+				if (eq < 0 && isOption(rest[0])) printLater = true;
+				else args.print = value(flag);
 				break;
 			case "-m":
 			case "--model":
@@ -243,6 +249,16 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			);
 		}
 		args.packageSource = source;
+	}
+	if (printLater && args.print === undefined && args.command === "run") {
+		if (positional.length !== 1) {
+			throw new UserError(
+				positional.length === 0 ? "-p needs a prompt." : `Unexpected argument "${positional[1]}".`,
+				'Quote the prompt: prime-agent -p "your request" (or pass - to read it from standard input).',
+				ExitCode.usage,
+			);
+		}
+		args.print = positional.pop();
 	}
 	checkDaemonCommand(args, positional);
 	if (args.command === "sessions" && positional.length === 1) {

@@ -149,7 +149,12 @@ function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[
 
 const REACH_TIMEOUT_MS = 3000;
 
-/** Servers configured in models.json answer at all (any HTTP status counts: the server is up). */
+/**
+ * Servers configured in models.json answer as an API: their model list (`GET <baseUrl>/models`, or
+ * `<baseUrl>/v1/models` for the Anthropic API, whose base has no `/v1`) is there. A server that
+ * answers 404 there is up but `baseUrl` is wrong (most often a missing `/v1`): every model call would
+ * fail the same way. A refusal (401, 403) says the list wants a key, which doctor does not send.
+ */
 async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
 	let file: ReturnType<typeof loadModelsFile>;
 	try {
@@ -161,20 +166,43 @@ async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
 	return Promise.all(
 		servers.map(async ([name, config]) => {
 			const url = String(config.baseUrl);
+			const base = url.replace(/\/+$/, "");
+			const probe = config.api === "anthropic-messages" ? `${base}/v1/models` : `${base}/models`;
+			const check = `Server "${name}"`;
+			const fixUrl = `Fix "baseUrl" of "${name}" in ${paths.models}`;
+			let status: number;
 			try {
-				const response = await fetch(`${url.replace(/\/+$/, "")}/models`, {
-					signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
-				});
+				const response = await fetch(probe, { signal: AbortSignal.timeout(REACH_TIMEOUT_MS) });
 				await response.body?.cancel();
-				return ok(`Server "${name}"`, `${url} answers (HTTP ${response.status})`);
+				status = response.status;
 			} catch (error) {
 				const reason = networkReason(error);
 				return warn(
-					`Server "${name}"`,
+					check,
 					`${url} does not answer (${reason})`,
 					`Start the server, or fix "baseUrl" of "${name}" in ${paths.models}.`,
 				);
 			}
+			if (status < 400) return ok(check, `${url} answers (HTTP ${status})`);
+			if (status === 401 || status === 403) {
+				return ok(
+					check,
+					`${url} answers (HTTP ${status} for ${probe}: the model list wants a key, which doctor does not send)`,
+				);
+			}
+			if (status === 404) {
+				const v1 = config.api !== "anthropic-messages" && !/\/v1$/.test(base);
+				return warn(
+					check,
+					`${url} answers, but ${probe} is not there (HTTP 404): model calls to this baseUrl would fail`,
+					v1 ? `${fixUrl}: an OpenAI-compatible server's usually ends in /v1 (${base}/v1).` : `${fixUrl}.`,
+				);
+			}
+			return warn(
+				check,
+				`${url} answers with an error (HTTP ${status} for ${probe})`,
+				`Check the server's log, or ${fixUrl[0].toLowerCase()}${fixUrl.slice(1)}.`,
+			);
 		}),
 	);
 }

@@ -253,16 +253,17 @@ export class CellRun {
 	}
 }
 
-/** What a cell ended by the kernel's exit says: what happened, and what to do where there is a choice. */
+/**
+ * What a cell ended by the kernel's exit says: what happened. Not what to do: a host shows this to
+ * people and models who cannot call the host's `restart()` (the agent restarts on the next cell and
+ * says so); a host that calls `execute` again is told by `KernelNotRunningError`.
+ */
 function diedMessage(exit: KernelExit, reason: StopReason | undefined): string {
 	if (reason === "shutdown") return "The kernel was shut down while this cell was running; its variables are gone.";
 	if (reason === "restart") {
 		return "The kernel was restarted while this cell was running; its variables are gone (the new kernel starts empty).";
 	}
-	return (
-		`The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone. ` +
-		"Call restart() to start a fresh kernel."
-	);
+	return `The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone.`;
 }
 
 /** The line that tells a reader some of the cell's output never arrived. */
