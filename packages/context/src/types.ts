@@ -108,6 +108,14 @@ export interface Outcome {
 	failingIds: string[];
 	/** Failing ids seen past the first 5,000: counted, not kept. */
 	unrecordedFailingIds?: number;
+	/**
+	 * The marks failing ids were printed under (`FAILED`, `ERROR`, `✖`...; see `markAround`), in
+	 * first-seen order, each with how many distinct ids it preceded (or followed): a search for a mark
+	 * finds their lines. An id may count under two marks, and an id printed under none under no mark.
+	 */
+	failingIdMarks?: { mark: string; ids: number }[];
+	/** Failing ids (of the first 100,000) printed under no mark. */
+	unmarkedFailingIds?: number;
 	/** Exceptions from `Type: message` lines or a bare type, with 1-based line numbers. */
 	exceptions: { type: string; message: string; line: number }[];
 	/** Source locations (`file:line`), with the 1-based output line they appear on. */

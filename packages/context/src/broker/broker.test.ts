@@ -4,13 +4,29 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { input, pytestRun, pythonSource, session, tempDir } from "../../test/broker-session.js";
-import { openSessionArchive } from "../archive/index.js";
+import { openSessionArchive, type SessionArchive } from "../archive/index.js";
+import { REST_BY_FILE } from "../capsule/index.js";
 import { runRecovery } from "../recovery/index.js";
 import { memoryTaskStore } from "../task/index.js";
 import { DEFAULT_CONFIG, type ObservationInput } from "../types.js";
 import { createBroker } from "./index.js";
 
 const hints = /prime_context action=(read|search)/;
+
+/** Every page of each search's matches in one observation, joined. */
+async function searchAll(archive: SessionArchive, id: string, queries: string[]): Promise<string> {
+	const context = { sessionId: "s", archive, tasks: memoryTaskStore(), config: DEFAULT_CONFIG };
+	const found: string[] = [];
+	for (const query of queries) {
+		for (let matchOffset = 0; ; matchOffset += 10) {
+			const page = await runRecovery(context, { action: "search", id, query, matchOffset, maxMatches: 10 });
+			if (!page.text.includes("matches")) break;
+			found.push(page.text);
+			if (!/more matches|matchOffset=/.test(page.text)) break;
+		}
+	}
+	return found.join("\n");
+}
 
 describe("pass-through and archiving", () => {
 	it("passes short novel output through unchanged, still archived with an id", async () => {
@@ -156,26 +172,48 @@ describe("structured capsules", () => {
 		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
 		const hints = [...result.text.matchAll(/^Search the rest: prime_context action=search id=obs_\d+ query="(.*)"$/gm)];
 		expect(hints.map((hint) => hint[1])).toEqual(["FAILED", "ERROR"]);
-		const context = { sessionId: "s", archive, tasks: memoryTaskStore(), config: DEFAULT_CONFIG };
-		const found: string[] = [];
-		for (const [, query] of hints) {
-			for (let matchOffset = 0; ; matchOffset += 10) {
-				const page = await runRecovery(context, {
-					action: "search",
-					id: result.id,
-					query,
-					matchOffset,
-					maxMatches: 10,
-				});
-				if (!page.text.includes("matches")) break;
-				found.push(page.text);
-				if (!/more matches|matchOffset=/.test(page.text)) break;
-			}
-		}
-		const all = found.join("\n");
+		const all = await searchAll(
+			archive,
+			result.id,
+			hints.map((hint) => hint[1]),
+		);
 		for (const id of [...errors, ...failed]) {
 			if (!result.text.includes(`\n${id}\n`)) expect(all).toContain(id);
 		}
+	});
+
+	it("reads the marks of the unlisted ids from every id's line, not from the lines the capsule kept (pytest -v, errors first)", async () => {
+		const { broker, archive } = await session();
+		const errors = Array.from({ length: 1000 }, (_, i) => `tests/test_setup.py::test_needs_db_${i}`);
+		const failed = Array.from({ length: 1900 }, (_, i) => `tests/test_grid.py::test_cell_${i}`);
+		const lines = [
+			"============================= test session starts ==============================",
+			...errors.map((id) => `${id} ERROR${" ".repeat(12)}[ 10%]`),
+			...failed.map((id) => `${id} FAILED${" ".repeat(11)}[ 60%]`),
+			// No short summary (`-rN`): the failures' marks are on their progress lines only.
+			"=================================== FAILURES ===================================",
+			...failed
+				.slice(0, 20)
+				.flatMap((id, i) => [
+					`_______________________ ${id.split("::")[1]} _______________________`,
+					`tests/test_grid.py:${10 + i}: in ${id.split("::")[1]}`,
+					"E   AssertionError: grid mismatch",
+				]),
+			"==================== 1900 failed, 1000 errors in 19.02s ====================",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		const hints = [...result.text.matchAll(/^Search the rest: prime_context action=search id=obs_\d+ query="(.*)"$/gm)];
+		// The mark under which most ids were printed first; every id is under one of them, so no file note.
+		expect(hints.map((hint) => hint[1])).toEqual(["FAILED", "ERROR"]);
+		expect(result.text).not.toContain(REST_BY_FILE);
+		const all = await searchAll(archive, result.id, ["FAILED", "ERROR"]);
+		let unlisted = 0;
+		for (const id of [...errors, ...failed]) {
+			if (result.text.includes(`\n${id}\n`)) continue;
+			unlisted++;
+			expect(all).toContain(id);
+		}
+		expect(unlisted).toBeGreaterThan(2000);
 	});
 
 	it("keeps room for locations when the failing ids overflow the ceiling, so both kinds survive", async () => {

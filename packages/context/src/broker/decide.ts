@@ -251,7 +251,7 @@ function outcomeDelta(
 		compactFailingIds(outcome.failingIds),
 		outcome.unrecordedFailingIds ?? 0,
 		ceiling - bare,
-		() => restSearchHints(header.id, ctx.scan.selection, outcome),
+		() => restSearchHints(header.id, outcome),
 	);
 	return renderOutcomeDelta(header, earlierId, headline, details, ids);
 }

@@ -1,4 +1,4 @@
-import { type LineKind, visibleText } from "../outcome/index.js";
+import { type IdMark, type LineKind, UNSAFE_MARK } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
 import { capsuleLinesBytes, utf8Bytes } from "./escape.js";
 import { failingIdsBlock, fileOfId } from "./failing-block.js";
@@ -229,56 +229,37 @@ export const FAILING_IDS_CEILING = 4;
  */
 export const LOCATIONS_SHARE_OF_OVERFLOW = 0.25;
 
-/** Characters a rest-search query must avoid (a failure mark such as `✖` alone is fine). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is rejected.
-const UNSAFE_MARK = /["\\\u0000-\u001f\u007f]/;
-
-/** Said after the mark searches: they cover the marks of the kept lines, not necessarily every id. */
+/** Said after the mark searches when some failing id was printed under none of them. */
 export const REST_BY_FILE = "(An id under another mark: search for its file, as counted above.)";
 
 /** Failure marks searched for the ids a capsule could not list, at most. */
 const MAX_REST_MARKS = 3;
 
 /**
- * The searches that list failing ids a capsule could not: one per failure mark that precedes an id
- * on a failure line (`FAILED`, `ERROR`, `✖`, `not ok 12 -` shortened to `not ok`), or follows it in
- * capitals (pytest -v: `tests/a.py::t FAILED [ 10%]`), in the order first seen among the kept failure
- * and error lines, since a search is for one fixed text and pytest marks errors apart from failures;
- * else the file of the last id. Only whole ids count: a section header naming a test by its short
- * name (`____ ERROR at setup of t ____`) marks no id line. Empty when none is safe to quote.
+ * The searches that list failing ids a capsule could not: one per mark the ids were printed under
+ * (`FAILED`, `ERROR`, `✖`, `not ok`; see `markAround`), read from every line naming a failing id as
+ * the scan went (pytest marks errors apart from failures), those under which most ids were printed
+ * first; a mark holding another (`✖ FAIL` holds `✖`) is left to the other's search, which finds its
+ * lines too. Else the file of the last id. `REST_BY_FILE` follows when some id may be under none of
+ * the searched marks. Empty when no search is safe to quote.
  */
-export function restSearchHints(id: string, selection: Selection, outcome: Outcome): string[] {
-	const ids = compactFailingIds(outcome.failingIds);
-	const marks: string[] = [];
-	for (const k of [...selection.decisive, ...selection.tail]) {
-		if ((k.kind !== "failure" && k.kind !== "error") || marks.length === MAX_REST_MARKS) continue;
-		const text = visibleText(k.raw);
-		const named = ids.find((failing) => text.includes(failing));
-		if (named === undefined) continue;
-		const at = text.indexOf(named);
-		// A section rule around the mark is not part of it.
-		const before = text
-			.slice(0, at)
-			.replace(/^[\s_=-]+/, "")
-			.trim()
-			.replace(/\s+\d+\s*-?$/, "");
-		const after = /^\s+([A-Z][A-Z_]{2,15})\b/.exec(text.slice(at + named.length));
-		const found = before === "" && after ? after[1] : before;
-		// A mark opening with a word in capitals is searched by that word (`ERROR at setup of`, `ERROR`
-		// before a folder of the id): it finds every line the longer one does, and the ids marked alike.
-		const mark = /^[A-Z]{3,}\b/.exec(found)?.[0] ?? found;
-		// A numbered mark (`12)`) names one failure, not all of them.
-		if (mark === "" || mark.length > 40 || UNSAFE_MARK.test(mark) || /\d/.test(mark)) continue;
-		// A search for a shorter mark inside a longer one (`ERROR` in `ERROR at setup of`) finds both.
-		if (marks.some((kept) => mark.includes(kept))) continue;
-		for (let i = marks.length - 1; i >= 0; i--) if (marks[i].includes(mark)) marks.splice(i, 1);
-		marks.push(mark);
+export function restSearchHints(id: string, outcome: Outcome): string[] {
+	const marks: IdMark[] = [];
+	for (const entry of outcome.failingIdMarks ?? []) {
+		if (marks.some((kept) => entry.mark.includes(kept.mark))) continue;
+		for (let i = marks.length - 1; i >= 0; i--) if (marks[i].mark.includes(entry.mark)) marks.splice(i, 1);
+		marks.push(entry);
 	}
-	const file = ids.length > 0 ? fileOfId(ids[ids.length - 1]) : null;
-	if (marks.length === 0 && file !== null && !UNSAFE_MARK.test(file)) marks.push(file);
-	const hints = marks.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
-	// The marks are read from the lines this capsule kept: an id marked otherwise further on is found by its file.
-	if (marks.length > 0 && marks[0] !== file) hints.push(REST_BY_FILE);
+	const searched = [...marks].sort((a, b) => b.ids - a.ids).slice(0, MAX_REST_MARKS);
+	const queries = searched.map((entry) => entry.mark);
+	if (queries.length === 0) {
+		const ids = outcome.failingIds;
+		const file = ids.length > 0 ? fileOfId(ids[ids.length - 1]) : null;
+		if (file !== null && !UNSAFE_MARK.test(file)) queries.push(file);
+	}
+	const hints = queries.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
+	const everyMark = searched.length === marks.length && (outcome.unmarkedFailingIds ?? 0) === 0;
+	if (searched.length > 0 && !everyMark) hints.push(REST_BY_FILE);
 	return hints;
 }
 
@@ -358,7 +339,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		const unrecorded = outcome.unrecordedFailingIds ?? 0;
 		let hints: string[] | undefined;
 		const restHints = () => {
-			hints ??= restSearchHints(header.id, selection, outcome);
+			hints ??= restSearchHints(header.id, outcome);
 			return hints;
 		};
 		let idRoom = ceiling - withoutIds;

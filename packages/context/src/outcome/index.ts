@@ -18,6 +18,7 @@
 export { stripAnsi, visibleLine } from "./ansi.js";
 export { classifyLine, type LineKind, noteShaped, type ShapedLines } from "./classify.js";
 export { type DiffLine, DiffReader, isDiffTarget } from "./diff.js";
+export { type IdMark, markAround, UNSAFE_MARK } from "./id-marks.js";
 export { type Keep, keeper, LINE_SLOTS, type LineMemo, LineTable, lineSlot } from "./line-slot.js";
 export { createOutcomeScanner, type OutcomeHints, type OutcomeScanner, parseOutcome } from "./scanner.js";
 export { normalizeEvidence, outcomeSignature } from "./signature.js";

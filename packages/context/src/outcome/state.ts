@@ -1,5 +1,6 @@
 import type { Outcome, OutcomeCounts } from "../types.js";
 import { type LineKind, noteShaped, type ShapedLines } from "./classify.js";
+import { IdMarkCounter } from "./id-marks.js";
 import { type Keep, keeper } from "./line-slot.js";
 import { clip } from "./visible.js";
 
@@ -88,6 +89,8 @@ export interface LineFamily {
 export class ScanState {
 	private readonly ids: IdEntry[] = [];
 	private readonly idSeen = new Set<string>();
+	/** The marks the tracked ids were printed under. */
+	private readonly idMarks = new IdMarkCounter();
 	private unrecordedIds = 0;
 	private readonly exceptions: Outcome["exceptions"] = [];
 	private readonly exceptionSeen = new Set<string>();
@@ -207,15 +210,27 @@ export class ScanState {
 		if (!earlierLine && !whole && this.lineTrailing !== "" && id !== "" && this.lineTrimmed.endsWith(id))
 			id += this.lineTrailing;
 		id = clip(id, LIMITS.idLength);
-		if (id === "" || this.idSeen.has(id)) return;
+		if (id === "") return;
+		// Every line that names a tracked id tells a mark it is printed under (`idMarks`).
+		const note = (tracked: string) => {
+			if (!earlierLine) this.idMarks.note(this.lineTrimmed, tracked);
+		};
+		if (this.idSeen.has(id)) {
+			note(id);
+			return;
+		}
 		id = this.own(id);
 		if (this.ids.length >= LIMITS.failingIds) {
 			// Past the cap ids are only counted, so a capsule never claims to list them all.
-			if (this.idSeen.size < LIMITS.countedIds) this.idSeen.add(id);
+			if (this.idSeen.size < LIMITS.countedIds) {
+				this.idSeen.add(id);
+				note(id);
+			}
 			this.unrecordedIds++;
 			return;
 		}
 		this.idSeen.add(id);
+		note(id);
 		this.ids.push({ id, ...entry });
 	}
 
@@ -223,6 +238,7 @@ export class ScanState {
 	removeId(id: string): void {
 		this.reports++;
 		if (!this.idSeen.delete(id)) return;
+		this.idMarks.forget(id);
 		const index = this.ids.findIndex((entry) => entry.id === id);
 		if (index >= 0) this.ids.splice(index, 1);
 	}
@@ -352,6 +368,8 @@ export class ScanState {
 			counts,
 			failingIds,
 			unrecordedFailingIds: this.unrecordedIds,
+			failingIdMarks: this.idMarks.list(),
+			unmarkedFailingIds: this.idSeen.size - this.idMarks.markedIds,
 			exceptions: [...this.exceptions],
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
