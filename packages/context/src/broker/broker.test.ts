@@ -254,6 +254,36 @@ describe("structured capsules", () => {
 		expect(result.text).toContain('query="not ok"');
 	});
 
+	it("does not say all listed when the run counts more failed tests than it names: one name failing in two files", async () => {
+		const { broker, archive } = await session();
+		const failure = (file: string, expected: number) => [
+			"✖ same name (2.1ms)",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"  ",
+			`  1 !== ${expected}`,
+			"  ",
+			`      at TestContext.<anonymous> (file:///work/${file}:2:34)`,
+		];
+		const passing = Array.from({ length: 600 }, (_, i) => `✔ parses case ${i} of the calendar grid (0.4ms)`);
+		const lines = [
+			...passing,
+			...failure("a.test.mjs", 2),
+			...failure("b.test.mjs", 3),
+			"ℹ tests 602",
+			"ℹ suites 0",
+			"ℹ pass 600",
+			"ℹ fail 2",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		expect(result.decision).toBe("structured-capsule");
+		expect(result.text).toContain(
+			"FAILING_TESTS (1 listed, 2 failed: the others share a listed name or were not read as ids):\nsame name\n",
+		);
+		expect(result.text).not.toContain("all listed");
+		expect(result.text).toContain(`Search the rest: prime_context action=search id=${result.id} query="✖"`);
+		expect(await searchAll(archive, result.id, ["✖"])).toContain("2 matches");
+	});
+
 	it("passes everything through, still archived, when the broker is disabled", async () => {
 		const { broker, archive } = await session({ ...DEFAULT_CONFIG, enabled: false });
 		const text = pythonSource(40_000);

@@ -252,6 +252,7 @@ function outcomeDelta(
 		outcome.unrecordedFailingIds ?? 0,
 		ceiling - bare,
 		() => restSearchHints(header.id, outcome),
+		outcome.counts?.failed,
 	);
 	return renderOutcomeDelta(header, earlierId, headline, details, ids);
 }

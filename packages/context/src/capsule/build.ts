@@ -343,8 +343,8 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			return hints;
 		};
 		let idRoom = ceiling - withoutIds;
-		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints);
-		if (parts.failingIds.length > 0 && !parts.failingIds[0].endsWith("all listed):")) {
+		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints, outcome.counts?.failed);
+		if (parts.failingIds.length > 0 && parts.failingIds[0].endsWith("more below):")) {
 			// The ids overflow: keep a share of their room for the locations (as much as they need, if less).
 			const wanted = Math.min(
 				Math.floor(idRoom * LOCATIONS_SHARE_OF_OVERFLOW),
@@ -353,7 +353,7 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 			);
 			if (wanted > 0) {
 				idRoom -= wanted;
-				parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints);
+				parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints, outcome.counts?.failed);
 			}
 		}
 		// Locations get what the fixed parts leave after a reserve for evidence lines. Only the failing-id

@@ -32,21 +32,31 @@ function groupLines(ids: readonly string[], unrecorded: number, recorded: number
  * The capsule's failing-test block within `maxBytes`: every id, one per line, under
  * `FAILING_TESTS (N, all listed):` when they fit (and none went unrecorded); otherwise as many ids as
  * fit, then the rest counted per file and `restHints()`, the exact searches that find them (worked
- * out only then: matching kept lines against thousands of ids is not free). "all listed" is said
- * only when it is true. Empty when there are no ids.
+ * out only then). "all listed" is said only when it is true: not when the run's summary counts more
+ * failed tests (`failed`) than there are ids (two tests of one name in two files, a failure line not
+ * read as an id); the searches follow then. Empty when there are no ids.
  */
 export function failingIdsBlock(
 	ids: readonly string[],
 	unrecorded: number,
 	maxBytes: number,
 	restHints: () => readonly string[],
+	failed = 0,
 ): string[] {
 	const total = ids.length + unrecorded;
 	if (total === 0) return [];
 	const all = [`FAILING_TESTS (${total}, all listed):`, ...ids];
-	if (unrecorded === 0 && capsuleLinesBytes(all) <= maxBytes) return all;
+	if (unrecorded === 0 && failed <= total && capsuleLinesBytes(all) <= maxBytes) return all;
 
 	const hints = restHints();
+	if (unrecorded === 0) {
+		const fewer = [
+			`FAILING_TESTS (${total} listed, ${failed} failed: the others share a listed name or were not read as ids):`,
+			...ids,
+			...hints,
+		];
+		if (capsuleLinesBytes(fewer) <= maxBytes) return fewer;
+	}
 	const tail = (listed: number) => [
 		`MORE_FAILING_TESTS (${total - listed}, counted per file; not listed here):`,
 		...groupLines(ids.slice(listed), unrecorded, ids.length),
