@@ -15,12 +15,20 @@ export async function readObservation(
 	const askedEnd = request.endLine ?? start + Math.min(limits.readMaxLines, record.lines) - 1;
 	const end = Math.min(askedEnd, start + limits.readMaxLines - 1);
 	const firstPage = Math.min(limits.readMaxLines, 80);
-	if (record.lines === 0 || start > record.lines) {
-		const text =
-			record.lines === 0
-				? `${id} is empty (0 lines, ${record.bytes} bytes).`
-				: `${id} has ${record.lines} lines; startLine ${start} is past the end. Try: ${hints.read(id, Math.max(1, record.lines - firstPage + 1), record.lines)}`;
-		return { action: "read", text, isError: false, evidence: false, truncated: false };
+	if (record.lines === 0) {
+		return {
+			action: "read",
+			text: `${id} is empty (0 lines, ${record.bytes} bytes).`,
+			isError: false,
+			evidence: false,
+			truncated: false,
+		};
+	}
+	if (start > record.lines) {
+		// No such lines: an error (the CLI exits 1), with the read of the last page that exists.
+		const last = hints.read(id, Math.max(1, record.lines - firstPage + 1), record.lines);
+		const text = `Error: ${id} has ${record.lines} lines; startLine ${start} is past the end. Try: ${last}`;
+		return { action: "read", text, isError: true, evidence: false, truncated: false };
 	}
 	// Clipped and bounded at the source, so even pages of giant lines cost little memory.
 	const { lines, lineBytes } = await context.archive.readLines(id, start, Math.max(start, end), {

@@ -133,9 +133,13 @@ describe("read", () => {
 
 	it("explains a range past the end", async () => {
 		const id = await archiveText(numbered(10));
-		const { text, evidence } = await runRecovery(context, { action: "read", id, startLine: 50 });
+		const { text, evidence, isError } = await runRecovery(context, { action: "read", id, startLine: 50 });
 		expect(evidence).toBe(false);
-		expect(text).toContain(`${id} has 10 lines; startLine 50 is past the end`);
+		// Lines that do not exist are an error (a script sees the CLI exit 1), with the read that works.
+		expect(isError).toBe(true);
+		expect(text).toBe(
+			`Error: ${id} has 10 lines; startLine 50 is past the end. Try: prime_context action=read id=${id} startLine=1 endLine=10`,
+		);
 	});
 
 	it("names bad and unknown ids and says how to list ids", async () => {
