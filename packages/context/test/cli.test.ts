@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -239,10 +239,25 @@ describe("prime-context capsule", () => {
 		expect(read.stdout.toString()).toContain("3: tail");
 	});
 
-	it("rejects a missing file, saying what to give instead", async () => {
+	it("observes a named pipe, as `capsule <(cmd)` gives one", async () => {
+		const fifo = join(base, "pipe");
+		execFileSync("mkfifo", [fifo]);
+		const running = cli("--session", "t", "capsule", fifo);
+		// The writer's open waits for the reader: the command has opened the pipe once it returns.
+		await writeFile(fifo, "from a pipe\n");
+		const result = await running;
+		expect(result.status).toBe(0);
+		expect(result.stdout.toString()).toBe("from a pipe\n");
+		expect((await (await sessionArchive("t")).list())[0]).toMatchObject({ tool: "capsule", bytes: 12 });
+	});
+
+	it("rejects a missing file and a directory, saying what to give instead", async () => {
 		const result = await cli("capsule", join(base, "missing.log"));
 		expect(result.status).toBe(2);
 		expect(result.stderr).toMatch(/cannot read .*missing\.log.*give a readable file, or - for stdin/);
+		const folder = await cli("capsule", base);
+		expect(folder.status).toBe(2);
+		expect(folder.stderr).toContain("is not a regular file or a pipe; give a file, or - for stdin");
 	});
 });
 

@@ -1,3 +1,4 @@
+import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
@@ -98,34 +99,37 @@ async function reportStartError(argv: string[], error: NodeJS.ErrnoException, io
 export async function runCapsule(args: ParsedArgs, openSession: SessionOpener, io: CommandIo): Promise<number> {
 	noExtraArguments(args, 1);
 	const source = args.positional[0] ?? "-";
+	const facts = { tool: "capsule", command: null, exitCode: null, isError: false };
+	/** A stream read once (stdin, a pipe such as `<(cmd)`): copied to a file first, which is then observed. */
+	const deliverStream = async (stream: Readable) => {
+		const session = await openOrWarn(openSession, io);
+		const capture = await createCaptureFile();
+		try {
+			await captureStream(stream, capture.path);
+			await deliverOutput(session, capture.path, facts, io);
+		} finally {
+			await capture.dispose();
+		}
+		return 0;
+	};
 	if (source === "-") {
 		if (io.stdinIsTty) {
 			throw new UsageError(
 				"capsule reads stdin, which is a terminal: pipe output in (cmd 2>&1 | prime-context capsule) or give a file",
 			);
 		}
-		const session = await openOrWarn(openSession, io);
-		const capture = await createCaptureFile();
-		try {
-			await captureStream(io.stdin, capture.path);
-			await deliverOutput(
-				session,
-				capture.path,
-				{ tool: "capsule", command: null, exitCode: null, isError: false },
-				io,
-			);
-		} finally {
-			await capture.dispose();
-		}
-		return 0;
+		return deliverStream(io.stdin);
 	}
 	const path = resolve(io.cwd, source);
 	const info = await stat(path).catch((error: Error) => {
 		throw new UsageError(`cannot read ${source}: ${error.message}; give a readable file, or - for stdin`);
 	});
-	if (!info.isFile()) throw new UsageError(`${source} is not a regular file; give a file, or - for stdin`);
+	if (info.isFIFO()) return deliverStream(createReadStream(path));
+	if (!info.isFile()) {
+		throw new UsageError(`${source} is not a regular file or a pipe; give a file, or - for stdin`);
+	}
 	const session = await openOrWarn(openSession, io);
-	await deliverOutput(session, path, { tool: "capsule", command: null, exitCode: null, isError: false }, io);
+	await deliverOutput(session, path, facts, io);
 	return 0;
 }
 

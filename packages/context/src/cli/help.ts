@@ -35,7 +35,8 @@ signals sent to prime-context are passed to the command. A command that cannot s
 Example: prime-context run -- npm test`,
 	capsule: `Usage: prime-context capsule [--session NAME] [file|-]
 
-Archives a file (or stdin, the default, or "-") and prints the capsule or the text.
+Archives a file, a named pipe (capsule <(cmd)) or stdin (the default, or "-") and prints the
+capsule or the text.
 
 Example: pytest 2>&1 | prime-context capsule`,
 	list: `Usage: prime-context list [--session NAME] [limit]
