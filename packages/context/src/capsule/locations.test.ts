@@ -54,6 +54,25 @@ describe("grouped location listing", () => {
 		]);
 	});
 
+	it("lists a place once when the output names it by its absolute and its relative path (node's stack and recap)", () => {
+		const locations = [
+			{ file: "/work/app/test/a.test.mjs", line: 2, at: 10 },
+			{ file: "/work/app/test/b.test.mjs", line: 2, at: 30 },
+			{ file: "test/a.test.mjs", line: 2, at: 50 },
+			{ file: "b.test.mjs", line: 2, at: 60 },
+			// Another line, or a path that is no tail of the absolute one at a `/`, is another place.
+			{ file: "test/a.test.mjs", line: 3, at: 70 },
+			{ file: "pp/test/a.test.mjs", line: 2, at: 80 },
+		];
+		expect(locationLines(outcome(locations), 1000)).toEqual([
+			"LOCATIONS (4 in 4 files; each line is path:line,line,...):",
+			"/work/app/test/a.test.mjs:2",
+			"/work/app/test/b.test.mjs:2",
+			"test/a.test.mjs:3",
+			"pp/test/a.test.mjs:2",
+		]);
+	});
+
 	it("lists every location when they fit, one file per line with its lines ascending, relative to the project root", () => {
 		const locations = [
 			...[50, 10, 30].map((line, i) => ({ file: "/home/dev/proj/tests/test_a.py", line, at: 100 * (i + 1) })),

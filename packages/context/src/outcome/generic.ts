@@ -113,7 +113,9 @@ export function createGenericParser(state: ScanState): LineFamily {
 		if (startsWithText(trimmed, "code: '")) {
 			const code = NODE_CODE.exec(trimmed);
 			if (code) {
-				state.addException(code[1], "", lineNo);
+				// The code of an error already read with it as its tag (`AssertionError [ERR_ASSERTION]: ...`,
+				// then its properties) is that error again.
+				if (!state.hasExceptionTagged(code[1])) state.addException(code[1], "", lineNo);
 				nodeCode = { code: code[1], line: lineNo };
 			}
 			return true;

@@ -4,6 +4,26 @@ import { parseOutcome } from "./index.js";
 /** Lines of real outputs (jest 29, vitest 4, mocha 11, node 20's test runner), cut down. */
 const lines = (...text: string[]) => text.join("\n");
 
+describe("node's error property dumps", () => {
+	it("read an error's code printed after it was read with that code as its tag as the same error", () => {
+		const text = lines(
+			"✖ same name (2.3ms)",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"  ",
+			"  1 !== 2",
+			"  ",
+			"      at TestContext.<anonymous> (file:///work/a.test.mjs:2:34) {",
+			"    generatedMessage: true,",
+			"    code: 'ERR_ASSERTION',",
+			"    actual: 1,",
+			"  }",
+			// A code with no error of that tag is an error of its own (an uncaught error object dump).
+			"    code: 'ENOENT',",
+		);
+		expect(parseOutcome(text).exceptions.map((e) => e.type)).toEqual(["AssertionError [ERR_ASSERTION]", "ENOENT"]);
+	});
+});
+
 describe("TAP results", () => {
 	it("reads a `not ok` line without the optional dash (mocha's tap reporter)", () => {
 		const text = lines(

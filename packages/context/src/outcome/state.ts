@@ -243,6 +243,13 @@ export class ScanState {
 		if (index >= 0) this.ids.splice(index, 1);
 	}
 
+	/** An exception of a type tagged with this code (`TypeError [ERR_X]`) was recorded. */
+	hasExceptionTagged(code: string): boolean {
+		const tag = ` [${code}]`;
+		for (const type of this.exceptionTypes) if (type.endsWith(tag)) return true;
+		return false;
+	}
+
 	addException(type: string, message: string, line: number): void {
 		this.reports++;
 		const msg = clip(message.trim(), LIMITS.messageLength);
