@@ -1,9 +1,10 @@
+import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
 import { handleInterrupts, type InterruptAction } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { type CliProcess, spawnCli } from "./cli-process.js";
+import { type CliProcess, spawnCli, spawnCliText } from "./cli-process.js";
 import { useFauxSessions } from "./faux-session.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -112,5 +113,44 @@ describe("Ctrl-C sent to the command line", () => {
 		const result = cli.events.at(-1) as { type: string; status: string; message: string };
 		expect(result).toMatchObject({ type: "result", status: "aborted" });
 		expect(result.message).toContain("prime-agent --resume");
+	});
+
+	it("SIGTERM ends the run mid-cell and says how to resume the saved session (text mode)", async () => {
+		server = await openAiCompletionsServer([{ code: LONG_CELL }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		const text = spawnCliText(["-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+		try {
+			// Text mode shows no cell output while it runs: the cell starts once the kernel is ready.
+			await text.waitFor("stderr", "Python kernel ready");
+			text.child.kill("SIGTERM");
+			expect(await text.exitCode()).toBe(ExitCode.interrupted);
+			expect(text.stderr()).toContain("\nStopping (SIGTERM)…\n");
+			expect(text.stderr()).toMatch(
+				/Interrupted\. The session is saved: resume it with `prime-agent --resume \S+`\.\n$/,
+			);
+		} finally {
+			text.child.kill("SIGKILL");
+		}
+	});
+
+	it("SIGHUP ends the run mid-cell; the saved session holds the interrupted cell (json mode)", async () => {
+		server = await openAiCompletionsServer([{ code: LONG_CELL }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+		await cli.waitForEvent((event) => event.type === "tool_execution_update");
+		cli.child.kill("SIGHUP");
+		expect(await cli.exitCode()).toBe(ExitCode.interrupted);
+		expect(cli.events).toContainEqual({ type: "interrupt", action: "exit", signal: "SIGHUP" });
+		const session = cli.events[0] as { id: string; path: string };
+		const result = cli.events.at(-1) as { type: string; status: string; message: string };
+		expect(result).toMatchObject({ type: "result", status: "aborted" });
+		expect(result.message).toBe(
+			`Interrupted. The session is saved: resume it with \`prime-agent --resume ${session.id}\`.`,
+		);
+		const saved = readFileSync(session.path, "utf8");
+		expect(saved).toContain('"role":"toolResult"');
+		expect(saved).toContain("KeyboardInterrupt");
 	});
 });

@@ -11,6 +11,11 @@ export interface InterruptHandle {
 	dispose(): void;
 }
 
+/** The signals that ask a run to end (`kill`, `timeout`, a closed terminal), not only its cell. */
+const ENDING_SIGNALS = ["SIGTERM", "SIGHUP"] as const;
+export type EndingSignal = (typeof ENDING_SIGNALS)[number];
+const SIGNAL_NUMBERS: Record<EndingSignal, number> = { SIGTERM: 15, SIGHUP: 1 };
+
 /**
  * Ctrl-C during a run: the first press interrupts the running cell (the model sees the
  * interruption and carries on) or, when no cell runs, aborts the run; a second press during the
@@ -18,11 +23,16 @@ export interface InterruptHandle {
  *
  * In a terminal, Ctrl-C is read as a key (raw mode), so no SIGINT is raised at all; SIGINT sent
  * from elsewhere (`kill -INT`) is handled the same way.
+ *
+ * SIGTERM and SIGHUP (`kill`, `timeout`, a closed terminal) end the run at once, as a second press
+ * does: the cell is interrupted, the session is saved as far as it got, and the run ends saying how
+ * to resume it (`onInterrupt` gets "exit" and the signal). A second one exits at once with the
+ * signal's status (128 + its number), in case stopping hangs.
  */
 export function handleInterrupts(
 	agentSession: AgentSession,
 	kernel: SessionKernel,
-	onInterrupt: (action: InterruptAction) => void,
+	onInterrupt: (action: InterruptAction, signal?: EndingSignal) => void,
 	terminal?: NodeJS.ReadStream,
 ): InterruptHandle {
 	let presses = 0;
@@ -41,7 +51,24 @@ export function handleInterrupts(
 		onInterrupt(action);
 		return action;
 	};
-	const dispose = onCtrlC(() => void press(), terminal);
+	let ending: EndingSignal | undefined;
+	const end = (signal: EndingSignal) => {
+		if (ending !== undefined) {
+			dispose();
+			process.exit(128 + SIGNAL_NUMBERS[signal]);
+		}
+		ending = signal;
+		kernel.interruptCell();
+		agentSession.abort();
+		onInterrupt("exit", signal);
+	};
+	const handlers = ENDING_SIGNALS.map((signal) => [signal, () => end(signal)] as const);
+	for (const [signal, handler] of handlers) process.on(signal, handler);
+	const disposeCtrlC = onCtrlC(() => void press(), terminal);
+	const dispose = () => {
+		for (const [signal, handler] of handlers) process.off(signal, handler);
+		disposeCtrlC();
+	};
 	return { press, dispose };
 }
 

@@ -24,9 +24,9 @@ export async function runJsonMode(
 		goalStop = goalStopOf(event) ?? goalStop;
 	});
 	const stopped = new AbortController();
-	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) => {
+	const interrupts = handleInterrupts(started.agentSession, started.kernel, (action, signal) => {
 		if (action !== "cell") stopped.abort();
-		line({ type: "interrupt", action });
+		line(signal ? { type: "interrupt", action, signal } : { type: "interrupt", action });
 	});
 	try {
 		const first = await started.agentSession.prompt(prompt);

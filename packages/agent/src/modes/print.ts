@@ -46,11 +46,11 @@ export async function runPrintMode(
 	const interrupts = handleInterrupts(
 		started.agentSession,
 		started.kernel,
-		(action) => {
+		(action, signal) => {
 			if (action === "cell") streams.err.write("\nInterrupting the running cell (press Ctrl-C again to stop)…\n");
 			else {
 				stopped.abort();
-				streams.err.write("\nStopping…\n");
+				streams.err.write(signal ? `\nStopping (${signal})…\n` : "\nStopping…\n");
 			}
 		},
 		terminal,
