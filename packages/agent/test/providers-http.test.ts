@@ -4,6 +4,7 @@ import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { EMPTY_ANSWER } from "../src/orchestrator/empty-answer.js";
 import { memoryIo } from "./cli-io.js";
+import { spawnCliText } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import {
 	anthropicMessagesServer,
@@ -156,6 +157,18 @@ describe("real provider path through pi-ai", () => {
 			await server.close();
 			world.cleanup();
 		}
+	});
+
+	it("a reply that is not JSON says so, without the library's own debug lines", async () => {
+		server = await openAiCompletionsServer([{ body: "data: {not json\n\ndata: [DONE]\n\n" }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		// The real program: the OpenAI SDK prints to the process's own console.
+		const cli = spawnCliText(["-p", "hello", "--model", "local/coder"], world.project, world.env);
+		expect(await cli.exitCode()).toBe(ExitCode.modelError);
+		expect(cli.stderr()).toBe(
+			`The model local/coder at ${server.baseUrl} failed: its reply is not valid JSON (Expected property name or '}' in JSON at position 1), so "baseUrl" may not be the server's API. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry. Nothing was saved (no answer had arrived yet): run the request again.\n`,
+		);
 	});
 
 	it("a model error exits 1 with what happened and how to resume", async () => {

@@ -77,7 +77,7 @@ const SUBCOMMANDS: readonly string[] = [
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
 /** An option word (`-m`, `--model=x`), not a value; `-` alone is standard input. */
-const isOption = (word: string | undefined): boolean => word !== undefined && word.startsWith("-") && word !== "-";
+const isOption = (word: string | undefined): boolean => word !== "-" && word?.startsWith("-") === true;
 
 /** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
 export function parseArgs(argv: readonly string[]): CliArgs {

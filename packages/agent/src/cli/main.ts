@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { quietLibraryNoise } from "./quiet-libraries.js";
 import { runCli } from "./run-cli.js";
+
+quietLibraryNoise();
 
 // A reader that went away (`prime-agent -p ... | head -1`) is not an error worth a stack trace.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
