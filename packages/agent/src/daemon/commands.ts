@@ -19,7 +19,7 @@ import {
 	unwrap,
 } from "./client.js";
 import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
-import { workerSocket } from "./state.js";
+import { isSameProcess, readWorkerRecord, workerKeys, workerSocket } from "./state.js";
 import { viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
 
@@ -314,8 +314,24 @@ export async function runShutdownCommand(
 	}
 	unwrap(await supervisor.request({ type: "stop_all", force }));
 	await supervisor.closed;
+	// The daemon is gone once its connection closes, stopped or crashed: what it left running is told.
+	const left = liveWorkers(context.paths);
+	if (left.length > 0) {
+		throw new UserError(
+			`The agent daemon stopped, but ${left.length === 1 ? "an agent is" : `${left.length} agents are`} still running: ${left.map((worker) => `${worker.key} (pid ${worker.pid})`).join(", ")}.`,
+			`Its log says why (${context.paths.log}; a full disk stops it from saving state). Stop them with \`kill ${left.map((worker) => worker.pid).join(" ")}\` (their sessions are saved as they go).`,
+		);
+	}
 	io.stdout.write(`Stopped every agent${force ? " (killed)" : ""} and the daemon.\n`);
 	return ExitCode.ok;
+}
+
+/** Workers whose process still runs, by their records. */
+function liveWorkers(paths: DaemonContext["paths"]): { key: string; pid: number }[] {
+	return workerKeys(paths).flatMap((key) => {
+		const record = readWorkerRecord(paths, key);
+		return record?.pid && isSameProcess(record.pid, record.startId) ? [{ key, pid: record.pid }] : [];
+	});
 }
 
 /**

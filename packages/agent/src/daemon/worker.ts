@@ -529,7 +529,20 @@ export class Worker {
 		this.evictTimer = setTimeout(check, Math.max(50, Math.min(idleEvictMs, 60_000)));
 	}
 
+	/**
+	 * Writes what `agents` shows of this worker. A record that cannot be written (a full disk) is
+	 * reported in the worker's log and otherwise passed over: it must never stop the worker from
+	 * serving, nor from stopping (a stop that failed here left the worker running for good).
+	 */
 	private writeRecord(extra: { stoppedAt?: string; stopReason?: string } = {}): void {
+		try {
+			this.writeRecordFile(extra);
+		} catch (error) {
+			process.stderr.write(`Could not write this worker's record: ${(error as Error).message}\n`);
+		}
+	}
+
+	private writeRecordFile(extra: { stoppedAt?: string; stopReason?: string }): void {
 		if (this.stopping && !extra.stoppedAt) return;
 		if (!existsSync(workerDir(this.options.paths, this.options.key))) return;
 		const { started } = this.options;
