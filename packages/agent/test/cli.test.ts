@@ -31,6 +31,8 @@ describe("command line", () => {
 		expect(parseArgs(["-p", "--mode=json", "-"])).toMatchObject({ print: "-", mode: "json" });
 		// A prompt that opens with a dash is still the prompt when written straight after -p.
 		expect(parseArgs(["-p", "-", "--model", "faux/x"]).print).toBe("-");
+		expect(parseArgs(["-p", "-v flag is broken, fix it", "--model", "faux/x"]).print).toBe("-v flag is broken, fix it");
+		expect(parseArgs(["-p", "-5"]).print).toBe("-5");
 		expect(() => parseArgs(["-p", "--model", "faux/x"])).toThrow("-p needs a prompt.");
 		expect(() => parseArgs(["-p", "--model", "faux/x", "fix", "it"])).toThrow('Unexpected argument "it".');
 	});

@@ -76,8 +76,12 @@ const SUBCOMMANDS: readonly string[] = [
 ];
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
-/** An option word (`-m`, `--model=x`), not a value; `-` alone is standard input. */
-const isOption = (word: string | undefined): boolean => word !== "-" && word?.startsWith("-") === true;
+/**
+ * An option word (`-m`, `--model`, `--model=x`): a dash or two, a letter, then no space before any
+ * `=`. Not a prompt that opens with a dash (`-v flag is broken`, `-5`), nor `-` (standard input).
+ */
+const OPTION_WORD = /^--?[A-Za-z][\w-]*(?:=.*)?$/s;
+const isOption = (word: string | undefined): boolean => word !== undefined && OPTION_WORD.test(word);
 
 /** Parse the command line (without `node` and the script). Bad input is a `UserError`. */
 export function parseArgs(argv: readonly string[]): CliArgs {

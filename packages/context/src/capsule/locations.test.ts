@@ -54,23 +54,20 @@ describe("grouped location listing", () => {
 		]);
 	});
 
-	it("lists a place once when the output names it by its absolute and its relative path (node's stack and recap)", () => {
+	it("keeps a relative location beside an absolute one of the same tail: it may be another package's file", () => {
+		// Run from packages/b, `src/index.py` is packages/b's, not the traceback's packages/a file.
 		const locations = [
-			{ file: "/work/app/test/a.test.mjs", line: 2, at: 10 },
-			{ file: "/work/app/test/b.test.mjs", line: 2, at: 30 },
-			{ file: "test/a.test.mjs", line: 2, at: 50 },
-			{ file: "b.test.mjs", line: 2, at: 60 },
-			// Another line, or a path that is no tail of the absolute one at a `/`, is another place.
-			{ file: "test/a.test.mjs", line: 3, at: 70 },
-			{ file: "pp/test/a.test.mjs", line: 2, at: 80 },
+			{ file: "/work/mono/packages/a/src/index.py", line: 10, at: 10 },
+			{ file: "src/index.py", line: 10, at: 20 },
 		];
 		expect(locationLines(outcome(locations), 1000)).toEqual([
-			"LOCATIONS (4 in 4 files; each line is path:line,line,...):",
-			"/work/app/test/a.test.mjs:2",
-			"/work/app/test/b.test.mjs:2",
-			"test/a.test.mjs:3",
-			"pp/test/a.test.mjs:2",
+			"LOCATIONS (2 in 2 files; each line is path:line,line,...):",
+			"/work/mono/packages/a/src/index.py:10",
+			"src/index.py:10",
 		]);
+		expect(locationLines(outcome(locations.slice(1)), 1000)[0]).toBe(
+			"LOCATIONS (1 in 1 file; each line is path:line,line,...):",
+		);
 	});
 
 	it("lists every location when they fit, one file per line with its lines ascending, relative to the project root", () => {

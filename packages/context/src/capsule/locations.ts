@@ -30,14 +30,13 @@ const STACK_GAP = 2;
  */
 export function rankLocations(locations: Outcome["locations"]): RankedLocation[] {
 	const seen = new Set<string>();
-	const deduplicated: Outcome["locations"][number][] = [];
+	const unique: Outcome["locations"][number][] = [];
 	for (const loc of locations) {
 		const key = `${loc.file}:${loc.line}`;
 		if (seen.has(key)) continue;
 		seen.add(key);
-		deduplicated.push(loc);
+		unique.push(loc);
 	}
-	const unique = withoutRelativeTwins(deduplicated);
 	// A file's frames are all library frames or none: its path is tested once.
 	const libraryFile = new Map<string, boolean>();
 	const library = unique.map((loc) => {
@@ -74,32 +73,6 @@ export function rankLocations(locations: Outcome["locations"]): RankedLocation[]
 		start = end;
 	}
 	return unique.map((loc, order) => ({ file: loc.file, line: loc.line, rank: rank[order], order }));
-}
-
-/** The last segment of a path. */
-const baseName = (file: string): string => file.slice(file.lastIndexOf("/") + 1);
-
-/**
- * The locations without a relative path that names the same place as an absolute one on the same
- * line: the absolute path ends with `/` and the relative one (node's stack says
- * `file:///work/app/a.test.mjs:2:34` where its recap says `test at a.test.mjs:2:1`). One place is
- * listed once, by its exact path.
- */
-function withoutRelativeTwins(locations: Outcome["locations"]): Outcome["locations"] {
-	const absolute = new Map<string, string[]>();
-	for (const loc of locations) {
-		if (!loc.file.startsWith("/")) continue;
-		const key = `${baseName(loc.file)}:${loc.line}`;
-		const files = absolute.get(key);
-		if (files) files.push(loc.file);
-		else absolute.set(key, [loc.file]);
-	}
-	if (absolute.size === 0) return locations;
-	return locations.filter((loc) => {
-		if (loc.file.startsWith("/")) return true;
-		const twins = absolute.get(`${baseName(loc.file)}:${loc.line}`);
-		return !twins?.some((file) => file.endsWith(`/${loc.file}`));
-	});
 }
 
 /**
@@ -142,7 +115,7 @@ export function locationLines(outcome: Outcome, maxBytes: number): string[] {
 	const base = files.every((file) => file.startsWith("/")) ? commonDirectory(files) : "";
 	const relative = (file: string) => (base && file.startsWith(base) ? file.slice(base.length) : file);
 	const fileCount = new Set(ranked.map((loc) => loc.file)).size;
-	const header = `LOCATIONS (${ranked.length} in ${fileCount} files; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
+	const header = `LOCATIONS (${ranked.length} in ${fileCount} file${fileCount === 1 ? "" : "s"}; each line is path:line,line,...${base ? ` under ${base}` : ""}):`;
 	const headerBytes = utf8Bytes(escapeXmlText(header)) + 1;
 	const admitted = new Map<string, number[]>();
 	const ordered = [...ranked].sort((a, b) => a.rank - b.rank || a.order - b.order);
