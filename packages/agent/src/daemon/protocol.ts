@@ -79,7 +79,8 @@ export type WorkerRequest =
 	/** Queued for the next turn, or a prompt when nothing runs. */
 	| { type: "follow_up"; id: number; text: string }
 	/** Ctrl-C: the running cell first, then the run. */
-	| { type: "interrupt"; id: number }
+	/** `stop`: end the run at once (SIGTERM to a view), not one press of Ctrl-C. */
+	| { type: "interrupt"; id: number; stop?: boolean }
 	| { type: "detach"; id: number }
 	| { type: "schedule_add"; id: number; when: string; text: string; delivery?: "steer" | "follow_up" }
 	| { type: "heartbeat"; id: number; args: string }

@@ -6,7 +6,7 @@
 import { createInterface } from "node:readline";
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
-import { onCtrlC } from "../modes/interrupts.js";
+import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
 import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import { entryLabel, Session } from "../session/index.js";
@@ -52,22 +52,31 @@ function awaitRun(
 
 /**
  * Ctrl-C in a view: each press is an `interrupt` command (the worker interrupts the running cell
- * first, then the run); a third press leaves at once, the work going on in the worker.
+ * first, then the run); a third press leaves at once, the work going on in the worker. SIGTERM and
+ * SIGHUP stop the run at once (`onAction` gets "run" and the signal): the view then reports its end
+ * with the resume hint, as in process; a second one leaves at once.
  */
 function remoteInterrupts(
 	client: ProtocolClient,
-	onAction: (action: string) => void,
+	onAction: (action: string, signal?: EndingSignal) => void,
 	terminal?: NodeJS.ReadStream,
 ): () => void {
 	let presses = 0;
+	const ask = (stop: boolean, signal?: EndingSignal) =>
+		void client.request({ type: "interrupt", ...(stop ? { stop } : {}) }).then((reply) => {
+			if (reply.ok) onAction(String((reply.data as { action: string }).action), signal);
+		});
 	const press = () => {
 		presses++;
 		if (presses >= 3) process.exit(ExitCode.interrupted);
-		void client.request({ type: "interrupt" }).then((reply) => {
-			if (reply.ok) onAction(String((reply.data as { action: string }).action));
-		});
+		ask(false);
 	};
-	return onCtrlC(press, terminal);
+	const disposeSignals = onEndingSignal((signal) => ask(true, signal));
+	const disposeCtrlC = onCtrlC(press, terminal);
+	return () => {
+		disposeSignals();
+		disposeCtrlC();
+	};
 }
 
 function workerGone(reason: string, welcome: WorkerWelcome): string {
@@ -87,9 +96,13 @@ export async function viewPrint(
 	const id = client.send({ type: "prompt", text: prompt, settle: true });
 	const stopInterrupts = remoteInterrupts(
 		client,
-		(action) =>
+		(action, signal) =>
 			streams.err.write(
-				action === "run" ? "\nStopping…\n" : "\nInterrupting the running cell (press Ctrl-C again to stop)…\n",
+				signal
+					? `\nStopping (${signal})…\n`
+					: action === "run"
+						? "\nStopping…\n"
+						: "\nInterrupting the running cell (press Ctrl-C again to stop)…\n",
 			),
 		terminal,
 	);
@@ -128,7 +141,10 @@ export async function viewJson(
 		agent: welcome.key,
 	});
 	const id = client.send({ type: "prompt", text: prompt, settle: true });
-	const stopInterrupts = remoteInterrupts(client, (action) => line({ type: "interrupt", action }));
+	// A signal's line is the in-process one: the run is stopped, as by a second Ctrl-C.
+	const stopInterrupts = remoteInterrupts(client, (action, signal) =>
+		line(signal ? { type: "interrupt", action: "exit", signal } : { type: "interrupt", action }),
+	);
 	try {
 		const end = await awaitRun(client, id, line);
 		if (end.type === "bye") {

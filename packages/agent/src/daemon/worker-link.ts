@@ -89,8 +89,8 @@ export class WorkerLink implements SessionLink {
 		await this.ask({ type: "follow_up", text });
 	}
 
-	async interrupt(): Promise<LinkInterrupt> {
-		return (await this.ask<{ action: LinkInterrupt }>({ type: "interrupt" })).action;
+	async interrupt(stop = false): Promise<LinkInterrupt> {
+		return (await this.ask<{ action: LinkInterrupt }>({ type: "interrupt", ...(stop ? { stop } : {}) })).action;
 	}
 
 	history(): Promise<AgentMessage[]> {

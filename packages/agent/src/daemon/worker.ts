@@ -264,7 +264,7 @@ export class Worker {
 				else agentSession.agent.followUp(userMessage(text));
 				return replyOk(id, { delivered: message.type });
 			case "interrupt":
-				return replyOk(id, { action: await this.link.interrupt() });
+				return replyOk(id, { action: await this.link.interrupt(message.stop === true) });
 			case "status":
 				return replyOk(id, this.link.status());
 			case "history":

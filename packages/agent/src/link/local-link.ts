@@ -143,8 +143,13 @@ export class LocalLink implements SessionLink {
 		else agent.followUp(userMessage(text));
 	}
 
-	async interrupt(): Promise<LinkInterrupt> {
+	async interrupt(stop = false): Promise<LinkInterrupt> {
 		const { kernel, agentSession } = this.started;
+		if (stop) {
+			kernel.interruptCell();
+			agentSession.abort();
+			return "run";
+		}
 		this.presses++;
 		if (this.presses === 1 && kernel.interruptCell()) return "cell";
 		if (this.presses === 1 && this.ipythonCalls.size > 0) {

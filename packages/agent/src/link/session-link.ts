@@ -80,7 +80,8 @@ export interface SessionLink {
 	/** Queued for after the running turn; a prompt of its own when nothing runs. */
 	followUp(text: string): Promise<void>;
 	/** First press: the running cell (the kernel keeps its variables); later presses: the run. */
-	interrupt(): Promise<LinkInterrupt>;
+	/** One press of Ctrl-C; `stop`: end the run at once (its cell interrupted), as a second press does. */
+	interrupt(stop?: boolean): Promise<LinkInterrupt>;
 	/** The active branch's conversation, as the model sees it. */
 	history(): Promise<AgentMessage[]>;
 	/** Every entry of the session, and the current leaf (for `/tree`). */

@@ -51,25 +51,41 @@ export function handleInterrupts(
 		onInterrupt(action);
 		return action;
 	};
-	let ending: EndingSignal | undefined;
-	const end = (signal: EndingSignal) => {
-		if (ending !== undefined) {
-			dispose();
-			process.exit(128 + SIGNAL_NUMBERS[signal]);
-		}
-		ending = signal;
+	const disposeSignals = onEndingSignal((signal) => {
 		kernel.interruptCell();
 		agentSession.abort();
 		onInterrupt("exit", signal);
-	};
-	const handlers = ENDING_SIGNALS.map((signal) => [signal, () => end(signal)] as const);
-	for (const [signal, handler] of handlers) process.on(signal, handler);
+	});
 	const disposeCtrlC = onCtrlC(() => void press(), terminal);
 	const dispose = () => {
-		for (const [signal, handler] of handlers) process.off(signal, handler);
+		disposeSignals();
 		disposeCtrlC();
 	};
 	return { press, dispose };
+}
+
+/**
+ * Calls `end` on the first SIGTERM or SIGHUP (the caller stops its run and says how to resume); a
+ * second one exits at once with the signal's status (128 + its number), in case stopping hangs.
+ * Returns the function that removes the handlers.
+ */
+export function onEndingSignal(end: (signal: EndingSignal) => void): () => void {
+	let ended = false;
+	const handlers = ENDING_SIGNALS.map(
+		(signal) =>
+			[
+				signal,
+				() => {
+					if (ended) process.exit(128 + SIGNAL_NUMBERS[signal]);
+					ended = true;
+					end(signal);
+				},
+			] as const,
+	);
+	for (const [signal, handler] of handlers) process.on(signal, handler);
+	return () => {
+		for (const [signal, handler] of handlers) process.off(signal, handler);
+	};
 }
 
 /**

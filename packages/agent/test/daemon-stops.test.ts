@@ -2,17 +2,24 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
 import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
-import { type DaemonWorld, eventually, makeDaemonWorld } from "./daemon-world.js";
+import { ExitCode } from "../src/errors.js";
+import { spawnCli, spawnCliText } from "./cli-process.js";
+import { type DaemonWorld, eventually, makeDaemonWorld, sessionRecords } from "./daemon-world.js";
 
-// Real processes: a supervisor, workers and kernels, whose record writes are made to fail (as on a
-// full disk: a record's path made a folder, so every write of it fails).
+// Real processes: a supervisor, workers and kernels. Runs stopped by signals to their client, and
+// daemons whose record writes are made to fail (as on a full disk: a record's path made a folder, so
+// every write of it fails).
 vi.setConfig({ testTimeout: 90_000 });
 
 let world: DaemonWorld | undefined;
+const clients: { child: { kill(signal: NodeJS.Signals): boolean } }[] = [];
 afterEach(async () => {
+	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
 	await world?.teardown();
 	world = undefined;
 });
+
+const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 
 /** Workers of the world whose process still runs. */
 function liveWorkers(w: DaemonWorld): number[] {
@@ -62,4 +69,41 @@ it("shutdown stops every agent when the daemon cannot record the stops", async (
 	expect(liveWorkers(world)).toEqual([]);
 	expect(readFileSync(paths.log, "utf8")).toContain(`Could not record the stop of agent ${key}:`);
 	rmSync(temp, { recursive: true });
+});
+
+it("SIGTERM to a -p client stops the run in its worker, which saves the session and stops; the client says how to resume", async () => {
+	world = await makeDaemonWorld([{ code: LONG_CELL }, { text: "never asked" }]);
+	const text = spawnCliText(["-p", "run the long job", "--model", "local/coder"], world.project, world.env);
+	clients.push(text);
+	await text.waitFor("stderr", "Python kernel ready");
+	text.child.kill("SIGTERM");
+	expect(await text.exitCode()).toBe(ExitCode.interrupted);
+	expect(text.stderr()).toContain("\nStopping (SIGTERM)…\n");
+	expect(text.stderr()).toMatch(/Interrupted\. The session is saved: resume it with `prime-agent --resume \S+`\.\n$/);
+	const w = world;
+	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
+	// The model was not asked again: the run ended at the signal.
+	expect(w.server.requests).toHaveLength(1);
+});
+
+it("SIGHUP to a --mode json -p client gives the in-process lines: the interrupt, then the result with the resume hint", async () => {
+	world = await makeDaemonWorld([{ code: LONG_CELL }, { text: "never asked" }]);
+	const json = spawnCli(
+		["--mode", "json", "-p", "run the long job", "--model", "local/coder"],
+		world.project,
+		world.env,
+	);
+	clients.push(json);
+	await json.waitForEvent((event) => event.type === "tool_execution_update");
+	json.child.kill("SIGHUP");
+	expect(await json.exitCode()).toBe(ExitCode.interrupted);
+	expect(json.events).toContainEqual({ type: "interrupt", action: "exit", signal: "SIGHUP" });
+	const session = json.events[0] as { id: string; path: string };
+	expect(json.events.at(-1)).toMatchObject({
+		type: "result",
+		status: "aborted",
+		message: `Interrupted. The session is saved: resume it with \`prime-agent --resume ${session.id}\`.`,
+	});
+	expect(JSON.stringify(sessionRecords(session.path))).toContain("KeyboardInterrupt");
+	expect(world.server.requests).toHaveLength(1);
 });
