@@ -114,8 +114,13 @@ export interface Outcome {
 	 * finds their lines. An id may count under two marks, and an id printed under none under no mark.
 	 */
 	failingIdMarks?: { mark: string; ids: number }[];
-	/** Failing ids (of the first 100,000) printed under no mark. */
-	unmarkedFailingIds?: number;
+	/**
+	 * The recorded failing ids printed under no mark (a section header's short name among them, which
+	 * a capsule lists as part of a whole id when it is one).
+	 */
+	unmarkedFailingIds?: string[];
+	/** Failing ids past the recorded ones (of the first 100,000) printed under no mark. */
+	unmarkedUnrecordedIds?: number;
 	/** Exceptions from `Type: message` lines or a bare type, with 1-based line numbers. */
 	exceptions: { type: string; message: string; line: number }[];
 	/** Source locations (`file:line`), with the 1-based output line they appear on. */

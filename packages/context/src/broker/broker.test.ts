@@ -254,6 +254,29 @@ describe("structured capsules", () => {
 		expect(result.text).toContain('query="not ok"');
 	});
 
+	it("gives no by-file note when every id is under a searched mark: a traceback header's short name is its whole id's", async () => {
+		const { broker, archive } = await session();
+		const ids = Array.from({ length: 1000 }, (_, i) => `tests/test_f.py::test_value[${i}]`);
+		const lines = [
+			"=================================== FAILURES ===================================",
+			...ids.flatMap((id, i) => [
+				`_______________________________ test_value[${i}] ________________________________`,
+				`tests/test_f.py:4: in test_value`,
+				`E   assert ${i} == -1`,
+			]),
+			"=========================== short test summary info ============================",
+			...ids.map((id, i) => `FAILED ${id} - assert ${i} == -1`),
+			"============================= 1000 failed in 1.23s =============================",
+		];
+		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
+		expect(result.text).toContain("more below):");
+		const hints = [...result.text.matchAll(/^Search the rest: prime_context action=search id=obs_\d+ query="(.*)"$/gm)];
+		expect(hints.map((hint) => hint[1])).toEqual(["FAILED"]);
+		expect(result.text).not.toContain(REST_BY_FILE);
+		const all = await searchAll(archive, result.id, ["FAILED"]);
+		for (const id of ids) if (!result.text.includes(`\n${id}\n`)) expect(all).toContain(id);
+	});
+
 	it("does not say all listed when the run counts more failed tests than it names: one name failing in two files", async () => {
 		const { broker, archive } = await session();
 		const failure = (file: string, expected: number) => [

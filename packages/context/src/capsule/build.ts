@@ -233,7 +233,7 @@ export const LOCATIONS_SHARE_OF_OVERFLOW = 0.25;
 export const REST_BY_FILE = "(An id under another mark: search for its file, as counted above.)";
 
 /** Failure marks searched for the ids a capsule could not list, at most. */
-const MAX_REST_MARKS = 3;
+const MAX_REST_MARKS = 6;
 
 /**
  * The searches that list failing ids a capsule could not: one per mark the ids were printed under
@@ -258,7 +258,13 @@ export function restSearchHints(id: string, outcome: Outcome): string[] {
 		if (file !== null && !UNSAFE_MARK.test(file)) queries.push(file);
 	}
 	const hints = queries.map((query) => `Search the rest: prime_context action=search id=${id} query="${query}"`);
-	const everyMark = searched.length === marks.length && (outcome.unmarkedFailingIds ?? 0) === 0;
+	// An unmarked short name that a listed whole id stands for (`____ test_a[0] ____` for
+	// `t.py::test_a[0]`, see `compactFailingIds`) is found with that id.
+	const listed = new Set(compactFailingIds(outcome.failingIds));
+	const unmarked =
+		(outcome.unmarkedUnrecordedIds ?? 0) > 0 ||
+		(outcome.unmarkedFailingIds ?? []).some((failing) => listed.has(failing));
+	const everyMark = searched.length === marks.length && !unmarked;
 	if (searched.length > 0 && !everyMark) hints.push(REST_BY_FILE);
 	return hints;
 }

@@ -27,6 +27,7 @@ export {
 	chooseSearchQuery,
 	FAILING_IDS_CEILING,
 	hasDecisiveDiagnostic,
+	REST_BY_FILE,
 	recoveryHints,
 	restSearchHints,
 	type StructuredCapsule,

@@ -55,6 +55,7 @@ describe("failing id marks", () => {
 			{ mark: "FAILED", ids: 1 },
 			{ mark: "ERROR", ids: 1 },
 		]);
-		expect(outcome.unmarkedFailingIds).toBe(0);
+		expect(outcome.unmarkedFailingIds).toEqual([]);
+		expect(outcome.unmarkedUnrecordedIds).toBe(0);
 	});
 });

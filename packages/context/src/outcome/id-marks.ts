@@ -82,6 +82,11 @@ export class IdMarkCounter {
 		return this.seen.size;
 	}
 
+	/** `id` was counted under some mark. */
+	marked(id: string): boolean {
+		return this.seen.has(id);
+	}
+
 	/** Marks with at least one id, in first-seen order. */
 	list(): IdMark[] {
 		return this.marks.filter((entry) => entry.ids > 0).map((entry) => ({ ...entry }));

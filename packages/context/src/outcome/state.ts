@@ -243,6 +243,16 @@ export class ScanState {
 		if (index >= 0) this.ids.splice(index, 1);
 	}
 
+	/** The failing ids printed under no mark: the recorded ones, and how many of those past the record. */
+	private unmarkedIds(recorded: string[]): Pick<Outcome, "unmarkedFailingIds" | "unmarkedUnrecordedIds"> {
+		const unmarkedRecorded = this.ids.filter((entry) => !this.idMarks.marked(entry.id)).length;
+		const unmarkedSeen = this.idSeen.size - this.idMarks.markedIds;
+		return {
+			unmarkedFailingIds: recorded.filter((id) => !this.idMarks.marked(id)),
+			unmarkedUnrecordedIds: unmarkedSeen - unmarkedRecorded,
+		};
+	}
+
 	/** An exception of a type tagged with this code (`TypeError [ERR_X]`) was recorded. */
 	hasExceptionTagged(code: string): boolean {
 		const tag = ` [${code}]`;
@@ -376,7 +386,7 @@ export class ScanState {
 			failingIds,
 			unrecordedFailingIds: this.unrecordedIds,
 			failingIdMarks: this.idMarks.list(),
-			unmarkedFailingIds: this.idSeen.size - this.idMarks.markedIds,
+			...this.unmarkedIds(failingIds),
 			exceptions: [...this.exceptions],
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
