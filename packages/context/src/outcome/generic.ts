@@ -32,7 +32,8 @@ const ERROR_LINE_FIRST = "eEfFn";
  */
 export function createGenericParser(state: ScanState): LineFamily {
 	let previousException = false;
-	let nodeCode: { code: string; line: number } | null = null;
+	/** The last `code: '...'` line read, and whether it was recorded as an exception of its own. */
+	let nodeCode: { code: string; line: number; added: boolean } | null = null;
 	/** Line of the last counted summary line. */
 	let countedAt = Number.NEGATIVE_INFINITY;
 
@@ -115,8 +116,9 @@ export function createGenericParser(state: ScanState): LineFamily {
 			if (code) {
 				// The code of an error already read with it as its tag (`AssertionError [ERR_ASSERTION]: ...`,
 				// then its properties) is that error again.
-				if (!state.hasExceptionTagged(code[1])) state.addException(code[1], "", lineNo);
-				nodeCode = { code: code[1], line: lineNo };
+				const added = !state.hasExceptionTagged(code[1]);
+				if (added) state.addException(code[1], "", lineNo);
+				nodeCode = { code: code[1], line: lineNo, added };
 			}
 			return true;
 		}
@@ -125,6 +127,8 @@ export function createGenericParser(state: ScanState): LineFamily {
 			if (name) {
 				// Node prints `code` and `name` as neighbouring properties; together they are the error's type.
 				const near = nodeCode !== null && lineNo - nodeCode.line <= 4;
+				// The code read alone just before (TAP's error dump lists `code:` first) is this error's tag.
+				if (near && nodeCode?.added) state.withdrawException(nodeCode.code, nodeCode.line);
 				state.addException(near ? `${name[2]} [${nodeCode?.code}]` : name[2], "", lineNo);
 			}
 			return true;

@@ -22,6 +22,22 @@ describe("node's error property dumps", () => {
 		);
 		expect(parseOutcome(text).exceptions.map((e) => e.type)).toEqual(["AssertionError [ERR_ASSERTION]", "ENOENT"]);
 	});
+
+	it("read a code listed before its error's name (node's TAP error dump) as that error's tag", () => {
+		const text = lines(
+			"TAP version 13",
+			"not ok 1 - same name",
+			"  ---",
+			"  error: |-",
+			"    Expected values to be strictly equal:",
+			"  code: 'ERR_ASSERTION'",
+			"  name: 'AssertionError'",
+			"  expected: 2",
+			"  ...",
+			"1..1",
+		);
+		expect(parseOutcome(text).exceptions.map((e) => e.type)).toEqual(["AssertionError [ERR_ASSERTION]"]);
+	});
 });
 
 describe("TAP results", () => {

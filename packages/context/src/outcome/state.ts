@@ -253,6 +253,16 @@ export class ScanState {
 		};
 	}
 
+	/** Takes back the exception of `type` with no message recorded at output line `line`, if any. */
+	withdrawException(type: string, line: number): void {
+		const index = this.exceptions.findIndex((e) => e.type === type && e.message === "" && e.line === line);
+		if (index < 0) return;
+		this.reports++;
+		this.exceptions.splice(index, 1);
+		this.exceptionSeen.delete(`${type}\u0000`);
+		if (!this.exceptions.some((e) => e.type === type)) this.exceptionTypes.delete(type);
+	}
+
 	/** An exception of a type tagged with this code (`TypeError [ERR_X]`) was recorded. */
 	hasExceptionTagged(code: string): boolean {
 		const tag = ` [${code}]`;
