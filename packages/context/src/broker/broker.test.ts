@@ -300,7 +300,7 @@ describe("structured capsules", () => {
 		const result = await broker.observe(input(`${lines.join("\n")}\n`, { tool: "bash", exitCode: 1 }));
 		expect(result.decision).toBe("structured-capsule");
 		expect(result.text).toContain(
-			"FAILING_TESTS (1 listed, 2 failed: the others share a listed name or were not read as ids):\nsame name\n",
+			"FAILING_TESTS (1 listed, 2 counted failed; the others share a listed name, are suites failing through their tests, or were not read as ids):\nsame name\n",
 		);
 		expect(result.text).not.toContain("all listed");
 		expect(result.text).toContain(`Search the rest: prime_context action=search id=${result.id} query="✖"`);

@@ -51,7 +51,7 @@ export function failingIdsBlock(
 	const hints = restHints();
 	if (unrecorded === 0) {
 		const fewer = [
-			`FAILING_TESTS (${total} listed, ${failed} failed: the others share a listed name or were not read as ids):`,
+			`FAILING_TESTS (${total} listed, ${failed} counted failed; the others share a listed name, are suites failing through their tests, or were not read as ids):`,
 			...ids,
 			...hints,
 		];
