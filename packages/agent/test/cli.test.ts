@@ -1,4 +1,7 @@
 import { readdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
@@ -9,6 +12,27 @@ import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 afterEach(() => world?.cleanup());
+
+/**
+ * A server with no model list whose chat path wants `key` (401 without it) and answers an empty
+ * request 400, as a gateway does.
+ */
+async function guardedServer(key: string): Promise<{ baseUrl: string; close(): Promise<void> }> {
+	const server = createServer((req, res) => {
+		req.resume();
+		req.on("end", () => {
+			if (req.method !== "POST" || req.url !== "/v1/chat/completions") res.writeHead(404).end();
+			else if (req.headers.authorization !== `Bearer ${key}`) res.writeHead(401).end();
+			else res.writeHead(400).end('{"error":{"message":"messages is required"}}');
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		baseUrl: `http://127.0.0.1:${port}/v1`,
+		close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+	};
+}
 
 describe("command line", () => {
 	it("parses the documented options", () => {
@@ -204,36 +228,49 @@ describe("command line", () => {
 		expect(io.err()).toContain("prime-agent setup");
 	});
 
-	it("doctor says whether each local server in models.json answers as an API at its baseUrl", async () => {
+	it("doctor says whether each local server in models.json answers as an API at its baseUrl, with its key", async () => {
 		const server = await openAiCompletionsServer([]);
 		const anthropic = await anthropicMessagesServer([]);
+		const guarded = await guardedServer("sk-right");
 		const down = `http://127.0.0.1:${await closedPort()}/v1`;
 		// The OpenAI server's base without its /v1: up, but every model call would get a 404.
 		const noV1 = server.baseUrl.replace(/\/v1$/, "");
 		try {
-			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+			world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), GUARD_KEY: "sk-wrong" });
 			world.writeHome("models.json", {
 				providers: {
 					up: { baseUrl: server.baseUrl, models: [{ id: "a" }] },
 					down: { baseUrl: down, models: [{ id: "b" }] },
 					short: { baseUrl: noV1, models: [{ id: "c" }] },
 					claude: { baseUrl: anthropic.baseUrl, api: "anthropic-messages", models: [{ id: "d" }] },
+					keyless: { baseUrl: guarded.baseUrl, models: [{ id: "e" }] },
+					wrongkey: { baseUrl: guarded.baseUrl, apiKeyEnv: "GUARD_KEY", models: [{ id: "f" }] },
+					rightkey: { baseUrl: guarded.baseUrl, apiKey: "sk-right", models: [{ id: "g" }] },
 				},
 			});
 			const io = memoryIo(world.project, world.env);
 			expect(await runCli(["doctor"], io)).toBe(ExitCode.ok);
-			expect(io.out()).toContain(`✓ Server "up": ${server.baseUrl} answers (HTTP 200)`);
-			expect(io.out()).toContain(`✓ Server "claude": ${anthropic.baseUrl} answers (HTTP 200)`);
-			expect(io.out()).toContain(`! Server "down": ${down} does not answer (ECONNREFUSED)`);
-			expect(io.out()).toContain('fix: Start the server, or fix "baseUrl" of "down"');
-			expect(io.out()).toContain(
-				`! Server "short": ${noV1} answers, but ${noV1}/models is not there (HTTP 404): model calls to this baseUrl would fail`,
+			const out = io.out();
+			expect(out).toContain(`✓ Server "up": ${server.baseUrl} answers (HTTP 200)`);
+			expect(out).toContain(`✓ Server "claude": ${anthropic.baseUrl} answers (HTTP 200)`);
+			expect(out).toContain(`! Server "down": ${down} does not answer (ECONNREFUSED)`);
+			expect(out).toContain('fix: Start the server, or fix "baseUrl" of "down"');
+			expect(out).toContain(
+				`! Server "short": ${noV1} answers, but neither the model list nor ${noV1}/chat/completions is there (HTTP 404): model calls to this baseUrl would fail`,
 			);
-			expect(io.out()).toContain(`an OpenAI-compatible server's usually ends in /v1 (${noV1}/v1).`);
-			expect(io.out()).toMatch(/All checks passed \(3 warnings marked ! above\)\.\n$/);
+			expect(out).toContain(`an OpenAI-compatible server's usually ends in /v1 (${noV1}/v1).`);
+			// The guarded server has no model list: its API path answers the empty request.
+			expect(out).toContain(`! Server "keyless": ${guarded.baseUrl} refuses calls without a key (HTTP 401)`);
+			expect(out).toContain(`fix: Give "keyless" a key in ${join(world.home, "models.json")}: "apiKeyEnv"`);
+			expect(out).toContain(`! Server "wrongkey": ${guarded.baseUrl} refuses the key from $GUARD_KEY (HTTP 401)`);
+			expect(out).toContain(
+				`✓ Server "rightkey": ${guarded.baseUrl} answers (HTTP 400 for an empty request; it has no model list)`,
+			);
+			expect(out).toMatch(/All checks passed \(5 warnings marked ! above\)\.\n$/);
 		} finally {
 			await server.close();
 			await anthropic.close();
+			await guarded.close();
 		}
 	});
 

@@ -38,7 +38,8 @@ async function serve(
 				res.end(JSON.stringify({ object: "list", data: [{ id: "loopback", object: "model" }] }));
 				return;
 			}
-			if (req.method !== "POST" || !req.url?.endsWith(pathSuffix)) {
+			// Only the API's own path, as real servers: a baseUrl without its `/v1` gets a 404.
+			if (req.method !== "POST" || req.url?.split("?")[0] !== pathSuffix) {
 				res.writeHead(404).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
 				return;
 			}
@@ -101,7 +102,7 @@ export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<
 			`data: ${JSON.stringify({ id: `c${index}`, object: "chat.completion.chunk", created: 0, model: "loopback", choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })}\n\n`,
 		);
 		res.end("data: [DONE]\n\n");
-	}, "/chat/completions");
+	}, "/v1/chat/completions");
 	return { ...served, baseUrl: `${served.baseUrl}/v1` };
 }
 

@@ -8,6 +8,7 @@ import {
 	chooseDefaultModel,
 	DEFAULT_MODELS,
 	findCredential,
+	LOCAL_SERVER_KEY,
 	loadAuthFile,
 	loadModelsFile,
 	ModelRegistry,
@@ -34,7 +35,7 @@ export async function runChecks(
 ): Promise<CheckResult[]> {
 	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
-	results.push(...(await checkLocalServers(paths)));
+	results.push(...(await checkLocalServers(paths, env)));
 	const python = checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env));
@@ -150,15 +151,19 @@ function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[
 const REACH_TIMEOUT_MS = 3000;
 
 /**
- * Servers configured in models.json answer as an API: their model list (`GET <baseUrl>/models`, or
- * `<baseUrl>/v1/models` for the Anthropic API, whose base has no `/v1`) is there. A server that
- * answers 404 there is up but `baseUrl` is wrong (most often a missing `/v1`): every model call would
- * fail the same way. A refusal (401, 403) says the list wants a key, which doctor does not send.
+ * Servers configured in models.json answer as an API at their `baseUrl`, with the key a run would
+ * send (none for a local server without one). The model list is asked for (`GET <base>/models`, or
+ * `<base>/v1/models` for the Anthropic API, whose base has no `/v1`); where there is none (404), the
+ * API's own path is tried (`POST` of an empty request to `chat/completions`, `responses` or
+ * `v1/messages`): a server that has neither is up, but `baseUrl` is wrong (most often a missing
+ * `/v1`) and every model call would fail so. A refusal (401, 403) is a key to fix.
  */
-async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
+async function checkLocalServers(paths: AgentPaths, env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
 	let file: ReturnType<typeof loadModelsFile>;
+	let auth: ReturnType<typeof loadAuthFile>;
 	try {
 		file = loadModelsFile(paths.models);
+		auth = loadAuthFile(paths.auth);
 	} catch {
 		return [];
 	}
@@ -167,14 +172,46 @@ async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
 		servers.map(async ([name, config]) => {
 			const url = String(config.baseUrl);
 			const base = url.replace(/\/+$/, "");
-			const probe = config.api === "anthropic-messages" ? `${base}/v1/models` : `${base}/models`;
+			const anthropic = config.api === "anthropic-messages";
 			const check = `Server "${name}"`;
 			const fixUrl = `Fix "baseUrl" of "${name}" in ${paths.models}`;
-			let status: number;
-			try {
-				const response = await fetch(probe, { signal: AbortSignal.timeout(REACH_TIMEOUT_MS) });
+			const credential = findCredential(name, auth, config, env);
+			const key = credential && credential.key !== LOCAL_SERVER_KEY ? credential.key : undefined;
+			const headers: Record<string, string> = key
+				? anthropic
+					? { "x-api-key": key, "anthropic-version": "2023-06-01" }
+					: { authorization: `Bearer ${key}` }
+				: {};
+			const ask = async (path: string, post: boolean): Promise<number> => {
+				const response = await fetch(`${base}/${path}`, {
+					method: post ? "POST" : "GET",
+					headers: post ? { ...headers, "content-type": "application/json" } : headers,
+					...(post ? { body: "{}" } : {}),
+					signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
+				});
 				await response.body?.cancel();
-				status = response.status;
+				return response.status;
+			};
+			const listPath = anthropic ? "v1/models" : "models";
+			let status: number;
+			let asked = `${base}/${listPath}`;
+			try {
+				status = await ask(listPath, false);
+				if (status === 404) {
+					const apiPath = anthropic
+						? "v1/messages"
+						: config.api === "openai-responses"
+							? "responses"
+							: "chat/completions";
+					const apiStatus = await ask(apiPath, true);
+					// Any answer but "no such path" or a refusal (a 400 for the empty request, most often) says
+					// the API is there.
+					if (apiStatus !== 404 && apiStatus !== 401 && apiStatus !== 403) {
+						return ok(check, `${url} answers (HTTP ${apiStatus} for an empty request; it has no model list)`);
+					}
+					status = apiStatus;
+					asked = `${base}/${apiPath}`;
+				}
 			} catch (error) {
 				const reason = networkReason(error);
 				return warn(
@@ -185,22 +222,25 @@ async function checkLocalServers(paths: AgentPaths): Promise<CheckResult[]> {
 			}
 			if (status < 400) return ok(check, `${url} answers (HTTP ${status})`);
 			if (status === 401 || status === 403) {
-				return ok(
+				return warn(
 					check,
-					`${url} answers (HTTP ${status} for ${probe}: the model list wants a key, which doctor does not send)`,
+					`${url} refuses ${key ? `the key from ${credential?.source}` : "calls without a key"} (HTTP ${status})`,
+					key
+						? `Check the key (${credential?.source}) for "${name}".`
+						: `Give "${name}" a key in ${paths.models}: "apiKeyEnv": "<VARIABLE>" (or "apiKey").`,
 				);
 			}
 			if (status === 404) {
-				const v1 = config.api !== "anthropic-messages" && !/\/v1$/.test(base);
+				const v1 = !anthropic && !/\/v1$/.test(base);
 				return warn(
 					check,
-					`${url} answers, but ${probe} is not there (HTTP 404): model calls to this baseUrl would fail`,
+					`${url} answers, but neither the model list nor ${asked} is there (HTTP 404): model calls to this baseUrl would fail`,
 					v1 ? `${fixUrl}: an OpenAI-compatible server's usually ends in /v1 (${base}/v1).` : `${fixUrl}.`,
 				);
 			}
 			return warn(
 				check,
-				`${url} answers with an error (HTTP ${status} for ${probe})`,
+				`${url} answers with an error (HTTP ${status} for ${base}/${listPath})`,
 				`Check the server's log, or ${fixUrl[0].toLowerCase()}${fixUrl.slice(1)}.`,
 			);
 		}),
