@@ -259,7 +259,7 @@ describe("structured capsules", () => {
 		const ids = Array.from({ length: 1000 }, (_, i) => `tests/test_f.py::test_value[${i}]`);
 		const lines = [
 			"=================================== FAILURES ===================================",
-			...ids.flatMap((id, i) => [
+			...ids.flatMap((_, i) => [
 				`_______________________________ test_value[${i}] ________________________________`,
 				`tests/test_f.py:4: in test_value`,
 				`E   assert ${i} == -1`,
