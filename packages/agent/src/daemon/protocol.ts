@@ -78,8 +78,7 @@ export type WorkerRequest =
 	| { type: "steer"; id: number; text: string }
 	/** Queued for the next turn, or a prompt when nothing runs. */
 	| { type: "follow_up"; id: number; text: string }
-	/** Ctrl-C: the running cell first, then the run. */
-	/** `stop`: end the run at once (SIGTERM to a view), not one press of Ctrl-C. */
+	/** Ctrl-C: the running cell first, then the run; `stop`: the run at once (SIGTERM to a view). */
 	| { type: "interrupt"; id: number; stop?: boolean }
 	| { type: "detach"; id: number }
 	| { type: "schedule_add"; id: number; when: string; text: string; delivery?: "steer" | "follow_up" }

@@ -160,13 +160,16 @@ const REACH_TIMEOUT_MS = 3000;
  */
 async function checkLocalServers(paths: AgentPaths, env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
 	let file: ReturnType<typeof loadModelsFile>;
-	let auth: ReturnType<typeof loadAuthFile>;
 	try {
 		file = loadModelsFile(paths.models);
-		auth = loadAuthFile(paths.auth);
 	} catch {
 		return [];
 	}
+	// A broken auth.json is reported by its own check; the servers are still asked, without its keys.
+	let auth: ReturnType<typeof loadAuthFile> = {};
+	try {
+		auth = loadAuthFile(paths.auth);
+	} catch {}
 	const servers = Object.entries(file.providers).filter(([, config]) => config.models && config.baseUrl);
 	return Promise.all(
 		servers.map(async ([name, config]) => {
