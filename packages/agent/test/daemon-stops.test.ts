@@ -4,7 +4,14 @@ import { afterEach, expect, it, vi } from "vitest";
 import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
-import { type DaemonWorld, eventually, makeDaemonWorld, sessionRecords } from "./daemon-world.js";
+import {
+	type DaemonWorld,
+	endDaemonTest,
+	eventually,
+	makeDaemonWorld,
+	type Spawned,
+	sessionRecords,
+} from "./daemon-world.js";
 
 // Real processes: a supervisor, workers and kernels. Runs stopped by signals to their client, and
 // daemons whose record writes are made to fail (as on a full disk: a record's path made a folder, so
@@ -12,10 +19,9 @@ import { type DaemonWorld, eventually, makeDaemonWorld, sessionRecords } from ".
 vi.setConfig({ testTimeout: 90_000 });
 
 let world: DaemonWorld | undefined;
-const clients: { child: { kill(signal: NodeJS.Signals): boolean } }[] = [];
+const clients: Spawned[] = [];
 afterEach(async () => {
-	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
-	await world?.teardown();
+	await endDaemonTest(world, clients);
 	world = undefined;
 });
 

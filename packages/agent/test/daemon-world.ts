@@ -60,6 +60,17 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 	};
 }
 
+/** A client process a test started. */
+export interface Spawned {
+	child: { kill(signal: NodeJS.Signals): boolean };
+}
+
+/** After a test: SIGKILL the client processes it started (emptying the list) and tear its world down. */
+export async function endDaemonTest(world: DaemonWorld | undefined, clients: Spawned[]): Promise<void> {
+	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
+	await world?.teardown();
+}
+
 /** SIGKILL the supervisor and the workers of an agent home (only processes whose start identity matches). */
 export function killDaemon(home: string): void {
 	const paths = daemonPaths(home);

@@ -30,16 +30,23 @@ import {
 	writeWorkerRecord,
 } from "../src/daemon/index.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
-import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "./daemon-world.js";
+import {
+	type DaemonWorld,
+	endDaemonTest,
+	eventually,
+	makeDaemonWorld,
+	roles,
+	type Spawned,
+	sessionRecords,
+} from "./daemon-world.js";
 
 // Real processes: a supervisor, workers, kernels, and a command line started for each step.
 vi.setConfig({ testTimeout: 90_000 });
 
 let world: DaemonWorld | undefined;
-const clients: { child: { kill(signal: NodeJS.Signals): boolean } }[] = [];
+const clients: Spawned[] = [];
 afterEach(async () => {
-	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
-	await world?.teardown();
+	await endDaemonTest(world, clients);
 	world = undefined;
 });
 

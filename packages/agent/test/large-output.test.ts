@@ -1,16 +1,15 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LIVE_OUTPUT_CHARS } from "../src/tools/ipython/live-output.js";
 import { spawnCli } from "./cli-process.js";
-import { type DaemonWorld, makeDaemonWorld } from "./daemon-world.js";
+import { type DaemonWorld, endDaemonTest, makeDaemonWorld, type Spawned } from "./daemon-world.js";
 
 // Real processes: a supervisor, a worker, its kernel, and the command line.
 vi.setConfig({ testTimeout: 120_000 });
 
 let world: DaemonWorld | undefined;
-const clients: { child: { kill(signal: NodeJS.Signals): boolean } }[] = [];
+const clients: Spawned[] = [];
 afterEach(async () => {
-	for (const client of clients.splice(0)) client.child.kill("SIGKILL");
-	await world?.teardown();
+	await endDaemonTest(world, clients);
 	world = undefined;
 });
 
