@@ -57,6 +57,9 @@ describe("command line", () => {
 		expect(parseArgs(["-p", "-", "--model", "faux/x"]).print).toBe("-");
 		expect(parseArgs(["-p", "-v flag is broken, fix it", "--model", "faux/x"]).print).toBe("-v flag is broken, fix it");
 		expect(parseArgs(["-p", "-5"]).print).toBe("-5");
+		// `--` ends the options: what follows is the prompt, whatever it looks like.
+		expect(parseArgs(["-p", "--", "-m is broken"]).print).toBe("-m is broken");
+		expect(parseArgs(["--model", "faux/x", "-p", "--", "--help"])).toMatchObject({ print: "--help", command: "run" });
 		expect(() => parseArgs(["-p", "--model", "faux/x"])).toThrow("-p needs a prompt.");
 		expect(() => parseArgs(["-p", "--model", "faux/x", "fix", "it"])).toThrow('Unexpected argument "it".');
 	});
@@ -246,6 +249,7 @@ describe("command line", () => {
 					keyless: { baseUrl: guarded.baseUrl, models: [{ id: "e" }] },
 					wrongkey: { baseUrl: guarded.baseUrl, apiKeyEnv: "GUARD_KEY", models: [{ id: "f" }] },
 					rightkey: { baseUrl: guarded.baseUrl, apiKey: "sk-right", models: [{ id: "g" }] },
+					unsetkey: { baseUrl: guarded.baseUrl, apiKeyEnv: "PRIME_TEST_UNSET_KEY", models: [{ id: "h" }] },
 				},
 			});
 			const io = memoryIo(world.project, world.env);
@@ -266,7 +270,11 @@ describe("command line", () => {
 			expect(out).toContain(
 				`✓ Server "rightkey": ${guarded.baseUrl} answers (HTTP 400 for an empty request; it has no model list)`,
 			);
-			expect(out).toMatch(/All checks passed \(5 warnings marked ! above\)\.\n$/);
+			expect(out).toContain(
+				`! Server "unsetkey": ${guarded.baseUrl} refuses calls without a key (HTTP 401): models.json names $PRIME_TEST_UNSET_KEY, which is not set`,
+			);
+			expect(out).toContain("fix: Export PRIME_TEST_UNSET_KEY=<key> and run doctor again.");
+			expect(out).toMatch(/All checks passed \(6 warnings marked ! above\)\.\n$/);
 		} finally {
 			await server.close();
 			await anthropic.close();

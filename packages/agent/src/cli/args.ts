@@ -116,6 +116,13 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		const flag = eq > 0 ? raw.slice(0, eq) : raw;
 		if (eq > 0) rest.unshift(raw.slice(eq + 1));
 		switch (flag) {
+			case "--":
+				// The end of the options: every word after it is an argument (`-p -- "-m is broken"`).
+				if (eq < 0) {
+					positional.push(...rest.splice(0));
+					break;
+				}
+				throw new UserError(`Unknown option ${raw}.`, "See `prime-agent --help` for the options.", ExitCode.usage);
 			case "-h":
 			case "--help":
 				args.command = "help";
@@ -127,7 +134,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "-p":
 			case "--print":
 				// `-p --model x "prompt"`: the prompt comes after the options, as the one argument left.
-				if (eq < 0 && isOption(rest[0])) printLater = true;
+				if (eq < 0 && (isOption(rest[0]) || rest[0] === "--")) printLater = true;
 				else args.print = value(flag);
 				break;
 			case "-m":

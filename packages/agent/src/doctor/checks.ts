@@ -225,12 +225,16 @@ async function checkLocalServers(paths: AgentPaths, env: NodeJS.ProcessEnv): Pro
 			}
 			if (status < 400) return ok(check, `${url} answers (HTTP ${status})`);
 			if (status === 401 || status === 403) {
+				// A key named by a variable that is not set is no key: say which variable, as a run does.
+				const unset = !key && config.apiKeyEnv ? config.apiKeyEnv : undefined;
 				return warn(
 					check,
-					`${url} refuses ${key ? `the key from ${credential?.source}` : "calls without a key"} (HTTP ${status})`,
+					`${url} refuses ${key ? `the key from ${credential?.source}` : "calls without a key"} (HTTP ${status})${unset ? `: models.json names $${unset}, which is not set` : ""}`,
 					key
 						? `Check the key (${credential?.source}) for "${name}".`
-						: `Give "${name}" a key in ${paths.models}: "apiKeyEnv": "<VARIABLE>" (or "apiKey").`,
+						: unset
+							? `Export ${unset}=<key> and run doctor again.`
+							: `Give "${name}" a key in ${paths.models}: "apiKeyEnv": "<VARIABLE>" (or "apiKey").`,
 				);
 			}
 			if (status === 404) {
