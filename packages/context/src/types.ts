@@ -123,6 +123,8 @@ export interface Outcome {
 	unmarkedUnrecordedIds?: number;
 	/** Exceptions from `Type: message` lines or a bare type, with 1-based line numbers. */
 	exceptions: { type: string; message: string; line: number }[];
+	/** Distinct exceptions seen past the first 500 (and the late types): counted, not kept. */
+	unrecordedExceptions?: number;
 	/** Source locations (`file:line`), with the 1-based output line they appear on. */
 	locations: { file: string; line: number; column?: number; at: number }[];
 	/** 1-based line numbers of result-shaped terminal lines (summaries, status). */

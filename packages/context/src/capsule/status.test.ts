@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseOutcome } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
 import { exceptionsLine, outcomeHeadline, runStatus } from "./status.js";
 
@@ -35,5 +36,17 @@ describe("status lines", () => {
 		expect(exceptionsLine(outcome({ exceptions }))).toBe(
 			"EXCEPTIONS: KeyError x2 (first at line 10), TypeError (line 12), E1 (line 13), E2 (line 14), E3 (line 15), E4 (line 16), E5",
 		);
+	});
+
+	it("counts the distinct exceptions past the recorded ones, so no count reads as exact when it is not", () => {
+		const lines = Array.from({ length: 1000 }, (_, i) => [`E   AssertionError: assert ${i} == -1`, ""]).flat();
+		const parsed = parseOutcome(lines.join("\n"));
+		expect(parsed.exceptions).toHaveLength(500);
+		expect(parsed.unrecordedExceptions).toBe(500);
+		expect(exceptionsLine(parsed)).toBe(
+			"EXCEPTIONS: AssertionError x500 (first at line 1), and 500 more past the first 500 recorded",
+		);
+		// The same exceptions again (a summary repeating them) add nothing.
+		expect(parseOutcome([...lines, ...lines].join("\n")).unrecordedExceptions).toBe(500);
 	});
 });

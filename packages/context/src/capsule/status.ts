@@ -99,5 +99,7 @@ export function exceptionsLine(outcome: Outcome, maxTypes = 64, withLines = 6): 
 		return count > 1 ? `${type}${times} (first at line ${line})` : `${type} (line ${line})`;
 	});
 	const more = byType.size > maxTypes ? `, and ${byType.size - maxTypes} more types` : "";
-	return `EXCEPTIONS: ${parts.join(", ")}${more}`;
+	const unrecorded = outcome.unrecordedExceptions ?? 0;
+	const past = unrecorded > 0 ? `, and ${unrecorded} more past the first ${outcome.exceptions.length} recorded` : "";
+	return `EXCEPTIONS: ${parts.join(", ")}${more}${past}`;
 }

@@ -93,6 +93,8 @@ export class ScanState {
 	private readonly idMarks = new IdMarkCounter();
 	private unrecordedIds = 0;
 	private readonly exceptions: Outcome["exceptions"] = [];
+	/** Distinct exceptions seen past the cap (`LIMITS.exceptions`): counted, not kept. */
+	private unrecordedExceptions = 0;
 	private readonly exceptionSeen = new Set<string>();
 	private readonly exceptionTypes = new Set<string>();
 	private readonly projectLocations: Location[] = [];
@@ -280,6 +282,12 @@ export class ScanState {
 			this.exceptions.length >= LIMITS.exceptions &&
 			(this.exceptionTypes.has(type) || this.exceptions.length >= LIMITS.exceptions + LIMITS.lateExceptionTypes)
 		) {
+			// Past the cap distinct exceptions are only counted, so the capsule's counts stay true. A message
+			// cut short with an ellipsis may repeat one not kept: it is not counted (no count too many).
+			if (!/(?:\.\.\.|\u2026)$/.test(msg) && this.exceptionSeen.size < LIMITS.countedIds) {
+				this.exceptionSeen.add(this.own(key));
+				this.unrecordedExceptions++;
+			}
 			return;
 		}
 		if (this.truncatedCopy(type, msg)) return;
@@ -398,6 +406,7 @@ export class ScanState {
 			failingIdMarks: this.idMarks.list(),
 			...this.unmarkedIds(failingIds),
 			exceptions: [...this.exceptions],
+			unrecordedExceptions: this.unrecordedExceptions,
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
 			exitCode,
