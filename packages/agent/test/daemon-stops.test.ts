@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
 import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
@@ -112,4 +112,38 @@ it("SIGHUP to a --mode json -p client gives the in-process lines: the interrupt,
 	});
 	expect(JSON.stringify(sessionRecords(session.path))).toContain("KeyboardInterrupt");
 	expect(world.server.requests).toHaveLength(1);
+});
+
+it("SIGTERM while the worker starts stops before the run begins: nothing sent to the model, the worker let go", async () => {
+	world = await makeDaemonWorld([{ text: "never asked" }]);
+	// A supervisor running, then paused: the next client waits for it with its run not begun.
+	expect((await world.cli(["agents"])).code).toBe(0);
+	const supervisor = JSON.parse(readFileSync(daemonPaths(world.home).supervisor, "utf8")) as { pid: number };
+	process.kill(supervisor.pid, "SIGSTOP");
+	try {
+		const text = spawnCliText(["-p", "run it", "--model", "local/coder"], world.project, world.env);
+		clients.push(text);
+		// The client has reached the supervisor once it holds a socket besides its standard streams
+		// (which are sockets too, as a spawned child's pipes).
+		const pid = text.child.pid as number;
+		await eventually("the client's connection to the supervisor", () =>
+			readdirSync(`/proc/${pid}/fd`).some((fd) => {
+				if (Number(fd) <= 2) return false;
+				try {
+					return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+				} catch {
+					return false;
+				}
+			}),
+		);
+		text.child.kill("SIGTERM");
+		process.kill(supervisor.pid, "SIGCONT");
+		expect(await text.exitCode()).toBe(ExitCode.interrupted);
+		expect(text.stderr()).toBe("Stopped (SIGTERM) before the run began: nothing was sent to the model.\n");
+	} finally {
+		process.kill(supervisor.pid, "SIGCONT");
+	}
+	const w = world;
+	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
+	expect(w.server.requests).toHaveLength(0);
 });

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths } from "../home/index.js";
 import type { InteractiveUi } from "../modes/interactive.js";
+import { type EndingSignal, onEndingSignal } from "../modes/interrupts.js";
 import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
 import {
@@ -43,9 +44,28 @@ export async function runInWorker(
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const oneShot = prompt !== undefined;
-	const started = await startWorker(context, options, oneShot ? "oneshot" : "resident");
-	if (started.attached) io.stderr.write(`${openElsewhere(started.key)}\n`);
-	const { client, welcome } = await connectWorker(context, started.socket, oneShot);
+	// SIGTERM or SIGHUP while the worker starts: the run is not begun, and the worker is let go.
+	let early: EndingSignal | undefined;
+	const disposeEarly = oneShot
+		? onEndingSignal((signal) => {
+				early = signal;
+			})
+		: () => {};
+	let client: ProtocolClient;
+	let welcome: WorkerWelcome;
+	try {
+		const started = await startWorker(context, options, oneShot ? "oneshot" : "resident");
+		if (started.attached) io.stderr.write(`${openElsewhere(started.key)}\n`);
+		({ client, welcome } = await connectWorker(context, started.socket, oneShot));
+	} finally {
+		disposeEarly();
+	}
+	if (early !== undefined) {
+		await client.request({ type: "shutdown" }).catch(() => {});
+		client.close();
+		io.stderr.write(`Stopped (${early}) before the run began: nothing was sent to the model.\n`);
+		return ExitCode.interrupted;
+	}
 	if (prompt === undefined) return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false);
 	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
 	const stdin = io.stdin as NodeJS.ReadStream;
