@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
-import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
+import { daemonPaths, liveWorkers as liveWorkersOf, workerKeys } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
 import {
@@ -27,14 +27,8 @@ afterEach(async () => {
 
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 
-/** Workers of the world whose process still runs. */
-function liveWorkers(w: DaemonWorld): number[] {
-	const paths = daemonPaths(w.home);
-	return workerKeys(paths).flatMap((key) => {
-		const record = readWorkerRecord(paths, key);
-		return record?.pid && isSameProcess(record.pid, record.startId) ? [record.pid] : [];
-	});
-}
+/** Pids of the world's workers whose process still runs. */
+const liveWorkers = (w: DaemonWorld): number[] => liveWorkersOf(daemonPaths(w.home)).map((worker) => worker.pid);
 
 it("a one-shot worker that cannot write its record still stops when its run ends", async () => {
 	// The cell makes the worker's own record a folder: every later write of it fails.

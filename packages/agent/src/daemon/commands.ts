@@ -20,7 +20,7 @@ import {
 	unwrap,
 } from "./client.js";
 import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
-import { isSameProcess, readWorkerRecord, workerKeys, workerSocket } from "./state.js";
+import { liveWorkers, workerSocket } from "./state.js";
 import { viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
 
@@ -344,14 +344,6 @@ export async function runShutdownCommand(
 	}
 	io.stdout.write(`Stopped every agent${force ? " (killed)" : ""} and the daemon.\n`);
 	return ExitCode.ok;
-}
-
-/** Workers whose process still runs, by their records. */
-function liveWorkers(paths: DaemonContext["paths"]): { key: string; pid: number }[] {
-	return workerKeys(paths).flatMap((key) => {
-		const record = readWorkerRecord(paths, key);
-		return record?.pid && isSameProcess(record.pid, record.startId) ? [{ key, pid: record.pid }] : [];
-	});
 }
 
 /**

@@ -36,6 +36,7 @@ export {
 export {
 	daemonPaths,
 	isSameProcess,
+	liveWorkers,
 	processStartId,
 	readSessionRecord,
 	readWorkerRecord,

@@ -146,6 +146,14 @@ export function workerKeys(paths: DaemonPaths): string[] {
 		.map((entry) => entry.key);
 }
 
+/** The workers whose process still runs (its recorded start identity matches), by their records. */
+export function liveWorkers(paths: DaemonPaths): { key: string; pid: number }[] {
+	return workerKeys(paths).flatMap((key) => {
+		const record = readWorkerRecord(paths, key);
+		return record?.pid && isSameProcess(record.pid, record.startId) ? [{ key, pid: record.pid }] : [];
+	});
+}
+
 export function newWorkerKey(): string {
 	return randomBytes(4).toString("hex");
 }

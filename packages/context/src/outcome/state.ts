@@ -284,7 +284,7 @@ export class ScanState {
 		) {
 			// Past the cap distinct exceptions are only counted, so the capsule's counts stay true. A message
 			// cut short with an ellipsis may repeat one not kept: it is not counted (no count too many).
-			if (!/(?:\.\.\.|\u2026)$/.test(msg) && this.exceptionSeen.size < LIMITS.countedIds) {
+			if (ellipsisLength(msg) === 0 && this.exceptionSeen.size < LIMITS.countedIds) {
 				this.exceptionSeen.add(this.own(key));
 				this.unrecordedExceptions++;
 			}
@@ -303,7 +303,7 @@ export class ScanState {
 	 * it begins was recorded already: the same exception again.
 	 */
 	private truncatedCopy(type: string, message: string): boolean {
-		const cut = message.endsWith("...") ? 3 : message.endsWith("\u2026") ? 1 : 0;
+		const cut = ellipsisLength(message);
 		if (cut === 0) return false;
 		const start = message.slice(0, -cut);
 		return this.exceptions.some(
@@ -455,4 +455,9 @@ export class ScanState {
 			(entry) => entry.id,
 		);
 	}
+}
+
+/** The length of the ellipsis a message cut short ends with (`...` or `…`); 0 when none. */
+function ellipsisLength(message: string): number {
+	return message.endsWith("...") ? 3 : message.endsWith("\u2026") ? 1 : 0;
 }
