@@ -5,6 +5,7 @@ import { resolveKernelPython } from "prime-agent-kernel";
 import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
+	type CustomProviderConfig,
 	chooseDefaultModel,
 	DEFAULT_MODELS,
 	findCredential,
@@ -172,85 +173,89 @@ async function checkLocalServers(paths: AgentPaths, env: NodeJS.ProcessEnv): Pro
 	} catch {}
 	const servers = Object.entries(file.providers).filter(([, config]) => config.models && config.baseUrl);
 	return Promise.all(
-		servers.map(async ([name, config]) => {
-			const url = String(config.baseUrl);
-			const base = url.replace(/\/+$/, "");
-			const anthropic = config.api === "anthropic-messages";
-			const check = `Server "${name}"`;
-			const fixUrl = `Fix "baseUrl" of "${name}" in ${paths.models}`;
-			const credential = findCredential(name, auth, config, env);
-			const key = credential && credential.key !== LOCAL_SERVER_KEY ? credential.key : undefined;
-			const headers: Record<string, string> = key
-				? anthropic
-					? { "x-api-key": key, "anthropic-version": "2023-06-01" }
-					: { authorization: `Bearer ${key}` }
-				: {};
-			const ask = async (path: string, post: boolean): Promise<number> => {
-				const response = await fetch(`${base}/${path}`, {
-					method: post ? "POST" : "GET",
-					headers: post ? { ...headers, "content-type": "application/json" } : headers,
-					...(post ? { body: "{}" } : {}),
-					signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
-				});
-				await response.body?.cancel();
-				return response.status;
-			};
-			const listPath = anthropic ? "v1/models" : "models";
-			let status: number;
-			let asked = `${base}/${listPath}`;
-			try {
-				status = await ask(listPath, false);
-				if (status === 404) {
-					const apiPath = anthropic
-						? "v1/messages"
-						: config.api === "openai-responses"
-							? "responses"
-							: "chat/completions";
-					const apiStatus = await ask(apiPath, true);
-					// Any answer but "no such path" or a refusal (a 400 for the empty request, most often) says
-					// the API is there.
-					if (apiStatus !== 404 && apiStatus !== 401 && apiStatus !== 403) {
-						return ok(check, `${url} answers (HTTP ${apiStatus} for an empty request; it has no model list)`);
-					}
-					status = apiStatus;
-					asked = `${base}/${apiPath}`;
-				}
-			} catch (error) {
-				const reason = networkReason(error);
-				return warn(
-					check,
-					`${url} does not answer (${reason})`,
-					`Start the server, or fix "baseUrl" of "${name}" in ${paths.models}.`,
-				);
+		servers.map(([name, config]) => checkServer(name, config, findCredential(name, auth, config, env), paths)),
+	);
+}
+
+/** The paths `checkLocalServers` asks, under the base: the model list, then the API's own. */
+function probePaths(config: CustomProviderConfig): { list: string; api: string } {
+	if (config.api === "anthropic-messages") return { list: "v1/models", api: "v1/messages" };
+	return { list: "models", api: config.api === "openai-responses" ? "responses" : "chat/completions" };
+}
+
+/** The headers that carry `key` as the server's API expects it (none without a key). */
+function keyHeaders(config: CustomProviderConfig, key: string | undefined): Record<string, string> {
+	if (!key) return {};
+	if (config.api === "anthropic-messages") return { "x-api-key": key, "anthropic-version": "2023-06-01" };
+	return { authorization: `Bearer ${key}` };
+}
+
+/** One models.json server, asked as `checkLocalServers` says. */
+async function checkServer(
+	name: string,
+	config: CustomProviderConfig,
+	credential: ReturnType<typeof findCredential>,
+	paths: AgentPaths,
+): Promise<CheckResult> {
+	const url = String(config.baseUrl);
+	const base = url.replace(/\/+$/, "");
+	const check = `Server "${name}"`;
+	const fixUrl = `fix "baseUrl" of "${name}" in ${paths.models}`;
+	const key = credential && credential.key !== LOCAL_SERVER_KEY ? credential.key : undefined;
+	const headers = keyHeaders(config, key);
+	const ask = async (path: string, post: boolean): Promise<number> => {
+		const response = await fetch(`${base}/${path}`, {
+			method: post ? "POST" : "GET",
+			headers: post ? { ...headers, "content-type": "application/json" } : headers,
+			...(post ? { body: "{}" } : {}),
+			signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
+		});
+		await response.body?.cancel();
+		return response.status;
+	};
+	const probe = probePaths(config);
+	let status: number;
+	let asked = `${base}/${probe.list}`;
+	try {
+		status = await ask(probe.list, false);
+		if (status === 404) {
+			status = await ask(probe.api, true);
+			// Any answer but "no such path" or a refusal (a 400 for the empty request, most often) says
+			// the API is there.
+			if (status !== 404 && status !== 401 && status !== 403) {
+				return ok(check, `${url} answers (HTTP ${status} for an empty request; it has no model list)`);
 			}
-			if (status < 400) return ok(check, `${url} answers (HTTP ${status})`);
-			if (status === 401 || status === 403) {
-				// A key named by a variable that is not set is no key: say which variable, as a run does.
-				const unset = !key && config.apiKeyEnv ? config.apiKeyEnv : undefined;
-				return warn(
-					check,
-					`${url} refuses ${key ? `the key from ${credential?.source}` : "calls without a key"} (HTTP ${status})${unset ? `: models.json names $${unset}, which is not set` : ""}`,
-					key
-						? `Check the key (${credential?.source}) for "${name}".`
-						: unset
-							? `Export ${unset}=<key> and run doctor again.`
-							: `Give "${name}" a key in ${paths.models}: "apiKeyEnv": "<VARIABLE>" (or "apiKey").`,
-				);
-			}
-			if (status === 404) {
-				const v1 = !anthropic && !/\/v1$/.test(base);
-				return warn(
-					check,
-					`${url} answers, but neither the model list nor ${asked} is there (HTTP 404): model calls to this baseUrl would fail`,
-					v1 ? `${fixUrl}: an OpenAI-compatible server's usually ends in /v1 (${base}/v1).` : `${fixUrl}.`,
-				);
-			}
-			return warn(
-				check,
-				`${url} answers with an error (HTTP ${status} for ${base}/${listPath})`,
-				`Check the server's log, or ${fixUrl[0].toLowerCase()}${fixUrl.slice(1)}.`,
-			);
-		}),
+			asked = `${base}/${probe.api}`;
+		}
+	} catch (error) {
+		return warn(check, `${url} does not answer (${networkReason(error)})`, `Start the server, or ${fixUrl}.`);
+	}
+	if (status < 400) return ok(check, `${url} answers (HTTP ${status})`);
+	if (status === 401 || status === 403) {
+		// A key named by a variable that is not set is no key: say which variable, as a run does.
+		const unset = !key && config.apiKeyEnv ? config.apiKeyEnv : undefined;
+		const refused = key ? `the key from ${credential?.source}` : "calls without a key";
+		const fix = key
+			? `Check the key (${credential?.source}) for "${name}".`
+			: unset
+				? `Export ${unset}=<key> and run doctor again.`
+				: `Give "${name}" a key in ${paths.models}: "apiKeyEnv": "<VARIABLE>" (or "apiKey").`;
+		const why = unset ? `: models.json names $${unset}, which is not set` : "";
+		return warn(check, `${url} refuses ${refused} (HTTP ${status})${why}`, fix);
+	}
+	if (status === 404) {
+		const v1 = config.api !== "anthropic-messages" && !/\/v1$/.test(base);
+		const fix = `F${fixUrl.slice(1)}${v1 ? `: an OpenAI-compatible server's usually ends in /v1 (${base}/v1)` : ""}.`;
+		return warn(
+			check,
+			`${url} answers, but neither the model list nor ${asked} is there (HTTP 404): model calls to this baseUrl would fail`,
+			fix,
+		);
+	}
+	return warn(
+		check,
+		`${url} answers with an error (HTTP ${status} for ${asked})`,
+		`Check the server's log, or ${fixUrl}.`,
 	);
 }
 
