@@ -1,14 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkMcpServers, loadMcpConfig, moduleName } from "../src/mcp/index.js";
 import { alive, cell as cellTurn } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
+import { FIXTURE, startHttpFixture } from "./mcp-fixture.js";
 
-const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import.meta.url));
 const sessions = useFauxSessions();
 const servers: ChildProcess[] = [];
 afterEach(() => {
@@ -251,7 +250,7 @@ describe("/mcp", () => {
 
 describe("MCP servers over streamable HTTP", () => {
 	it("calls a loopback server with the configured headers; a wrong token is a clear server-down error", async () => {
-		const { url, output } = await startHttpFixture();
+		const { url, output } = await startHttpFixture(servers);
 		sessions.world.writeHome("mcp.json", {
 			// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 			mcpServers: { remote: { url, headers: { Authorization: "Bearer ${REMOTE_TOKEN}" } } },
@@ -376,27 +375,3 @@ describe("MCP config", () => {
 		expect(checks[1]?.detail).toContain("ENOENT");
 	});
 });
-
-/** The fixture over HTTP in its own process; resolves once it listens. `output.waitFor` awaits a line of its stdout. */
-async function startHttpFixture(): Promise<{ url: string; output: { waitFor(pattern: RegExp): Promise<string> } }> {
-	const child = spawn(process.execPath, [FIXTURE, "--http"], { stdio: ["ignore", "pipe", "inherit"] });
-	servers.push(child);
-	let out = "";
-	child.stdout?.on("data", (chunk) => {
-		out += chunk;
-	});
-	const waitFor = (pattern: RegExp) =>
-		new Promise<string>((resolve, reject) => {
-			const check = () => {
-				const match = pattern.exec(out);
-				if (!match) return;
-				child.stdout?.off("data", check);
-				resolve(match[1] ?? match[0]);
-			};
-			child.stdout?.on("data", check);
-			child.once("exit", (code) => reject(new Error(`the HTTP fixture exited (${code}) before printing ${pattern}`)));
-			check();
-		});
-	const port = await waitFor(/listening (\d+)/);
-	return { url: `http://127.0.0.1:${port}/mcp`, output: { waitFor } };
-}

@@ -13,7 +13,12 @@ export interface KernelStartOptions {
 	python?: string;
 	/** Working directory of the kernel process. Default: `process.cwd()`. */
 	cwd?: string;
-	/** Extra environment for the kernel process (merged over `process.env`). */
+	/**
+	 * The environment the kernel process starts from. Default: `process.env`. A host that keeps
+	 * some of its own variables (keys) from the code the kernel runs passes the rest here.
+	 */
+	baseEnv?: Record<string, string>;
+	/** Extra environment for the kernel process (set over `baseEnv`). */
 	env?: Record<string, string>;
 	/** Extra directories put first on the kernel's `PYTHONPATH` (e.g. the agent's runtime package). */
 	pythonPath?: string[];

@@ -36,6 +36,7 @@ export type AutonomousEnd = { status: "passed" } | { status: "limit"; limit: Lim
 
 export interface AutonomousHost {
 	cwd: string;
+	/** The environment gates run with: the host's without its keys (see `childEnvironment`). */
 	env: NodeJS.ProcessEnv;
 	/** Where each gate run's complete output is written. */
 	logDir: string;

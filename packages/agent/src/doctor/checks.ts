@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveKernelPython } from "prime-agent-kernel";
-import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
+import { type ChildEnvironment, childEnvironment } from "../child-env/index.js";
+import { type AgentPaths, kernelEnvKeep, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
 	type CustomProviderConfig,
@@ -37,9 +38,11 @@ export async function runChecks(
 	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
 	results.push(...(await checkLocalServers(paths, env)));
+	const kernelEnv = kernelEnvironment(paths, env);
+	results.push(checkKernelEnvironment(kernelEnv));
 	const python = checkPython(env);
 	results.push(python);
-	if (python.status === "ok") results.push(await checkKernel(env));
+	if (python.status === "ok") results.push(await checkKernel(env, kernelEnv.env));
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
 	const { daemonDoctorCheck } = await import("../daemon/index.js");
 	results.push(await daemonDoctorCheck(paths.root, env));
@@ -273,10 +276,36 @@ function checkPython(env: NodeJS.ProcessEnv): CheckResult {
 	}
 }
 
-async function checkKernel(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+/** The environment a session's kernel would get here (a broken settings or models file is its own check's to report). */
+function kernelEnvironment(paths: AgentPaths, env: NodeJS.ProcessEnv): ChildEnvironment {
+	const read = <T>(load: () => T, fallback: T): T => {
+		try {
+			return load();
+		} catch {
+			return fallback;
+		}
+	};
+	const models = read(() => loadModelsFile(paths.models), undefined);
+	const keep = read(() => kernelEnvKeep(loadSettings(paths.settings)), []);
+	return childEnvironment(env, { models, keep });
+}
+
+/** Which variables the kernel, gates and skill checks start without: names only, never a value. */
+function checkKernelEnvironment({ withheld, kept }: ChildEnvironment): CheckResult {
+	const parts = [
+		withheld.length > 0
+			? `withheld from the kernel and gates: ${withheld.join(", ")}`
+			: "no keys in the environment to withhold from the kernel and gates",
+	];
+	if (kept.length > 0) parts.push(`passed through by kernel.env.keep: ${kept.join(", ")}`);
+	return ok("Kernel environment", parts.join("; "));
+}
+
+async function checkKernel(env: NodeJS.ProcessEnv, baseEnv: Record<string, string>): Promise<CheckResult> {
 	const scratch = mkdtempSync(join(tmpdir(), "prime-agent-doctor-"));
 	const kernel = new SessionKernel({
 		cwd: scratch,
+		baseEnv,
 		outputDir: join(scratch, "outputs"),
 		python: resolveKernelPython(env),
 	});

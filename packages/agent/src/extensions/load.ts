@@ -22,6 +22,8 @@ export interface LoadExtensionsOptions {
 	extraPaths?: string[];
 	/** The session's environment, given to extensions (default: `process.env`). */
 	env?: NodeJS.ProcessEnv;
+	/** `env` without its keys, given to extensions (default: `env` through `childEnvironment`). */
+	childEnv?: Record<string, string>;
 	/**
 	 * Factories that ship with the agent, loaded after every discovered extension (so what they see
 	 * is final), keyed by a display name (`builtin:<name>`).
@@ -35,7 +37,11 @@ export interface LoadExtensionsOptions {
  * cannot be found, imported or run is reported on the runner (with its path) and left out.
  */
 export async function loadExtensions(options: LoadExtensionsOptions): Promise<ExtensionRunner> {
-	const runner = new ExtensionRunner(options.cwd, { agentHome: options.agentHome, env: options.env });
+	const runner = new ExtensionRunner(options.cwd, {
+		agentHome: options.agentHome,
+		env: options.env,
+		childEnv: options.childEnv,
+	});
 	const sources: ExtensionSource[] = [];
 	const fromDir = (dir: string, origin: string) => {
 		const found = extensionsInDir(dir, origin);

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../home/index.js";
+import { ensurePrivateDir, jsonProblem, PRIVATE_FILE_MODE } from "../home/index.js";
 import { packageEntryPoints, projectRoot } from "./discover.js";
 
 /** Where a package list lives: the agent home (global) or `<project root>/.prime/agent` (local). */
@@ -32,10 +32,14 @@ function settingsPath(scope: PackageScope): string {
 function readSettingsObject(path: string): Record<string, unknown> {
 	if (!existsSync(path)) return {};
 	let raw: unknown;
+	const text = readFileSync(path, "utf8");
 	try {
-		raw = JSON.parse(readFileSync(path, "utf8"));
+		raw = JSON.parse(text);
 	} catch (error) {
-		throw new UserError(`${path} is not valid JSON (${(error as Error).message}).`, "Fix the file, then retry.");
+		throw new UserError(
+			`${path} is not valid JSON (${jsonProblem(text, error as Error)}).`,
+			"Fix the file, then retry.",
+		);
 	}
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
 		throw new UserError(`${path} must hold a JSON object.`, "Fix the file, then retry.");

@@ -1,5 +1,6 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { HostRequestHandler } from "prime-agent-kernel";
+import { childEnvironment } from "../child-env/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type {
 	ContextUsage,
@@ -49,11 +50,18 @@ export class ExtensionRunner {
 	readonly problems: ExtensionProblem[] = [];
 	/** Paths of the extensions that loaded. */
 	readonly loaded: string[] = [];
+	private readonly childEnv: Record<string, string>;
 
 	constructor(
 		readonly cwd: string,
-		private readonly environment: { agentHome?: string; env?: NodeJS.ProcessEnv } = {},
-	) {}
+		private readonly environment: {
+			agentHome?: string;
+			env?: NodeJS.ProcessEnv;
+			childEnv?: Record<string, string>;
+		} = {},
+	) {
+		this.childEnv = environment.childEnv ?? childEnvironment(environment.env ?? process.env).env;
+	}
 
 	/** Run an extension's factory. A factory that throws is reported and its registrations dropped. */
 	async load(path: string, factory: ExtensionFactory): Promise<boolean> {
@@ -63,6 +71,7 @@ export class ExtensionRunner {
 			cwd: this.cwd,
 			agentHome: this.environment.agentHome ?? "",
 			env: this.environment.env ?? process.env,
+			childEnv: this.childEnv,
 			on: (event, handler) => {
 				pending.handlers.push([event, handler as AnyHandler]);
 			},

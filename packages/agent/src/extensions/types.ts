@@ -176,6 +176,12 @@ export interface ExtensionAPI {
 	readonly agentHome: string;
 	/** The environment the session was started with (read it instead of `process.env`). */
 	readonly env: NodeJS.ProcessEnv;
+	/**
+	 * The environment to start a process that runs code the agent does not control with (the
+	 * model's, a repository's): `env` without the provider keys and secret-looking variables, as
+	 * the kernel gets it.
+	 */
+	readonly childEnv: Record<string, string>;
 	/** Subscribe to an event (see `ExtensionEvents` for each contract). */
 	on<K extends ExtensionEventName>(event: K, handler: ExtensionHandler<K>): void;
 	/** Add a tool the model can call (its name must not clash with another tool). */

@@ -22,10 +22,51 @@ export function readJsonFile(path: string): unknown {
 		return JSON.parse(text);
 	} catch (error) {
 		throw new UserError(
-			`${path} is not valid JSON (${(error as Error).message}).`,
+			`${path} is not valid JSON (${jsonProblem(text, error as Error)}).`,
 			"Fix the file by hand or move it aside; it was left untouched.",
 		);
 	}
+}
+
+const AT_POSITION = / in JSON at position (\d+)/;
+const UNEXPECTED_TOKEN = /^Unexpected token/;
+
+/**
+ * What is wrong with `text`, which `JSON.parse` refused with `error`, and where (line and column),
+ * never quoting the text: V8's message quotes a slice of it, and auth.json's slice is a key.
+ */
+export function jsonProblem(text: string, error: Error): string {
+	const message = error.message;
+	if (message === "Unexpected end of JSON input") return "it ends before the JSON value is complete";
+	const at = AT_POSITION.exec(message);
+	if (at && !UNEXPECTED_TOKEN.test(message)) {
+		return `${message.slice(0, at.index)} at ${lineAndColumn(text, Number(at[1]))}`;
+	}
+	if (!UNEXPECTED_TOKEN.test(message)) return "it does not parse as JSON";
+	// The message gives no position: the shortest prefix that fails the same way ends at the character.
+	let low = 1;
+	let high = text.length;
+	while (low < high) {
+		const middle = Math.floor((low + high) / 2);
+		if (failsOnToken(text.slice(0, middle))) high = middle;
+		else low = middle + 1;
+	}
+	return `Unexpected character at ${lineAndColumn(text, low - 1)}`;
+}
+
+function failsOnToken(prefix: string): boolean {
+	try {
+		JSON.parse(prefix);
+		return false;
+	} catch (error) {
+		return UNEXPECTED_TOKEN.test((error as Error).message);
+	}
+}
+
+function lineAndColumn(text: string, position: number): string {
+	const before = text.slice(0, position);
+	const line = before.split("\n").length;
+	return `line ${line}, column ${position - before.lastIndexOf("\n")}`;
 }
 
 /** Write JSON atomically (temp file, then rename) with user-only permissions. */

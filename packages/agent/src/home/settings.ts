@@ -18,6 +18,11 @@ export interface Settings {
 	autonomous?: unknown;
 	/** The continual harness: `{autoRefine}` (default true); validated by the harness module. */
 	harness?: unknown;
+	/**
+	 * The kernel's environment: `env.keep` names variables passed through although they look like
+	 * keys (the kernel, gates and `%%bash` start without provider keys and `*_TOKEN`-like names).
+	 */
+	kernel?: { env?: { keep?: string[] } };
 }
 
 export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
@@ -28,6 +33,7 @@ export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
 	"rlm",
 	"autonomous",
 	"harness",
+	"kernel",
 ];
 /** Every thinking level, in order (for `--thinking` and `thinkingLevel`). */
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -52,5 +58,36 @@ export function loadSettings(path: string): Settings {
 			"Fix the value and retry.",
 		);
 	}
+	checkKernelSettings(settings.kernel, path);
 	return settings as Settings;
+}
+
+/** The variables `kernel.env.keep` passes through to the kernel (none when unset). */
+export function kernelEnvKeep(settings: Settings): string[] {
+	return settings.kernel?.env?.keep ?? [];
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function checkKernelSettings(kernel: unknown, path: string): void {
+	if (kernel === undefined) return;
+	const example = 'Write it as "kernel": {"env": {"keep": ["GITHUB_TOKEN"]}}.';
+	const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
+	if (!isObject(kernel)) throw new UserError(`"kernel" in ${path} must be an object.`, example);
+	const { env, ...others } = kernel as Record<string, unknown>;
+	const other = Object.keys(others)[0];
+	if (other !== undefined) throw new UserError(`"kernel.${other}" in ${path} is not a known key.`, example);
+	if (env === undefined) return;
+	if (!isObject(env)) throw new UserError(`"kernel.env" in ${path} must be an object.`, example);
+	const { keep, ...rest } = env as Record<string, unknown>;
+	const extra = Object.keys(rest)[0];
+	if (extra !== undefined) throw new UserError(`"kernel.env.${extra}" in ${path} is not a known key.`, example);
+	if (keep === undefined) return;
+	const bad = Array.isArray(keep) ? keep.find((name) => typeof name !== "string" || !ENV_NAME.test(name)) : keep;
+	if (!Array.isArray(keep) || bad !== undefined) {
+		throw new UserError(
+			`"kernel.env.keep" in ${path} must be a list of environment variable names${Array.isArray(keep) ? `; ${JSON.stringify(bad)} is not one` : ""}.`,
+			example,
+		);
+	}
 }

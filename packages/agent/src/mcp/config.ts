@@ -17,9 +17,40 @@ interface ServerBase {
 	file: string;
 	/** Limit of one tool call, in milliseconds. */
 	timeoutMs: number;
+	/**
+	 * The command line or the URL as written in the file, `${VAR}` left unexpanded: what `/mcp`,
+	 * the kernel's module and every message show. The expanded fields exist only to connect.
+	 */
+	target: string;
+	/** What each `${VAR}` in the server's fields expanded to; `redact` puts the names back in any text. */
+	expansions: Expansion[];
 }
 
-/** A server started as a process and spoken to over its stdin and stdout. */
+/** One `${VAR}` of a server's config and the value it was replaced by. */
+export interface Expansion {
+	variable: string;
+	value: string;
+}
+
+/**
+ * `text` with every expanded value written as its `${VAR}` again: in one pass, longest value
+ * first, so no value is left half-shown and no name put back is matched again.
+ */
+export function redact(text: string, expansions: readonly Expansion[]): string {
+	const names = new Map<string, string>();
+	for (const { variable, value } of expansions) if (value !== "" && !names.has(value)) names.set(value, variable);
+	if (names.size === 0) return text;
+	const values = [...names.keys()].sort((a, b) => b.length - a.length);
+	const pattern = new RegExp(values.map((value) => value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+	return text.replace(pattern, (value) => `\${${names.get(value)}}`);
+}
+
+/**
+ * A server started as a process and spoken to over its stdin and stdout. Its environment is
+ * exactly `env` on top of the few variables every program needs (`PATH`, `HOME`, `USER`, `SHELL`,
+ * `TERM`, `LOGNAME`, from the MCP SDK's `getDefaultEnvironment`): nothing else of the agent's,
+ * so no key reaches a server unless its `env` names it.
+ */
 export interface StdioServerConfig extends ServerBase {
 	transport: "stdio";
 	command: string;
@@ -161,16 +192,24 @@ function readServer(file: string, name: string, value: unknown, env: NodeJS.Proc
 			"For example 60000.",
 		);
 	}
+	const expansions: Expansion[] = [];
 	const base = { name, module: moduleName(name), file, timeoutMs: (timeout as number) ?? DEFAULT_MCP_TIMEOUT_MS };
-	const text = (key: string, raw: unknown) => expand(file, `${field}.${key}`, raw, env);
+	const text = (key: string, raw: unknown) => expand(file, `${field}.${key}`, raw, env, expansions);
 	if (isHttp) {
 		if (typeof value.url !== "string" || value.url === "")
 			throw configError(file, `${field}.url`, "must be a URL string", EXAMPLE);
 		const url = text("url", value.url);
 		if (!/^https?:\/\//.test(url)) {
-			throw configError(file, `${field}.url`, `is "${url}", not an http(s) URL`, "Write it as https://host/mcp.");
+			const expanded = url === value.url ? "" : " once its variables are expanded";
+			throw configError(
+				file,
+				`${field}.url`,
+				`is "${value.url}", not an http(s) URL${expanded}`,
+				"Write it as https://host/mcp.",
+			);
 		}
-		return { ...base, transport: "http", url, headers: stringMap(file, `${field}.headers`, value.headers, env) };
+		const headers = stringMap(file, `${field}.headers`, value.headers, env, expansions);
+		return { ...base, target: value.url, expansions, transport: "http", url, headers };
 	}
 	if (typeof value.command !== "string" || value.command === "") {
 		throw configError(file, `${field}.command`, "must be the program to run (a string)", EXAMPLE);
@@ -184,27 +223,38 @@ function readServer(file: string, name: string, value: unknown, env: NodeJS.Proc
 	}
 	return {
 		...base,
+		target: [value.command, ...(args as string[])].join(" "),
+		expansions,
 		transport: "stdio",
 		command: text("command", value.command),
 		args: args.map((arg, index) => text(`args[${index}]`, arg)),
-		env: stringMap(file, `${field}.env`, value.env, env),
+		env: stringMap(file, `${field}.env`, value.env, env, expansions),
 		...(typeof value.cwd === "string" ? { cwd: text("cwd", value.cwd) } : {}),
 	};
 }
 
-function stringMap(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv): Record<string, string> {
+function stringMap(
+	file: string,
+	field: string,
+	raw: unknown,
+	env: NodeJS.ProcessEnv,
+	expansions: Expansion[],
+): Record<string, string> {
 	if (raw === undefined) return {};
 	if (!isObject(raw)) throw configError(file, field, "must be an object of strings", EXAMPLE);
 	const result: Record<string, string> = {};
 	for (const [key, value] of Object.entries(raw)) {
 		if (typeof value !== "string") throw configError(file, `${field}.${key}`, "must be a string", EXAMPLE);
-		result[key] = expand(file, `${field}.${key}`, value, env);
+		result[key] = expand(file, `${field}.${key}`, value, env, expansions);
 	}
 	return result;
 }
 
-/** `${VAR}` from the environment; a variable that is not set is an error, never an empty string. */
-function expand(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv): string {
+/**
+ * `${VAR}` from the environment, each one recorded in `expansions`; a variable that is not set is
+ * an error, never an empty string.
+ */
+function expand(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv, expansions: Expansion[]): string {
 	return String(raw).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
 		const value = env[variable];
 		if (value === undefined) {
@@ -215,6 +265,7 @@ function expand(file: string, field: string, raw: unknown, env: NodeJS.ProcessEn
 				`Export ${variable} before starting the agent, or write the value in the file.`,
 			);
 		}
+		expansions.push({ variable, value });
 		return value;
 	});
 }

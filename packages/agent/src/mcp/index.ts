@@ -5,12 +5,14 @@
  */
 export {
 	DEFAULT_MCP_TIMEOUT_MS,
+	type Expansion,
 	type HttpServerConfig,
 	loadMcpConfig,
 	MAX_MCP_TIMEOUT_MS,
 	type McpServerConfig,
 	mcpConfigFiles,
 	moduleName,
+	redact,
 	type StdioServerConfig,
 } from "./config.js";
 export { checkMcpServers, type McpCheck } from "./doctor.js";
@@ -21,5 +23,6 @@ export {
 	McpServerConnection,
 	type McpServerState,
 	type McpToolInfo,
+	stdioServerEnvironment,
 } from "./server-connection.js";
 export { describeServers, MCP_REQUEST, type McpServerSummary, McpServers, pythonValue } from "./servers.js";

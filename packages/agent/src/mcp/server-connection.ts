@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type McpServerConfig, moduleName } from "./config.js";
+import { type McpServerConfig, moduleName, redact, type StdioServerConfig } from "./config.js";
 
 /** Where a server is in its life; `/mcp` shows it. */
 export type McpServerState =
@@ -69,7 +69,10 @@ export class McpServerConnection {
 	/** A line for `/mcp`: state, and the reason when it is down or crashed. */
 	get detail(): string {
 		const tools = this.state === "ready" && this.toolList ? ` (${this.toolList.length} tools)` : "";
-		const why = (this.state === "down" || this.state === "crashed") && this.lastError ? `: ${this.lastError}` : "";
+		const why =
+			(this.state === "down" || this.state === "crashed") && this.lastError
+				? `: ${redact(this.lastError, this.config.expansions)}`
+				: "";
 		return `${this.state}${tools}${why}`;
 	}
 
@@ -98,7 +101,7 @@ export class McpServerConnection {
 		}
 		if (result.isError) {
 			const text = contentText(result) || "the tool reported an error without a message";
-			throw new McpCallError("tool_error", `${this.label} tool "${name ?? tool}": ${text}${unknownHint(name, known)}`);
+			throw this.failure("tool_error", `${this.label} tool "${name ?? tool}": ${text}${unknownHint(name, known)}`);
 		}
 		return result;
 	}
@@ -124,6 +127,11 @@ export class McpServerConnection {
 		await this.connected();
 	}
 
+	/** A failure to report: no value a `${VAR}` expanded to is in its message (the server's own text included). */
+	private failure(kind: McpFailureKind, message: string): McpCallError {
+		return new McpCallError(kind, redact(message, this.config.expansions));
+	}
+
 	private get label(): string {
 		return `MCP server "${this.config.name}"`;
 	}
@@ -132,11 +140,11 @@ export class McpServerConnection {
 		if (this.client && this.state === "ready") return Promise.resolve(this.client);
 		if (this.connecting) return this.connecting;
 		if (this.state === "stopped") {
-			return Promise.reject(new McpCallError("server_down", `${this.label} was stopped with the session.`));
+			return Promise.reject(this.failure("server_down", `${this.label} was stopped with the session.`));
 		}
 		if (this.state === "down") {
 			return Promise.reject(
-				new McpCallError(
+				this.failure(
 					"server_down",
 					`${this.label} is down: ${this.lastError}. Fix it, then run \`/mcp restart ${this.config.name}\`.`,
 				),
@@ -182,7 +190,7 @@ export class McpServerConnection {
 			await client.close().catch(() => {});
 			this.lastError = `it did not start (${describeError(error)})${this.stderrNote()}`;
 			this.state = "down";
-			throw new McpCallError(
+			throw this.failure(
 				"server_down",
 				`${this.label} is down: ${this.lastError}. Check "${this.config.name}" in ${this.config.file}, then run \`/mcp restart ${this.config.name}\` or \`prime-agent doctor\`.`,
 			);
@@ -197,15 +205,10 @@ export class McpServerConnection {
 		if (config.transport === "http") {
 			return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
 		}
-		const inherited: Record<string, string> = {};
-		for (const key of Object.keys(getDefaultEnvironment())) {
-			const value = this.options.env[key];
-			if (value !== undefined) inherited[key] = value;
-		}
 		const transport = new StdioClientTransport({
 			command: config.command,
 			args: config.args,
-			env: { ...inherited, ...config.env },
+			env: stdioServerEnvironment(config, this.options.env),
 			cwd: config.cwd ?? this.options.cwd,
 			stderr: "pipe",
 		});
@@ -229,7 +232,7 @@ export class McpServerConnection {
 	): McpCallError {
 		const tool = resolved ?? asked;
 		if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-			return new McpCallError(
+			return this.failure(
 				"timeout",
 				`${this.label} tool "${tool}" did not answer within ${limit / 1000} s; the call was cancelled. Pass timeout= to call() or raise "timeout" (ms) in ${this.config.file}.`,
 			);
@@ -246,16 +249,28 @@ export class McpServerConnection {
 				this.state === "crashed"
 					? "it is started again on the next call"
 					: `it is down; run \`/mcp restart ${this.config.name}\` once it is fixed`;
-			return new McpCallError(
+			return this.failure(
 				"server_down",
 				`${this.label} stopped during the call to "${tool}" (${this.lastError ?? describeError(error)}); ${next}.`,
 			);
 		}
-		return new McpCallError(
-			"tool_error",
-			`${this.label} tool "${tool}": ${error.message}${unknownHint(resolved, known)}`,
-		);
+		return this.failure("tool_error", `${this.label} tool "${tool}": ${error.message}${unknownHint(resolved, known)}`);
 	}
+}
+
+/**
+ * A stdio server's whole environment: the variables every program needs, as the MCP SDK's
+ * `getDefaultEnvironment` names them (`PATH`, `HOME`, `USER`, `SHELL`, `TERM`, `LOGNAME`), taken
+ * from the session's environment, then exactly what the config's `env` names. Nothing else of
+ * the agent's environment (its keys) reaches a server.
+ */
+export function stdioServerEnvironment(config: StdioServerConfig, hostEnv: NodeJS.ProcessEnv): Record<string, string> {
+	const inherited: Record<string, string> = {};
+	for (const key of Object.keys(getDefaultEnvironment())) {
+		const value = hostEnv[key];
+		if (value !== undefined) inherited[key] = value;
+	}
+	return { ...inherited, ...config.env };
 }
 
 /** Close a client; an HTTP session is ended at the server first (DELETE), as the protocol asks. */

@@ -16,7 +16,7 @@ export interface McpServerSummary {
 	name: string;
 	module: string;
 	transport: "stdio" | "http";
-	/** The command line or the URL. */
+	/** The command line or the URL as written in the config: `${VAR}` is shown, never its value. */
 	target: string;
 	state: McpServerState;
 	detail: string;
@@ -46,7 +46,7 @@ export class McpServers {
 				name: config.name,
 				module: config.module,
 				transport: config.transport,
-				target: config.transport === "http" ? config.url : [config.command, ...config.args].join(" "),
+				target: config.target,
 				state: connection.state,
 				detail: connection.detail,
 			};

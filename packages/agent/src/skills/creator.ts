@@ -27,6 +27,8 @@ export interface SkillCreateOptions {
 	source: string;
 	/** The kernel's interpreter, for the import check. */
 	python: string;
+	/** The import check's environment: the kernel's (no keys), as the drafted code is the model's. */
+	env: Record<string, string>;
 	/** Skills already found: a new skill never takes an existing name. */
 	existing: readonly Skill[];
 	/** One model call: system prompt and user text in, the answer's text out (throws on failure). */
@@ -69,7 +71,7 @@ export async function createSkill(options: SkillCreateOptions): Promise<SkillCre
 			mkdirSync(dirname(join(folder, path)), { recursive: true });
 			writeFileSync(join(folder, path), text);
 		}
-		const importProblem = await checkSkillImports(folder, skillModule(options.name), options.python);
+		const importProblem = await checkSkillImports(folder, skillModule(options.name), options.python, options.env);
 		if (importProblem) return invalid(options.name, [`the package does not import cleanly: ${importProblem}`]);
 		const dir = placeSkillFolder(folder, options.root, options.name, false);
 		const skill = readSkill(dir, options.source, []) as Skill;

@@ -9,10 +9,16 @@ export const IMPORT_CHECK_TIMEOUT_MS = 30_000;
 
 /**
  * Import the package in `dir` as `prime_skills.<module>` in a fresh Python process (the kernel's
- * interpreter, the same code `skills.load` runs). Resolves with the failure's last lines, or
- * undefined when it imported cleanly.
+ * interpreter, the same code `skills.load` runs) started with `env` (the kernel's, without keys:
+ * the package is the model's code). Resolves with the failure's last lines, or undefined when it
+ * imported cleanly.
  */
-export function checkSkillImports(dir: string, module: string, python: string): Promise<string | undefined> {
+export function checkSkillImports(
+	dir: string,
+	module: string,
+	python: string,
+	env: Record<string, string>,
+): Promise<string | undefined> {
 	if (!existsSync(join(dir, SKILL_PACKAGE_FILE))) return Promise.resolve(`it has no ${SKILL_PACKAGE_FILE}`);
 	return new Promise((resolve) => {
 		execFile(
@@ -21,7 +27,7 @@ export function checkSkillImports(dir: string, module: string, python: string): 
 			{
 				cwd: dir,
 				timeout: IMPORT_CHECK_TIMEOUT_MS,
-				env: { ...process.env, PYTHONPATH: RUNTIME_PYTHON_DIR, PYTHONDONTWRITEBYTECODE: "1" },
+				env: { ...env, PYTHONPATH: RUNTIME_PYTHON_DIR, PYTHONDONTWRITEBYTECODE: "1" },
 			},
 			(error, _stdout, stderr) => {
 				if (!error) return resolve(undefined);

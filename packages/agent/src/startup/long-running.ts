@@ -50,6 +50,8 @@ export interface LongRunningParts {
 	extensions: ExtensionRunner;
 	cwd: string;
 	env: NodeJS.ProcessEnv;
+	/** What processes running code the agent does not control (gates) start with: `env` without its keys. */
+	childEnv: Record<string, string>;
 	agentHome: string;
 	onChildUsage(listener: (usage: Usage) => void): void;
 	onChildEvent(listener: (event: ChildEvent) => void): void;
@@ -103,7 +105,7 @@ export async function wireLongRunning(
 	}
 	const autonomous = new AutonomousRun(options.autonomous, {
 		cwd: parts.cwd,
-		env: parts.env,
+		env: parts.childEnv,
 		logDir: join(session.artifactDir, "gates"),
 		archive: new GateArchive({
 			sessionId: session.id,

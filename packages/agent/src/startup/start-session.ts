@@ -6,6 +6,7 @@ import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } fro
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
+import { childEnvironment } from "../child-env/index.js";
 import {
 	CHILD_USAGE_ENTRY,
 	type ChildEvent,
@@ -20,7 +21,7 @@ import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } f
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
+import { type AgentPaths, agentDir, agentPaths, kernelEnvKeep, loadSettings } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -148,6 +149,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const goalOption = options.goal ? resolveGoalOption(options.goal) : undefined;
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
+	// The kernel, gates and skill checks run code the agent does not control: they start without the keys.
+	const childEnv = childEnvironment(env, { models: registry.file, keep: kernelEnvKeep(settings) }).env;
 	const checkModel = (ref: string): string => {
 		const found = resolveModelRef(registry, auth, ref, env);
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
@@ -212,6 +215,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		cwd,
 		agentHome: paths.root,
 		env,
+		childEnv,
 		extraPaths: options.extensionPaths,
 		builtins: { ...BUILTIN_EXTENSIONS, [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
 	});
@@ -249,6 +253,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const kernel = new SessionKernel({
 		cwd,
 		python,
+		baseEnv: childEnv,
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
 		outputDir: cellOutputDir(session.artifactDir),
@@ -374,6 +379,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			extensions,
 			cwd,
 			env,
+			childEnv,
 			agentHome: paths.root,
 			onChildUsage: (listener) => childUsageListeners.add(listener),
 			onChildEvent: (listener) => childListeners.add(listener),

@@ -265,6 +265,7 @@ export class Kernel {
 			kernel = await RunningKernel.boot({
 				python: this.python,
 				cwd: this.options.cwd,
+				baseEnv: this.options.baseEnv,
 				env: {
 					...this.options.env,
 					PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S: String(

@@ -24,6 +24,7 @@ import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError 
 export interface BootOptions {
 	python: string;
 	cwd?: string;
+	baseEnv?: Record<string, string>;
 	env?: Record<string, string>;
 	pythonPath?: string[];
 	readyTimeoutMs: number;
@@ -107,6 +108,7 @@ export class RunningKernel {
 			python: options.python,
 			connectionFile: file.path,
 			cwd: options.cwd,
+			baseEnv: options.baseEnv,
 			env: options.env,
 			pythonPath: options.pythonPath,
 		});

@@ -6,6 +6,8 @@ export interface KernelProcessOptions {
 	python: string;
 	connectionFile: string;
 	cwd?: string;
+	/** What the process starts from instead of `process.env` (see `KernelStartOptions.baseEnv`). */
+	baseEnv?: Record<string, string>;
 	env?: Record<string, string>;
 	pythonPath?: string[];
 }
@@ -45,7 +47,7 @@ export interface KernelProcess {
  * group, so terminal signals meant for the host do not reach it and a kill takes its children too.
  */
 export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
-	const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+	const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...options.env };
 	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), env.PYTHONPATH].filter(Boolean);
 	env.PYTHONPATH = pythonPath.join(delimiter);
 	env.PRIME_KERNEL_HOST_PID = String(process.pid);

@@ -53,6 +53,7 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 				root: scope === "project" ? projectSkillsDir(api.cwd) : userSkillsDir(api.agentHome),
 				source: scope,
 				python: resolveKernelPython(api.env),
+				env: api.childEnv,
 				existing: discover().skills,
 				ask: (systemPrompt, text) => askModel(model, systemPrompt, text),
 			});

@@ -37,6 +37,12 @@ export interface SessionKernelOptions {
 	outputDir: string;
 	/** Python interpreter; default: the kernel package's resolution (env, then setup venv). */
 	python?: string;
+	/**
+	 * The environment the kernel (and everything the model's code starts from it: `%%bash`, `!cmd`,
+	 * subprocesses) begins with, instead of this process's: the host's without its keys.
+	 */
+	baseEnv?: Record<string, string>;
+	/** Set over `baseEnv`. */
 	env?: Record<string, string>;
 	/** Progress of start and restart, for the user interface. */
 	onStatus?: (status: KernelStatus) => void;
@@ -286,6 +292,7 @@ export class SessionKernel {
 		return Kernel.start({
 			python: this.options.python,
 			cwd: this.options.cwd,
+			baseEnv: this.options.baseEnv,
 			env: this.options.env,
 			pythonPath: [RUNTIME_PYTHON_DIR, ...this.extraPythonPath],
 			outputDir: this.options.outputDir,
