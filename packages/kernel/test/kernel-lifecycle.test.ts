@@ -62,6 +62,18 @@ describe("kernel process", () => {
 		expect(listeningTcpSockets(kernel.pid as number)).toEqual([]);
 	});
 
+	it("starts from baseEnv instead of the host's environment when one is given, with env set over it", async () => {
+		expect(process.env.HOME).toBeDefined();
+		const kernel = await startKernel({
+			baseEnv: { PATH: process.env.PATH ?? "", FROM_BASE: "b" },
+			env: { FROM_ENV: "e" },
+		});
+		const run = await kernel.execute(
+			"import os\nprint(sorted((k, os.environ[k]) for k in ('FROM_BASE', 'FROM_ENV', 'HOME') if k in os.environ))",
+		);
+		expect(run.stdout).toBe("[('FROM_BASE', 'b'), ('FROM_ENV', 'e')]\n");
+	});
+
 	it("lets no other user connect to the kernel's sockets", async ({ skip }) => {
 		if (process.getuid?.() !== 0) skip("needs root to run a probe as another user");
 		const kernel = await startKernel();
