@@ -48,7 +48,7 @@ export function redact(text: string, expansions: readonly Expansion[]): string {
 /**
  * A server started as a process and spoken to over its stdin and stdout. Its environment is
  * exactly `env` on top of the few variables every program needs (`PATH`, `HOME`, `USER`, `SHELL`,
- * `TERM`, `LOGNAME`, from the MCP SDK's `getDefaultEnvironment`): nothing else of the agent's,
+ * `TERM`, `LOGNAME`: the MCP SDK's list, see `stdioServerEnvironment`): nothing else of the agent's,
  * so no key reaches a server unless its `env` names it.
  */
 export interface StdioServerConfig extends ServerBase {

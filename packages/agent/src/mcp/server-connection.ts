@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, moduleName, redact, type StdioServerConfig } from "./config.js";
@@ -259,16 +259,17 @@ export class McpServerConnection {
 }
 
 /**
- * A stdio server's whole environment: the variables every program needs, as the MCP SDK's
- * `getDefaultEnvironment` names them (`PATH`, `HOME`, `USER`, `SHELL`, `TERM`, `LOGNAME`), taken
- * from the session's environment, then exactly what the config's `env` names. Nothing else of
- * the agent's environment (its keys) reaches a server.
+ * A stdio server's whole environment: the variables every program needs, as the MCP SDK names
+ * them (`PATH`, `HOME`, `USER`, `SHELL`, `TERM`, `LOGNAME`), from the session's environment (the
+ * SDK fills in the agent process's own for one the session lacks), then exactly what the config's
+ * `env` names. Nothing else of the agent's environment (its keys) reaches a server.
  */
 export function stdioServerEnvironment(config: StdioServerConfig, hostEnv: NodeJS.ProcessEnv): Record<string, string> {
 	const inherited: Record<string, string> = {};
-	for (const key of Object.keys(getDefaultEnvironment())) {
+	for (const key of DEFAULT_INHERITED_ENV_VARS) {
 		const value = hostEnv[key];
-		if (value !== undefined) inherited[key] = value;
+		// As the SDK: a shell function exported in the environment is never passed on.
+		if (value !== undefined && !value.startsWith("()")) inherited[key] = value;
 	}
 	return { ...inherited, ...config.env };
 }
