@@ -111,6 +111,18 @@ describe("the kernel starts without the host's keys", () => {
 		expect(started.autonomous?.ending).toEqual({ status: "passed" });
 		expect(readFileSync(seen, "utf8")).toBe("PATH\nPLAIN_SETTING\n");
 	});
+
+	it("a drafted skill's import check runs without the keys (its failure goes back to the model)", async () => {
+		sessions.newWorld({ OPENAI_API_KEY: "sk-openai-fake", PLAIN_SETTING: "plain" });
+		const started = await sessions.start();
+		const draft = [
+			'<file path="SKILL.md">\n---\nname: env-probe\ndescription: Probe the environment.\n---\n\nNothing to use.\n</file>',
+			'<file path="__init__.py">\nimport os\nraise RuntimeError("probe " + os.environ.get("OPENAI_API_KEY", "no key") + " " + os.environ.get("PLAIN_SETTING", "no plain"))\n</file>',
+		].join("\n");
+		sessions.faux.setResponses([() => fauxAssistantMessage(draft)]);
+		const outcome = await started.agentSession.prompt("/skill create env-probe");
+		expect(outcome.command?.message).toContain("RuntimeError: probe no key plain");
+	});
 });
 
 describe("kernel.env.keep and doctor", () => {
