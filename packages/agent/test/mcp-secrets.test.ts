@@ -98,7 +98,9 @@ describe("MCP servers never show an expanded ${VAR}", () => {
 		// The session file, its artifacts, Prime Context's archive and state: all under the world's root.
 		expect(filesHolding(join(world.home, ".."), SECRET)).toEqual([]);
 		// Those files do hold what was shown: the templates.
-		expect(filesHolding(join(world.home, ".."), "--token=${QKEY}")).toContain(started.session.path);
+		const holding = filesHolding(join(world.home, ".."), "--token=${QKEY}");
+		expect(holding).toContain(started.session.path);
+		expect(holding.some((path) => path.includes("prime-context"))).toBe(true);
 		for (const context of root) expect(JSON.stringify(context)).not.toContain(SECRET);
 		expect(listing).not.toContain(SECRET);
 	});
