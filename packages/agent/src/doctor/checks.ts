@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveKernelPython } from "prime-agent-kernel";
+import { kernelPythonProblem, resolveKernelPython } from "prime-agent-kernel";
 import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
@@ -37,7 +37,7 @@ export async function runChecks(
 	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
 	results.push(...(await checkLocalServers(paths, env)));
-	const python = checkPython(env);
+	const python = await checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env));
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
@@ -265,12 +265,16 @@ function networkReason(error: unknown): string {
 	return cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
 }
 
-function checkPython(env: NodeJS.ProcessEnv): CheckResult {
+/** The interpreter exists and has the modules the kernel needs (a run refuses to start otherwise). */
+async function checkPython(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+	let python: string;
 	try {
-		return ok("Kernel Python", resolveKernelPython(env));
+		python = resolveKernelPython(env);
 	} catch (error) {
 		return fail("Kernel Python", (error as Error).message, "Run `prime-agent setup`.");
 	}
+	const found = await kernelPythonProblem(python, Boolean(env.PRIME_AGENT_KERNEL_PYTHON));
+	return found ? fail("Kernel Python", found.problem, found.fix) : ok("Kernel Python", python);
 }
 
 async function checkKernel(env: NodeJS.ProcessEnv): Promise<CheckResult> {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
-import { resolveKernelPython } from "prime-agent-kernel";
+import { requireKernelPython } from "prime-agent-kernel";
 import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } from "../autonomous/index.js";
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
@@ -189,7 +189,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		() => requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env),
 		options.allowMissingKey === true,
 	);
-	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
+	// The interpreter is probed (~0.1 s) while the extensions load; awaited before anything is written.
+	const kernelCheck = options.skipKernelCheck ? undefined : checkKernelPython(env);
+	kernelCheck?.catch(() => {});
 
 	const pickedLeaf = picked?.leafId ?? null;
 	const sessionCwd = picked?.cwd ?? options.cwd;
@@ -219,6 +221,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const toolNames = options.tools
 		? validateToolNames(options.tools, [IPYTHON_TOOL_NAME, ...extensions.tools.map((tool) => tool.name)])
 		: undefined;
+	const python = await kernelCheck;
 
 	// Every check has passed: from here on the session may be written.
 	let session: Session;
@@ -455,13 +458,17 @@ function providerKey(find: () => { key: string }, allowMissing: boolean): string
 	}
 }
 
-function checkKernelPython(env: NodeJS.ProcessEnv): string {
+/**
+ * The kernel interpreter, checked to exist and to have the modules the kernel needs, so a broken one
+ * fails the run before any model call instead of reaching the model as a failed cell.
+ */
+async function checkKernelPython(env: NodeJS.ProcessEnv): Promise<string> {
 	try {
-		return resolveKernelPython(env);
+		return await requireKernelPython(env);
 	} catch (error) {
 		throw new UserError(
 			`The Python kernel environment is not ready: ${(error as Error).message}`,
-			"Run `prime-agent setup` (or set PRIME_AGENT_KERNEL_PYTHON to a Python with ipykernel), then `prime-agent doctor`.",
+			"Once it is fixed, `prime-agent doctor` checks the kernel for real.",
 			ExitCode.kernel,
 		);
 	}
