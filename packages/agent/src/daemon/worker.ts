@@ -260,6 +260,7 @@ export class Worker {
 					void this.runPrompt(client, id, text, false);
 					return replyOk(id, { delivered: "prompt" });
 				}
+				agentSession.checkUserMessage(text);
 				if (message.type === "steer") agentSession.agent.steer(userMessage(text));
 				else agentSession.agent.followUp(userMessage(text));
 				return replyOk(id, { delivered: message.type });

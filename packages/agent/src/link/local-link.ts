@@ -139,6 +139,7 @@ export class LocalLink implements SessionLink {
 			void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
 			return;
 		}
+		this.started.agentSession.checkUserMessage(text);
 		if (how === "steer") agent.steer(userMessage(text));
 		else agent.followUp(userMessage(text));
 	}

@@ -23,6 +23,7 @@ import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
 import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { WakeScheduler } from "./wake-scheduler.js";
@@ -232,6 +233,11 @@ export class AgentSession {
 		this.wakes.kick();
 	}
 
+	/** Throws a UserError when `text` is larger than the model's window (before steering it into a run). */
+	checkUserMessage(text: string): void {
+		refuseOversizePrompt(text, this.model);
+	}
+
 	/** Resolves once no woken turn runs (a prompt already waits for its own end). */
 	whenIdle(): Promise<void> {
 		return this.wakes.whenIdle();
@@ -252,6 +258,9 @@ export class AgentSession {
 		const command = parseSlashCommand(input);
 		if (command) return this.runCommand(command.name, command.args);
 		const text = promptText(input);
+		// Nothing is recorded or sent for a message the model's window cannot hold.
+		this.checkUserMessage(text);
+		refuseOversizeHistory(this.session, this.model);
 		this.apiKey();
 		await this.flushPending();
 		const started = await this.bridge.beforeAgentStart(text, this.baseSystemPrompt);
