@@ -2,7 +2,15 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { kernelPythonProblem, resolveKernelPython } from "prime-agent-kernel";
-import { type AgentPaths, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
+import {
+	type AgentPaths,
+	type FolderFinding,
+	inspectHomeFolders,
+	loadSettings,
+	octal,
+	readJsonFile,
+	SETTINGS_KEYS,
+} from "../home/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
 	type CustomProviderConfig,
@@ -57,6 +65,14 @@ function checkHome(paths: AgentPaths): CheckResult {
 	if (!existsSync(paths.root)) {
 		return ok("Agent home", `${paths.root} (created on first use)`);
 	}
+	const findings = inspectHomeFolders(paths);
+	if (findings.length > 0) {
+		const refused = findings.some((finding) => finding.kind !== "writable");
+		const detail = findings.map(describeFinding).join("; ");
+		return refused
+			? fail("Agent home", detail, "Point PRIME_AGENT_DIR at a folder of your own.")
+			: warn("Agent home", detail, `chmod go-w ${findings.map((finding) => finding.path).join(" ")}`);
+	}
 	const mode = statSync(paths.root).mode & 0o777;
 	if (mode & 0o077) {
 		return warn(
@@ -66,6 +82,14 @@ function checkHome(paths: AgentPaths): CheckResult {
 		);
 	}
 	return ok("Agent home", paths.root);
+}
+
+/** A folder of the home others can write or own, as doctor says it (a run fixes or refuses it). */
+function describeFinding(finding: FolderFinding): string {
+	if (finding.kind === "foreign") return `${finding.path} belongs to ${finding.owner}: runs refuse it`;
+	if (finding.kind === "root-writable")
+		return `other users can write ${finding.path} (mode ${octal(finding.mode)}, owned by root): runs refuse it`;
+	return `other users can write ${finding.path} (mode ${octal(finding.mode)}): the next run sets ${octal(finding.fixedMode)}`;
 }
 
 function checkConfigFiles(paths: AgentPaths): CheckResult[] {

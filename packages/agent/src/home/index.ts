@@ -1,7 +1,9 @@
 /**
  * The agent home: `PRIME_AGENT_DIR` (default `~/.prime/agent`) holding settings.json, auth.json,
- * models.json and sessions/. Everything created here is readable by the user only.
+ * models.json and sessions/. Everything created here is readable by the user only; a home (or its
+ * sessions or daemon folder) that other users can write is fixed or refused (`secureHomeFolders`).
  */
 export { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readJsonFile, writePrivateJson } from "./files.js";
 export { type AgentPaths, agentDir, agentPaths } from "./paths.js";
 export { loadSettings, SETTINGS_KEYS, type Settings, THINKING_LEVELS } from "./settings.js";
+export { type FolderFinding, inspectHomeFolders, octal, secureHomeFolders } from "./strict-modes.js";

@@ -20,7 +20,7 @@ import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } f
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
+import { type AgentPaths, agentDir, agentPaths, loadSettings, secureHomeFolders } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -137,6 +137,9 @@ const RESUMED_KERNEL_NOTE =
 export async function startSession(options: StartOptions): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
+	const notices: string[] = [];
+	// The command line has done this already (and said so); an embedding host hears of a fix as a notice.
+	secureHomeFolders(paths, (line) => notices.push(line));
 	requireWritableSessions(paths.sessions, paths.root);
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
@@ -153,7 +156,6 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
 		return `${found.provider}/${found.id}`;
 	};
-	const notices: string[] = [];
 	// The session to pick up (read only until every check below has passed).
 	let picked: Session | undefined;
 	if (options.fork) {
