@@ -56,14 +56,19 @@ export async function kernelPythonProblem(python: string, fromEnv: boolean): Pro
 	};
 }
 
+/** Interpreters found able to run the kernel: not probed again in this process (sub-agents, a switched session). */
+const healthy = new Set<string>();
+
 /**
  * The kernel interpreter (see resolveKernelPython), checked to run and to have KERNEL_MODULES.
  * Rejects with KernelSetupError saying what is missing, in which interpreter, and what to do.
  */
 export async function requireKernelPython(env: NodeJS.ProcessEnv = process.env): Promise<string> {
 	const python = resolveKernelPython(env);
+	if (healthy.has(python)) return python;
 	const found = await kernelPythonProblem(python, Boolean(env.PRIME_AGENT_KERNEL_PYTHON));
 	if (found) throw new KernelSetupError(`${found.problem} ${found.fix}`);
+	healthy.add(python);
 	return python;
 }
 
