@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -70,6 +70,29 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 		);
 		expect(server?.requests.length).toBe(0);
 	});
+
+	it("an environment that passes the check but whose kernel cannot start: the run stops after that cell with exit 4, the model is not asked again", async () => {
+		// The modules are there by name, but zmq's compiled part is missing (a broken pyzmq install).
+		const broken = join(venvRoot, "broken");
+		execFileSync("python3", ["-m", "venv", "--without-pip", broken]);
+		const python = join(broken, "bin", "python");
+		const site = execFileSync(python, ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+			.toString()
+			.trim();
+		writeFileSync(join(site, "zmq.py"), "raise ImportError(\"No module named 'zmq.backend.cython'\")\n");
+		writeFileSync(join(site, "ipykernel.py"), "");
+		writeFileSync(join(site, "dill.py"), "");
+		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: python });
+		const io = memoryIo(project, env);
+		expect(await runCli(["-p", "what is 6 * 7?", "--model", "local/m"], io)).toBe(ExitCode.kernel);
+		expect(io.err()).toContain(
+			`The Python kernel could not start, so the run stopped: Cannot start the kernel with ${python}: The kernel process exited with code 1 during startup.`,
+		);
+		expect(io.err()).toContain("ImportError: No module named 'zmq.backend.cython'");
+		expect(io.err()).toMatch(/The session is saved: resume it with `prime-agent --resume [0-9a-f-]+`\.\n$/);
+		expect(io.out()).not.toContain("It is 42.");
+		expect(server?.requests.length).toBe(1);
+	}, 60_000);
 
 	it("doctor fails the Kernel Python check with the same fix", async () => {
 		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: barePython });

@@ -8,7 +8,7 @@ import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
 import { UserError } from "../errors.js";
 import { onSessionLines } from "../modes/run-result.js";
-import type { RunOutcome } from "../orchestrator/index.js";
+import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
@@ -139,7 +139,7 @@ export class LocalLink implements SessionLink {
 			void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
 			return;
 		}
-		this.started.agentSession.checkUserMessage(text);
+		refuseOversizePrompt(text, this.started.agentSession.model);
 		if (how === "steer") agent.steer(userMessage(text));
 		else agent.followUp(userMessage(text));
 	}

@@ -17,7 +17,7 @@ import {
 import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
-import { type SessionKernel, unknownToolText } from "../tools/index.js";
+import { IPYTHON_TOOL_NAME, type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
@@ -60,6 +60,8 @@ export interface RunOutcome {
 	 * `unknown`: no command has that name.
 	 */
 	command?: { name: string; message?: string; unknown?: boolean };
+	/** The kernel could not start (its environment is broken): the run stopped; `errorMessage` says why. */
+	kernelFailed?: boolean;
 }
 
 /** What the session does besides loop events: compactions, extension problems, command messages. */
@@ -98,6 +100,8 @@ export class AgentSession {
 	/** The supervisor asked to wait for sub-agents before continuing (see `resumeHeld`). */
 	private held = false;
 	private heldAbort: AbortController | undefined;
+	/** Why the kernel could not start during the current run (it then stops). */
+	private kernelFailure: string | undefined;
 
 	constructor(
 		readonly session: Session,
@@ -154,8 +158,9 @@ export class AgentSession {
 			beforeToolCall: async (context) => refuseCutOffCall(context) ?? this.bridge.beforeToolCall(context),
 			afterToolCall: async (context) => {
 				const result = await this.bridge.afterToolCall(context);
-				// A limit was reached: this turn's tools finish, and no further model call is made.
-				return this.supervisor?.shouldEndRun?.() ? { ...result, terminate: true } : result;
+				if (context.toolCall.name === IPYTHON_TOOL_NAME) this.kernelFailure ??= this.options.kernel?.setupFailure;
+				// A limit was reached, or no cell can run: this turn's tools finish, and no further model call is made.
+				return this.supervisor?.shouldEndRun?.() || this.kernelFailure ? { ...result, terminate: true } : result;
 			},
 		});
 		const recorded = context.model;
@@ -233,11 +238,6 @@ export class AgentSession {
 		this.wakes.kick();
 	}
 
-	/** Throws a UserError when `text` is larger than the model's window (before steering it into a run). */
-	checkUserMessage(text: string): void {
-		refuseOversizePrompt(text, this.model);
-	}
-
 	/** Resolves once no woken turn runs (a prompt already waits for its own end). */
 	whenIdle(): Promise<void> {
 		return this.wakes.whenIdle();
@@ -259,7 +259,7 @@ export class AgentSession {
 		if (command) return this.runCommand(command.name, command.args);
 		const text = promptText(input);
 		// Nothing is recorded or sent for a message the model's window cannot hold.
-		this.checkUserMessage(text);
+		refuseOversizePrompt(text, this.model);
 		refuseOversizeHistory(this.session, this.model);
 		this.apiKey();
 		await this.flushPending();
@@ -429,6 +429,7 @@ export class AgentSession {
 	private async run(start: () => Promise<void>, answered = false): Promise<RunOutcome> {
 		const before = this.agent.state.messages.length;
 		this.compactedInRun = false;
+		this.kernelFailure = undefined;
 		let compacted = false;
 		try {
 			await start();
@@ -448,6 +449,8 @@ export class AgentSession {
 			| AssistantMessage
 			| undefined;
 		if (lastAssistant?.stopReason === "aborted") return { status: "aborted", lastAssistant };
+		if (this.kernelFailure)
+			return { status: "error", errorMessage: this.kernelFailure, kernelFailed: true, lastAssistant };
 		if (lastAssistant?.stopReason === "error" || this.agent.state.errorMessage) {
 			return {
 				status: "error",

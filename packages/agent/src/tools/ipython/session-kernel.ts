@@ -4,6 +4,7 @@ import {
 	type CellResult,
 	type HostRequestHandler,
 	Kernel,
+	KernelSetupError,
 	KernelStartError,
 	restoreKernelState,
 	type StreamChunk,
@@ -103,6 +104,11 @@ export class SessionKernel {
 	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
 	 */
 	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
+	/**
+	 * Why the last start failed, when the kernel's environment is broken (a KernelSetupError: no
+	 * interpreter, no ipykernel); cleared when a start begins. A run stops on it (see AgentSession).
+	 */
+	setupFailure: string | undefined;
 
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
@@ -259,6 +265,7 @@ export class SessionKernel {
 
 	private async start(): Promise<Kernel> {
 		this.options.onStatus?.({ phase: "starting" });
+		this.setupFailure = undefined;
 		const began = Date.now();
 		try {
 			// Complete outputs may hold anything the code printed: keep them private.
@@ -277,6 +284,7 @@ export class SessionKernel {
 			this.options.onStatus?.({ phase: "ready", durationMs: Date.now() - began, pid: kernel.pid });
 			return kernel;
 		} catch (error) {
+			if (error instanceof KernelSetupError) this.setupFailure = error.message;
 			this.options.onStatus?.({ phase: "failed", message: (error as Error).message });
 			throw error;
 		}
