@@ -1,11 +1,14 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
+import { runUiInWorker } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
 import { localLink } from "../src/link/index.js";
+import type { InteractiveUi } from "../src/modes/index.js";
 import { memoryIo } from "./cli-io.js";
+import { type DaemonWorld, makeDaemonWorld } from "./daemon-world.js";
 import { useFauxSessions } from "./faux-session.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -20,7 +23,10 @@ const sessions = useFauxSessions({ models: [{ id: "small", contextWindow: WINDOW
 
 let world: TempWorld | undefined;
 let server: LoopbackServer | undefined;
+let daemonWorld: DaemonWorld | undefined;
 afterEach(async () => {
+	await daemonWorld?.teardown();
+	daemonWorld = undefined;
 	await server?.close();
 	world?.cleanup();
 	server = undefined;
@@ -143,4 +149,43 @@ describe("a user message larger than the model's context window", () => {
 		expect(JSON.stringify(seen)).not.toContain("All work and no play");
 		expect(readFileSync(started.session.path, "utf8")).not.toContain("All work and no play");
 	});
+
+	it("steered into a background worker's running turn, the view is told and the turn goes on without it", async () => {
+		daemonWorld = await makeDaemonWorld([]);
+		const { project } = daemonWorld;
+		// The same server, now with a small window and a cell that waits for a file.
+		const started = join(project, "started");
+		const go = join(project, "go");
+		const wait = `import os, time\nopen(${JSON.stringify(started)}, "w").close()\nwhile not os.path.exists(${JSON.stringify(go)}): time.sleep(0.05)\nprint("flag seen")`;
+		await daemonWorld.server.close();
+		server = await openAiCompletionsServer([{ code: wait }, { text: "finished" }]);
+		daemonWorld.writeHome("models.json", {
+			providers: { local: { baseUrl: server.baseUrl, models: [{ id: "small", contextWindow: WINDOW }] } },
+		});
+		let refusal = "";
+		let end: unknown;
+		const ui: InteractiveUi = {
+			async runInteractiveMode({ link }) {
+				const run = link.prompt("wait for the flag");
+				while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 25));
+				refusal = await link.steer(LARGE).then(
+					() => "delivered",
+					(error: Error) => error.message,
+				);
+				writeFileSync(go, "");
+				end = await run;
+				await link.release();
+				return ExitCode.ok;
+			},
+		};
+		const io = memoryIo(project, daemonWorld.env);
+		expect(await runUiInWorker({ cwd: project, model: "local/small" }, ui, io)).toBe(ExitCode.ok);
+		expect(refusal).toContain(
+			"The message is about 100,000 tokens (400,000 characters), more than the whole context window of local/small (8,000 tokens). It was not sent.",
+		);
+		expect(end).toEqual({ status: "ok" });
+		expect(server.requests.length).toBe(2);
+		expect(JSON.stringify(server.requests[1])).toContain("flag seen");
+		expect(JSON.stringify(server.requests)).not.toContain("All work and no play");
+	}, 90_000);
 });
