@@ -191,7 +191,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		() => requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env),
 		options.allowMissingKey === true,
 	);
-	// The interpreter is probed (~0.1 s) while the extensions load; awaited before anything is written.
+	// The interpreter is probed (one Python start-up) while the extensions load; awaited before anything is written.
 	const kernelCheck = options.skipKernelCheck ? undefined : checkKernelPython(env);
 	kernelCheck?.catch(() => {});
 

@@ -6,7 +6,7 @@ import { pinnedRequirements } from "./setup-environment.js";
 /** Modules the kernel process imports as it starts: ipykernel, the zmq it talks over, dill for saved state. */
 export const KERNEL_MODULES = ["zmq", "ipykernel", "dill"] as const;
 
-/** Looks the modules up by name without importing them (a tenth of a second, not the seconds ipykernel takes). */
+/** Looks the modules up by name without importing them: one Python start-up, not the seconds importing ipykernel takes. */
 const PROBE =
 	"import importlib.util as u, sys\nprint(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None) or '-')";
 

@@ -104,11 +104,8 @@ export class SessionKernel {
 	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
 	 */
 	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
-	/**
-	 * Why the last start failed, when the kernel's environment is broken (a KernelSetupError: no
-	 * interpreter, no ipykernel); cleared when a start begins. A run stops on it (see AgentSession).
-	 */
-	setupFailure: string | undefined;
+	/** See `setupFailure`. */
+	private lastSetupFailure: string | undefined;
 
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
@@ -141,6 +138,14 @@ export class SessionKernel {
 	/** Whether a cell is running right now. */
 	get busy(): boolean {
 		return this.cellController !== undefined;
+	}
+
+	/**
+	 * Why the last start failed, when the kernel's environment is broken (a KernelSetupError: no
+	 * interpreter, no ipykernel); cleared when a start begins. A run stops on it (see AgentSession).
+	 */
+	get setupFailure(): string | undefined {
+		return this.lastSetupFailure;
 	}
 
 	get started(): boolean {
@@ -265,7 +270,7 @@ export class SessionKernel {
 
 	private async start(): Promise<Kernel> {
 		this.options.onStatus?.({ phase: "starting" });
-		this.setupFailure = undefined;
+		this.lastSetupFailure = undefined;
 		const began = Date.now();
 		try {
 			// Complete outputs may hold anything the code printed: keep them private.
@@ -284,7 +289,7 @@ export class SessionKernel {
 			this.options.onStatus?.({ phase: "ready", durationMs: Date.now() - began, pid: kernel.pid });
 			return kernel;
 		} catch (error) {
-			if (error instanceof KernelSetupError) this.setupFailure = error.message;
+			if (error instanceof KernelSetupError) this.lastSetupFailure = error.message;
 			this.options.onStatus?.({ phase: "failed", message: (error as Error).message });
 			throw error;
 		}
