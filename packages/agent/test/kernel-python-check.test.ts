@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
+import { localLink } from "../src/link/index.js";
+import { startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
@@ -18,6 +20,24 @@ beforeAll(() => {
 	barePython = join(venvRoot, "venv", "bin", "python");
 }, 60_000);
 afterAll(() => rmSync(venvRoot, { recursive: true, force: true }));
+
+/**
+ * An interpreter whose modules are there by name, but zmq's compiled part is missing (a broken
+ * pyzmq install): it passes the start-up check, and its kernel cannot start. Made once.
+ */
+function brokenPyzmqPython(): string {
+	const broken = join(venvRoot, "broken");
+	const python = join(broken, "bin", "python");
+	if (existsSync(python)) return python;
+	execFileSync("python3", ["-m", "venv", "--without-pip", broken]);
+	const site = execFileSync(python, ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+		.toString()
+		.trim();
+	writeFileSync(join(site, "zmq.py"), "raise ImportError(\"No module named 'zmq.backend.cython'\")\n");
+	writeFileSync(join(site, "ipykernel.py"), "");
+	writeFileSync(join(site, "dill.py"), "");
+	return python;
+}
 
 let world: TempWorld | undefined;
 let server: LoopbackServer | undefined;
@@ -72,16 +92,7 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 	});
 
 	it("an environment that passes the check but whose kernel cannot start: the run stops after that cell with exit 4, the model is not asked again", async () => {
-		// The modules are there by name, but zmq's compiled part is missing (a broken pyzmq install).
-		const broken = join(venvRoot, "broken");
-		execFileSync("python3", ["-m", "venv", "--without-pip", broken]);
-		const python = join(broken, "bin", "python");
-		const site = execFileSync(python, ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-			.toString()
-			.trim();
-		writeFileSync(join(site, "zmq.py"), "raise ImportError(\"No module named 'zmq.backend.cython'\")\n");
-		writeFileSync(join(site, "ipykernel.py"), "");
-		writeFileSync(join(site, "dill.py"), "");
+		const python = brokenPyzmqPython();
 		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: python });
 		const io = memoryIo(project, env);
 		expect(await runCli(["-p", "what is 6 * 7?", "--model", "local/m"], io)).toBe(ExitCode.kernel);
@@ -92,6 +103,20 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 		expect(io.err()).toMatch(/The session is saved: resume it with `prime-agent --resume [0-9a-f-]+`\.\n$/);
 		expect(io.out()).not.toContain("It is 42.");
 		expect(server?.requests.length).toBe(1);
+	}, 60_000);
+
+	it("in a view (the terminal UI's link), that run ends with the kernel's error, not silently", async () => {
+		const python = brokenPyzmqPython();
+		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: python });
+		const started = await startSession({ cwd: project, env, model: "local/m" });
+		try {
+			const end = await localLink(started).prompt("what is 6 * 7?");
+			expect(end.status).toBe("error");
+			expect(end.errorMessage).toContain(`Cannot start the kernel with ${python}`);
+			expect(server?.requests.length).toBe(1);
+		} finally {
+			await started.dispose();
+		}
 	}, 60_000);
 
 	it("doctor fails the Kernel Python check with the same fix", async () => {

@@ -21,7 +21,8 @@ export function linkRunEnd(outcome: RunOutcome): LinkRunEnd {
 	return {
 		status: outcome.status,
 		...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-		...(outcome.status === "error" && !outcome.lastAssistant && !outcome.command?.message
+		// A failed answer shows its own error; a run that failed elsewhere (no answer, no kernel) says why here.
+		...(outcome.status === "error" && (!outcome.lastAssistant || outcome.kernelFailed) && !outcome.command?.message
 			? { errorMessage: outcome.errorMessage ?? "The run failed." }
 			: {}),
 	};
