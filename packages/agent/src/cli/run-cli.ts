@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
-import { agentDir, agentPaths, ensurePrivateDir } from "../home/index.js";
+import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import { describeBranch, describeChildren, listSessions, resolveSessionRef, Session } from "../session/index.js";
 import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
@@ -17,8 +17,13 @@ export interface CliIo {
 /** Run the command line; returns the exit code. User errors are printed as what happened + what to do. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
 	try {
-		if (argv[0] === "skill") return await runSkill(argv.slice(1), io);
+		if (argv[0] === "skill") {
+			secureHome(io);
+			return await runSkill(argv.slice(1), io);
+		}
 		const args = parseArgs(argv);
+		// Doctor only reports a home other users can write; every command that uses the home fixes or refuses it first.
+		if (args.command !== "help" && args.command !== "version" && args.command !== "doctor") secureHome(io);
 		switch (args.command) {
 			case "help":
 				io.stdout.write(HELP);
@@ -46,6 +51,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 	} catch (error) {
 		return reportError(error, io, wantsJson(argv));
 	}
+}
+
+/** The agent home's folders are ours alone to write (see `secureHomeFolders`): a fix is said once, here. */
+function secureHome(io: CliIo): void {
+	secureHomeFolders(agentPaths(agentDir(io.env)), (line) => io.stderr.write(`${line}\n`));
 }
 
 // The model libraries and the kernel client take a while to load: only commands that need them do.

@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PRIVATE_FILE_MODE, writePrivateJson } from "../home/index.js";
+import { agentPaths, PRIVATE_FILE_MODE, writePrivateJson } from "../home/index.js";
 import type { WorkerOwner, WorkerSessionOptions } from "./protocol.js";
 
 /** Exit code of a worker whose session could not start (a user error: not retried). */
@@ -33,7 +33,7 @@ export interface DaemonPaths {
 }
 
 export function daemonPaths(agentHome: string): DaemonPaths {
-	const dir = join(agentHome, "daemon");
+	const dir = agentPaths(agentHome).daemon;
 	return {
 		dir,
 		token: join(dir, "token"),

@@ -17,6 +17,7 @@ import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/lon
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, resultLine } from "../modes/run-result.js";
 import { captureConsole } from "../modes/session-lines.js";
+import { refuseOversizePrompt } from "../orchestrator/index.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import {
@@ -260,6 +261,7 @@ export class Worker {
 					void this.runPrompt(client, id, text, false);
 					return replyOk(id, { delivered: "prompt" });
 				}
+				refuseOversizePrompt(text, agentSession.model);
 				if (message.type === "steer") agentSession.agent.steer(userMessage(text));
 				else agentSession.agent.followUp(userMessage(text));
 				return replyOk(id, { delivered: message.type });

@@ -1,9 +1,18 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveKernelPython } from "prime-agent-kernel";
+import { kernelPythonProblem, resolveKernelPython } from "prime-agent-kernel";
 import { type ChildEnvironment, childEnvironment } from "../child-env/index.js";
-import { type AgentPaths, kernelEnvKeep, loadSettings, readJsonFile, SETTINGS_KEYS } from "../home/index.js";
+import {
+	type AgentPaths,
+	type FolderFinding,
+	inspectHomeFolders,
+	kernelEnvKeep,
+	loadSettings,
+	octal,
+	readJsonFile,
+	SETTINGS_KEYS,
+} from "../home/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
 	type CustomProviderConfig,
@@ -40,7 +49,7 @@ export async function runChecks(
 	results.push(...(await checkLocalServers(paths, env)));
 	const kernelEnv = kernelEnvironment(paths, env);
 	results.push(checkKernelEnvironment(kernelEnv));
-	const python = checkPython(env);
+	const python = await checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env, kernelEnv.env));
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
@@ -60,6 +69,14 @@ function checkHome(paths: AgentPaths): CheckResult {
 	if (!existsSync(paths.root)) {
 		return ok("Agent home", `${paths.root} (created on first use)`);
 	}
+	const findings = inspectHomeFolders(paths);
+	if (findings.length > 0) {
+		const refused = findings.some((finding) => finding.kind !== "writable");
+		const detail = findings.map(describeFinding).join("; ");
+		return refused
+			? fail("Agent home", detail, "Point PRIME_AGENT_DIR at a folder of your own.")
+			: warn("Agent home", detail, `chmod go-w ${findings.map((finding) => finding.path).join(" ")}`);
+	}
 	const mode = statSync(paths.root).mode & 0o777;
 	if (mode & 0o077) {
 		return warn(
@@ -69,6 +86,14 @@ function checkHome(paths: AgentPaths): CheckResult {
 		);
 	}
 	return ok("Agent home", paths.root);
+}
+
+/** A folder of the home others can write or own, as doctor says it (a run fixes or refuses it). */
+function describeFinding(finding: FolderFinding): string {
+	if (finding.kind === "foreign") return `${finding.path} belongs to ${finding.owner}: runs refuse it`;
+	if (finding.kind === "root-writable")
+		return `other users can write ${finding.path} (mode ${octal(finding.mode)}, owned by root): runs refuse it`;
+	return `other users can write ${finding.path} (mode ${octal(finding.mode)}): the next run sets ${octal(finding.fixedMode)}`;
 }
 
 function checkConfigFiles(paths: AgentPaths): CheckResult[] {
@@ -268,12 +293,16 @@ function networkReason(error: unknown): string {
 	return cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
 }
 
-function checkPython(env: NodeJS.ProcessEnv): CheckResult {
+/** The interpreter exists and has the modules the kernel needs (a run refuses to start otherwise). */
+async function checkPython(env: NodeJS.ProcessEnv): Promise<CheckResult> {
+	let python: string;
 	try {
-		return ok("Kernel Python", resolveKernelPython(env));
+		python = resolveKernelPython(env);
 	} catch (error) {
 		return fail("Kernel Python", (error as Error).message, "Run `prime-agent setup`.");
 	}
+	const found = await kernelPythonProblem(python, Boolean(env.PRIME_AGENT_KERNEL_PYTHON));
+	return found ? fail("Kernel Python", found.problem, found.fix) : ok("Kernel Python", python);
 }
 
 /** The environment a session's kernel would get here (a broken settings or models file is its own check's to report). */

@@ -1,6 +1,7 @@
 /**
  * The agent home: `PRIME_AGENT_DIR` (default `~/.prime/agent`) holding settings.json, auth.json,
- * models.json and sessions/. Everything created here is readable by the user only.
+ * models.json and sessions/. Everything created here is readable by the user only; a home (or its
+ * sessions or daemon folder) that other users can write is fixed or refused (`secureHomeFolders`).
  */
 export {
 	ensurePrivateDir,
@@ -12,3 +13,4 @@ export {
 } from "./files.js";
 export { type AgentPaths, agentDir, agentPaths } from "./paths.js";
 export { kernelEnvKeep, loadSettings, SETTINGS_KEYS, type Settings, THINKING_LEVELS } from "./settings.js";
+export { type FolderFinding, inspectHomeFolders, octal, secureHomeFolders } from "./strict-modes.js";

@@ -13,6 +13,8 @@ export interface AgentPaths {
 	auth: string;
 	models: string;
 	sessions: string;
+	/** The daemon's sockets, token and records (see `daemon/state.ts`). */
+	daemon: string;
 }
 
 export function agentPaths(root: string = agentDir()): AgentPaths {
@@ -22,5 +24,6 @@ export function agentPaths(root: string = agentDir()): AgentPaths {
 		auth: join(root, "auth.json"),
 		models: join(root, "models.json"),
 		sessions: join(root, "sessions"),
+		daemon: join(root, "daemon"),
 	};
 }

@@ -8,7 +8,7 @@ import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
 import { UserError } from "../errors.js";
 import { onSessionLines } from "../modes/run-result.js";
-import type { RunOutcome } from "../orchestrator/index.js";
+import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
@@ -21,7 +21,8 @@ export function linkRunEnd(outcome: RunOutcome): LinkRunEnd {
 	return {
 		status: outcome.status,
 		...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-		...(outcome.status === "error" && !outcome.lastAssistant && !outcome.command?.message
+		// A failed answer shows its own error; a run that failed elsewhere (no answer, no kernel) says why here.
+		...(outcome.status === "error" && (!outcome.lastAssistant || outcome.kernelFailed) && !outcome.command?.message
 			? { errorMessage: outcome.errorMessage ?? "The run failed." }
 			: {}),
 	};
@@ -139,6 +140,7 @@ export class LocalLink implements SessionLink {
 			void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
 			return;
 		}
+		refuseOversizePrompt(text, this.started.agentSession.model);
 		if (how === "steer") agent.steer(userMessage(text));
 		else agent.followUp(userMessage(text));
 	}

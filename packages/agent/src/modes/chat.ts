@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { ExitCode, type ExitCodeValue } from "../errors.js";
+import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeChildEvent } from "./children.js";
@@ -77,8 +77,14 @@ export async function runChatMode(
 			const text = queue.shift() as string;
 			running = true;
 			presses = 0;
-			const outcome = await started.agentSession.prompt(text);
+			const outcome = await started.agentSession.prompt(text).catch((error: unknown) => {
+				// A message the chat can go on after (too large for the model): said, and the next line is read.
+				if (!(error instanceof UserError)) throw error;
+				err.write(`${error.message}\n${error.hint}\n`);
+				return undefined;
+			});
 			running = false;
+			if (!outcome) continue;
 			const report = describeOutcome(outcome, started);
 			if (report.message && outcome.status === "error") err.write(`${report.message}\n`);
 			else if (outcome.command?.message) err.write(`${outcome.command.message}\n`);

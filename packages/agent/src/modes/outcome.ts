@@ -18,6 +18,12 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 		const exitCode = outcome.command.unknown ? ExitCode.usage : ExitCode.modelError;
 		return { exitCode, message: outcome.command.message ?? outcome.errorMessage };
 	}
+	if (outcome.kernelFailed) {
+		return {
+			exitCode: ExitCode.kernel,
+			message: `The Python kernel could not start, so the run stopped: ${outcome.errorMessage}${resume}`,
+		};
+	}
 	if (outcome.status === "aborted") {
 		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };
 	}

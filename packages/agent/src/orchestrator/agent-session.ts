@@ -17,12 +17,13 @@ import {
 import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
-import { type SessionKernel, unknownToolText } from "../tools/index.js";
+import { IPYTHON_TOOL_NAME, type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
 import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { WakeScheduler } from "./wake-scheduler.js";
@@ -59,6 +60,8 @@ export interface RunOutcome {
 	 * `unknown`: no command has that name.
 	 */
 	command?: { name: string; message?: string; unknown?: boolean };
+	/** The kernel could not start (its environment is broken): the run stopped; `errorMessage` says why. */
+	kernelFailed?: boolean;
 }
 
 /** What the session does besides loop events: compactions, extension problems, command messages. */
@@ -97,6 +100,8 @@ export class AgentSession {
 	/** The supervisor asked to wait for sub-agents before continuing (see `resumeHeld`). */
 	private held = false;
 	private heldAbort: AbortController | undefined;
+	/** Why the kernel could not start during the current run (it then stops). */
+	private kernelFailure: string | undefined;
 
 	constructor(
 		readonly session: Session,
@@ -153,8 +158,9 @@ export class AgentSession {
 			beforeToolCall: async (context) => refuseCutOffCall(context) ?? this.bridge.beforeToolCall(context),
 			afterToolCall: async (context) => {
 				const result = await this.bridge.afterToolCall(context);
-				// A limit was reached: this turn's tools finish, and no further model call is made.
-				return this.supervisor?.shouldEndRun?.() ? { ...result, terminate: true } : result;
+				if (context.toolCall.name === IPYTHON_TOOL_NAME) this.kernelFailure ??= this.options.kernel?.setupFailure;
+				// A limit was reached, or no cell can run: this turn's tools finish, and no further model call is made.
+				return this.supervisor?.shouldEndRun?.() || this.kernelFailure ? { ...result, terminate: true } : result;
 			},
 		});
 		const recorded = context.model;
@@ -252,6 +258,9 @@ export class AgentSession {
 		const command = parseSlashCommand(input);
 		if (command) return this.runCommand(command.name, command.args);
 		const text = promptText(input);
+		// Nothing is recorded or sent for a message the model's window cannot hold.
+		refuseOversizePrompt(text, this.model);
+		refuseOversizeHistory(this.session, this.model);
 		this.apiKey();
 		await this.flushPending();
 		const started = await this.bridge.beforeAgentStart(text, this.baseSystemPrompt);
@@ -420,6 +429,7 @@ export class AgentSession {
 	private async run(start: () => Promise<void>, answered = false): Promise<RunOutcome> {
 		const before = this.agent.state.messages.length;
 		this.compactedInRun = false;
+		this.kernelFailure = undefined;
 		let compacted = false;
 		try {
 			await start();
@@ -439,6 +449,8 @@ export class AgentSession {
 			| AssistantMessage
 			| undefined;
 		if (lastAssistant?.stopReason === "aborted") return { status: "aborted", lastAssistant };
+		if (this.kernelFailure)
+			return { status: "error", errorMessage: this.kernelFailure, kernelFailed: true, lastAssistant };
 		if (lastAssistant?.stopReason === "error" || this.agent.state.errorMessage) {
 			return {
 				status: "error",

@@ -2,5 +2,6 @@
 export { AgentSession, type AgentSessionOptions, type RunOutcome, type SessionNotice } from "./agent-session.js";
 export { CompactionScheduler } from "./compaction-scheduler.js";
 export { type BridgedSession, ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
+export { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
 export { type RunSupervisor, type StopVerdict, type WouldStopEvent, wouldStop } from "./run-supervisor.js";
 export { parseSlashCommand, promptText, type SlashCommandCall } from "./slash-commands.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
-import { resolveKernelPython } from "prime-agent-kernel";
+import { requireKernelPython } from "prime-agent-kernel";
 import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } from "../autonomous/index.js";
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
@@ -21,7 +21,7 @@ import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } f
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { type AgentPaths, agentDir, agentPaths, kernelEnvKeep, loadSettings } from "../home/index.js";
+import { type AgentPaths, agentDir, agentPaths, kernelEnvKeep, loadSettings, secureHomeFolders } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -138,6 +138,9 @@ const RESUMED_KERNEL_NOTE =
 export async function startSession(options: StartOptions): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
+	const notices: string[] = [];
+	// The command line has done this already (and said so); an embedding host hears of a fix as a notice.
+	secureHomeFolders(paths, (line) => notices.push(line));
 	requireWritableSessions(paths.sessions, paths.root);
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
@@ -156,7 +159,6 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
 		return `${found.provider}/${found.id}`;
 	};
-	const notices: string[] = [];
 	// The session to pick up (read only until every check below has passed).
 	let picked: Session | undefined;
 	if (options.fork) {
@@ -192,7 +194,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		() => requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env),
 		options.allowMissingKey === true,
 	);
-	const python = options.skipKernelCheck ? undefined : checkKernelPython(env);
+	// The interpreter is probed (one Python start-up) while the extensions load; awaited before anything is written.
+	const kernelCheck = options.skipKernelCheck ? undefined : checkKernelPython(env);
+	kernelCheck?.catch(() => {});
 
 	const pickedLeaf = picked?.leafId ?? null;
 	const sessionCwd = picked?.cwd ?? options.cwd;
@@ -223,6 +227,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const toolNames = options.tools
 		? validateToolNames(options.tools, [IPYTHON_TOOL_NAME, ...extensions.tools.map((tool) => tool.name)])
 		: undefined;
+	const python = await kernelCheck;
 
 	// Every check has passed: from here on the session may be written.
 	let session: Session;
@@ -461,13 +466,17 @@ function providerKey(find: () => { key: string }, allowMissing: boolean): string
 	}
 }
 
-function checkKernelPython(env: NodeJS.ProcessEnv): string {
+/**
+ * The kernel interpreter, checked to exist and to have the modules the kernel needs, so a broken one
+ * fails the run before any model call instead of reaching the model as a failed cell.
+ */
+async function checkKernelPython(env: NodeJS.ProcessEnv): Promise<string> {
 	try {
-		return resolveKernelPython(env);
+		return await requireKernelPython(env);
 	} catch (error) {
 		throw new UserError(
 			`The Python kernel environment is not ready: ${(error as Error).message}`,
-			"Run `prime-agent setup` (or set PRIME_AGENT_KERNEL_PYTHON to a Python with ipykernel), then `prime-agent doctor`.",
+			"Once it is fixed, `prime-agent doctor` checks the kernel for real.",
 			ExitCode.kernel,
 		);
 	}

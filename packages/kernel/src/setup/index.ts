@@ -1,3 +1,4 @@
+export { KERNEL_MODULES, type KernelPythonProblem, kernelPythonProblem, requireKernelPython } from "./check-python.js";
 export { KernelSetupError, SETUP_HINT } from "./errors.js";
 export { agentDir, kernelVenvDir, venvPython } from "./locations.js";
 export { resolveKernelPython } from "./resolve-python.js";

@@ -4,6 +4,7 @@ import {
 	type CellResult,
 	type HostRequestHandler,
 	Kernel,
+	KernelSetupError,
 	KernelStartError,
 	restoreKernelState,
 	type StreamChunk,
@@ -109,6 +110,8 @@ export class SessionKernel {
 	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
 	 */
 	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
+	/** See `setupFailure`. */
+	private lastSetupFailure: string | undefined;
 
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
@@ -141,6 +144,14 @@ export class SessionKernel {
 	/** Whether a cell is running right now. */
 	get busy(): boolean {
 		return this.cellController !== undefined;
+	}
+
+	/**
+	 * Why the last start failed, when the kernel's environment is broken (a KernelSetupError: no
+	 * interpreter, no ipykernel); cleared when a start begins. A run stops on it (see AgentSession).
+	 */
+	get setupFailure(): string | undefined {
+		return this.lastSetupFailure;
 	}
 
 	get started(): boolean {
@@ -265,6 +276,7 @@ export class SessionKernel {
 
 	private async start(): Promise<Kernel> {
 		this.options.onStatus?.({ phase: "starting" });
+		this.lastSetupFailure = undefined;
 		const began = Date.now();
 		try {
 			// Complete outputs may hold anything the code printed: keep them private.
@@ -283,6 +295,7 @@ export class SessionKernel {
 			this.options.onStatus?.({ phase: "ready", durationMs: Date.now() - began, pid: kernel.pid });
 			return kernel;
 		} catch (error) {
+			if (error instanceof KernelSetupError) this.lastSetupFailure = error.message;
 			this.options.onStatus?.({ phase: "failed", message: (error as Error).message });
 			throw error;
 		}
