@@ -21,7 +21,14 @@ import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } f
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { type AgentPaths, agentDir, agentPaths, kernelEnvKeep, loadSettings, secureHomeFolders } from "../home/index.js";
+import {
+	type AgentPaths,
+	agentDir,
+	agentPaths,
+	kernelEnvKeep,
+	loadSettings,
+	secureHomeFolders,
+} from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
