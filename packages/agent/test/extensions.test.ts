@@ -141,7 +141,7 @@ describe("extensions", () => {
 			},
 		]);
 		world.writeProject("keep.txt", "keep me");
-		started = await sessions.start({});
+		started = await sessions.start({ trustProject: true });
 
 		// Load problems carry the module's path; the .ts file gets the "compile it" advice.
 		const problems = started.extensions.problems;
@@ -208,7 +208,7 @@ describe("extensions", () => {
 				return fauxAssistantMessage("ok");
 			},
 		]);
-		started = await sessions.start({});
+		started = await sessions.start({ trustProject: true });
 		expect((await started.agentSession.prompt("sum the table")).status).toBe("ok");
 
 		const [first, second] = sent as [Context, Context];
@@ -239,6 +239,7 @@ describe("extensions", () => {
 		const open = (options: { fork?: string; resume?: string; at?: string }) =>
 			sessions.start({
 				...options,
+				trustProject: true,
 			});
 
 		started = await open({});
@@ -278,7 +279,7 @@ describe("extensions", () => {
 			return fauxAssistantMessage(`## Goal\nSquashed ${summaries.length}.`);
 		};
 		sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two"), summary, summary]);
-		started = await sessions.start();
+		started = await sessions.start({ trustProject: true });
 		await started.agentSession.prompt("first");
 		await started.agentSession.prompt("second");
 		const out = new PassThrough();
@@ -319,7 +320,7 @@ describe("extensions", () => {
 			"export default function (api) { api.on('session_start', (event) => { if (event.reason === 'resume') api.compact(); }); }\n",
 		);
 		sessions.faux.setResponses([reply(""), reply("three")]);
-		started = await sessions.start({ resume: first.session.id });
+		started = await sessions.start({ resume: first.session.id, trustProject: true });
 		expect((await started.agentSession.prompt("third")).status).toBe("ok");
 		expect(calls).toEqual([
 			"agent: first",

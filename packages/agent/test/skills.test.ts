@@ -67,7 +67,7 @@ describe("skills in a session", () => {
 			answer(() => fauxAssistantMessage("again")),
 			answer(() => fauxAssistantMessage("third")),
 		]);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		await started.agentSession.prompt("average please");
 		await started.agentSession.prompt("once more");
 		expect(prompts[0]).toContain(
@@ -91,7 +91,7 @@ describe("skills in a session", () => {
 			skillMd("broken", "Fails on import."),
 			"raise RuntimeError('nope at import')\n",
 		);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		const listed = await started.kernel.run("print([(s['name'], s['source']) for s in skills.list()])");
 		expect(listed.cell.stdout).toBe("[('broken', 'project')]\n");
 		const unknown = await started.kernel.run('skills.load("missing")');
