@@ -71,7 +71,10 @@ async function crafted(runs = 1): Promise<Repo> {
 			mcpServers: { marker: { command: process.execPath, args: [FIXTURE], env: { MCP_FIXTURE_STARTS: markers.mcp } } },
 		}),
 	);
-	world.writeProject(".prime/skills/marker-skill/SKILL.md", "---\nname: marker-skill\ndescription: Marks.\n---\nUse it.\n");
+	world.writeProject(
+		".prime/skills/marker-skill/SKILL.md",
+		"---\nname: marker-skill\ndescription: Marks.\n---\nUse it.\n",
+	);
 	world.writeProject(
 		".prime/skills/marker-skill/__init__.py",
 		`open(${JSON.stringify(markers.skill)}, "w").write("imported")\n`,
@@ -114,6 +117,16 @@ describe("project code runs only once approved", () => {
 		expect(repo.toolResults()[0]).toContain(
 			`SkillError: skills.load('marker-skill'): the project skill "marker-skill" (.prime/skills/marker-skill) is not approved, so its code is not run: run prime-agent in this folder to review it, or pass --trust-project.`,
 		);
+	}, 60_000);
+
+	it("/mcp names the project's server that did not start, and how to approve it", async () => {
+		const repo = await crafted(0);
+		const result = await repo.run("-p", "/mcp");
+		expect(result.code).toBe(0);
+		expect(result.stdout).toBe(
+			'MCP server "marker" of .prime/mcp.json is not approved, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.\n',
+		);
+		expect(existsSync(repo.markers.mcp)).toBe(false);
 	}, 60_000);
 
 	it("--trust-project runs the project's server, skill and extension, and records no approval", async () => {

@@ -6,11 +6,12 @@ import { selectListTheme } from "../theme.js";
 /** Lines of one item's details shown before "+N more" (the review must fit a terminal). */
 export const REVIEW_DETAIL_LINES = 6;
 
+/** What each kind of file does when trusted. */
 const KIND_TITLES = {
-	mcp: "MCP servers (started as programs, or sent their headers)",
-	skill: "Skill package (imported by skills.load)",
-	extensions: "Extensions (imported into the agent when a session starts)",
-	packages: "Extension packages (their extensions and skills)",
+	mcp: "MCP servers, started as programs (or sent their headers):",
+	skill: "a skill package, imported by skills.load:",
+	extensions: "extensions, imported into the agent when a session starts:",
+	packages: "extension packages, whose extensions and skills load:",
 } as const;
 
 const TRUST = "trust";
@@ -60,7 +61,8 @@ export class ProjectReviewDialog implements Component {
 			"",
 		];
 		for (const item of this.review.items) {
-			lines.push(`${style.bold(KIND_TITLES[item.kind])}  ${plainText(item.key)}  ${style.yellow(`(${item.state})`)}`);
+			lines.push(`${style.bold(plainText(item.key))}  ${style.yellow(`(${item.state})`)}`);
+			lines.push(style.gray(`  ${KIND_TITLES[item.kind]}`));
 			const details = item.details.map((detail) => `    ${plainText(detail).replace(/\n/g, " ")}`);
 			lines.push(...details.slice(0, REVIEW_DETAIL_LINES));
 			if (details.length > REVIEW_DETAIL_LINES)

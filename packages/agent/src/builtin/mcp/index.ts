@@ -37,11 +37,17 @@ export default function mcpExtension(api: ExtensionAPI, trust: ProjectTrust): vo
 	}
 	const files = mcpConfigFiles(api.agentHome, api.cwd);
 	const servers = new McpServers(configs, { cwd: api.cwd, env: api.env });
-	const describe = () => (problem ? `${problem} ${FIX_AND_RESTART}` : describeServers(servers, files));
+	const held = heldServers(trust, configs);
+	// `/mcp` names the project's servers that did not start, and why, after the ones that may.
+	const describe = () => {
+		if (problem) return `${problem} ${FIX_AND_RESTART}`;
+		const notStarted = Object.values(held);
+		if (servers.size === 0 && notStarted.length > 0) return notStarted.join("\n");
+		return [describeServers(servers, files), ...notStarted].join("\n");
+	};
 
 	for (const [type, handler] of Object.entries(servers.hostHandlers())) api.onHostRequest(type, handler);
 	const described = servers.list().map(({ name, module, transport, target }) => ({ name, module, transport, target }));
-	const held = heldServers(trust, configs);
 	api.addKernelStartup(
 		`from prime_agent_runtime import mcp_servers as _mcp_servers\n_mcp_servers.install(*${pythonJson([described, files, problem ?? null, null, held])})\ndel _mcp_servers\n`,
 		{ names: ["mcp"] },
