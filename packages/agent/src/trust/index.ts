@@ -14,4 +14,11 @@ export {
 	type ProjectCodeKind,
 } from "./project-code.js";
 export { HOW_TO_APPROVE, type ProjectTrust, projectTrust } from "./project-trust.js";
-export { type Approval, approveItems, readApprovals, TRUST_FILE, trustStorePath } from "./store.js";
+export {
+	type Approval,
+	approveItems,
+	approveOwnSkills,
+	readApprovals,
+	TRUST_FILE,
+	trustStorePath,
+} from "./store.js";

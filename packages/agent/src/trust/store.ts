@@ -1,7 +1,8 @@
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { readJsonFile, writePrivateJson } from "../home/index.js";
-import type { ProjectCodeItem } from "./project-code.js";
+import { findProjectCode, type ProjectCodeItem } from "./project-code.js";
 
 /** The approvals file in the agent home (user-only, written whole with a rename). */
 export const TRUST_FILE = "trusted-projects.json";
@@ -60,6 +61,25 @@ export function approveItems(agentHome: string, root: string, items: readonly Pr
 	for (const item of items) project[item.key] = { sha256: item.hash, approvedAt };
 	file.projects[root] = project;
 	writePrivateJson(trustStorePath(agentHome), file);
+}
+
+/**
+ * Approve the project skills in `dirs` as they are now: skills the user put there through the
+ * agent (`skill install --local`, the skill creator), which are the user's own, not the repository's.
+ */
+export function approveOwnSkills(agentHome: string, cwd: string, dirs: readonly string[]): void {
+	const code = findProjectCode(cwd);
+	const real = dirs.map((dir) => realPath(dir));
+	const items = code.items.filter((item) => item.kind === "skill" && real.includes(item.path));
+	if (items.length > 0) approveItems(agentHome, code.root, items);
+}
+
+function realPath(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return path;
+	}
 }
 
 function readTrustFile(agentHome: string): TrustFile {

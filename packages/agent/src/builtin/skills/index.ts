@@ -22,7 +22,7 @@ import {
 	skillRoots,
 	userSkillsDir,
 } from "../../skills/index.js";
-import type { ProjectTrust } from "../../trust/index.js";
+import { approveOwnSkills, type ProjectTrust } from "../../trust/index.js";
 
 export const SKILLS_EXTENSION_NAME = "builtin:skills";
 /** Host requests of the kernel's `skills` handle. */
@@ -61,6 +61,8 @@ export function skillsExtension(model: SessionModel, trust: ProjectTrust): Exten
 				ask: (systemPrompt, text) => askModel(model, systemPrompt, text),
 			});
 			if (result.status === "invalid") throw new Error(result.report);
+			// The session's own new skill is the user's: it loads without a review.
+			if (scope === "project") approveOwnSkills(api.agentHome, api.cwd, [result.skill.dir]);
 			return result.report;
 		};
 
