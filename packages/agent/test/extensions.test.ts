@@ -7,6 +7,7 @@ import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
 import { runPrintMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
+import { projectTrust } from "../src/trust/index.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 import type { TempWorld } from "./temp-home.js";
@@ -383,6 +384,8 @@ describe("prime-agent package", () => {
 		expect(JSON.parse(readFileSync(join(world.project, ".prime/agent/settings.json"), "utf8")).packages).toEqual([
 			join(world.project, "ext"),
 		]);
+		// Installed by the user: the project's packages are approved as installed.
+		expect(projectTrust({ cwd: world.project, agentHome: world.home }).allows("packages")).toBe(true);
 		expect((await run("package", "remove", "../ext")).out).toContain("Removed");
 		expect((await run("package", "list")).out).toContain("No extension packages");
 		const missing = await run("package", "install", "nowhere");

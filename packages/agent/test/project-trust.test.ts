@@ -129,6 +129,37 @@ describe("project code runs only once approved", () => {
 		expect(existsSync(repo.markers.mcp)).toBe(false);
 	}, 60_000);
 
+	it("an extension package of the project's settings.json loads only once approved, and again only unchanged", async () => {
+		const repo = await crafted(0);
+		const marker = join(repo.world.home, "..", "package-loaded");
+		const pkg = join(repo.world.project, "vendor", "ext");
+		repo.world.writeProject(
+			"vendor/ext/index.js",
+			`import { writeFileSync } from "node:fs";\nexport default function () { writeFileSync(${JSON.stringify(marker)}, "loaded"); }\n`,
+		);
+		repo.world.writeProject(".prime/agent/settings.json", JSON.stringify({ packages: [pkg] }));
+		const held = await repo.run("-p", "/mcp");
+		expect(existsSync(marker)).toBe(false);
+		expect(held.stderr).toContain(
+			"Extension packages of .prime/agent/settings.json are not approved, not loaded: run prime-agent in this folder to review them, or pass --trust-project.",
+		);
+		const code = findProjectCode(repo.world.project);
+		approveItems(
+			repo.world.home,
+			code.root,
+			code.items.filter((item) => item.kind === "packages"),
+		);
+		expect((await repo.run("-p", "/mcp")).code).toBe(0);
+		expect(existsSync(marker)).toBe(true);
+		// The package's own code changed: the approval of the settings file does not cover it.
+		rmSync(marker);
+		repo.world.writeProject("vendor/ext/index.js", "export default function () {}\n// changed\n");
+		const changed = await repo.run("-p", "/mcp");
+		expect(changed.stderr).toContain(
+			"Extension packages of .prime/agent/settings.json are changed since they were approved, not loaded",
+		);
+	}, 90_000);
+
 	it("--trust-project runs the project's server, skill and extension, and records no approval", async () => {
 		const repo = await crafted();
 		const result = await repo.run("--trust-project", "-p", "use the project's tools");

@@ -264,6 +264,16 @@ async function runPackageCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValu
 	switch (args.packageAction) {
 		case "install": {
 			const spec = installPackage(scope, args.packageSource as string, io.cwd, (line) => io.stderr.write(`${line}\n`));
+			// Installed by the user into the project: its packages are approved as they are now.
+			if (args.local) {
+				const { approveItems, findProjectCode } = await import("../trust/index.js");
+				const code = findProjectCode(io.cwd);
+				approveItems(
+					agentDir(io.env),
+					code.root,
+					code.items.filter((item) => item.kind === "packages"),
+				);
+			}
 			io.stdout.write(`Installed ${spec}; its extensions load in new sessions of ${where}.\n`);
 			return ExitCode.ok;
 		}
