@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import type { ProjectReview } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonWorld, makeDaemonWorld } from "../../agent/test/daemon-world.js";
 import { kernelPythonForTests } from "../../agent/test/kernel-python.js";
 import { makeTempWorld, type TempWorld } from "../../agent/test/temp-home.js";
 import { ProjectReviewDialog, REVIEW_DETAIL_LINES } from "../src/components/project-review.js";
@@ -82,12 +84,15 @@ describe("the project review dialog", () => {
 });
 
 let world: TempWorld | undefined;
+let daemonWorld: DaemonWorld | undefined;
 let pane: TmuxPane | undefined;
-afterEach(() => {
+afterEach(async () => {
 	pane?.kill();
 	pane = undefined;
 	world?.cleanup();
 	world = undefined;
+	await daemonWorld?.teardown();
+	daemonWorld = undefined;
 });
 
 describe("prime-agent in a repository with project code (tmux)", () => {
@@ -123,4 +128,31 @@ describe("prime-agent in a repository with project code (tmux)", () => {
 		await pane.waitFor(() => pane?.exited() === true);
 		expect(existsSync(store)).toBe(true);
 	}, 90_000);
+});
+
+describe("the project review with the session in a background worker (tmux)", () => {
+	it("what the user trusted before the session starts is what the worker runs", async () => {
+		daemonWorld = await makeDaemonWorld([
+			{ code: "import mcp_servers.fixture as fx\nprint(len(fx.tools()), 'tools')" },
+			{ text: "Listed." },
+		]);
+		const marker = join(daemonWorld.home, "..", "server-started");
+		const fixture = fileURLToPath(new URL("../../agent/test/fixtures/mcp-server.mjs", import.meta.url));
+		mkdirSync(join(daemonWorld.project, ".git"));
+		daemonWorld.writeProject(
+			".prime/mcp.json",
+			JSON.stringify({
+				mcpServers: { fixture: { command: process.execPath, args: [fixture], env: { MCP_FIXTURE_STARTS: marker } } },
+			}),
+		);
+		pane = startInTmux(["--model", "local/coder"], { cwd: daemonWorld.project, env: daemonWorld.env });
+		await pane.waitFor("Trust it and start");
+		pane.keys("Enter");
+		await pane.waitFor("kernel not started");
+		pane.type("list the fixture's tools");
+		pane.keys("Enter");
+		const screen = await pane.waitFor("Listed.", 60_000);
+		expect(screen).toContain("8 tools");
+		expect(existsSync(marker)).toBe(true);
+	}, 120_000);
 });
