@@ -243,6 +243,26 @@ describe("the approvals file", () => {
 		expect(trust.held).toEqual([]);
 	});
 
+	it("a skill folder linked into .prime/skills from elsewhere is still the project's: held until approved", async () => {
+		const repo = await crafted(0);
+		const outside = join(repo.world.home, "..", "elsewhere", "linked-skill");
+		mkdirSync(outside, { recursive: true });
+		writeFileSync(join(outside, "SKILL.md"), "---\nname: linked-skill\ndescription: Linked.\n---\n");
+		writeFileSync(join(outside, "__init__.py"), "X = 1\n");
+		const link = join(repo.world.project, ".prime", "skills", "linked-skill");
+		symlinkSync(outside, link);
+		const trust = projectTrust({ cwd: repo.world.project, agentHome: repo.world.home });
+		expect(trust.skillRefusal(link, "linked-skill")).toBe(
+			'the project skill "linked-skill" (.prime/skills/linked-skill) is not approved, so its code is not run: run prime-agent in this folder to review it, or pass --trust-project.',
+		);
+		const code = findProjectCode(repo.world.project);
+		approveItems(repo.world.home, code.root, code.items);
+		expect(trust.skillRefusal(link, "linked-skill")).toBeUndefined();
+		// The folder the link points to changed: held again.
+		writeFileSync(join(outside, "__init__.py"), "X = 2\n");
+		expect(trust.skillRefusal(link, "linked-skill")).toContain("is changed since it was approved");
+	});
+
 	it("a file that is not an approvals file approves nothing, says so, and is never overwritten", async () => {
 		const repo = await crafted(0);
 		const store = join(repo.world.home, TRUST_FILE);

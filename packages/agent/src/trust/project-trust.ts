@@ -1,6 +1,13 @@
 import { realpathSync } from "node:fs";
-import { join, sep } from "node:path";
-import { currentHash, findProjectCode, type ProjectCodeItem, type ProjectCodeKind } from "./project-code.js";
+import { join, relative, resolve, sep } from "node:path";
+import { projectRoot } from "../extensions/index.js";
+import {
+	currentHash,
+	findProjectCode,
+	PROJECT_SKILLS,
+	type ProjectCodeItem,
+	type ProjectCodeKind,
+} from "./project-code.js";
 import { readApprovals } from "./store.js";
 
 /** How a person approves project code, said after everything held back. */
@@ -54,18 +61,22 @@ export function projectTrust(options: { cwd: string; agentHome: string; everythi
 		heldState: (item) => (changed(item) ? "changed since it was approved" : "not approved"),
 		skillRefusal(dir, name) {
 			if (everything) return undefined;
-			const real = realPath(dir);
-			if (!allows("packages") && packageDirs?.some((packageDir) => inside(real, realPath(packageDir)))) {
+			// Judged by where the skill was found and where it really is: a link in .prime/skills to
+			// a folder elsewhere is still the project's.
+			const paths = [resolve(dir), realPath(dir)];
+			const under = (base: string) => paths.find((path) => inside(path, base) || inside(path, realPath(base)));
+			if (!allows("packages") && packageDirs?.some((packageDir) => under(packageDir))) {
 				return `the skill "${name}" comes from an extension package of .prime/agent/settings.json, which is not approved, so its code is not run: ${HOW_TO_APPROVE}.`;
 			}
-			if (!inside(real, join(root, ".prime", "skills"))) return undefined;
-			const key = real
-				.slice(root.length + 1)
-				.split(sep)
-				.join("/");
+			const bases = [join(projectRoot(options.cwd), PROJECT_SKILLS), join(root, PROJECT_SKILLS)];
+			const base = bases.find((candidate) => paths.some((path) => inside(path, candidate)));
+			if (!base) return undefined;
+			const within = paths.find((path) => inside(path, base)) as string;
+			const key = [PROJECT_SKILLS, ...relative(base, within).split(sep).filter(Boolean)].join("/");
 			// Approvals are read again: one given in another window since this session started counts.
 			const approval = readApprovals(options.agentHome, root).approvals[key];
-			if (approval && approval.sha256 === currentHash({ kind: "skill", path: real }, root)) return undefined;
+			const now = currentHash({ kind: "skill", path: join(root, key) }, root);
+			if (approval && approval.sha256 === now) return undefined;
 			const state = approval ? "changed since it was approved" : "not approved";
 			return `the project skill "${name}" (${key}) is ${state}, so its code is not run: run prime-agent in this folder to review it, or pass --trust-project.`;
 		},
