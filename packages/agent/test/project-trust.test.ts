@@ -11,7 +11,8 @@ import type { TempWorld } from "./temp-home.js";
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import.meta.url));
 
 /** What the model runs: the project's MCP server and skill, each failure printed (the run goes on). */
-const USE_PROJECT_CODE = `try:
+const USE_PROJECT_CODE = `print(repr(mcp))
+try:
     import mcp_servers.marker as m
     print("tools:", len(m.tools()))
 except Exception as error:
@@ -111,6 +112,9 @@ describe("project code runs only once approved", () => {
 		expect(ran(repo.markers)).toEqual({ mcp: false, skill: false, extension: false });
 		for (const line of Object.values(NOT_APPROVED)) expect(result.stderr.split(line).length - 1).toBe(1);
 		expect(repo.toolResults()).toHaveLength(1);
+		expect(repo.toolResults()[0]?.split("\n")[0]).toBe(
+			"<mcp: not started (not approved): marker; import one to see how to approve it>",
+		);
 		expect(repo.toolResults()[0]).toContain(
 			'ModuleNotFoundError: MCP server "marker" of .prime/mcp.json is not approved, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.',
 		);
@@ -166,7 +170,9 @@ describe("project code runs only once approved", () => {
 		expect(result.code).toBe(0);
 		expect(ran(repo.markers)).toEqual({ mcp: true, skill: true, extension: true });
 		expect(result.stderr).not.toContain("not approved");
-		expect(repo.toolResults()[0]).toBe("tools: 8\nskill loaded");
+		expect(repo.toolResults()[0]).toBe(
+			"<mcp: servers marker; `import mcp_servers.NAME as m`, then m.tools()>\ntools: 8\nskill loaded",
+		);
 		expect(existsSync(join(repo.world.home, TRUST_FILE))).toBe(false);
 	}, 60_000);
 

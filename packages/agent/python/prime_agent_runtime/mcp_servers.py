@@ -227,6 +227,8 @@ class McpNamespace:
     def __repr__(self) -> str:
         if self._problem:
             return f"<mcp: {self._problem}>"
+        if not self._modules and self._held:
+            return f"<mcp: not started (not approved): {', '.join(sorted(self._held))}; import one to see how to approve it>"
         if not self._modules:
             return f"<mcp: no MCP servers configured (add them to {' or '.join(self._files)})>"
         return f"<mcp: servers {', '.join(sorted(self._modules))}; `import mcp_servers.NAME as m`, then m.tools()>"
