@@ -269,6 +269,30 @@ describe("the approvals file", () => {
 		expect(trust.skillRefusal(link, "linked-skill")).toContain("is changed since it was approved");
 	});
 
+	it("the review of .prime/mcp.json shows each server's command or URL and which of the user's variables it gets", async () => {
+		const repo = await crafted(0);
+		repo.world.writeProject(
+			".prime/mcp.json",
+			JSON.stringify({
+				mcpServers: {
+					// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
+					gh: { command: "npx", args: ["-y", "gh-server"], env: { GITHUB_TOKEN: "${GITHUB_TOKEN}", DEBUG: "1" } },
+					// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
+					docs: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } },
+					off: { command: "never", disabled: true },
+				},
+			}),
+		);
+		const mcp = findProjectCode(repo.world.project).items.find((item) => item.kind === "mcp");
+		expect(mcp?.details).toEqual([
+			// biome-ignore lint/suspicious/noTemplateCurlyInString: as written in the file.
+			"docs: https://example.com/mcp (headers: Authorization=Bearer ${DOCS_TOKEN})",
+			// biome-ignore lint/suspicious/noTemplateCurlyInString: as written in the file.
+			"gh: npx -y gh-server (env: GITHUB_TOKEN=${GITHUB_TOKEN}, DEBUG)",
+		]);
+		expect(mcp?.names).toEqual(["docs", "gh"]);
+	});
+
 	it("a file that is not an approvals file approves nothing, says so, and is never overwritten", async () => {
 		const repo = await crafted(0);
 		const store = join(repo.world.home, TRUST_FILE);

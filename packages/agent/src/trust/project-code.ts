@@ -92,12 +92,11 @@ function mcpItem(root: string): ProjectCodeItem | undefined {
 		return item("mcp", root, file, hashFile(file), ["(the file does not parse: nothing in it starts)"], []);
 	}
 	const details = servers.map(([name, server]) => {
-		const env = isObject(server.env) ? Object.keys(server.env) : [];
 		const target =
 			typeof server.url === "string"
-				? `${server.url}${isObject(server.headers) ? ` (headers: ${Object.keys(server.headers).join(", ")})` : ""}`
+				? `${server.url}${named("headers", server.headers)}`
 				: [server.command, ...(Array.isArray(server.args) ? server.args : [])].map(String).join(" ");
-		return `${name}: ${target}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;
+		return `${name}: ${target}${named("env", server.env)}`;
 	});
 	return item(
 		"mcp",
@@ -107,6 +106,19 @@ function mcpItem(root: string): ProjectCodeItem | undefined {
 		details,
 		servers.map(([name]) => name),
 	);
+}
+
+/**
+ * ` (env: A, TOKEN=${GITHUB_TOKEN})`: the names of a server's variables or headers, with a value
+ * only where it takes one from the user's environment (what the review must show: which of the
+ * user's secrets the server gets). Other values stay unshown.
+ */
+function named(label: string, map: unknown): string {
+	if (!isObject(map) || Object.keys(map).length === 0) return "";
+	const shown = Object.entries(map).map(([key, value]) =>
+		typeof value === "string" && /\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) ? `${key}=${value}` : key,
+	);
+	return ` (${label}: ${shown.join(", ")})`;
 }
 
 /** The servers of an mcp.json that are not disabled, as written; undefined when it does not parse. */
