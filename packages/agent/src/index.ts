@@ -22,3 +22,4 @@ export * from "./providers/index.js";
 export * from "./session/index.js";
 export * from "./startup/index.js";
 export * from "./tools/index.js";
+export * from "./trust/index.js";

@@ -7,6 +7,7 @@ import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
 import { runPrintMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
+import { projectTrust } from "../src/trust/index.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 import type { TempWorld } from "./temp-home.js";
@@ -141,7 +142,7 @@ describe("extensions", () => {
 			},
 		]);
 		world.writeProject("keep.txt", "keep me");
-		started = await sessions.start({});
+		started = await sessions.start({ trustProject: true });
 
 		// Load problems carry the module's path; the .ts file gets the "compile it" advice.
 		const problems = started.extensions.problems;
@@ -208,7 +209,7 @@ describe("extensions", () => {
 				return fauxAssistantMessage("ok");
 			},
 		]);
-		started = await sessions.start({});
+		started = await sessions.start({ trustProject: true });
 		expect((await started.agentSession.prompt("sum the table")).status).toBe("ok");
 
 		const [first, second] = sent as [Context, Context];
@@ -239,6 +240,7 @@ describe("extensions", () => {
 		const open = (options: { fork?: string; resume?: string; at?: string }) =>
 			sessions.start({
 				...options,
+				trustProject: true,
 			});
 
 		started = await open({});
@@ -278,7 +280,7 @@ describe("extensions", () => {
 			return fauxAssistantMessage(`## Goal\nSquashed ${summaries.length}.`);
 		};
 		sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two"), summary, summary]);
-		started = await sessions.start();
+		started = await sessions.start({ trustProject: true });
 		await started.agentSession.prompt("first");
 		await started.agentSession.prompt("second");
 		const out = new PassThrough();
@@ -319,7 +321,7 @@ describe("extensions", () => {
 			"export default function (api) { api.on('session_start', (event) => { if (event.reason === 'resume') api.compact(); }); }\n",
 		);
 		sessions.faux.setResponses([reply(""), reply("three")]);
-		started = await sessions.start({ resume: first.session.id });
+		started = await sessions.start({ resume: first.session.id, trustProject: true });
 		expect((await started.agentSession.prompt("third")).status).toBe("ok");
 		expect(calls).toEqual([
 			"agent: first",
@@ -382,6 +384,8 @@ describe("prime-agent package", () => {
 		expect(JSON.parse(readFileSync(join(world.project, ".prime/agent/settings.json"), "utf8")).packages).toEqual([
 			join(world.project, "ext"),
 		]);
+		// Installed by the user: the project's packages are approved as installed.
+		expect(projectTrust({ cwd: world.project, agentHome: world.home }).allows("packages")).toBe(true);
 		expect((await run("package", "remove", "../ext")).out).toContain("Removed");
 		expect((await run("package", "list")).out).toContain("No extension packages");
 		const missing = await run("package", "install", "nowhere");

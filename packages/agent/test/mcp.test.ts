@@ -281,7 +281,7 @@ describe("MCP config", () => {
 		expect(() => loadMcpConfig({ agentHome: sessions.world.home, cwd: sessions.world.project, env: {} })).toThrow(
 			`MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`,
 		);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		expect(started.notices).toContain(
 			`Extension builtin:mcp left out: MCP config ${file}: "mcpServers.bad.command" must be the program to run (a string).`,
 		);

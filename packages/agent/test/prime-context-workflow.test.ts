@@ -82,7 +82,7 @@ describe("goal continuation coalescing in the agent", () => {
 		const sent: Context[] = [];
 		const model = pollingModel(sent, () => POLL);
 		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
-		const session = await sessions.start();
+		const session = await sessions.start({ trustProject: true });
 		const outcome = await session.agentSession.prompt("watch the job until it ends");
 		expect(outcome.errorMessage).toBeUndefined();
 		expect(outcome.status).toBe("ok");
@@ -111,7 +111,7 @@ describe("goal continuation coalescing in the agent", () => {
 		const sent: Context[] = [];
 		const model = pollingModel(sent, (n) => (n < 10 ? POLL : FINISHED));
 		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
-		const session = await sessions.start();
+		const session = await sessions.start({ trustProject: true });
 		await session.agentSession.prompt("watch the job until it ends");
 		const results = toolResults(sent[41] as Context);
 		expect(results).toHaveLength(3);
@@ -140,7 +140,7 @@ describe("the staged workflow in the agent", () => {
 			return fauxAssistantMessage([fauxToolCall("ipython", { code: `print(open('${file}').read(), end='')` })]);
 		};
 		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
-		const session = await sessions.start();
+		const session = await sessions.start({ trustProject: true });
 		/** The first context the model got with a tool result containing `marker`: that result and the task message. */
 		const seen = (marker: string) => {
 			const context = sent.find((c) => toolResults(c).some((text) => text.includes(marker))) as Context;
@@ -216,7 +216,7 @@ describe("the lock across branches", () => {
 				.split("\n")
 				.filter((line) => /^workflow (requirements_revision|locked):/.test(line));
 
-		const original = await sessions.start();
+		const original = await sessions.start({ trustProject: true });
 		await original.agentSession.prompt("STAGE 1: implement take()");
 		await original.agentSession.prompt("REQUIREMENTS LOCKED");
 		await original.dispose();
@@ -225,7 +225,7 @@ describe("the lock across branches", () => {
 			.find((entry) => entry.type === "message" && JSON.stringify(entry.message).includes("answer 1"));
 		if (!beforeLock) throw new Error("answer 1 was not recorded");
 
-		const forked = await sessions.start({ fork: original.session.id, at: beforeLock.id });
+		const forked = await sessions.start({ fork: original.session.id, at: beforeLock.id, trustProject: true });
 		await forked.agentSession.prompt("Stage 2: add drop()");
 		expect(await workflowLines(forked)).toEqual([
 			"workflow requirements_revision: 2",
@@ -233,7 +233,7 @@ describe("the lock across branches", () => {
 		]);
 		await forked.dispose();
 
-		const rewound = await sessions.start({ resume: original.session.path, at: beforeLock.id });
+		const rewound = await sessions.start({ resume: original.session.path, at: beforeLock.id, trustProject: true });
 		await rewound.agentSession.prompt("Stage 2: add slice()");
 		expect(await workflowLines(rewound)).toEqual([
 			"workflow requirements_revision: 2",
@@ -245,7 +245,7 @@ describe("the lock across branches", () => {
 describe("child launches after capsules", () => {
 	it("counts a sub-agent launched after the first capsule, and not one launched before it", async () => {
 		newWorld(0);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		const print = (file: string) => cell(`print(open('${file}').read(), end='')`);
 		scriptAgents(
 			sessions,
@@ -280,7 +280,7 @@ describe("the workflow when its state cannot be written", () => {
 			fauxAssistantMessage([fauxToolCall("ipython", { code: "print('hello')" })]),
 			fauxAssistantMessage("Done."),
 		]);
-		const session = await sessions.start();
+		const session = await sessions.start({ trustProject: true });
 		expect((await session.agentSession.prompt("STAGE 1: say hello")).status).toBe("ok");
 		const warnings = session.extensions.problems
 			.map((problem) => problem.message)

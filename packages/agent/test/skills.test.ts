@@ -12,6 +12,7 @@ import {
 	skillPromptSection,
 	skillRoots,
 } from "../src/skills/index.js";
+import { projectTrust } from "../src/trust/index.js";
 import { cell } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
@@ -67,7 +68,7 @@ describe("skills in a session", () => {
 			answer(() => fauxAssistantMessage("again")),
 			answer(() => fauxAssistantMessage("third")),
 		]);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		await started.agentSession.prompt("average please");
 		await started.agentSession.prompt("once more");
 		expect(prompts[0]).toContain(
@@ -91,7 +92,7 @@ describe("skills in a session", () => {
 			skillMd("broken", "Fails on import."),
 			"raise RuntimeError('nope at import')\n",
 		);
-		const started = await sessions.start();
+		const started = await sessions.start({ trustProject: true });
 		const listed = await started.kernel.run("print([(s['name'], s['source']) for s in skills.list()])");
 		expect(listed.cell.stdout).toBe("[('broken', 'project')]\n");
 		const unknown = await started.kernel.run('skills.load("missing")');
@@ -182,6 +183,9 @@ describe("prime-agent skill", () => {
 		expect(local.out).toBe(
 			`Installed csv-stats into ${join(projectSkills(), "csv-stats")}\nNew sessions in this project list it.\n`,
 		);
+		// Installed by the user: approved as installed, so it loads without a review.
+		const trust = projectTrust({ cwd: sessions.world.project, agentHome: sessions.world.home });
+		expect(trust.skillRefusal(join(projectSkills(), "csv-stats"), "csv-stats")).toBeUndefined();
 		expect((await run("remove", "csv-stats", "--local")).out).toBe(`Removed ${join(projectSkills(), "csv-stats")}\n`);
 		expect((await run("remove", "csv-stats")).out).toBe(`Removed ${join(homeSkills(), "csv-stats")}\n`);
 		expect(readdirSync(homeSkills())).toEqual([]);
@@ -372,6 +376,9 @@ describe("the skill creator", () => {
 		const request = drafts[0]?.messages[0];
 		expect(JSON.stringify(request)).toContain("It should do: count words");
 		expect(existsSync(homeSkills())).toBe(false);
+		// The session's own new skill loads without a review (it is the user's, not the repository's).
+		const loaded = await started.kernel.run('print(skills.load("word-count", quiet=True).__name__)');
+		expect(loaded.cell.stdout).toBe("prime_skills.word_count\n");
 	});
 
 	it("await skills.create(...) from a cell creates the skill; a taken name is refused before any model call", async () => {

@@ -191,10 +191,17 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
 class McpNamespace:
     """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github`` (``mcp["my-server"]`` by config name); ``mcp.servers()`` lists them."""
 
-    def __init__(self, modules: dict[str, McpServerModule], config_files: list[str], problem: str | None = None) -> None:
+    def __init__(
+        self,
+        modules: dict[str, McpServerModule],
+        config_files: list[str],
+        problem: str | None = None,
+        held: dict[str, str] | None = None,
+    ) -> None:
         self._modules = modules
         self._files = config_files
         self._problem = problem
+        self._held = held or {}
 
     def servers(self) -> list[dict[str, Any]]:
         """Configured servers: ``name``, ``module``, ``transport``, ``target``."""
@@ -205,7 +212,7 @@ class McpNamespace:
             raise AttributeError(name)
         found = self._modules.get(name) or next((m for m in self._modules.values() if m.__server__["name"] == name), None)
         if found is None:
-            raise AttributeError(_unknown(name, self._modules, self._files, self._problem))
+            raise AttributeError(self._held.get(name) or _unknown(name, self._modules, self._files, self._problem))
         return found
 
     def __getitem__(self, name: str) -> McpServerModule:
@@ -220,6 +227,8 @@ class McpNamespace:
     def __repr__(self) -> str:
         if self._problem:
             return f"<mcp: {self._problem}>"
+        if not self._modules and self._held:
+            return f"<mcp: not started (not approved): {', '.join(sorted(self._held))}; import one to see how to approve it>"
         if not self._modules:
             return f"<mcp: no MCP servers configured (add them to {' or '.join(self._files)})>"
         return f"<mcp: servers {', '.join(sorted(self._modules))}; `import mcp_servers.NAME as m`, then m.tools()>"
@@ -235,15 +244,19 @@ def _unknown(name: str, modules: dict[str, Any], files: list[str], problem: str 
 class _UnknownServerFinder(importlib.abc.MetaPathFinder):
     """Makes ``import mcp_servers.nope`` fail with the configured names instead of a bare ModuleNotFoundError."""
 
-    def __init__(self, modules: dict[str, McpServerModule], files: list[str], problem: str | None) -> None:
+    def __init__(
+        self, modules: dict[str, McpServerModule], files: list[str], problem: str | None, held: dict[str, str]
+    ) -> None:
         self.modules = modules
         self.files = files
         self.problem = problem
+        self.held = held
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.startswith(PACKAGE + "."):
             name = fullname[len(PACKAGE) + 1 :]
-            raise ModuleNotFoundError(_unknown(name, self.modules, self.files, self.problem), name=fullname)
+            message = self.held.get(name) or _unknown(name, self.modules, self.files, self.problem)
+            raise ModuleNotFoundError(message, name=fullname)
         return None
 
 
@@ -252,11 +265,14 @@ def install(
     config_files: list[str],
     problem: str | None = None,
     namespace: dict[str, Any] | None = None,
+    held: dict[str, str] | None = None,
 ) -> None:
     """Register ``mcp_servers`` and one module per server, and put ``mcp`` in ``namespace`` (default: IPython's).
 
     ``problem``: why there are no servers (a config file that does not parse), said by ``mcp`` and failed imports.
+    ``held``: the project's servers that were not started (not approved), by module name: why, said by their import.
     """
+    held = held or {}
     package = types.ModuleType(PACKAGE, "MCP servers configured for this session, one module each (see `mcp`).")
     package.__path__ = []  # a package, so `import mcp_servers.name` is looked up at all
     modules: dict[str, McpServerModule] = {}
@@ -267,6 +283,6 @@ def install(
         sys.modules[module.__name__] = module
     sys.modules[PACKAGE] = package
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _UnknownServerFinder)]
-    sys.meta_path.append(_UnknownServerFinder(modules, config_files, problem))
+    sys.meta_path.append(_UnknownServerFinder(modules, config_files, problem, held))
     namespace = host_call.user_namespace(namespace)
-    namespace["mcp"] = McpNamespace(modules, config_files, problem)
+    namespace["mcp"] = McpNamespace(modules, config_files, problem, held)

@@ -61,6 +61,8 @@ export interface CliArgs {
 	steer: boolean;
 	/** `schedule`'s words: `<when> <prompt>`, `list`, `remove <id>`. */
 	scheduleArgs?: string[];
+	/** `--trust-project`: run the project's MCP servers, skills and extensions without an approval. */
+	trustProject: boolean;
 }
 
 const SUBCOMMANDS: readonly string[] = [
@@ -95,6 +97,7 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		local: false,
 		force: false,
 		steer: false,
+		trustProject: false,
 	};
 	const rest = [...argv];
 	const positional: string[] = [];
@@ -192,6 +195,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 				break;
 			case "--steer":
 				args.steer = true;
+				break;
+			case "--trust-project":
+				args.trustProject = true;
 				break;
 			case "--agent":
 				args.agentRef = value(flag);
@@ -299,6 +305,13 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		);
 	}
 	checkLongRunning(args, autonomous, autonomousFlags, goalBudget);
+	if (args.trustProject && args.command !== "run") {
+		throw new UserError(
+			`--trust-project works only when a session starts, not with \`prime-agent ${args.command}\`.`,
+			'Write it as prime-agent --trust-project -p "your request" (or without -p for the terminal UI).',
+			ExitCode.usage,
+		);
+	}
 	if ([args.continueLatest, args.resume !== undefined, args.fork !== undefined].filter(Boolean).length > 1) {
 		throw new UserError("--continue, --resume and --fork cannot be combined.", "Pick one of them.", ExitCode.usage);
 	}

@@ -36,6 +36,8 @@ Options:
       --thinking <level>   off, minimal, low, medium, high, xhigh
   -e, --extension <path>   load this extension (a .js/.mjs module or a package folder) for this run
       --local              with package: the project's .prime/agent/settings.json, not the agent home's
+      --trust-project      run this project's code without asking: .prime/mcp.json servers,
+                           .prime/skills packages, .prime/agent extensions and packages
       --goal <objective>   set a goal: the host keeps the model working until it audits the objective
                            and calls goal.complete(); budget: --goal-tokens N (input + output),
                            --goal-turns N, --goal-minutes N
@@ -65,6 +67,11 @@ in this process instead.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.limitReached} a limit stopped the work
 (an autonomous limit or a goal's budget), ${ExitCode.interrupted} interrupted.
+
+Code a project brings (.prime/mcp.json servers, .prime/skills packages, .prime/agent/extensions, the
+packages of .prime/agent/settings.json) runs only once approved: the terminal UI asks once per project
+and again when a file changes (approvals: trusted-projects.json in the agent home); -p and JSON runs use
+only what was approved, or everything with --trust-project. AGENTS.md and SKILL.md texts are read as text.
 
 Not a sandbox: code written by the model runs with your permissions.
 `;

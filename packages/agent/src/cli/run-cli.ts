@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
+import type { InteractiveUi } from "../modes/index.js";
 import { describeBranch, describeChildren, listSessions, resolveSessionRef, Session } from "../session/index.js";
 import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
@@ -90,7 +91,10 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		goal: args.goal,
 		autonomous: args.autonomous,
 		allowMissingKey,
+		trustProject: args.trustProject,
 	};
+	// The terminal UI asks about the project's code before any of it could run (in a worker or here).
+	if (ui?.reviewProject && !args.trustProject) await reviewProjectCode(ui, io);
 	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
 	let stays: string | undefined;
 	if (!daemon.inProcess(io.env)) {
@@ -132,6 +136,19 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	} finally {
 		await current?.dispose();
 	}
+}
+
+/**
+ * Show the project's code that is not approved (new, or changed since its approval) in the
+ * terminal UI's review; what the user approves is recorded in the agent home.
+ */
+async function reviewProjectCode(ui: InteractiveUi, io: CliIo): Promise<void> {
+	const { approveItems, projectTrust } = await import("../trust/index.js");
+	const agentHome = agentDir(io.env);
+	const trust = projectTrust({ cwd: io.cwd, agentHome });
+	if (trust.held.length === 0 || !ui.reviewProject) return;
+	const review = { root: trust.root, items: trust.held.map((item) => ({ ...item, state: trust.heldState(item) })) };
+	if (await ui.reviewProject(review)) approveItems(agentHome, trust.root, trust.held);
 }
 
 /** Both ends are a terminal, and PRIME_AGENT_NO_TUI does not ask for the line chat. */
@@ -257,6 +274,16 @@ async function runPackageCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValu
 	switch (args.packageAction) {
 		case "install": {
 			const spec = installPackage(scope, args.packageSource as string, io.cwd, (line) => io.stderr.write(`${line}\n`));
+			// Installed by the user into the project: its packages are approved as they are now.
+			if (args.local) {
+				const { approveItems, findProjectCode } = await import("../trust/index.js");
+				const code = findProjectCode(io.cwd);
+				approveItems(
+					agentDir(io.env),
+					code.root,
+					code.items.filter((item) => item.kind === "packages"),
+				);
+			}
 			io.stdout.write(`Installed ${spec}; its extensions load in new sessions of ${where}.\n`);
 			return ExitCode.ok;
 		}

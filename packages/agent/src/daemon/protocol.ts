@@ -26,6 +26,8 @@ export interface WorkerSessionOptions {
 	goal?: { objective: string; tokens?: string; turns?: string; minutes?: string };
 	autonomous?: Record<string, unknown>;
 	allowMissingKey?: boolean;
+	/** `--trust-project`. */
+	trustProject?: boolean;
 }
 
 /** One session tree as `prime-agent agents` shows it. */

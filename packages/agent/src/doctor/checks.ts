@@ -25,6 +25,7 @@ import {
 	ModelRegistry,
 } from "../providers/index.js";
 import { SessionKernel } from "../tools/index.js";
+import { HOW_TO_APPROVE, type ProjectTrust, projectTrust } from "../trust/index.js";
 
 export interface CheckResult {
 	name: string;
@@ -52,10 +53,38 @@ export async function runChecks(
 	const python = await checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env, kernelEnv.env));
-	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env })));
+	// The project's servers are started only when approved, as in a session.
+	const trust = projectTrust({ cwd, agentHome: paths.root });
+	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env, withoutProject: !trust.allows("mcp") })));
+	results.push(...checkProjectCode(trust));
 	const { daemonDoctorCheck } = await import("../daemon/index.js");
 	results.push(await daemonDoctorCheck(paths.root, env));
 	return results;
+}
+
+/** One line per item of project code that does not run (not approved, or changed); one line when all of it is approved. */
+function checkProjectCode(trust: ProjectTrust): CheckResult[] {
+	const problem = trust.notices().find((line) => line.startsWith("Project approvals could not be read"));
+	if (problem) return [warn("Project code", problem, "Fix or remove the file; then approve the project again.")];
+	if (trust.items.length === 0) return [];
+	if (trust.held.length === 0) {
+		const count = trust.items.length;
+		return [ok("Project code", `${count} item${count === 1 ? "" : "s"} approved in ${trust.root}`)];
+	}
+	const fix = `${HOW_TO_APPROVE[0]?.toUpperCase()}${HOW_TO_APPROVE.slice(1)}.`;
+	return trust.held.map((item) => {
+		const state = trust.heldState(item);
+		switch (item.kind) {
+			case "mcp":
+				return warn(`Project MCP servers (${item.key})`, `${state}, not started: ${item.names.join(", ")}`, fix);
+			case "skill":
+				return warn(`Project skill "${item.names[0]}" (${item.key})`, `${state}, not loaded`, fix);
+			case "extensions":
+				return warn(`Project extensions (${item.key})`, `${state}, not loaded`, fix);
+			default:
+				return warn(`Project extension packages (${item.key})`, `${state}, not loaded`, fix);
+		}
+	});
 }
 
 function checkNode(): CheckResult {

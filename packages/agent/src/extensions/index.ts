@@ -5,6 +5,7 @@ export {
 	type InstalledPackage,
 	installedPackages,
 	installPackage,
+	listedPackages,
 	type PackageScope,
 	packageScope,
 	removePackage,

@@ -29,12 +29,19 @@ export interface LoadExtensionsOptions {
 	 * is final), keyed by a display name (`builtin:<name>`).
 	 */
 	builtins?: Record<string, ExtensionFactory>;
+	/**
+	 * Which of the project's code may be imported: its `.prime/agent/extensions/` and the packages
+	 * of its `.prime/agent/settings.json` (see `ProjectTrust`). What may not is left out silently:
+	 * the session's notices say so.
+	 */
+	project: { extensions: boolean; packages: boolean };
 }
 
 /**
  * Find and load every extension: `<project>/.prime/agent/extensions/`, `<home>/extensions/`,
- * packages listed in both settings files, then `-e` paths. Nothing here throws: each module that
- * cannot be found, imported or run is reported on the runner (with its path) and left out.
+ * packages listed in both settings files (the project's only as `project` allows), then `-e`
+ * paths. Nothing here throws: each module that cannot be found, imported or run is reported on
+ * the runner (with its path) and left out.
  */
 export async function loadExtensions(options: LoadExtensionsOptions): Promise<ExtensionRunner> {
 	const runner = new ExtensionRunner(options.cwd, {
@@ -49,9 +56,9 @@ export async function loadExtensions(options: LoadExtensionsOptions): Promise<Ex
 		for (const problem of found.problems)
 			runner.report({ path: problem.path, phase: "load", message: problem.message });
 	};
-	fromDir(projectExtensionsDir(options.cwd), "project");
+	if (options.project.extensions) fromDir(projectExtensionsDir(options.cwd), "project");
 	fromDir(userExtensionsDir(options.agentHome), "user");
-	for (const local of [true, false]) {
+	for (const local of options.project.packages ? [true, false] : [false]) {
 		const scope = packageScope({ agentHome: options.agentHome, cwd: options.cwd, local });
 		let packages: ReturnType<typeof installedPackages>;
 		try {

@@ -78,11 +78,18 @@ export function mcpConfigFiles(agentHome: string, cwd: string): string[] {
  * The configured servers, sorted by name: both files in the shape other agents use
  * (`{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}`); the project's
  * entry of a name replaces the agent home's. `${VAR}` in a value is taken from `env`. Any problem
- * is a `UserError` naming the file and the field.
+ * is a `UserError` naming the file and the field. `withoutProject`: the project's file is not
+ * read at all (it is not approved: see `ProjectTrust`).
  */
-export function loadMcpConfig(options: { agentHome: string; cwd: string; env: NodeJS.ProcessEnv }): McpServerConfig[] {
+export function loadMcpConfig(options: {
+	agentHome: string;
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	withoutProject?: boolean;
+}): McpServerConfig[] {
 	const servers = new Map<string, McpServerConfig>();
-	for (const file of mcpConfigFiles(options.agentHome, options.cwd)) {
+	const files = mcpConfigFiles(options.agentHome, options.cwd);
+	for (const file of options.withoutProject ? files.slice(0, 1) : files) {
 		for (const server of readConfigFile(file, options.env)) servers.set(server.name, server);
 	}
 	const sorted = [...servers.values()].sort((a, b) => a.name.localeCompare(b.name));

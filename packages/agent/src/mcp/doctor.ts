@@ -13,11 +13,13 @@ export interface McpCheck {
 /**
  * `prime-agent doctor`: the MCP config files parse, and each configured server starts and lists
  * its tools (each is started, asked, and stopped again; servers are checked one after another).
+ * `withoutProject`: the project's file is not approved: it is neither read nor started.
  */
 export async function checkMcpServers(options: {
 	agentHome: string;
 	cwd: string;
 	env: NodeJS.ProcessEnv;
+	withoutProject?: boolean;
 }): Promise<McpCheck[]> {
 	let configs: ReturnType<typeof loadMcpConfig>;
 	try {

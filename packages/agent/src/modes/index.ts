@@ -5,6 +5,7 @@ export {
 	type InteractiveContext,
 	type InteractiveUi,
 	loadTerminalUi,
+	type ProjectReview,
 	type SessionChanges,
 	sameSession,
 	TERMINAL_UI_PACKAGE,

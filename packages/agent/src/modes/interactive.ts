@@ -1,6 +1,7 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { AgentPaths } from "../home/index.js";
 import type { SessionLink } from "../link/index.js";
+import type { ProjectCodeItem } from "../trust/index.js";
 
 /** The package that holds the full terminal UI; resolved by name when `prime-agent` starts. */
 export const TERMINAL_UI_PACKAGE = "prime-agent-tui";
@@ -41,9 +42,23 @@ export interface InteractiveContext {
 	env: NodeJS.ProcessEnv;
 }
 
+/** The project's code that would run and is not approved, for the user to review before the session starts. */
+export interface ProjectReview {
+	/** The project root. */
+	root: string;
+	/** Each file or folder, with why it is asked about (`not approved`, `changed since it was approved`). */
+	items: (ProjectCodeItem & { state: string })[];
+}
+
 /** The module a terminal UI package exports. */
 export interface InteractiveUi {
 	runInteractiveMode(context: InteractiveContext): Promise<ExitCodeValue>;
+	/**
+	 * Ask on the terminal whether the project's code in `review` may run; resolves true when the
+	 * user approves all of it (it is then recorded), false to start without it (asked again next
+	 * time). Called before the session starts, only when something is not approved.
+	 */
+	reviewProject?(review: ProjectReview): Promise<boolean>;
 }
 
 /**

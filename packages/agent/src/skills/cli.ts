@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
+import { approveOwnSkills } from "../trust/index.js";
 import { discoverSkills, skillProblemLine, skillRoots } from "./discover.js";
 import { installSkills, removeSkill } from "./install.js";
 import { SKILL_FILE } from "./skill-file.js";
@@ -63,6 +64,13 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 		case "install": {
 			const installed = installSkills(needTarget("a folder or npm:name"), scope, (line) => io.err(`${line}\n`));
 			for (const skill of installed) io.out(`Installed ${skill.name} into ${skill.dir}\n`);
+			// Installed by the user into the project: approved as installed (a later change is asked about).
+			if (local)
+				approveOwnSkills(
+					scope.agentHome,
+					scope.cwd,
+					installed.map((skill) => skill.dir),
+				);
 			io.out(
 				`New sessions ${local ? "in this project" : "everywhere"} list ${installed.length === 1 ? "it" : "them"}.\n`,
 			);

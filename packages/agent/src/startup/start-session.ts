@@ -4,7 +4,7 @@ import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { requireKernelPython } from "prime-agent-kernel";
 import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } from "../autonomous/index.js";
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
-import { BUILTIN_EXTENSIONS } from "../builtin/index.js";
+import { builtinExtensions } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
 import { childEnvironment } from "../child-env/index.js";
 import {
@@ -53,6 +53,7 @@ import {
 	SessionKernel,
 	validateToolNames,
 } from "../tools/index.js";
+import { projectTrust } from "../trust/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { type GoalOption, type LongRunning, resolveGoalOption, wireLongRunning } from "./long-running.js";
@@ -93,6 +94,12 @@ export interface StartOptions {
 	goal?: GoalOption;
 	/** `--autonomous`: gates and limits over settings.json's `"autonomous"`. */
 	autonomous?: AutonomousFlags;
+	/**
+	 * `--trust-project`: run the project's code (`.prime/mcp.json` servers, `.prime/skills`
+	 * packages, `.prime/agent` extensions and packages) without an approval. Without it only what
+	 * the user approved runs (see `ProjectTrust`), and the notices say what did not.
+	 */
+	trustProject?: boolean;
 }
 
 /** Everything a mode needs to drive one session. */
@@ -222,13 +229,17 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		apiKey: () => (typeof apiKey === "string" ? apiKey : apiKey()),
 		autoRefine: harnessSettingsFrom(settings.harness, paths.settings, env).autoRefine,
 	});
+	// The project's code runs only as approved; a sub-agent says nothing its parent said already.
+	const trust = projectTrust({ cwd, agentHome: paths.root, everything: options.trustProject });
+	if (!options.child) notices.push(...trust.notices());
 	const extensions = await loadExtensions({
 		cwd,
 		agentHome: paths.root,
 		env,
 		childEnv,
 		extraPaths: options.extensionPaths,
-		builtins: { ...BUILTIN_EXTENSIONS, [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
+		builtins: { ...builtinExtensions(trust), [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
+		project: { extensions: trust.allows("extensions"), packages: trust.allows("packages") },
 	});
 	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
 	const toolNames = options.tools
@@ -295,7 +306,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		model: () => agentSession.model,
 		apiKey: () => (typeof apiKey === "string" ? apiKey : apiKey()),
 	};
-	if (!(await extensions.load(SKILLS_EXTENSION_NAME, skillsExtension(sessionModel)))) {
+	if (!(await extensions.load(SKILLS_EXTENSION_NAME, skillsExtension(sessionModel, trust)))) {
 		const problem = extensions.problems.at(-1);
 		notices.push(`Extension ${SKILLS_EXTENSION_NAME} left out: ${problem?.message}`);
 	}
@@ -337,6 +348,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 				thinkingLevel: spec.thinkingLevel ?? agentSession.agent.state.thinkingLevel,
 				skipKernelCheck: options.skipKernelCheck,
 				extensionPaths: options.extensionPaths,
+				trustProject: options.trustProject,
 				tools: options.tools,
 				child: spec,
 				parentFamily: { name: selfName, mailbox, children },

@@ -22,6 +22,7 @@ import {
 	skillRoots,
 	userSkillsDir,
 } from "../../skills/index.js";
+import { approveOwnSkills, type ProjectTrust } from "../../trust/index.js";
 
 export const SKILLS_EXTENSION_NAME = "builtin:skills";
 /** Host requests of the kernel's `skills` handle. */
@@ -29,8 +30,11 @@ export const SKILLS_REQUESTS = { list: "skills.list", load: "skills.load", creat
 
 const USAGE = "Usage: /skill [list], /skill show <name>, /skill create <name> [--project] [what it should do]";
 
-/** The skills extension; `model` is the session's, for the skill creator's drafting call. */
-export function skillsExtension(model: SessionModel): ExtensionFactory {
+/**
+ * The skills extension; `model` is the session's, for the skill creator's drafting call; `trust`
+ * decides whether a project skill's package may be imported (checked at each load).
+ */
+export function skillsExtension(model: SessionModel, trust: ProjectTrust): ExtensionFactory {
 	return (api: ExtensionAPI) => {
 		const roots = skillRoots({ agentHome: api.agentHome, cwd: api.cwd });
 		const discover = () => discoverSkills(roots);
@@ -58,6 +62,8 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 				ask: (systemPrompt, text) => askModel(model, systemPrompt, text),
 			});
 			if (result.status === "invalid") throw new Error(result.report);
+			// The session's own new skill is the user's: it loads without a review.
+			if (scope === "project") approveOwnSkills(api.agentHome, api.cwd, [result.skill.dir]);
 			return result.report;
 		};
 
@@ -76,6 +82,8 @@ export function skillsExtension(model: SessionModel): ExtensionFactory {
 		}));
 		api.onHostRequest(SKILLS_REQUESTS.load, (payload) => {
 			const skill = find(payload.name);
+			const refused = skill.hasPackage ? trust.skillRefusal(skill.dir, skill.name) : undefined;
+			if (refused) throw new Error(refused);
 			return {
 				name: skill.name,
 				dir: skill.dir,
