@@ -22,8 +22,9 @@ The message carries what was cut in ``content[CUT_KEY]``: ``{"path", "bytes"}`` 
 (``ENOSPC: No space left on device, '<path>'``) in place of ``path`` when a file could not be
 written: the cut part is then gone, and the message says so.
 
-IPython also keeps every printed string and every result's text in its history (``%notebook``
-reads them), so a cell printing 100 MB would leave 100 MB behind: those records are not kept.
+IPython also keeps every printed string, every result's text and every error's traceback in its
+history (``%notebook`` reads them), so a cell printing 100 MB would leave 100 MB behind: those
+records are not kept (``keep_no_output_history``).
 """
 
 from __future__ import annotations
@@ -341,18 +342,21 @@ def cap_published_output(kernel: Any) -> None:
 
 
 def keep_no_output_history(shell: Any) -> None:
-    """IPython's history keeps every printed string and each result's text (for ``%notebook``):
-    a cell printing 100 MB would hold 100 MB until the kernel ends. Nothing is recorded there."""
+    """IPython's history keeps every printed string, each result's text and each error's formatted
+    traceback (for ``%notebook``): a cell printing 100 MB would hold 100 MB until the kernel ends,
+    and each error would be formatted twice. None of it is recorded."""
     if hasattr(shell, "_tee"):
         shell._tee = lambda channel: contextlib.nullcontext()
+    if hasattr(shell, "_format_exception_for_storage"):
+        shell._format_exception_for_storage = lambda *args, **kwargs: {}
     history = getattr(shell, "history_manager", None)
     if history is None:
         return
 
     def forget(*_args: Any) -> None:
-        outputs = getattr(history, "outputs", None)
-        if hasattr(outputs, "clear"):
-            outputs.clear()
+        for records in (getattr(history, "outputs", None), getattr(history, "exceptions", None)):
+            if hasattr(records, "clear"):
+                records.clear()
         reprs = getattr(history, "output_hist_reprs", None)
         if isinstance(reprs, dict):
             for count, text in list(reprs.items()):
