@@ -30,7 +30,6 @@ records are not kept (``keep_no_output_history``).
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import errno
 import json
@@ -247,8 +246,6 @@ class OutputCaps:
             return content
         saved: list[dict[str, Any]] = []
         notes: list[str] = []
-        failure = ""
-        plain = data.get("text/plain")
         shown = ""
         for mime, value in data.items():
             if mime == "text/plain" and isinstance(value, str):
@@ -258,16 +255,12 @@ class OutputCaps:
             entry = self._save_representation(mime, value)
             saved.append(entry)
             notes.append(_saved_note(entry))
-            failure = failure or entry.get("error", "")
         text = "\n".join([shown, *notes] if shown else notes)
-        cut: dict[str, Any] = {"saved": saved}
-        if failure:
-            cut["error"] = failure
         return {
             **content,
             "data": {"text/plain": text} if text else {},
             "metadata": metadata if small_metadata else {},
-            CUT_KEY: cut,
+            CUT_KEY: {"saved": saved},
         }
 
     def _save_representation(self, mime: str, value: Any) -> dict[str, Any]:
@@ -277,7 +270,7 @@ class OutputCaps:
             try:
                 raw = value if isinstance(value, (bytes, bytearray)) else base64.b64decode(value, validate=False)
                 return {"mime": mime, "chars": chars, **self._save("display", BINARY_TYPES[mime], lambda file: file.write(raw))}
-            except (binascii.Error, ValueError):
+            except ValueError:  # binascii.Error
                 pass  # Not base64 after all: saved as the text it is.
         if isinstance(value, str):
             suffix, writer = TEXT_TYPES.get(mime, ".txt"), _text_writer(value)
