@@ -3,9 +3,13 @@
  * `npm run bench:kernel`: kernel cold start (median of 5), trivial cell round trip (p50/p95 of 200),
  * a 50 MB print (throughput and the host's peak RSS), interrupt latency of an awaiting cell and
  * of a busy CPU cell (p50/p95 of 20 each), and a 100 MB print during which the host process is
- * stopped (SIGSTOP) for 15 s (bytes kept). Prints figures; asserts nothing.
+ * stopped (SIGSTOP) for 15 s (bytes kept), and the peak memory (VmHWM) of the host and of the kernel
+ * for a 100 MB traceback, a 100 MB display and a 100 MB print (each in a fresh host process and
+ * kernel, since a high-water mark never goes down), with the kernel's memory after the print.
+ * Prints figures; asserts nothing. `--memory` runs only the memory part.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +19,16 @@ import { Kernel } from "./index.js";
 const PAUSED_PRINT_CHILD = "--paused-print-child";
 const PAUSED_PRINT_MB = 100;
 const PAUSE_MS = 15_000;
+const MEMORY_CHILD = "--memory-child";
+const MEMORY_MB = 100;
+
+/** Cells of the memory part: each makes about MEMORY_MB MB of one kind of output. */
+const MEMORY_CELLS: Record<string, string> = {
+	traceback: `raise ValueError('E' * ${MEMORY_MB}_000_000)`,
+	display: `from IPython.display import display\ndisplay({'text/plain': 'x' * ${MEMORY_MB}_000_000}, raw=True)\nprint('after')`,
+	// A new string each time, as a real program prints (one string printed 100 times is held once).
+	print: `import sys\nfor i in range(${MEMORY_MB}): sys.stdout.write((f'{i:07d}' + 'x' * 1016 + '\\n') * 1024)`,
+};
 
 function percentile(sorted: number[], p: number): number {
 	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -123,7 +137,72 @@ function pausedPrint(): Promise<{
 	});
 }
 
+/** A `/proc/<pid>/status` field in MiB (Linux), or NaN where there is none. */
+function procMiB(pid: number | "self", field: "VmHWM" | "VmRSS"): number {
+	try {
+		const status = readFileSync(`/proc/${pid}/status`, "utf8");
+		return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) / 1024;
+	} catch {
+		return Number.NaN;
+	}
+}
+
+/** In a child host: runs one MEMORY_CELLS cell in a fresh kernel and reports both processes' memory. */
+async function memoryChild(kind: string): Promise<void> {
+	const kernel = await Kernel.start();
+	const pid = kernel.pid as number;
+	const before = { host: procMiB("self", "VmHWM"), kernel: procMiB(pid, "VmHWM") };
+	const started = performance.now();
+	const cell = await kernel.execute(MEMORY_CELLS[kind]);
+	const seconds = (performance.now() - started) / 1000;
+	const report = {
+		kind,
+		seconds,
+		status: cell.status,
+		before,
+		hostPeak: procMiB("self", "VmHWM"),
+		kernelPeak: procMiB(pid, "VmHWM"),
+		kernelAfter: procMiB(pid, "VmRSS"),
+		stdout: cell.stdout.length,
+		error: (cell.error?.evalue.length ?? 0) + (cell.error?.traceback.join("\n").length ?? 0),
+		displays: cell.displays.map((display) => JSON.stringify(display.data).length),
+		fullOutputBytes: cell.fullOutputBytes,
+	};
+	process.stdout.write(`${JSON.stringify(report)}\n`);
+	await kernel.shutdown();
+}
+
+async function memory(): Promise<void> {
+	for (const kind of Object.keys(MEMORY_CELLS)) {
+		const child = spawn(process.execPath, [fileURLToPath(import.meta.url), MEMORY_CHILD, kind], {
+			stdio: ["ignore", "pipe", "inherit"],
+		});
+		let out = "";
+		child.stdout.on("data", (chunk: Buffer) => {
+			out += chunk.toString();
+		});
+		await new Promise((resolve) => child.once("close", resolve));
+		const line = out.split("\n").find((text) => text.startsWith("{"));
+		if (!line) {
+			console.log(`${MEMORY_MB} MB ${kind}: the child host reported nothing`);
+			continue;
+		}
+		const r = JSON.parse(line);
+		const mib = (n: number) => `${n.toFixed(0)} MiB`;
+		const shown = `shown: ${r.stdout} chars of stdout, ${r.error} of error, displays ${JSON.stringify(r.displays)}`;
+		console.log(
+			`${MEMORY_MB} MB ${kind}: ${r.seconds.toFixed(1)} s, ${r.status}; peak host ${mib(r.hostPeak)} (${mib(r.before.host)} before), ` +
+				`kernel ${mib(r.kernelPeak)} (${mib(r.before.kernel)} before), kernel ${mib(r.kernelAfter)} after; ${shown}; ` +
+				`complete output ${r.fullOutputBytes} bytes`,
+		);
+	}
+}
+
 async function main(): Promise<void> {
+	if (process.argv.includes("--memory")) {
+		await memory();
+		return;
+	}
 	const outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-bench-"));
 	try {
 		const starts = await coldStart(5);
@@ -172,10 +251,13 @@ async function main(): Promise<void> {
 				`(${paused.fullOutputBytes} of ${expected}${paused.lostOutputChars ? `, ${paused.lostOutputChars} reported lost` : ""}), ` +
 				`${paused.seconds.toFixed(1)} s in all, ${(expected / 1e6 / working).toFixed(1)} MB/s outside the pause, status ${paused.status}`,
 		);
+		await memory();
 	} finally {
 		await rm(outputDir, { recursive: true, force: true });
 	}
 }
 
+const memoryKind = process.argv.indexOf(MEMORY_CHILD);
 if (process.argv.includes(PAUSED_PRINT_CHILD)) await pausedPrintChild();
+else if (memoryKind > 0) await memoryChild(process.argv[memoryKind + 1]);
 else await main();

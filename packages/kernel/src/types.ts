@@ -71,11 +71,34 @@ export interface DisplayData {
 	data: Record<string, unknown>;
 	metadata: Record<string, unknown>;
 	/**
-	 * Set when the display was too large to keep in memory (its data over VISIBLE_OUTPUT_CAP
-	 * characters of JSON, or the cell's displays over `memoryOutputLimit`): the file holds the
-	 * whole display as JSON, and `data` keeps only its capped `text/plain`.
+	 * Set when the display was over VISIBLE_OUTPUT_CAP characters of data: the kernel sent its
+	 * `text/plain` cut at that cap (ending with TRUNCATION_MARKER) and saved each representation
+	 * that did not fit to a file of its own; `data["text/plain"]` ends with one line per entry
+	 * saying its type, size and path (or why it could not be saved).
+	 */
+	saved?: SavedRepresentation[];
+	/**
+	 * Set when the cell's displays together outgrew `memoryOutputLimit`: the file holds this
+	 * display as JSON, and `data` keeps only its `text/plain`.
 	 */
 	fullDataPath?: string;
+}
+
+/** One representation of a display too large to send, saved by the kernel to a file of its own. */
+export interface SavedRepresentation {
+	/** Its MIME type, e.g. `image/png`. */
+	mimeType: string;
+	/** Characters it took in the display (base64 text for an image). */
+	chars: number;
+	/**
+	 * The file (0600, in the output folder): the image itself for base64 image types (png, jpeg,
+	 * gif, webp, pdf), the text for text types, JSON otherwise. Absent when it could not be written.
+	 */
+	path?: string;
+	/** The file's size in bytes. */
+	bytes?: number;
+	/** Why it could not be saved (`ENOSPC: No space left on device, '<path>'`); it is then lost. */
+	error?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sharedKernel } from "./kernels.js";
+import { sharedKernel, startKernel } from "./kernels.js";
 
 const kernel = sharedKernel();
 
@@ -37,16 +37,30 @@ describe("caps on what a cell brings back", () => {
 		expect(lines.slice(0, 3).join("\n")).toContain("Traceback (most recent call last)");
 	});
 
-	it("writes large displays to files and keeps only their capped text in memory", async () => {
+	it("keeps large displays' text and names the files holding the rest", async () => {
 		const result = await kernel().execute(
 			"from IPython.display import display\nfor i in range(3):\n    display({'text/plain': f'table {i}', 'text/html': 'x' * 2_000_000}, raw=True)",
 		);
 		expect(result.displays.length).toBe(3);
 		for (const [i, display] of result.displays.entries()) {
-			expect(display.data).toEqual({ "text/plain": `table ${i}` });
-			const whole = JSON.parse(readFileSync(display.fullDataPath as string, "utf8"));
-			expect(whole.data["text/html"].length).toBe(2_000_000);
+			const path = display.saved?.[0].path as string;
+			expect(display.data).toEqual({
+				"text/plain": `table ${i}\n[... text/html of 2000000 characters, too large to show, saved to ${path} ...]`,
+			});
+			expect(readFileSync(path, "utf8")).toBe("x".repeat(2_000_000));
 		}
+	});
+
+	it("writes displays past the cell's memory limit to JSON files, keeping their text", async () => {
+		const small = await startKernel({ memoryOutputLimit: 100_000 });
+		const result = await small.execute(
+			"from IPython.display import display\nfor i in range(3):\n    display({'text/plain': f'table {i}', 'text/html': 'x' * 40_000}, raw=True)",
+		);
+		expect(result.displays.map((display) => display.fullDataPath === undefined)).toEqual([true, true, false]);
+		const last = result.displays[2];
+		expect(last.data).toEqual({ "text/plain": "table 2" });
+		const whole = JSON.parse(readFileSync(last.fullDataPath as string, "utf8"));
+		expect(whole.data["text/html"]).toBe("x".repeat(40_000));
 	});
 
 	it("keeps small displays whole", async () => {

@@ -11,6 +11,7 @@ import os
 import sys
 
 from .control import install_control_handler
+from .output_caps import cap_published_output, keep_no_output_history
 from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
 from .parent_watch import start_guard
 from .private_pipe import keep_subprocess_pipe_private, subprocess_pipe_address
@@ -44,6 +45,8 @@ def main() -> None:
     install_control_handler(app.kernel)
     bound_standard_streams()
     account_published_output(app.kernel)
+    cap_published_output(app.kernel)
+    keep_no_output_history(app.kernel.shell)
     from tornado.ioloop import IOLoop
 
     def on_loop_running() -> None:

@@ -1,4 +1,4 @@
-import { CellOutput } from "../output/index.js";
+import { CellOutput, cutTextOf, savedOf } from "../output/index.js";
 import { PUBLISHED_METADATA_KEY } from "../process/index.js";
 import type { CellError, CellResult, ExecuteOptions } from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
@@ -62,6 +62,8 @@ export class CellRun {
 	private done = false;
 	private reply?: Record<string, unknown>;
 	private replyMetadata: Record<string, unknown> = {};
+	/** Lines saying which of this cell's messages arrived but could not be read. */
+	private readonly unreadable: string[] = [];
 	/** Stream characters received for this cell, to compare with what the kernel says it published. */
 	private streamCharsReceived = 0;
 	private idle = false;
@@ -134,6 +136,10 @@ export class CellRun {
 		}
 		if (type === "stream" && typeof content.text === "string") this.streamCharsReceived += content.text.length;
 		if (this.reported) return;
+		if (message.unreadable) {
+			this.unreadable.push(unreadableNote(type, message.unreadable));
+			return;
+		}
 		if (type === "stream") {
 			const name = content.name === "stderr" ? "stderr" : "stdout";
 			const text = typeof content.text === "string" ? content.text : "";
@@ -141,15 +147,22 @@ export class CellRun {
 			this.options.onStream?.({ name, text });
 		} else if (type === "execute_result") {
 			const data = (content.data ?? {}) as Record<string, unknown>;
-			if (typeof data["text/plain"] === "string") this.output.setResult(data["text/plain"]);
+			if (typeof data["text/plain"] === "string") this.output.setResult(data["text/plain"], this.cutText(content));
 		} else if (type === "display_data" || type === "update_display_data") {
+			const saved = savedOf(content);
 			this.output.addDisplay({
 				data: (content.data ?? {}) as Record<string, unknown>,
 				metadata: (content.metadata ?? {}) as Record<string, unknown>,
+				...(saved ? { saved } : {}),
 			});
 		} else if (type === "error") {
-			this.output.setError(toCellError(content));
+			this.output.setError(toCellError(content), this.cutText(content));
 		}
+	}
+
+	/** The whole text of an error or result the kernel cut, in the output folder. */
+	private cutText(content: Record<string, unknown>) {
+		return cutTextOf(content, this.options.outputDir);
 	}
 
 	private onReply(message: JupyterMessage): void {
@@ -183,7 +196,7 @@ export class CellRun {
 		const published = this.replyMetadata[PUBLISHED_METADATA_KEY];
 		const lost = typeof published === "number" ? Math.max(0, published - this.streamCharsReceived) : 0;
 		this.end(() => {
-			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply));
+			if (reply.status === "error") this.output.setErrorIfMissing(toCellError(reply), this.cutText(reply));
 			const result = this.collect(status, lost);
 			if (typeof reply.execution_count === "number") result.executionCount = reply.execution_count;
 			return result;
@@ -208,7 +221,7 @@ export class CellRun {
 	 * complete output that could not be written to disk makes the cell an error naming the path.
 	 */
 	private collect(status: CellResult["status"], lostChars = 0): CellResult {
-		const notes = lostChars > 0 ? [lostOutputNote(lostChars)] : [];
+		const notes = [...this.unreadable, ...(lostChars > 0 ? [lostOutputNote(lostChars)] : [])];
 		const collected = this.output.finish(notes.map((note) => `${note}\n`));
 		if (collected.fileError) notes.push(`[${collected.fileError}]`);
 		const result: CellResult = {
@@ -269,6 +282,11 @@ function diedMessage(exit: KernelExit, reason: StopReason | undefined): string {
 /** The line that tells a reader some of the cell's output never arrived. */
 export function lostOutputNote(chars: number): string {
 	return `[... ${chars} characters of output were sent by the kernel but never reached the host: this output is incomplete ...]`;
+}
+
+/** The line that tells a reader one of the cell's messages arrived but could not be read. */
+function unreadableNote(type: string, why: string): string {
+	return `[... a ${type} message of this cell could not be read (${why}) and is missing from this output ...]`;
 }
 
 function appendLines(text: string, lines: string[]): string {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { HOST_REQUEST_TARGET, HostRequestRegistry } from "../host-requests/index.js";
 import { KernelSetupError, resolveKernelPython, SETUP_HINT } from "../setup/index.js";
 import type { CellResult, ExecuteOptions, HostRequestHandler, KernelStartOptions } from "../types.js";
@@ -220,16 +220,32 @@ export class Kernel {
 
 	/** The output directory, created (0700) the first time a cell has a file to write. */
 	private outputDirectory(): string {
+		const dir = this.outputDirPath();
+		// Made again each time: a folder removed while the kernel runs (a temp cleaner) comes back.
+		mkdirSync(dir, { recursive: true, mode: 0o700 });
+		return dir;
+	}
+
+	/** The output directory's absolute path (the kernel writes there too); the default one is made here. */
+	private outputDirPath(): string {
 		if (!this.outputDir) {
-			if (this.options.outputDir) this.outputDir = this.options.outputDir;
+			if (this.options.outputDir) this.outputDir = resolve(this.options.outputDir);
 			else {
 				this.outputDir = mkdtempSync(join(tmpdir(), "prime-kernel-output-"));
 				this.ownsOutputDir = true;
 			}
 		}
-		// Made again each time: a folder removed while the kernel runs (a temp cleaner) comes back.
-		mkdirSync(this.outputDir, { recursive: true, mode: 0o700 });
 		return this.outputDir;
+	}
+
+	/** Tells the kernel where to save what it cuts from large errors and displays, when there is a folder. */
+	private outputDirEnv(): Record<string, string> {
+		try {
+			return { PRIME_KERNEL_OUTPUT_DIR: this.outputDirPath() };
+		} catch {
+			// No temp folder now: the kernel makes its own when it needs one.
+			return {};
+		}
 	}
 
 	/** Starts a process, after `before` (stopping the old one); cells wait for the whole of it. */
@@ -268,6 +284,7 @@ export class Kernel {
 				baseEnv: this.options.baseEnv,
 				env: {
 					...this.options.env,
+					...this.outputDirEnv(),
 					PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S: String(
 						this.hostRequestTimeoutMs > 0 ? (this.hostRequestTimeoutMs + PYTHON_WAIT_MARGIN_MS) / 1000 : 0,
 					),

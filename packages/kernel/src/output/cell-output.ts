@@ -1,7 +1,8 @@
-import { closeSync, openSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type CellError, type DisplayData, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../types.js";
 import { capError, capText, errorText } from "./format.js";
+import type { CutText } from "./kernel-cut.js";
 
 export interface CellOutputOptions {
 	/** Bytes of complete output held in memory (all streams together) before spilling to files. */
@@ -64,7 +65,11 @@ export class CellOutput {
 	private memoryBytes = 0;
 	private spilling = false;
 	private result?: string;
+	/** Set when the kernel cut the result: its whole text is in the kernel's file. */
+	private resultCut?: CutText;
 	private error?: CellError;
+	/** Set when the kernel cut the error: its whole text is in the kernel's file. */
+	private errorCut?: CutText;
 	private readonly displays: DisplayData[] = [];
 	private fileError?: string;
 	private displayChars = 0;
@@ -100,36 +105,55 @@ export class CellOutput {
 		}
 	}
 
-	setResult(text: string): void {
+	/**
+	 * The result's `text/plain`: whole (`finish` caps what is shown), or already cut by the kernel
+	 * (`cut`), the whole text then coming from the kernel's file.
+	 */
+	setResult(text: string, cut?: CutText): void {
+		this.removeKernelFile(this.resultCut);
 		this.result = text;
+		this.resultCut = cut;
+		if (cut?.error) this.fail(`The kernel could not save the whole result (${cut.error})`);
 	}
 
-	/** The error, kept whole for the complete-output file; `finish` caps what is shown. */
-	setError(error: CellError): void {
+	/** The error, whole or already cut by the kernel, as for `setResult`. */
+	setError(error: CellError, cut?: CutText): void {
+		this.removeKernelFile(this.errorCut);
 		this.error = error;
+		this.errorCut = cut;
+		if (cut?.error) this.fail(`The kernel could not save the whole error (${cut.error})`);
 	}
 
-	/** Keeps an error already seen on iopub (it carries the full traceback) over the reply's copy. */
-	setErrorIfMissing(error: CellError): void {
-		this.error ??= error;
+	/** Keeps an error already seen on iopub over the reply's copy (the kernel names the same file in both). */
+	setErrorIfMissing(error: CellError, cut?: CutText): void {
+		if (!this.error) this.setError(error, cut);
 	}
 
 	/**
-	 * Keeps a display whole while it is small and the displays held stay within `memoryLimit`;
-	 * otherwise writes it whole to a JSON file (`fullDataPath`) and keeps only its capped
-	 * `text/plain`, so a cell showing large images or tables cannot fill the host's memory.
+	 * Keeps a display whole while it is small (or was cut by the kernel, see `saved`) and the
+	 * displays held stay within `memoryLimit`; otherwise writes it whole to a JSON file
+	 * (`fullDataPath`) and keeps only its `text/plain` (capped), so a cell showing many tables
+	 * cannot fill the host's memory. A display whose part the kernel could not save fails the
+	 * complete output, as a file the host cannot write does.
 	 */
 	addDisplay(display: DisplayData): void {
+		const lost = display.saved?.find((saved) => saved.error);
+		if (lost) this.fail(`The kernel could not save the ${lost.mimeType} of a display (${lost.error})`);
 		const size = JSON.stringify(display.data).length;
-		if (size <= VISIBLE_OUTPUT_CAP && this.displayChars + size <= this.options.memoryLimit) {
+		// A display the kernel cut is its capped text/plain and a line per saved part: kept as sent.
+		const small = size <= VISIBLE_OUTPUT_CAP || display.saved !== undefined;
+		if (small && this.displayChars + size <= this.options.memoryLimit) {
 			this.displayChars += size;
 			this.displays.push(display);
 			return;
 		}
 		const path = this.filePath(`${this.options.name}.display-${this.displays.length + 1}.json`);
 		const plain = display.data["text/plain"];
-		const shown = typeof plain === "string" ? capText(plain, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER).text : "";
+		// The kernel's cut text ends with the lines naming the saved parts: kept whole.
+		const cap = display.saved ? Number.POSITIVE_INFINITY : VISIBLE_OUTPUT_CAP;
+		const shown = typeof plain === "string" ? capText(plain, cap, TRUNCATION_MARKER).text : "";
 		const kept: DisplayData = { data: shown ? { "text/plain": shown } : {}, metadata: {} };
+		if (display.saved) kept.saved = display.saved;
 		if (path) {
 			try {
 				writeFileSync(path, JSON.stringify(display), { mode: 0o600 });
@@ -151,8 +175,15 @@ export class CellOutput {
 		this.closeSpills();
 		const stdout = capText(this.stdout.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
 		const stderr = capText(this.stderr.visible, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
-		const result = this.result === undefined ? undefined : capText(this.result, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
-		const error = this.error && capError(this.error, VISIBLE_OUTPUT_CAP);
+		// What the kernel cut is shown as it was sent: capping it again would count the cut text.
+		const result =
+			this.result === undefined
+				? undefined
+				: this.resultCut
+					? { text: this.result, truncated: true }
+					: capText(this.result, VISIBLE_OUTPUT_CAP, TRUNCATION_MARKER);
+		const error =
+			this.error && (this.errorCut ? { error: this.error, truncated: true } : capError(this.error, VISIBLE_OUTPUT_CAP));
 		const sections = this.sections(notes);
 		const fullOutputBytes = sections.reduce((sum, section) => sum + section.bytes + (section.newlineAfter ? 1 : 0), 0);
 		const needsFile =
@@ -181,22 +212,50 @@ export class CellOutput {
 		};
 	}
 
-	/** Non-empty parts in layout order, as `formatCellOutput` joins them, then `notes` (one line each). */
-	private sections(
-		notes: string[],
-	): Array<{ record?: StreamRecord; text?: string; bytes: number; newlineAfter: boolean }> {
-		const parts: Array<{ record?: StreamRecord; text?: string; bytes: number; endsWithNewline: boolean }> = [];
+	/**
+	 * Non-empty parts in layout order, as `formatCellOutput` joins them, then `notes` (one line each).
+	 * A result or error the kernel cut is its file, whose whole text is copied.
+	 */
+	private sections(notes: string[]): Section[] {
+		const parts: Array<Omit<Section, "newlineAfter"> & { endsWithNewline: boolean }> = [];
 		for (const record of [this.stdout, this.stderr]) {
 			if (!record.empty) parts.push({ record, bytes: record.bytes, endsWithNewline: record.endsWithNewline });
 		}
-		for (const text of [this.result ?? "", errorText(this.error), ...notes]) {
-			if (text.length > 0)
+		const texts: Array<[string, CutText | undefined]> = [
+			[this.result ?? "", this.resultCut],
+			[errorText(this.error), this.errorCut],
+		];
+		for (const [text, cut] of [...texts, ...notes.map((note): [string, undefined] => [note, undefined])]) {
+			const file = cut?.path && this.kernelFile(cut.path);
+			if (file) parts.push({ file: file.path, bytes: file.bytes, endsWithNewline: file.endsWithNewline });
+			else if (text.length > 0)
 				parts.push({ text, bytes: Buffer.byteLength(text, "utf8"), endsWithNewline: text.endsWith("\n") });
 		}
 		return parts.map((part, i) => ({ ...part, newlineAfter: i < parts.length - 1 && !part.endsWithNewline }));
 	}
 
-	private writeFullOutput(sections: ReturnType<CellOutput["sections"]>): string | undefined {
+	/** Size and last byte of a file the kernel wrote; a file gone is a failure (the whole text is lost). */
+	private kernelFile(path: string): { path: string; bytes: number; endsWithNewline: boolean } | undefined {
+		if (this.fileError) return undefined;
+		try {
+			const { size } = statSync(path);
+			const last = Buffer.alloc(1);
+			if (size > 0) {
+				const fd = openSync(path, "r");
+				try {
+					readSync(fd, last, 0, 1, size - 1);
+				} finally {
+					closeSync(fd);
+				}
+			}
+			return { path, bytes: size, endsWithNewline: size > 0 && last[0] === 0x0a };
+		} catch (error) {
+			this.fail(`Could not read the kernel's file ${path} (${reasonOf(error)})`);
+			return undefined;
+		}
+	}
+
+	private writeFullOutput(sections: Section[]): string | undefined {
 		const finalPath = this.filePath(`${this.options.name}.out.txt`);
 		if (!finalPath) return undefined;
 		try {
@@ -205,6 +264,7 @@ export class CellOutput {
 			try {
 				for (const section of sections) {
 					if (section.record) this.copyStream(section.record, fd);
+					else if (section.file) copyFile(section.file, fd);
 					else if (section.text) writeSync(fd, section.text);
 					if (section.newlineAfter) writeSync(fd, "\n");
 				}
@@ -217,7 +277,7 @@ export class CellOutput {
 			this.fail(`Could not write the complete-output file ${finalPath} (${reasonOf(error)})`);
 			return undefined;
 		} finally {
-			for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
+			this.removeFiles();
 		}
 		return finalPath;
 	}
@@ -254,8 +314,15 @@ export class CellOutput {
 		}
 	}
 
+	/** Removes the spill files and the kernel's files of a cut result or error (copied or given up). */
 	private removeFiles(): void {
 		for (const record of [this.stdout, this.stderr]) if (record.spillPath) unlinkQuietly(record.spillPath);
+		this.removeKernelFile(this.resultCut);
+		this.removeKernelFile(this.errorCut);
+	}
+
+	private removeKernelFile(cut: CutText | undefined): void {
+		if (cut?.path) unlinkQuietly(cut.path);
 	}
 
 	private copyStream(record: StreamRecord, fd: number): void {
@@ -263,13 +330,7 @@ export class CellOutput {
 			for (const chunk of record.chunks) writeSync(fd, chunk);
 			return;
 		}
-		const source = openSync(record.spillPath, "r");
-		const block = Buffer.allocUnsafe(COPY_BLOCK);
-		try {
-			for (let n = readSync(source, block); n > 0; n = readSync(source, block)) writeSync(fd, block, 0, n);
-		} finally {
-			closeSync(source);
-		}
+		copyFile(record.spillPath, fd);
 	}
 
 	private spill(record: StreamRecord, text: string): void {
@@ -283,6 +344,25 @@ export class CellOutput {
 		} catch (error) {
 			this.fail(`Could not write the spill file ${record.spillPath} (${reasonOf(error)})`);
 		}
+	}
+}
+
+/** One part of the complete output: a stream, a file the kernel wrote, or a text. */
+interface Section {
+	record?: StreamRecord;
+	file?: string;
+	text?: string;
+	bytes: number;
+	newlineAfter: boolean;
+}
+
+function copyFile(path: string, fd: number): void {
+	const source = openSync(path, "r");
+	const block = Buffer.allocUnsafe(COPY_BLOCK);
+	try {
+		for (let n = readSync(source, block); n > 0; n = readSync(source, block)) writeSync(fd, block, 0, n);
+	} finally {
+		closeSync(source);
 	}
 }
 

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { WireCodec } from "./codec.js";
 
@@ -29,5 +30,22 @@ describe("the wire codec", () => {
 		unsigned[1] = Buffer.alloc(0);
 		expect(codec.decode(unsigned)).toBeUndefined();
 		expect(codec.dropped).toBe(2);
+	});
+
+	it("delivers a signed message whose content is not JSON with the reason, instead of dropping it", () => {
+		const codec = new WireCodec("secret");
+		const header = codec.header("display_data");
+		const frames = codec.encode(header, {});
+		frames[5] = Buffer.from("{not json");
+		frames[1] = Buffer.from(
+			createHmac("sha256", "secret")
+				.update(Buffer.concat(frames.slice(2)))
+				.digest("hex"),
+		);
+		const message = codec.decode(frames);
+		expect(message?.header.msg_id).toBe(header.msg_id);
+		expect(message?.content).toEqual({});
+		expect(message?.unreadable?.startsWith("9 bytes: ")).toBe(true);
+		expect(codec.dropped).toBe(0);
 	});
 });

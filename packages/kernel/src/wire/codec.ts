@@ -52,20 +52,29 @@ export class WireCodec {
 		const parts = frames.slice(at + 2, at + 6);
 		const expected = Buffer.from(this.sign(parts), "ascii");
 		if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return this.drop();
+		let header: MessageHeader | undefined;
+		let parent: Partial<MessageHeader> | undefined;
+		let metadata: Record<string, unknown> | undefined;
 		try {
-			const [header, parent, metadata, content] = parts.map((part) => JSON.parse(part.toString("utf8")));
-			if (!header || typeof header.msg_type !== "string") return this.drop();
-			return {
-				identities: frames.slice(0, at),
-				header,
-				parent_header: parent ?? {},
-				metadata: metadata ?? {},
-				content: content ?? {},
-				buffers: frames.slice(at + 6),
-			};
+			[header, parent, metadata] = parts.slice(0, 3).map((part) => JSON.parse(part.toString("utf8")));
 		} catch {
 			return this.drop();
 		}
+		if (!header || typeof header.msg_type !== "string") return this.drop();
+		const message: JupyterMessage = {
+			identities: frames.slice(0, at),
+			header,
+			parent_header: parent ?? {},
+			metadata: metadata ?? {},
+			content: {},
+			buffers: frames.slice(at + 6),
+		};
+		try {
+			message.content = JSON.parse(parts[3].toString("utf8")) ?? {};
+		} catch (error) {
+			message.unreadable = `${parts[3].length} bytes: ${error instanceof Error ? error.message : String(error)}`;
+		}
+		return message;
 	}
 
 	private sign(parts: Buffer[]): string {

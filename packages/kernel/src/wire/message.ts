@@ -23,4 +23,10 @@ export interface JupyterMessage<Content = Record<string, unknown>> {
 	metadata: Record<string, unknown>;
 	content: Content;
 	buffers: Buffer[];
+	/**
+	 * Set when the signed content could not be decoded (more than a JavaScript string holds, or not
+	 * JSON): its size and the reason. `content` is then `{}`; the message is still delivered, so
+	 * the cell it belongs to can say what is missing.
+	 */
+	unreadable?: string;
 }

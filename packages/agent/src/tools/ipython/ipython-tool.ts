@@ -1,5 +1,5 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
-import { formatCellOutput } from "prime-agent-kernel";
+import { type DisplayData, formatCellOutput } from "prime-agent-kernel";
 import { type Static, Type } from "typebox";
 import { IPYTHON_TOOL_NAME } from "../removed-tools.js";
 import { normalizeCellCode } from "./cell-code.js";
@@ -72,6 +72,7 @@ function modelText(run: CellRun): string {
 	if (run.resetNotice) parts.push(run.resetNotice);
 	const output = formatCellOutput({ stdout: cell.stdout, stderr: cell.stderr, result: cell.result, error: cell.error });
 	if (output.trim() !== "") parts.push(output.replace(/\s+$/, ""));
+	parts.push(...savedDisplayLines(cell.displays));
 	if (cell.fullOutputPath) parts.push(`[complete output (${cell.fullOutputBytes} bytes): ${cell.fullOutputPath}]`);
 	if (run.stillRunning) {
 		parts.push("[the cell ignored the interrupt and is still running; the next cell starts when it ends]");
@@ -84,6 +85,20 @@ function modelText(run: CellRun): string {
 		parts.push("[the kernel process died; it restarts on the next call and earlier variables are gone]");
 	if (parts.length === 0) parts.push("(no output)");
 	return parts.join("\n");
+}
+
+/**
+ * Displays are not shown to the model, but one the kernel found too large to show had parts saved
+ * to files (an image as the image file): each is named, so nothing is dropped without a word.
+ */
+function savedDisplayLines(displays: DisplayData[]): string[] {
+	return displays.flatMap((display) =>
+		(display.saved ?? []).map((saved) =>
+			saved.path
+				? `[a display's ${saved.mimeType} (${saved.bytes} bytes) was too large to show; saved to ${saved.path}]`
+				: `[a display's ${saved.mimeType} (${saved.chars} characters) was too large to show and could not be saved: ${saved.error}]`,
+		),
+	);
 }
 
 function toDetails(run: CellRun): IpythonDetails {
