@@ -2,6 +2,17 @@
  * The agent home: `PRIME_AGENT_DIR` (default `~/.prime/agent`) holding settings.json, auth.json,
  * models.json and sessions/. Everything created here is readable by the user only.
  */
+export {
+	DiskWriteError,
+	diskOf,
+	diskWriteError,
+	formatBytes,
+	isDiskRefusal,
+	probeWrite,
+	removeLeftoverTempFiles,
+	writeFileAtomically,
+	writingTo,
+} from "./disk.js";
 export { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, readJsonFile, writePrivateJson } from "./files.js";
 export { type AgentPaths, agentDir, agentPaths } from "./paths.js";
 export { loadSettings, SETTINGS_KEYS, type Settings, THINKING_LEVELS } from "./settings.js";

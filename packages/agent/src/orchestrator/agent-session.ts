@@ -16,6 +16,7 @@ import {
 } from "../compaction/index.js";
 import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
+import { DiskWriteError } from "../home/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 import { type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
@@ -54,6 +55,8 @@ export interface RunOutcome {
 	errorMessage?: string;
 	/** The last assistant message of the run, if any. */
 	lastAssistant?: AssistantMessage;
+	/** The run stopped because the disk refused to record it in the session file (not the model's fault). */
+	writeFailure?: DiskWriteError;
 	/**
 	 * Set when the prompt was a slash command (no model call unless the command made one);
 	 * `unknown`: no command has that name.
@@ -97,6 +100,8 @@ export class AgentSession {
 	/** The supervisor asked to wait for sub-agents before continuing (see `resumeHeld`). */
 	private held = false;
 	private heldAbort: AbortController | undefined;
+	/** The disk refused to record a message of the current run: the run stopped there. */
+	private writeFailure: DiskWriteError | undefined;
 
 	constructor(
 		readonly session: Session,
@@ -165,7 +170,7 @@ export class AgentSession {
 			this.pending.push({ type: "thinking_level_change", thinkingLevel });
 		}
 		this.agent.subscribe(async (event, signal) => {
-			if (event.type === "message_end") this.record(event.message);
+			if (event.type === "message_end") this.recordOrStop(event.message);
 			for (const listener of this.listeners) listener(event);
 			await this.bridge.forward(event);
 			if (event.type === "turn_end" && event.message.role === "assistant") {
@@ -420,6 +425,7 @@ export class AgentSession {
 	private async run(start: () => Promise<void>, answered = false): Promise<RunOutcome> {
 		const before = this.agent.state.messages.length;
 		this.compactedInRun = false;
+		this.writeFailure = undefined;
 		let compacted = false;
 		try {
 			await start();
@@ -438,6 +444,13 @@ export class AgentSession {
 		const lastAssistant = [...added].reverse().find((message) => message.role === "assistant") as
 			| AssistantMessage
 			| undefined;
+		if (this.writeFailure)
+			return {
+				status: "error",
+				errorMessage: this.writeFailure.message,
+				writeFailure: this.writeFailure,
+				lastAssistant,
+			};
 		if (lastAssistant?.stopReason === "aborted") return { status: "aborted", lastAssistant };
 		if (lastAssistant?.stopReason === "error" || this.agent.state.errorMessage) {
 			return {
@@ -524,6 +537,16 @@ export class AgentSession {
 		const transformed = await this.bridge.transformContext(current);
 		this.promptAppend = await this.bridge.systemPromptAppend(this.agent.state.systemPrompt);
 		return transformed;
+	}
+
+	/** Record a message; one the disk refused stops the run (the loop's failure), remembered for its outcome. */
+	private recordOrStop(message: AgentMessage): void {
+		try {
+			this.record(message);
+		} catch (error) {
+			if (error instanceof DiskWriteError) this.writeFailure = error;
+			throw error;
+		}
 	}
 
 	private record(message: AgentMessage): void {

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { resolveKernelPython } from "prime-agent-kernel";
@@ -20,7 +21,7 @@ import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } f
 import { ExitCode, UserError } from "../errors.js";
 import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { type AgentPaths, agentDir, agentPaths, loadSettings } from "../home/index.js";
+import { type AgentPaths, agentDir, agentPaths, loadSettings, removeLeftoverTempFiles } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -138,6 +139,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
 	requireWritableSessions(paths.sessions, paths.root);
+	// Temp files of config and harness writes cut short by a kill (their process is gone).
+	removeLeftoverTempFiles(paths.root);
+	removeLeftoverTempFiles(join(paths.root, "harness"));
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
