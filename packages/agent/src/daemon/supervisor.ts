@@ -339,9 +339,13 @@ export class Supervisor {
 		clearTimeout(tracked?.restart);
 		if (tracked) tracked.restart = undefined;
 		record.stopRequestedAt = new Date().toISOString();
-		// The intent on disk is for a supervisor started later; this one stops the worker regardless
-		// (a failed write here, on a full disk, left every agent running).
-		this.keep(record);
+		try {
+			this.keep(record);
+		} catch (error) {
+			// The intent on disk is for a supervisor started later; this one stops the worker regardless
+			// (a failed write here, on a full disk, left every agent running).
+			process.stderr.write(`Could not record the stop of agent ${key}: ${(error as Error).message}\n`);
+		}
 	}
 
 	/**

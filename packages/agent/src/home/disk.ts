@@ -155,7 +155,11 @@ export function writeFileAtomically(path: string, text: string, mode: number, th
 				chmodSync(temp, mode);
 				renameSync(temp, path);
 			} catch (error) {
-				rmSync(temp, { force: true });
+				try {
+					rmSync(temp, { force: true });
+				} catch {
+					// Not a file of ours (a folder in its way): the write's own failure is the one to report.
+				}
 				throw error;
 			}
 		},
