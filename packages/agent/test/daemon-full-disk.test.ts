@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
@@ -126,9 +126,16 @@ describe.skipIf(cannotMount !== undefined)(
 			expect(tempFilesUnder(home)).toEqual([]);
 
 			small.free();
+			// Temp files a kill left mid-write (their process, the old supervisor, is gone) go at the next start.
+			const leftovers = [
+				join(home, "daemon", `supervisor.json.${old.pid}.tmp`),
+				join(home, `settings.json.${old.pid}.tmp`),
+			];
+			for (const path of leftovers) writeFileSync(path, "{");
 			const again = await w.cli(["-p", "hi", "--model", "local/coder"]);
 			expect(again.stderr).toBe("");
 			expect(again.stdout).toBe("back\n");
+			expect(tempFilesUnder(home)).toEqual([]);
 		});
 	},
 );
