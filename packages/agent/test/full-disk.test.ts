@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
@@ -213,6 +214,48 @@ describe.skipIf(cannotMount !== undefined)(`a full disk${cannotMount ? ` (skippe
 		expect(tempFilesUnder(home)).toEqual([]);
 	});
 });
+
+describe("a file size limit (ulimit -f), no root needed", () => {
+	it("-p under `ulimit -f` says the limit and the session file, not the model, and leaves no file", {
+		timeout: 120_000,
+	}, async () => {
+		server = await openAiCompletionsServer([{ text: "an answer" }]);
+		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
+		world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
+		// A prompt longer than the limit (1 KB): the session file's first write exceeds it.
+		const run = await limitedCli(1, ["-p", `hi ${"x".repeat(4000)}`, "--model", "local/coder"], world);
+		expect(run.code).toBe(ExitCode.disk);
+		const home = world.home;
+		const line = run.stderr.split("\n").find((text) => text.startsWith("The file size limit")) ?? run.stderr;
+		expect(line).toMatch(
+			new RegExp(
+				`^The file size limit \\(ulimit -f\\) was reached: ${home}/sessions/[0-9a-f-]{36}\\.jsonl could not be written \\(on /\\S* \\(\\w+, [\\d.]+ (bytes|KB|MB|GB|TB) free\\)\\)\\. Raise the file size limit \\(\`ulimit -f\`\\), then send the request again \\(nothing of this session was saved\\)\\.$`,
+			),
+		);
+		expect(run.stderr).not.toContain("Check the model id");
+		expect(readdirSync(join(home, "sessions")).filter((name) => name.endsWith(".jsonl"))).toEqual([]);
+	});
+});
+
+/** The built command line in a shell whose file size limit is `kb` KB (bash's `ulimit -f` unit). */
+async function limitedCli(kb: number, args: string[], w: TempWorld) {
+	const cli = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+	const child = spawn("bash", ["-c", `ulimit -f ${kb}; exec "$0" "$@"`, process.execPath, cli, ...args], {
+		cwd: w.project,
+		env: w.env,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let stdout = "";
+	let stderr = "";
+	child.stdout.on("data", (chunk) => {
+		stdout += chunk;
+	});
+	child.stderr.on("data", (chunk) => {
+		stderr += chunk;
+	});
+	const code = await new Promise<number | null>((resolve) => child.once("exit", (exit) => resolve(exit)));
+	return { code, stdout, stderr };
+}
 
 describe("leftover temp files", () => {
 	it("only those of a process that is gone are removed", async () => {

@@ -4,7 +4,8 @@
  * failed with the reason), stops them on request (the intent is written before the kill), and on
  * its own start re-adopts the workers still alive from their records. It never runs a model or a
  * kernel itself. A record the disk refuses (full, read-only) is kept in memory and written again
- * every few seconds; meanwhile its agent reads as failed with the disk's reason, and is not restarted.
+ * later (see `WorkerRecords`); meanwhile its agent reads as failed with the disk's reason, and is not
+ * restarted.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync } from "node:fs";
@@ -12,7 +13,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "../errors.js";
-import { type DiskWriteError, diskWriteError, probeWrite, removeLeftoverTempFiles } from "../home/index.js";
+import { probeWrite, removeLeftoverTempFiles } from "../home/index.js";
 import {
 	type AgentInfo,
 	DAEMON_PROTOCOL_VERSION,
@@ -31,15 +32,14 @@ import {
 	processStartId,
 	readJson,
 	readSessionRecord,
-	readWorkerRecord,
 	WORKER_START_FAILED,
 	type WorkerRecord,
 	workerDir,
 	workerKeys,
 	workerSocket,
-	writeWorkerRecord,
 } from "./state.js";
 import { takeSupervisorLock } from "./supervisor-lock.js";
+import { WorkerRecords } from "./worker-records.js";
 
 /** Waits before restarting a crashed worker: the first, second and third crash. */
 export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
@@ -49,9 +49,6 @@ export const KEPT_FINISHED_ONE_SHOTS = 50;
 const CRASH_WINDOW_MS = 10 * 60_000;
 /** How long a worker may take to start its session (node, the session, its extensions: seconds). */
 const WORKER_START_MS = 60_000;
-
-/** How often records the disk refused are written again. */
-const UNSAVED_RETRY_MS = 2000;
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
@@ -67,15 +64,16 @@ export class Supervisor {
 	private server: Server | undefined;
 	private readonly tracked = new Map<string, Tracked>();
 	private idleTimer: NodeJS.Timeout | undefined;
-	/** Records the disk refused, with why: served from here until a write goes through. */
-	private readonly unsaved = new Map<string, { record: WorkerRecord; refusal: DiskWriteError }>();
-	private unsavedRetry: NodeJS.Timeout | undefined;
+	/** Worker records; one the disk refuses is kept here and written again later. */
+	private readonly records: WorkerRecords;
 
 	constructor(
 		private readonly paths: DaemonPaths,
 		private readonly token: string,
 		private readonly idleExitMs: number,
-	) {}
+	) {
+		this.records = new WorkerRecords(paths, (line) => process.stderr.write(`${line}\n`));
+	}
 
 	/**
 	 * Take the supervisor lock (false when another live supervisor holds it), listen, and adopt or
@@ -120,7 +118,7 @@ export class Supervisor {
 
 	close(): void {
 		clearTimeout(this.idleTimer);
-		clearInterval(this.unsavedRetry);
+		this.records.close();
 		this.server?.close();
 		for (const tracked of this.tracked.values()) {
 			clearInterval(tracked.poll);
@@ -205,7 +203,7 @@ export class Supervisor {
 						createdAt: new Date().toISOString(),
 					};
 					try {
-						writeWorkerRecord(this.paths, record);
+						this.records.save(record);
 					} catch (error) {
 						// A disk that refuses the record (full): nothing of this agent is left behind.
 						rmSync(workerDir(this.paths, key), { recursive: true, force: true });
@@ -226,7 +224,7 @@ export class Supervisor {
 				const path = this.sessionPathOfKey(key);
 				return this.turns.run(path, async () => {
 					// A stop asked for (`prime-agent shutdown`) is not undone by a restart (`/model`); an attach may.
-					const stopped = () => restart && this.record(key)?.stopRequestedAt !== undefined;
+					const stopped = () => restart && this.records.read(key)?.stopRequestedAt !== undefined;
 					const refuse = () =>
 						replyError(
 							id,
@@ -292,7 +290,7 @@ export class Supervisor {
 		// a user worked in; a `-p` run's agent only if there is no other), is the session's.
 		const sessions = new Set(matches.map((key) => readSessionRecord(this.paths, key)?.session?.id));
 		if (matches.length > 1 && sessions.size === 1 && !sessions.has(undefined)) {
-			const resident = matches.filter((key) => this.record(key)?.owner === "resident");
+			const resident = matches.filter((key) => this.records.read(key)?.owner === "resident");
 			return matches.find((key) => this.liveWorker(key)) ?? resident.at(-1) ?? (matches.at(-1) as string);
 		}
 		throw new Error(
@@ -320,7 +318,7 @@ export class Supervisor {
 
 	/** Whether the live worker of `key` has stopped its session and is on its way out. */
 	private stopping(key: string): boolean {
-		const pid = this.record(key)?.pid;
+		const pid = this.records.read(key)?.pid;
 		const session = readSessionRecord(this.paths, key);
 		return session?.stoppedAt !== undefined && session.pid === pid;
 	}
@@ -333,14 +331,14 @@ export class Supervisor {
 
 	/** Write the intent to stop `key` (before anything else, so no restart or supervisor starts it again). */
 	private markStop(key: string): void {
-		const record = this.record(key);
+		const record = this.records.read(key);
 		if (!record) return;
 		const tracked = this.tracked.get(key);
 		clearTimeout(tracked?.restart);
 		if (tracked) tracked.restart = undefined;
 		record.stopRequestedAt = new Date().toISOString();
 		try {
-			this.keep(record);
+			this.records.keep(record);
 		} catch (error) {
 			// The intent on disk is for a supervisor started later; this one stops the worker regardless
 			// (a failed write here, on a full disk, left every agent running).
@@ -353,7 +351,7 @@ export class Supervisor {
 	 * started again, its views following it); SIGKILL after 20 s, as a stop does.
 	 */
 	private async stopFor(key: string, signal?: NodeJS.Signals): Promise<void> {
-		const record = this.record(key);
+		const record = this.records.read(key);
 		if (!record?.pid || !isSameProcess(record.pid, record.startId)) return;
 		// This worker's exit, taken now: a worker started later under the key is not waited for.
 		const exited = this.tracked.get(key)?.exited;
@@ -385,7 +383,7 @@ export class Supervisor {
 		const tracked = this.tracked.get(key);
 		clearTimeout(tracked?.restart);
 		if (tracked) tracked.restart = undefined;
-		const record = this.record(key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const session = readSessionRecord(this.paths, key)?.session;
 		record.stopRequestedAt = undefined;
 		record.failedReason = undefined;
@@ -399,56 +397,15 @@ export class Supervisor {
 		};
 		if (how.env) record.env = how.env;
 		// Refused by the disk: the request fails with why (the agent stays as it was).
-		writeWorkerRecord(this.paths, record);
-		this.unsaved.delete(key);
+		this.records.save(record);
 		return this.spawnWorker(key).then((failure) => {
 			// A model that would not start is not kept: `attach` starts the agent as it was.
 			if (failure && how.changes) {
-				const failed = this.record(key);
-				if (failed) this.keep({ ...failed, options: before });
+				const failed = this.records.read(key);
+				if (failed) this.records.keep({ ...failed, options: before });
 			}
 			return failure;
 		});
-	}
-
-	/** The record of `key`: the one the disk refused, if any, else the one on disk. */
-	private record(key: string): WorkerRecord | undefined {
-		return this.unsaved.get(key)?.record ?? readWorkerRecord(this.paths, key);
-	}
-
-	/**
-	 * Write `record`; one the disk refuses is kept in memory (and tried again every few seconds)
-	 * instead of stopping the supervisor. False when it was refused.
-	 */
-	private keep(record: WorkerRecord): boolean {
-		try {
-			writeWorkerRecord(this.paths, record);
-			this.unsaved.delete(record.key);
-			return true;
-		} catch (error) {
-			const refusal = diskWriteError(
-				error,
-				join(workerDir(this.paths, record.key), "worker.json"),
-				`\`prime-agent attach ${record.key}\` starts it again`,
-			);
-			if (!refusal) throw error;
-			if (!this.unsaved.has(record.key)) process.stderr.write(`Agent ${record.key}: ${refusal.message}\n`);
-			this.unsaved.set(record.key, { record, refusal });
-			this.unsavedRetry ??= setInterval(() => this.writeUnsaved(), UNSAVED_RETRY_MS);
-			return false;
-		}
-	}
-
-	private writeUnsaved(): void {
-		for (const { record } of [...this.unsaved.values()]) {
-			// Removed meanwhile (pruned, its home gone): nothing to write back.
-			if (!existsSync(workerDir(this.paths, record.key))) this.unsaved.delete(record.key);
-			else if (this.keep(record)) process.stderr.write(`Agent ${record.key}: its record is written again.\n`);
-		}
-		if (this.unsaved.size === 0) {
-			clearInterval(this.unsavedRetry);
-			this.unsavedRetry = undefined;
-		}
 	}
 
 	private list(): AgentInfo[] {
@@ -456,11 +413,10 @@ export class Supervisor {
 	}
 
 	private info(key: string): AgentInfo {
-		const record = this.record(key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const session = readSessionRecord(this.paths, key);
 		const live = this.liveWorker(key);
-		const refusal = this.unsaved.get(key)?.refusal;
-		const failedReason = record.failedReason ?? (refusal && `${refusal.message} ${refusal.hint}`);
+		const failedReason = record.failedReason ?? this.records.refusal(key);
 		const state: AgentInfo["state"] = failedReason
 			? "failed"
 			: live
@@ -490,13 +446,13 @@ export class Supervisor {
 	}
 
 	private liveWorker(key: string): boolean {
-		const record = this.record(key);
+		const record = this.records.read(key);
 		return isSameProcess(record?.pid, record?.startId);
 	}
 
 	/** On start: adopt a live worker, restart one that died without being asked to, leave the rest saved. */
 	private recover(key: string): void {
-		const record = this.record(key);
+		const record = this.records.read(key);
 		if (!record || record.failedReason) return;
 		if (isSameProcess(record.pid, record.startId)) {
 			this.watch(key, record.pid as number);
@@ -506,7 +462,7 @@ export class Supervisor {
 		// Stopped on purpose (the intent, or the worker's own record of it): not resurrected.
 		if (record.stopRequestedAt || (session?.stoppedAt && session.pid === record.pid)) {
 			forgetEnvironment(record);
-			this.keep(record);
+			this.records.keep(record);
 			return;
 		}
 		if (record.pid) this.crashed(key, "the worker was gone when the supervisor started");
@@ -519,7 +475,7 @@ export class Supervisor {
 	 */
 	private pruneFinishedOneShots(): void {
 		const finished = workerKeys(this.paths).filter((key) => {
-			const record = this.record(key);
+			const record = this.records.read(key);
 			return (
 				record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.tracked.get(key)?.restart
 			);
@@ -531,7 +487,7 @@ export class Supervisor {
 
 	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
 	private spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
-		const record = this.record(key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const dir = workerDir(this.paths, key);
 		const log = openSync(join(dir, "worker.log"), "a", 0o600);
 		const child = spawn(process.execPath, [WORKER_MAIN, key], {
@@ -545,7 +501,7 @@ export class Supervisor {
 		const pid = child.pid as number;
 		record.pid = pid;
 		record.startId = processStartId(pid);
-		this.keep(record);
+		this.records.keep(record);
 		const tracked: Tracked = { child };
 		this.tracked.set(key, tracked);
 		let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -598,7 +554,7 @@ export class Supervisor {
 
 	/** A worker this supervisor did not start: watched by polling its pid and start identity. */
 	private watch(key: string, pid: number): void {
-		const record = this.record(key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const tracked: Tracked = {};
 		this.tracked.set(key, tracked);
 		tracked.exited = new Promise((resolve) => {
@@ -612,7 +568,7 @@ export class Supervisor {
 	}
 
 	private exited(key: string, pid: number, code: number | null, signal: NodeJS.Signals | null): void {
-		const record = this.record(key);
+		const record = this.records.read(key);
 		if (!record || record.pid !== pid) return;
 		const session = readSessionRecord(this.paths, key);
 		const onPurpose =
@@ -621,14 +577,14 @@ export class Supervisor {
 			(code === null && signal === null && session?.stoppedAt && session.pid === pid);
 		if (onPurpose) {
 			forgetEnvironment(record);
-			this.keep(record);
+			this.records.keep(record);
 			return;
 		}
 		if (code === WORKER_START_FAILED) {
 			const reason = session?.stopReason ?? probeWrite(join(workerDir(this.paths, key), "session.json"))?.message;
 			record.failedReason = `the session could not start again: ${reason ?? "see worker.log"}`;
 			forgetEnvironment(record);
-			this.keep(record);
+			this.records.keep(record);
 			return;
 		}
 		this.crashed(
@@ -639,7 +595,7 @@ export class Supervisor {
 
 	/** Count a crash; restart after the next delay, or mark the tree failed after the last. */
 	private crashed(key: string, reason: string): void {
-		const record = this.record(key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const now = Date.now();
 		if (record.lastCrashAt && now - Date.parse(record.lastCrashAt) > CRASH_WINDOW_MS) record.crashes = 0;
 		record.crashes++;
@@ -648,14 +604,14 @@ export class Supervisor {
 		if (delay === undefined) {
 			record.failedReason = `${reason} (crash ${record.crashes}; restarted after ${RESTART_DELAYS_MS.map((ms) => (ms < 1000 ? `${ms} ms` : `${ms / 1000} s`)).join(", ")})`;
 			forgetEnvironment(record);
-			this.keep(record);
+			this.records.keep(record);
 			process.stderr.write(`Agent ${key} failed: ${record.failedReason}\n`);
 			return;
 		}
 		const session = readSessionRecord(this.paths, key)?.session;
 		if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
 		// Not restarted while the disk refuses its record: a restart could neither record itself nor save the session.
-		if (!this.keep(record)) return;
+		if (!this.records.keep(record)) return;
 		process.stderr.write(`Agent ${key}: ${reason}; restarting in ${delay} ms (crash ${record.crashes})\n`);
 		const tracked = this.tracked.get(key) ?? {};
 		this.tracked.set(key, tracked);
@@ -666,7 +622,7 @@ export class Supervisor {
 					// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
 					if (!tracked.restart) return;
 					tracked.restart = undefined;
-					const latest = this.record(key);
+					const latest = this.records.read(key);
 					// A stop asked for meanwhile wins, and so does another worker that took the session.
 					if (!latest || latest.stopRequestedAt || latest.failedReason) return;
 					if (path && (await this.holderOf(path, key))) return;
@@ -687,7 +643,7 @@ export class Supervisor {
 		const check = () => {
 			// Records still to be written keep it too: they would be lost.
 			const live =
-				this.unsaved.size > 0 ||
+				this.records.pending > 0 ||
 				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
 			if (live) this.idleSince = Date.now();
 			else if (Date.now() - this.idleSince >= this.idleExitMs) {

@@ -45,7 +45,7 @@ export class DiskWriteError extends UserError {
 export function isDiskRefusal(error: unknown): boolean {
 	if (error instanceof DiskWriteError) return true;
 	const code = (error as NodeJS.ErrnoException | undefined)?.code;
-	return typeof code === "string" && code in REFUSALS;
+	return typeof code === "string" && Object.hasOwn(REFUSALS, code);
 }
 
 /**
