@@ -16,6 +16,8 @@ export const ExitCode = {
 	 * tokens, time) or a goal's budget. Never success.
 	 */
 	limitReached: 5,
+	/** The disk refused a write of ours (full, quota, read-only, permissions): the message names it. */
+	disk: 6,
 	/** The user interrupted the run (Ctrl-C). */
 	interrupted: 130,
 } as const;

@@ -1,8 +1,17 @@
+import { readFileSync } from "node:fs";
 import type { InteractiveContext, InteractiveUi } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { daemonPaths, readWorkerRecord, runAttach, runUiInWorker } from "../../agent/src/daemon/index.js";
-import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
+import {
+	type DaemonWorld,
+	eventually,
+	killDaemon,
+	makeDaemonWorld,
+	roles,
+	sessionRecords,
+} from "../../agent/test/daemon-world.js";
 import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
+import { cannotMount, mountSmallDisk, type SmallDisk } from "../../agent/test/small-disk.js";
 import { InteractiveApp } from "../src/app.js";
 import { screen, submit, VirtualTerminal, visible, waitFor } from "./virtual-terminal.js";
 
@@ -17,6 +26,8 @@ interface View {
 
 let world: DaemonWorld | undefined;
 const views: View[] = [];
+/** A small tmpfs mounted over the world's agent home (the full-disk test). */
+let disk: SmallDisk | undefined;
 
 afterEach(async () => {
 	// Each view leaves its worker (a link left open would follow the worker's death at teardown).
@@ -24,6 +35,9 @@ afterEach(async () => {
 		view.app.stop();
 		await view.app.link.close().catch(() => "");
 	}
+	if (disk && world) killDaemon(world.home);
+	disk?.unmount();
+	disk = undefined;
 	await world?.teardown();
 	world = undefined;
 });
@@ -430,3 +444,41 @@ describe("the terminal UI as a view of a background worker", () => {
 		expect((await agent(current, key)).state).toBe("saved");
 	});
 });
+
+describe.skipIf(cannotMount !== undefined)(
+	`a view on a full disk${cannotMount ? ` (skipped: ${cannotMount})` : ""}`,
+	() => {
+		it("a worker that dies while the agent home's disk is full ends the view at once with the disk's reason, not after a 30 s wait", async () => {
+			const current = await world_([{ text: "hello" }]);
+			disk = mountSmallDisk(current.home);
+			const { view, key, pid } = await viewAfterHello(current);
+			disk.fill();
+			const killed = Date.now();
+			process.kill(pid, "SIGKILL");
+			const left = await view.done;
+			expect(Date.now() - killed).toBeLessThan(10_000);
+			expect(left.code).toBe(1);
+			const home = current.home;
+			expect(left.message).toBe(
+				`The agent's worker stopped (No space left on ${home} (tmpfs, 0 bytes free): ${home}/daemon/workers/${key}/worker.json could not be written. Free space on ${home}, then \`prime-agent attach ${key}\` starts it again.). \`prime-agent agents\` shows its state; \`prime-agent attach ${key}\` continues the session.`,
+			);
+		});
+
+		it("with the supervisor gone too, the view says at once that none can start on the full disk", async () => {
+			const current = await world_([{ text: "hello" }]);
+			disk = mountSmallDisk(current.home);
+			const { view, key, pid } = await viewAfterHello(current);
+			const supervisor = JSON.parse(readFileSync(daemonPaths(current.home).supervisor, "utf8")) as { pid: number };
+			disk.fill();
+			process.kill(supervisor.pid, "SIGKILL");
+			const killed = Date.now();
+			process.kill(pid, "SIGKILL");
+			const left = await view.done;
+			expect(Date.now() - killed).toBeLessThan(10_000);
+			const home = current.home;
+			expect(left.message).toBe(
+				`The agent's worker stopped (No space left on ${home} (tmpfs, 0 bytes free): ${home}/daemon/supervisor.json could not be written. Free space on ${home}, then run the command again.). \`prime-agent agents\` shows its state; \`prime-agent attach ${key}\` continues the session.`,
+			);
+		});
+	},
+);

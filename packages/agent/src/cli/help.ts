@@ -66,7 +66,8 @@ client goes. /heartbeat <interval> [text] and /schedule work there. PRIME_AGENT_
 in this process instead.
 
 Exit codes: ${ExitCode.ok} done, ${ExitCode.modelError} model error, ${ExitCode.usage} bad usage or config, ${ExitCode.missingCredentials} no API key, ${ExitCode.kernel} kernel not ready, ${ExitCode.limitReached} a limit stopped the work
-(an autonomous limit or a goal's budget), ${ExitCode.interrupted} interrupted.
+(an autonomous limit or a goal's budget), ${ExitCode.disk} the disk refused a write (full, quota, read-only),
+${ExitCode.interrupted} interrupted.
 
 Code a project brings (.prime/mcp.json servers, .prime/skills packages, .prime/agent/extensions, the
 packages of .prime/agent/settings.json) runs only once approved: the terminal UI asks once per project

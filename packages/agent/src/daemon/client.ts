@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
-import { agentDir } from "../home/index.js";
+import { agentDir, diskWriteError, probeWrite } from "../home/index.js";
 import { DAEMON_PROTOCOL_VERSION, ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
 import {
 	type DaemonPaths,
@@ -50,8 +50,9 @@ export function daemonContext(env: NodeJS.ProcessEnv): DaemonContext {
 	try {
 		return { paths, token: readOrCreateToken(paths), env };
 	} catch (error) {
+		const refusal = diskWriteError(error, paths.token);
 		throw new DaemonUnavailableError(
-			`The daemon's folder ${paths.dir} cannot be used: ${(error as Error).message}`,
+			refusal?.message ?? `The daemon's folder ${paths.dir} cannot be used: ${(error as Error).message}`,
 			`Fix it, or run in this process with ${IN_PROCESS_ENV}=1.`,
 			"Fix the daemon's folder to run sessions in the background.",
 		);
@@ -178,11 +179,25 @@ export async function connectSupervisor(context: DaemonContext, start = true): P
 		stdio: ["ignore", log, log],
 	});
 	child.unref();
+	let failed: number | null | undefined;
+	child.once("exit", (code) => {
+		if (code !== 0) failed = code;
+	});
 	const deadline = Date.now() + SUPERVISOR_START_MS;
 	while (Date.now() < deadline) {
 		await new Promise((resolve) => setTimeout(resolve, 50));
 		const client = await attempt();
 		if (client) return client;
+		// It died starting (0: another supervisor holds the lock, which is tried above): say why at once.
+		if (failed !== undefined) {
+			const refusal = probeWrite(context.paths.supervisor, "run the command again");
+			if (refusal) throw refusal;
+			throw new UserError(
+				`The agent daemon could not start (it exited with code ${failed}).`,
+				`See ${context.paths.log}, or run in this process with ${IN_PROCESS_ENV}=1.`,
+				ExitCode.usage,
+			);
+		}
 	}
 	throw new UserError(
 		"The agent daemon did not start.",

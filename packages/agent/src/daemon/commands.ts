@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
-import { agentDir, agentPaths } from "../home/index.js";
+import { agentDir, agentPaths, DiskWriteError } from "../home/index.js";
 import type { InteractiveUi } from "../modes/interactive.js";
 import { type EndingSignal, onEndingSignal } from "../modes/interrupts.js";
 import type { ScheduleJob } from "../schedules/index.js";
@@ -119,7 +119,13 @@ async function awaitRestart(
 		await new Promise((resolve) => setTimeout(resolve, 250));
 		// A removed agent home (a throwaway one) is not brought back by starting a supervisor in it.
 		if (!existsSync(context.paths.dir)) return { reason: "its agent home was removed" };
-		const supervisor = await connectSupervisor(context).catch(() => undefined);
+		let supervisor: ProtocolClient | undefined;
+		try {
+			supervisor = await connectSupervisor(context);
+		} catch (error) {
+			// No supervisor can start (a full disk): waiting would not bring the agent back.
+			if (error instanceof DiskWriteError) return { reason: `${error.message} ${error.hint}` };
+		}
 		if (!supervisor) continue;
 		let agent: AgentInfo | undefined;
 		try {

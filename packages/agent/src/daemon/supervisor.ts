@@ -3,13 +3,17 @@
  * session tree, restarts a crashed one (after 250 ms, 1 s, 5 s; a fourth crash marks the tree
  * failed with the reason), stops them on request (the intent is written before the kill), and on
  * its own start re-adopts the workers still alive from their records. It never runs a model or a
- * kernel itself.
+ * kernel itself. A record the disk refuses (full, read-only) is kept in memory and written again
+ * later (see `WorkerRecords`); meanwhile its agent reads as failed with the disk's reason, and is not
+ * restarted.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { UserError } from "../errors.js";
+import { probeWrite, removeLeftoverTempFiles } from "../home/index.js";
 import {
 	type AgentInfo,
 	DAEMON_PROTOCOL_VERSION,
@@ -28,15 +32,14 @@ import {
 	processStartId,
 	readJson,
 	readSessionRecord,
-	readWorkerRecord,
 	WORKER_START_FAILED,
 	type WorkerRecord,
 	workerDir,
 	workerKeys,
 	workerSocket,
-	writeWorkerRecord,
 } from "./state.js";
 import { takeSupervisorLock } from "./supervisor-lock.js";
+import { WorkerRecords } from "./worker-records.js";
 
 /** Waits before restarting a crashed worker: the first, second and third crash. */
 export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
@@ -61,12 +64,16 @@ export class Supervisor {
 	private server: Server | undefined;
 	private readonly tracked = new Map<string, Tracked>();
 	private idleTimer: NodeJS.Timeout | undefined;
+	/** Worker records; one the disk refuses is kept here and written again later. */
+	private readonly records: WorkerRecords;
 
 	constructor(
 		private readonly paths: DaemonPaths,
 		private readonly token: string,
 		private readonly idleExitMs: number,
-	) {}
+	) {
+		this.records = new WorkerRecords(paths, (line) => process.stderr.write(`${line}\n`));
+	}
 
 	/**
 	 * Take the supervisor lock (false when another live supervisor holds it), listen, and adopt or
@@ -74,6 +81,8 @@ export class Supervisor {
 	 */
 	async start(): Promise<boolean> {
 		if (!takeSupervisorLock(this.paths.supervisor)) return false;
+		// Temp files of record writes cut short by a kill (their process is gone).
+		removeLeftoverTempFiles(this.paths.dir, 2);
 		if (existsSync(this.paths.socket)) rmSync(this.paths.socket);
 		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
 		await new Promise<void>((resolve, reject) => {
@@ -109,6 +118,7 @@ export class Supervisor {
 
 	close(): void {
 		clearTimeout(this.idleTimer);
+		this.records.close();
 		this.server?.close();
 		for (const tracked of this.tracked.values()) {
 			clearInterval(tracked.poll);
@@ -153,7 +163,11 @@ export class Supervisor {
 			try {
 				connection.send(await this.handle(id, message));
 			} catch (error) {
-				connection.send(replyError(id, (error as Error).message, "See `prime-agent status`."));
+				const user = error instanceof UserError ? error : undefined;
+				connection.send({
+					...replyError(id, (error as Error).message, user?.hint ?? "See `prime-agent status`."),
+					...(user ? { exitCode: user.exitCode } : {}),
+				});
 			}
 		});
 	}
@@ -188,7 +202,13 @@ export class Supervisor {
 						crashes: 0,
 						createdAt: new Date().toISOString(),
 					};
-					writeWorkerRecord(this.paths, record);
+					try {
+						this.records.save(record);
+					} catch (error) {
+						// A disk that refuses the record (full): nothing of this agent is left behind.
+						rmSync(workerDir(this.paths, key), { recursive: true, force: true });
+						throw error;
+					}
 					const failure = await this.spawnWorker(key);
 					if (failure) {
 						rmSync(workerDir(this.paths, key), { recursive: true, force: true });
@@ -204,7 +224,7 @@ export class Supervisor {
 				const path = this.sessionPathOfKey(key);
 				return this.turns.run(path, async () => {
 					// A stop asked for (`prime-agent shutdown`) is not undone by a restart (`/model`); an attach may.
-					const stopped = () => restart && readWorkerRecord(this.paths, key)?.stopRequestedAt !== undefined;
+					const stopped = () => restart && this.records.read(key)?.stopRequestedAt !== undefined;
 					const refuse = () =>
 						replyError(
 							id,
@@ -270,7 +290,7 @@ export class Supervisor {
 		// a user worked in; a `-p` run's agent only if there is no other), is the session's.
 		const sessions = new Set(matches.map((key) => readSessionRecord(this.paths, key)?.session?.id));
 		if (matches.length > 1 && sessions.size === 1 && !sessions.has(undefined)) {
-			const resident = matches.filter((key) => readWorkerRecord(this.paths, key)?.owner === "resident");
+			const resident = matches.filter((key) => this.records.read(key)?.owner === "resident");
 			return matches.find((key) => this.liveWorker(key)) ?? resident.at(-1) ?? (matches.at(-1) as string);
 		}
 		throw new Error(
@@ -298,7 +318,7 @@ export class Supervisor {
 
 	/** Whether the live worker of `key` has stopped its session and is on its way out. */
 	private stopping(key: string): boolean {
-		const pid = readWorkerRecord(this.paths, key)?.pid;
+		const pid = this.records.read(key)?.pid;
 		const session = readSessionRecord(this.paths, key);
 		return session?.stoppedAt !== undefined && session.pid === pid;
 	}
@@ -311,14 +331,14 @@ export class Supervisor {
 
 	/** Write the intent to stop `key` (before anything else, so no restart or supervisor starts it again). */
 	private markStop(key: string): void {
-		const record = readWorkerRecord(this.paths, key);
+		const record = this.records.read(key);
 		if (!record) return;
 		const tracked = this.tracked.get(key);
 		clearTimeout(tracked?.restart);
 		if (tracked) tracked.restart = undefined;
 		record.stopRequestedAt = new Date().toISOString();
 		try {
-			writeWorkerRecord(this.paths, record);
+			this.records.keep(record);
 		} catch (error) {
 			// The intent on disk is for a supervisor started later; this one stops the worker regardless
 			// (a failed write here, on a full disk, left every agent running).
@@ -331,7 +351,7 @@ export class Supervisor {
 	 * started again, its views following it); SIGKILL after 20 s, as a stop does.
 	 */
 	private async stopFor(key: string, signal?: NodeJS.Signals): Promise<void> {
-		const record = readWorkerRecord(this.paths, key);
+		const record = this.records.read(key);
 		if (!record?.pid || !isSameProcess(record.pid, record.startId)) return;
 		// This worker's exit, taken now: a worker started later under the key is not waited for.
 		const exited = this.tracked.get(key)?.exited;
@@ -363,7 +383,7 @@ export class Supervisor {
 		const tracked = this.tracked.get(key);
 		clearTimeout(tracked?.restart);
 		if (tracked) tracked.restart = undefined;
-		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const session = readSessionRecord(this.paths, key)?.session;
 		record.stopRequestedAt = undefined;
 		record.failedReason = undefined;
@@ -376,12 +396,13 @@ export class Supervisor {
 			...(how.changes?.at && record.options.resume ? { at: how.changes.at } : {}),
 		};
 		if (how.env) record.env = how.env;
-		writeWorkerRecord(this.paths, record);
+		// Refused by the disk: the request fails with why (the agent stays as it was).
+		this.records.save(record);
 		return this.spawnWorker(key).then((failure) => {
 			// A model that would not start is not kept: `attach` starts the agent as it was.
 			if (failure && how.changes) {
-				const failed = readWorkerRecord(this.paths, key);
-				if (failed) writeWorkerRecord(this.paths, { ...failed, options: before });
+				const failed = this.records.read(key);
+				if (failed) this.records.keep({ ...failed, options: before });
 			}
 			return failure;
 		});
@@ -392,10 +413,11 @@ export class Supervisor {
 	}
 
 	private info(key: string): AgentInfo {
-		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const session = readSessionRecord(this.paths, key);
 		const live = this.liveWorker(key);
-		const state: AgentInfo["state"] = record.failedReason
+		const failedReason = record.failedReason ?? this.records.refusal(key);
+		const state: AgentInfo["state"] = failedReason
 			? "failed"
 			: live
 				? session?.session && session.pid === record.pid
@@ -417,20 +439,20 @@ export class Supervisor {
 			lastActivity: session?.lastActivity,
 			clients: live ? (session?.clients ?? 0) : 0,
 			crashes: record.crashes,
-			...(record.failedReason ? { failedReason: record.failedReason } : {}),
+			...(failedReason ? { failedReason } : {}),
 			...(session?.heartbeat ? { heartbeat: session.heartbeat } : {}),
 			schedules: session?.schedules ?? 0,
 		};
 	}
 
 	private liveWorker(key: string): boolean {
-		const record = readWorkerRecord(this.paths, key);
+		const record = this.records.read(key);
 		return isSameProcess(record?.pid, record?.startId);
 	}
 
 	/** On start: adopt a live worker, restart one that died without being asked to, leave the rest saved. */
 	private recover(key: string): void {
-		const record = readWorkerRecord(this.paths, key);
+		const record = this.records.read(key);
 		if (!record || record.failedReason) return;
 		if (isSameProcess(record.pid, record.startId)) {
 			this.watch(key, record.pid as number);
@@ -440,7 +462,7 @@ export class Supervisor {
 		// Stopped on purpose (the intent, or the worker's own record of it): not resurrected.
 		if (record.stopRequestedAt || (session?.stoppedAt && session.pid === record.pid)) {
 			forgetEnvironment(record);
-			writeWorkerRecord(this.paths, record);
+			this.records.keep(record);
 			return;
 		}
 		if (record.pid) this.crashed(key, "the worker was gone when the supervisor started");
@@ -453,7 +475,7 @@ export class Supervisor {
 	 */
 	private pruneFinishedOneShots(): void {
 		const finished = workerKeys(this.paths).filter((key) => {
-			const record = readWorkerRecord(this.paths, key);
+			const record = this.records.read(key);
 			return (
 				record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.tracked.get(key)?.restart
 			);
@@ -465,7 +487,7 @@ export class Supervisor {
 
 	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
 	private spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
-		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const dir = workerDir(this.paths, key);
 		const log = openSync(join(dir, "worker.log"), "a", 0o600);
 		const child = spawn(process.execPath, [WORKER_MAIN, key], {
@@ -479,7 +501,7 @@ export class Supervisor {
 		const pid = child.pid as number;
 		record.pid = pid;
 		record.startId = processStartId(pid);
-		writeWorkerRecord(this.paths, record);
+		this.records.keep(record);
 		const tracked: Tracked = { child };
 		this.tracked.set(key, tracked);
 		let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -509,6 +531,12 @@ export class Supervisor {
 				if (exitInfo) {
 					clearInterval(poll);
 					const reason = session?.pid === pid ? session.stopReason : undefined;
+					// A worker that could not even say why (its record refused): a disk that refuses writes is why.
+					const refusal = reason ? undefined : probeWrite(join(dir, "session.json"));
+					if (refusal) {
+						resolve({ message: refusal.message, hint: refusal.hint, exitCode: refusal.exitCode });
+						return;
+					}
 					resolve({
 						message:
 							reason ??
@@ -526,7 +554,7 @@ export class Supervisor {
 
 	/** A worker this supervisor did not start: watched by polling its pid and start identity. */
 	private watch(key: string, pid: number): void {
-		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const tracked: Tracked = {};
 		this.tracked.set(key, tracked);
 		tracked.exited = new Promise((resolve) => {
@@ -540,7 +568,7 @@ export class Supervisor {
 	}
 
 	private exited(key: string, pid: number, code: number | null, signal: NodeJS.Signals | null): void {
-		const record = readWorkerRecord(this.paths, key);
+		const record = this.records.read(key);
 		if (!record || record.pid !== pid) return;
 		const session = readSessionRecord(this.paths, key);
 		const onPurpose =
@@ -549,13 +577,14 @@ export class Supervisor {
 			(code === null && signal === null && session?.stoppedAt && session.pid === pid);
 		if (onPurpose) {
 			forgetEnvironment(record);
-			writeWorkerRecord(this.paths, record);
+			this.records.keep(record);
 			return;
 		}
 		if (code === WORKER_START_FAILED) {
-			record.failedReason = `the session could not start again: ${session?.stopReason ?? "see worker.log"}`;
+			const reason = session?.stopReason ?? probeWrite(join(workerDir(this.paths, key), "session.json"))?.message;
+			record.failedReason = `the session could not start again: ${reason ?? "see worker.log"}`;
 			forgetEnvironment(record);
-			writeWorkerRecord(this.paths, record);
+			this.records.keep(record);
 			return;
 		}
 		this.crashed(
@@ -566,7 +595,7 @@ export class Supervisor {
 
 	/** Count a crash; restart after the next delay, or mark the tree failed after the last. */
 	private crashed(key: string, reason: string): void {
-		const record = readWorkerRecord(this.paths, key) as WorkerRecord;
+		const record = this.records.read(key) as WorkerRecord;
 		const now = Date.now();
 		if (record.lastCrashAt && now - Date.parse(record.lastCrashAt) > CRASH_WINDOW_MS) record.crashes = 0;
 		record.crashes++;
@@ -575,28 +604,31 @@ export class Supervisor {
 		if (delay === undefined) {
 			record.failedReason = `${reason} (crash ${record.crashes}; restarted after ${RESTART_DELAYS_MS.map((ms) => (ms < 1000 ? `${ms} ms` : `${ms / 1000} s`)).join(", ")})`;
 			forgetEnvironment(record);
-			writeWorkerRecord(this.paths, record);
+			this.records.keep(record);
 			process.stderr.write(`Agent ${key} failed: ${record.failedReason}\n`);
 			return;
 		}
 		const session = readSessionRecord(this.paths, key)?.session;
 		if (session && existsSync(session.path)) record.options = resumeOptions(record.options, session.path);
-		writeWorkerRecord(this.paths, record);
+		// Not restarted while the disk refuses its record: a restart could neither record itself nor save the session.
+		if (!this.records.keep(record)) return;
 		process.stderr.write(`Agent ${key}: ${reason}; restarting in ${delay} ms (crash ${record.crashes})\n`);
 		const tracked = this.tracked.get(key) ?? {};
 		this.tracked.set(key, tracked);
 		tracked.restart = setTimeout(() => {
 			const path = this.sessionPathOfKey(key);
-			void this.turns.run(path, async () => {
-				// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
-				if (!tracked.restart) return;
-				tracked.restart = undefined;
-				const latest = readWorkerRecord(this.paths, key);
-				// A stop asked for meanwhile wins, and so does another worker that took the session.
-				if (!latest || latest.stopRequestedAt || latest.failedReason) return;
-				if (path && (await this.holderOf(path, key))) return;
-				await this.spawnWorker(key);
-			});
+			void this.turns
+				.run(path, async () => {
+					// Started meanwhile (`attach`, a `--resume` sent here): nothing is due any more.
+					if (!tracked.restart) return;
+					tracked.restart = undefined;
+					const latest = this.records.read(key);
+					// A stop asked for meanwhile wins, and so does another worker that took the session.
+					if (!latest || latest.stopRequestedAt || latest.failedReason) return;
+					if (path && (await this.holderOf(path, key))) return;
+					await this.spawnWorker(key);
+				})
+				.catch((error) => process.stderr.write(`Agent ${key} could not be restarted: ${(error as Error).message}\n`));
 		}, delay);
 	}
 
@@ -609,7 +641,10 @@ export class Supervisor {
 	/** With no live worker for `idleExitMs`, the supervisor exits (the next client starts one again). */
 	private armIdleExit(): void {
 		const check = () => {
-			const live = workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
+			// Records still to be written keep it too: they would be lost.
+			const live =
+				this.records.pending > 0 ||
+				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
 			if (live) this.idleSince = Date.now();
 			else if (Date.now() - this.idleSince >= this.idleExitMs) {
 				this.close();

@@ -48,16 +48,19 @@ try {
 	await worker.start();
 } catch (error) {
 	const user = error instanceof UserError;
-	writeSessionRecord(paths, key, {
-		pid: process.pid,
-		busy: false,
-		lastActivity: new Date().toISOString(),
-		clients: 0,
-		schedules: 0,
-		stoppedAt: new Date().toISOString(),
-		stopReason: (error as Error).message,
-		...(user ? { stopHint: error.hint, exitCode: error.exitCode } : {}),
-	});
+	// Why, for the supervisor; on a full disk this fails too, and the supervisor finds out itself.
+	saveQuietly(() =>
+		writeSessionRecord(paths, key, {
+			pid: process.pid,
+			busy: false,
+			lastActivity: new Date().toISOString(),
+			clients: 0,
+			schedules: 0,
+			stoppedAt: new Date().toISOString(),
+			stopReason: (error as Error).message,
+			...(user ? { stopHint: error.hint, exitCode: error.exitCode } : {}),
+		}),
+	);
 	if (!user) process.stderr.write(`${(error as Error).stack}\n`);
 	process.exit(WORKER_START_FAILED);
 }
@@ -71,3 +74,11 @@ process.on("SIGUSR2", () => void running.stop("started again on another model", 
 const reason = await running.stopped;
 process.stderr.write(`Worker ${key} stopped: ${reason}\n`);
 process.exit(0);
+
+function saveQuietly(write: () => void): void {
+	try {
+		write();
+	} catch (error) {
+		process.stderr.write(`Could not write this worker's record: ${(error as Error).message}\n`);
+	}
+}

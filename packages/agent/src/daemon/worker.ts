@@ -123,7 +123,14 @@ export class Worker {
 		});
 		this.scheduler.start();
 		this.captureConsole();
-		this.writeRecord();
+		try {
+			// The first record tells the supervisor the session serves: without it (a full disk) it never would.
+			this.writeRecordFile({});
+		} catch (error) {
+			this.scheduler.stop();
+			this.server?.close();
+			throw error;
+		}
 		this.armIdle();
 		// Its client connects right after the start; a worker restarted after a crash may have none left.
 		if (this.options.oneShot) this.armGrace();

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
-import { ensurePrivateDir, jsonProblem, PRIVATE_FILE_MODE } from "../home/index.js";
+import { ensurePrivateDir, jsonProblem, PRIVATE_FILE_MODE, writeFileAtomically } from "../home/index.js";
 import { packageEntryPoints, projectRoot } from "./discover.js";
 
 /** Where a package list lives: the agent home (global) or `<project root>/.prime/agent` (local). */
@@ -68,9 +68,7 @@ function writePackages(scope: PackageScope, packages: string[]): void {
 	settings.packages = packages;
 	if (scope.local) ensurePrivateDir(dirname(path));
 	else ensurePrivateDir(scope.root);
-	const temp = `${path}.${process.pid}.tmp`;
-	writeFileSync(temp, `${JSON.stringify(settings, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
-	renameSync(temp, path);
+	writeFileAtomically(path, `${JSON.stringify(settings, null, 2)}\n`, PRIVATE_FILE_MODE);
 }
 
 function npmName(spec: string): string {

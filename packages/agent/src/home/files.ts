@@ -1,13 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { UserError } from "../errors.js";
+import { writeFileAtomically, writingTo } from "./disk.js";
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** Create a directory (and parents) readable by the user only. */
+/** Create a directory (and parents) readable by the user only; a refused write is a `DiskWriteError`. */
 export function ensurePrivateDir(path: string): void {
-	if (!existsSync(path)) mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+	if (!existsSync(path)) writingTo(path, () => mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE }));
 }
 
 /**
@@ -69,11 +70,11 @@ function lineAndColumn(text: string, position: number): string {
 	return `line ${line}, column ${position - before.lastIndexOf("\n")}`;
 }
 
-/** Write JSON atomically (temp file, then rename) with user-only permissions. */
+/**
+ * Write JSON atomically (temp file, then rename) with user-only permissions. A failed write leaves
+ * no temp file; one the disk refused is a `DiskWriteError` naming the file and its disk.
+ */
 export function writePrivateJson(path: string, value: unknown): void {
 	ensurePrivateDir(dirname(path));
-	const temp = `${path}.${process.pid}.tmp`;
-	writeFileSync(temp, `${JSON.stringify(value, null, "\t")}\n`, { mode: PRIVATE_FILE_MODE });
-	chmodSync(temp, PRIVATE_FILE_MODE);
-	renameSync(temp, path);
+	writeFileAtomically(path, `${JSON.stringify(value, null, "\t")}\n`, PRIVATE_FILE_MODE);
 }

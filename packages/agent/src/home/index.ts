@@ -4,6 +4,17 @@
  * sessions or daemon folder) that other users can write is fixed or refused (`secureHomeFolders`).
  */
 export {
+	DiskWriteError,
+	diskOf,
+	diskWriteError,
+	formatBytes,
+	isDiskRefusal,
+	probeWrite,
+	removeLeftoverTempFiles,
+	writeFileAtomically,
+	writingTo,
+} from "./disk.js";
+export {
 	ensurePrivateDir,
 	jsonProblem,
 	PRIVATE_DIR_MODE,

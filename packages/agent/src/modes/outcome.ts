@@ -18,6 +18,10 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 		const exitCode = outcome.command.unknown ? ExitCode.usage : ExitCode.modelError;
 		return { exitCode, message: outcome.command.message ?? outcome.errorMessage };
 	}
+	// Our own write failed (a full disk): the model is not to blame, and the hint says how to go on.
+	if (outcome.writeFailure) {
+		return { exitCode: ExitCode.disk, message: `${outcome.writeFailure.message} ${outcome.writeFailure.hint}` };
+	}
 	if (outcome.kernelFailed) {
 		return {
 			exitCode: ExitCode.kernel,

@@ -16,6 +16,7 @@ import {
 } from "../compaction/index.js";
 import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
+import { DiskWriteError } from "../home/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 import { IPYTHON_TOOL_NAME, type SessionKernel, unknownToolText } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
@@ -55,6 +56,8 @@ export interface RunOutcome {
 	errorMessage?: string;
 	/** The last assistant message of the run, if any. */
 	lastAssistant?: AssistantMessage;
+	/** The run stopped because the disk refused to record it in the session file (not the model's fault). */
+	writeFailure?: DiskWriteError;
 	/**
 	 * Set when the prompt was a slash command (no model call unless the command made one);
 	 * `unknown`: no command has that name.
@@ -102,6 +105,8 @@ export class AgentSession {
 	private heldAbort: AbortController | undefined;
 	/** Why the kernel could not start during the current run (it then stops). */
 	private kernelFailure: string | undefined;
+	/** The disk refused to record a message of the current run: the run stopped there. */
+	private writeFailure: DiskWriteError | undefined;
 
 	constructor(
 		readonly session: Session,
@@ -171,7 +176,7 @@ export class AgentSession {
 			this.pending.push({ type: "thinking_level_change", thinkingLevel });
 		}
 		this.agent.subscribe(async (event, signal) => {
-			if (event.type === "message_end") this.record(event.message);
+			if (event.type === "message_end") this.recordOrStop(event.message);
 			for (const listener of this.listeners) listener(event);
 			await this.bridge.forward(event);
 			if (event.type === "turn_end" && event.message.role === "assistant") {
@@ -430,6 +435,7 @@ export class AgentSession {
 		const before = this.agent.state.messages.length;
 		this.compactedInRun = false;
 		this.kernelFailure = undefined;
+		this.writeFailure = undefined;
 		let compacted = false;
 		try {
 			await start();
@@ -448,6 +454,13 @@ export class AgentSession {
 		const lastAssistant = [...added].reverse().find((message) => message.role === "assistant") as
 			| AssistantMessage
 			| undefined;
+		if (this.writeFailure)
+			return {
+				status: "error",
+				errorMessage: this.writeFailure.message,
+				writeFailure: this.writeFailure,
+				lastAssistant,
+			};
 		if (lastAssistant?.stopReason === "aborted") return { status: "aborted", lastAssistant };
 		if (this.kernelFailure)
 			return { status: "error", errorMessage: this.kernelFailure, kernelFailed: true, lastAssistant };
@@ -536,6 +549,16 @@ export class AgentSession {
 		const transformed = await this.bridge.transformContext(current);
 		this.promptAppend = await this.bridge.systemPromptAppend(this.agent.state.systemPrompt);
 		return transformed;
+	}
+
+	/** Record a message; one the disk refused stops the run (the loop's failure), remembered for its outcome. */
+	private recordOrStop(message: AgentMessage): void {
+		try {
+			this.record(message);
+		} catch (error) {
+			if (error instanceof DiskWriteError) this.writeFailure = error;
+			throw error;
+		}
 	}
 
 	private record(message: AgentMessage): void {

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentMessage, ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from "../home/index.js";
+import { ensurePrivateDir, PRIVATE_FILE_MODE, writingTo } from "../home/index.js";
 import { buildSessionContext, type SessionContext } from "./context.js";
 import { repairTornTail, type SessionFileScan, scanSessionFile } from "./session-file.js";
 import {
@@ -32,6 +32,8 @@ export interface CreateSessionOptions {
  * - Nothing is written before the first assistant message (one that failed before producing any
  *   output does not count); a session opened and closed leaves no file.
  * - After that, every entry is appended synchronously, so the file is always a valid JSONL prefix.
+ * - An append the disk refuses (full, read-only) throws a `DiskWriteError` naming the file, leaves
+ *   no part of its line in the file, and leaves the entry out of the tree too.
  * - The active branch is the path from the root to `leafId`; new entries hang under the leaf.
  *   Reopening a file makes its last entry the leaf.
  */
@@ -44,6 +46,8 @@ export class Session {
 	private written: boolean;
 	/** A torn last line found on open, repaired before the first append. */
 	private tornTail: SessionFileScan["tornTail"];
+	/** The file's length before an append that failed part-way and could not be cut back then. */
+	private cutTo: number | undefined;
 	/** Set when opened `upToDamage`: the line where reading stopped. */
 	damagedLine: number | undefined;
 
@@ -163,9 +167,10 @@ export class Session {
 			parentId: this.leaf,
 			timestamp: new Date().toISOString(),
 		} as SessionEntry;
+		// Written first: an entry the file did not take is not in the tree (the next one hangs where the file's last does).
+		this.persist(full);
 		this.remember(full);
 		this.leaf = full.id;
-		this.persist(full);
 		return full.id;
 	}
 
@@ -228,20 +233,66 @@ export class Session {
 
 	private persist(entry: SessionEntry): void {
 		if (this.written) {
-			if (this.tornTail) {
-				repairTornTail(this.path, this.tornTail);
-				this.tornTail = undefined;
-			}
-			appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+			writingTo(
+				this.path,
+				() => {
+					if (this.tornTail) {
+						repairTornTail(this.path, this.tornTail);
+						this.tornTail = undefined;
+					}
+					this.appendLine(`${JSON.stringify(entry)}\n`);
+				},
+				`resume it with \`prime-agent -r ${this.id}\``,
+			);
 		} else if (isAnswerEntry(entry)) {
-			this.writeAll();
+			this.writeAll([entry]);
 		}
 	}
 
-	private writeAll(): void {
-		ensurePrivateDir(dirname(this.path));
-		const lines = [this.header, ...this.ordered].map((record) => `${JSON.stringify(record)}\n`).join("");
-		writeFileSync(this.path, lines, { mode: PRIVATE_FILE_MODE, flag: "wx" });
+	/**
+	 * Append one whole line: a write cut short (the disk filled up part-way) is cut back off the
+	 * file, so the next entry never lands on half a line.
+	 */
+	private appendLine(line: string): void {
+		const fd = openSync(this.path, "a");
+		try {
+			if (this.cutTo !== undefined) {
+				ftruncateSync(fd, this.cutTo);
+				this.cutTo = undefined;
+			}
+			const before = fstatSync(fd).size;
+			try {
+				writeFileSync(fd, line);
+			} catch (error) {
+				try {
+					ftruncateSync(fd, before);
+				} catch {
+					this.cutTo = before;
+				}
+				throw error;
+			}
+		} finally {
+			closeSync(fd);
+		}
+	}
+
+	/** Write the whole file (the first answer, a fork): a write that fails leaves no file. */
+	private writeAll(extra: SessionEntry[] = []): void {
+		const lines = [this.header, ...this.ordered, ...extra].map((record) => `${JSON.stringify(record)}\n`).join("");
+		writingTo(
+			this.path,
+			() => {
+				ensurePrivateDir(dirname(this.path));
+				try {
+					writeFileSync(this.path, lines, { mode: PRIVATE_FILE_MODE, flag: "wx" });
+				} catch (error) {
+					// Ours (made by this call, "wx"), unless it was there before.
+					if ((error as NodeJS.ErrnoException).code !== "EEXIST") rmSync(this.path, { force: true });
+					throw error;
+				}
+			},
+			"send the request again (nothing of this session was saved)",
+		);
 		this.written = true;
 	}
 

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { requireKernelPython } from "prime-agent-kernel";
@@ -27,6 +28,7 @@ import {
 	agentPaths,
 	kernelEnvKeep,
 	loadSettings,
+	removeLeftoverTempFiles,
 	secureHomeFolders,
 } from "../home/index.js";
 import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
@@ -156,6 +158,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// The command line has done this already (and said so); an embedding host hears of a fix as a notice.
 	secureHomeFolders(paths, (line) => notices.push(line));
 	requireWritableSessions(paths.sessions, paths.root);
+	// Temp files of config and harness writes cut short by a kill (their process is gone).
+	removeLeftoverTempFiles(paths.root);
+	removeLeftoverTempFiles(join(paths.root, "harness"));
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
