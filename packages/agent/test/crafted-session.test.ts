@@ -127,7 +127,7 @@ it("a session from elsewhere resumes its conversation in an empty kernel: the sn
 	expect(run.code, run.stderr).toBe(0);
 	expect(existsSync(pwned())).toBe(false);
 	expect(run.stderr).toContain(
-		`The kernel state saved beside ${join(realpathSync(world.project), "shared", `${id}.jsonl`)} was not loaded: that session file is not in this agent home's sessions folder`,
+		`The kernel state saved for ${join(realpathSync(world.project), "shared", `${id}.jsonl`)} was not loaded: that session file is not in this agent home's sessions folder`,
 	);
 	// The conversation came back, the model is not promised a restore, and the cell sees no restored name.
 	const sent = JSON.stringify(server.requests[0]?.messages);

@@ -36,36 +36,41 @@ export function planStateRestore(source: RestoreSource): ResumePlan {
 	const stateDir = kernelStateDir(join(dirname(source.sessionFile), source.sessionId));
 	if (!existsSync(join(stateDir, STATE_MANIFEST))) return {};
 	const own = ownStateDir(source, stateDir);
-	if (!own) {
+	if ("outside" in own) {
 		return {
-			refused: `The kernel state saved beside ${source.sessionFile} was not loaded: that session file is not in this agent home's sessions folder (${source.sessionsDir}), and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
+			refused: `The kernel state saved for ${source.sessionFile} was not loaded: ${own.outside}, and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
 		};
 	}
 	try {
-		const manifest = readStateManifest(own);
+		const manifest = readStateManifest(own.dir);
 		if (!manifest) return {};
 		if (manifest.variables.length === 0 && Object.keys(manifest.imports).length === 0) return {};
-		if (!source.seal.check(own)) {
+		if (!source.seal.check(own.dir)) {
 			return {
-				refused: `The kernel state in ${own} was not loaded: it carries no seal of this agent home (it was saved elsewhere or by an older prime-agent, or changed since), and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
+				refused: `The kernel state in ${own.dir} was not loaded: it carries no seal of this agent home (it was saved elsewhere or by an older prime-agent, or changed since), and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
 			};
 		}
-		return { restoreFrom: own, note: resumeNote(manifest) };
+		return { restoreFrom: own.dir, note: resumeNote(manifest) };
 	} catch (error) {
 		return { note: unreadableStateNote((error as Error).message) };
 	}
 }
 
-/** The snapshot folder's real path when it is the session's own inside the sessions folder; else undefined. */
-function ownStateDir(source: RestoreSource, stateDir: string): string | undefined {
+/** The snapshot folder's real path when it is the session's own inside the sessions folder; else why not. */
+function ownStateDir(source: RestoreSource, stateDir: string): { dir: string } | { outside: string } {
+	const notInHome = {
+		outside: `that session file is not in this agent home's sessions folder (${source.sessionsDir})`,
+	};
 	try {
 		const sessions = realpathSync(source.sessionsDir);
 		const file = realpathSync(source.sessionFile);
 		const inside = relative(sessions, file);
-		if (inside === "" || inside.split(/[\\/]/)[0] === ".." || isAbsolute(inside)) return undefined;
+		if (inside === "" || inside.split(/[\\/]/)[0] === ".." || isAbsolute(inside)) return notInHome;
 		const expected = kernelStateDir(join(dirname(file), source.sessionId));
-		return realpathSync(stateDir) === expected ? expected : undefined;
+		const real = realpathSync(stateDir);
+		if (real !== expected) return { outside: `its folder is a symbolic link to ${real}, not the session's own folder` };
+		return { dir: expected };
 	} catch {
-		return undefined;
+		return notInHome;
 	}
 }
