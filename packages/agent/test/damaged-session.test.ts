@@ -109,7 +109,7 @@ it("an entry with a field of the wrong type, or a second header, is damage at it
 	expect(listed.stdout).toContain("[damaged at line 3: fork it]");
 	const shown = await runBounded(["sessions", ID]);
 	expect(shown.code, shown.stderr).toBe(0);
-	expect(shown.stdout).toContain("The file is damaged at line 3 (message must be object)");
+	expect(shown.stdout).toContain("The file is damaged at line 3 (message must be an object)");
 
 	writeSession([
 		header,

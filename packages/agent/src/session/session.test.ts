@@ -204,15 +204,18 @@ describe("damage found while reading", () => {
 	const header = { type: "session", version: 1, id: ID, timestamp: at, cwd: "/project" };
 
 	it.each([
-		[{ ...base, type: "message", message: 42 }, "message must be object"],
-		[{ ...base, type: "message", message: { ...user("q"), content: 7 } }, "message.content must be string"],
+		[{ ...base, type: "message", message: 42 }, "message must be an object"],
+		[
+			{ ...base, type: "message", message: { ...user("q"), content: 7 } },
+			"message.content must be a string or an array",
+		],
 		[
 			{
 				...base,
 				type: "message",
 				message: { ...assistant("a"), content: [{ type: "toolCall", id: "c", name: "ipython", arguments: "x" }] },
 			},
-			"message.content.0.arguments must be object",
+			"message.content.0.arguments must be an object",
 		],
 		[
 			{
@@ -220,21 +223,24 @@ describe("damage found while reading", () => {
 				type: "message",
 				message: { role: "toolResult", toolCallId: "c", toolName: "ipython", content: [], isError: "no", timestamp: 1 },
 			},
-			"message.isError must be boolean",
+			"message.isError must be a boolean",
 		],
-		[{ ...base, type: "message", message: { role: "robot", content: "" } }, 'unknown message role "robot"'],
-		[{ ...base, type: "model_change", provider: 7, modelId: "m" }, "provider must be string"],
+		[
+			{ ...base, type: "message", message: { role: "robot", content: "" } },
+			"message.role must be one of user, assistant, toolResult",
+		],
+		[{ ...base, type: "model_change", provider: 7, modelId: "m" }, "provider must be a string"],
 		[
 			{ ...base, type: "compaction", summary: "s", firstKeptEntryId: "aaaa0001", tokensBefore: "many" },
-			"tokensBefore must be number",
+			"tokensBefore must be a number",
 		],
-		[{ ...base, type: "custom_message", customType: "note", content: "c", display: "yes" }, "display must be boolean"],
+		[
+			{ ...base, type: "custom_message", customType: "note", content: "c", display: "yes" },
+			"display must be a boolean",
+		],
 		[{ ...base, type: "mystery" }, 'unknown entry type "mystery"'],
 		[[1, 2], "not a JSON object"],
-		[
-			{ type: "custom", customType: "goal", parentId: "aaaa0001", timestamp: at },
-			"the entry must have required properties id",
-		],
+		[{ type: "custom", customType: "goal", parentId: "aaaa0001", timestamp: at }, "id is missing"],
 		[
 			{ ...base, id: "aaaa0001", type: "custom", customType: "goal" },
 			"the entry id aaaa0001 was used by an earlier line",
@@ -251,7 +257,7 @@ describe("damage found while reading", () => {
 	it("a header with a field of the wrong type: nothing can be read, and the listing leaves it out", () => {
 		const path = write([{ ...header, cwd: 42 }, first]);
 		expect(() => Session.open(path, { upToDamage: true })).toThrow(
-			`Session file ${path} is damaged at line 1 (cwd must be string): it has no header, so nothing in it can be resumed or forked.`,
+			`Session file ${path} is damaged at line 1 (cwd must be a string): it has no header, so nothing in it can be resumed or forked.`,
 		);
 		expect(listSessions(dir)).toEqual([]);
 	});

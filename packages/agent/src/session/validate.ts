@@ -1,144 +1,159 @@
-import { type TSchema, Type } from "typebox";
-import { Compile } from "typebox/compile";
-
 /**
  * The shape of each record of a session file, checked as it is read: a session file is untrusted
  * (hand-edited, copied, written by another program), and the code that shows, resumes or sends a
- * session dereferences these fields. Only what the agent reads is checked; fields it does not know
- * are kept as they are.
+ * session reads these fields. Only what the agent reads is checked; fields it does not know are kept
+ * as they are. Small hand checks rather than a schema library: every command that lists sessions
+ * loads this, and must start fast.
  */
 
-const Text = Type.Object({ type: Type.Literal("text"), text: Type.String() });
-const Image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
-const Thinking = Type.Object({ type: Type.Literal("thinking"), thinking: Type.String() });
-const ToolCall = Type.Object({
-	type: Type.Literal("toolCall"),
-	id: Type.String(),
-	name: Type.String(),
-	arguments: Type.Record(Type.String(), Type.Unknown()),
-});
-const UserContent = Type.Union([Type.String(), Type.Array(Type.Union([Text, Image]))]);
-const Count = Type.Optional(Type.Number());
+/** What is wrong with a value: `path` leads to the field inside it (built only on failure). */
+interface Problem {
+	path: (string | number)[];
+	what: string;
+}
+/** Undefined when `value` fits. */
+type Check = (value: unknown) => Problem | undefined;
 
-const MESSAGES: Record<string, TSchema> = {
-	user: Type.Object({ role: Type.Literal("user"), content: UserContent, timestamp: Type.Number() }),
-	assistant: Type.Object({
-		role: Type.Literal("assistant"),
-		content: Type.Array(Type.Union([Text, Thinking, ToolCall])),
-		api: Type.String(),
-		provider: Type.String(),
-		model: Type.String(),
-		usage: Type.Object({
-			input: Count,
-			output: Count,
-			cacheRead: Count,
-			cacheWrite: Count,
-			totalTokens: Count,
-			cost: Type.Optional(Type.Object({ total: Count })),
+const wrong = (what: string): Problem => ({ path: [], what });
+const kind =
+	(type: "string" | "number" | "boolean"): Check =>
+	(value) => {
+		if (typeof value === type) return undefined;
+		return wrong(value === undefined ? "is missing" : `must be a ${type}`);
+	};
+const string = kind("string");
+const number = kind("number");
+const boolean = kind("boolean");
+const optional =
+	(check: Check): Check =>
+	(value) =>
+		value === undefined ? undefined : check(value);
+const stringOrNull: Check = (value) =>
+	value === null || typeof value === "string" ? undefined : wrong("must be a string or null");
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+	typeof value === "object" && value !== null && !Array.isArray(value);
+const notObject = (value: unknown) => wrong(value === undefined ? "is missing" : "must be an object");
+/** `problem`, found in the field `key`. */
+const inside = (key: string | number, problem: Problem): Problem => {
+	problem.path.unshift(key);
+	return problem;
+};
+
+function object(fields: Record<string, Check>): Check {
+	const list = Object.entries(fields);
+	return (value) => {
+		if (!isObject(value)) return notObject(value);
+		for (const [key, check] of list) {
+			const problem = check(value[key]);
+			if (problem) return inside(key, problem);
+		}
+		return undefined;
+	};
+}
+
+function arrayOf(item: Check): Check {
+	return (value) => {
+		if (!Array.isArray(value)) return wrong(value === undefined ? "is missing" : "must be an array");
+		for (let index = 0; index < value.length; index++) {
+			const problem = item(value[index]);
+			if (problem) return inside(index, problem);
+		}
+		return undefined;
+	};
+}
+
+/** One of several objects told apart by their `type` field. */
+function tagged(variants: Record<string, Record<string, Check>>): Check {
+	const checks = new Map(Object.entries(variants).map(([type, fields]) => [type, object(fields)]));
+	return (value) => {
+		if (!isObject(value)) return notObject(value);
+		const check = typeof value.type === "string" ? checks.get(value.type) : undefined;
+		if (!check) return inside("type", wrong(`must be one of ${[...checks.keys()].join(", ")}`));
+		return check(value);
+	};
+}
+
+const PARTS = {
+	text: { text: string },
+	image: { data: string, mimeType: string },
+	thinking: { thinking: string },
+	toolCall: { id: string, name: string, arguments: object({}) },
+};
+const userParts = arrayOf(tagged({ text: PARTS.text, image: PARTS.image }));
+const userContent: Check = (value) => {
+	if (typeof value === "string") return undefined;
+	return Array.isArray(value) ? userParts(value) : wrong("must be a string or an array");
+};
+
+const MESSAGES = new Map<string, Check>(
+	Object.entries({
+		user: object({ content: userContent, timestamp: number }),
+		assistant: object({
+			content: arrayOf(tagged({ text: PARTS.text, thinking: PARTS.thinking, toolCall: PARTS.toolCall })),
+			api: string,
+			provider: string,
+			model: string,
+			usage: object({}),
+			stopReason: string,
+			errorMessage: optional(string),
+			timestamp: number,
 		}),
-		stopReason: Type.String(),
-		errorMessage: Type.Optional(Type.String()),
-		timestamp: Type.Number(),
+		toolResult: object({
+			toolCallId: string,
+			toolName: string,
+			content: userParts,
+			isError: boolean,
+			timestamp: number,
+		}),
 	}),
-	toolResult: Type.Object({
-		role: Type.Literal("toolResult"),
-		toolCallId: Type.String(),
-		toolName: Type.String(),
-		content: Type.Array(Type.Union([Text, Image])),
-		isError: Type.Boolean(),
-		timestamp: Type.Number(),
-	}),
+);
+
+const message: Check = (value) => {
+	if (!isObject(value)) return notObject(value);
+	const check = typeof value.role === "string" ? MESSAGES.get(value.role) : undefined;
+	if (!check) return inside("role", wrong(`must be one of ${[...MESSAGES.keys()].join(", ")}`));
+	return check(value);
 };
 
-const base = {
-	id: Type.String({ minLength: 1 }),
-	parentId: Type.Union([Type.String(), Type.Null()]),
-	timestamp: Type.String(),
-};
+const BASE = { id: string, parentId: stringOrNull, timestamp: string };
+const ENTRIES = new Map<string, Check>(
+	Object.entries({
+		message: object({ ...BASE, message }),
+		model_change: object({ ...BASE, provider: string, modelId: string }),
+		thinking_level_change: object({ ...BASE, thinkingLevel: string }),
+		compaction: object({ ...BASE, summary: string, firstKeptEntryId: string, tokensBefore: number }),
+		branch_summary: object({ ...BASE, fromId: string, summary: string }),
+		custom: object({ ...BASE, customType: string }),
+		custom_message: object({ ...BASE, customType: string, content: userContent, display: boolean }),
+	}),
+);
 
-/** Each entry type; a `message` entry's message is checked by its role. */
-const ENTRIES: Record<string, TSchema> = {
-	message: Type.Object({ ...base, type: Type.Literal("message"), message: Type.Object({ role: Type.String() }) }),
-	model_change: Type.Object({
-		...base,
-		type: Type.Literal("model_change"),
-		provider: Type.String(),
-		modelId: Type.String(),
-	}),
-	thinking_level_change: Type.Object({
-		...base,
-		type: Type.Literal("thinking_level_change"),
-		thinkingLevel: Type.String(),
-	}),
-	compaction: Type.Object({
-		...base,
-		type: Type.Literal("compaction"),
-		summary: Type.String(),
-		firstKeptEntryId: Type.String(),
-		tokensBefore: Type.Number(),
-	}),
-	branch_summary: Type.Object({
-		...base,
-		type: Type.Literal("branch_summary"),
-		fromId: Type.String(),
-		summary: Type.String(),
-	}),
-	custom: Type.Object({ ...base, type: Type.Literal("custom"), customType: Type.String() }),
-	custom_message: Type.Object({
-		...base,
-		type: Type.Literal("custom_message"),
-		customType: Type.String(),
-		content: UserContent,
-		display: Type.Boolean(),
-	}),
-};
-
-const HEADER = Type.Object({
-	type: Type.Literal("session"),
-	version: Type.Number(),
-	id: Type.String(),
-	timestamp: Type.String(),
-	cwd: Type.String(),
-	parentSession: Type.Optional(Type.String()),
-	parentEntryId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-	rlmChild: Type.Optional(Type.Object({ id: Type.String(), name: Type.String(), depth: Type.Number() })),
+const HEADER = object({
+	version: number,
+	id: string,
+	timestamp: string,
+	cwd: string,
+	parentSession: optional(string),
+	parentEntryId: optional(stringOrNull),
+	rlmChild: optional(object({ id: string, name: string, depth: number })),
 });
 
-type Validator = ReturnType<typeof Compile<TSchema>>;
-const compiled = (schemas: Record<string, TSchema>): Map<string, Validator> =>
-	new Map(Object.entries(schemas).map(([name, schema]) => [name, Compile(schema)]));
-const messageValidators = compiled(MESSAGES);
-const entryValidators = compiled(ENTRIES);
-const headerValidator = Compile(HEADER);
-
-/** Why a header record is malformed, or undefined when it is a whole header. */
+/** Why a `type: "session"` record is not a whole header, or undefined when it is. */
 export function headerProblem(record: unknown): string | undefined {
-	return problem(headerValidator, record, "the header");
+	return describe(HEADER(record));
 }
 
 /** Why a record cannot be an entry, or undefined when it is a well-formed entry. */
 export function entryProblem(record: unknown): string | undefined {
-	if (typeof record !== "object" || record === null || Array.isArray(record)) return "not a JSON object";
-	const type = (record as { type?: unknown }).type;
-	if (type === "session") return "a second session header";
-	const validator = typeof type === "string" ? entryValidators.get(type) : undefined;
-	if (!validator) return `unknown entry type ${JSON.stringify(type)}`;
-	const found = problem(validator, record, "the entry");
-	if (found || type !== "message") return found;
-	const message = (record as { message: { role: unknown } }).message;
-	const role = messageValidators.get(String(message.role));
-	if (!role) return `unknown message role ${JSON.stringify(message.role)}`;
-	return problem(role, message, "the message", "/message");
+	if (!isObject(record)) return "not a JSON object";
+	if (record.type === "session") return "a second session header";
+	const check = typeof record.type === "string" ? ENTRIES.get(record.type) : undefined;
+	if (!check) return `unknown entry type ${JSON.stringify(record.type)}`;
+	return describe(check(record));
 }
 
-/** The most specific error (the deepest field): a union's own "must match" says less than its branches. */
-function problem(validator: Validator, value: unknown, what: string, prefix = ""): string | undefined {
-	if (validator.Check(value)) return undefined;
-	let deepest: { instancePath: string; message: string } | undefined;
-	for (const error of validator.Errors(value)) {
-		if (!deepest || error.instancePath.length > deepest.instancePath.length) deepest = error;
-	}
-	if (!deepest) return `${what} is malformed`;
-	const field = `${prefix}${deepest.instancePath}`;
-	return field ? `${field.slice(1).replaceAll("/", ".")} ${deepest.message}` : `${what} ${deepest.message}`;
+/** `message.content.0.arguments must be an object` */
+function describe(problem: Problem | undefined): string | undefined {
+	return problem && `${problem.path.join(".")} ${problem.what}`;
 }
