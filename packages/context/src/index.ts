@@ -10,12 +10,14 @@ export {
 	copyObservations,
 	defaultSessionId,
 	formatObservationId,
+	isSessionId,
 	type ObservationFacts,
 	type OpenArchiveOptions,
 	openSessionArchive,
 	type ReadLinesOptions,
 	resolveAgentDir,
 	resolveContextRoot,
+	SESSION_ID_RULE,
 	type SessionArchive,
 } from "./archive/index.js";
 export {

@@ -231,7 +231,7 @@ function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 		io.stdout.write(describeBranch(session));
 		if (session.damagedLine !== undefined) {
 			io.stdout.write(
-				`The file is damaged at line ${session.damagedLine}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.id} --at <entry>\`.\n`,
+				`The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.id} --at <entry>\`.\n`,
 			);
 		}
 		return ExitCode.ok;

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type Kernel, type StateSaveReport, saveKernelState } from "prime-agent-kernel";
+import type { StateSeal } from "./seal.js";
 
 /** Where a session keeps its kernel state: `<artifact folder>/kernel-state/`. */
 export function kernelStateDir(artifactDir: string): string {
@@ -31,6 +32,8 @@ export interface StateSaverOptions {
 	exclude?: () => readonly string[];
 	/** Quiet time after a successful cell before saving, so a burst of cells saves once. Default 1 s. */
 	quietMs?: number;
+	/** Seals each save as this agent home's; without it a snapshot is never restored (see `planStateRestore`). */
+	seal?: StateSeal;
 	/** Told of every save, for diagnostics. A failed save never fails a cell. */
 	onSaved?: (outcome: StateSaveOutcome) => void;
 }
@@ -90,7 +93,12 @@ export class StateSaver {
 		const kernel = this.target;
 		if (!kernel?.alive || !this.dirty) return;
 		this.dirty = false;
-		this.saving = saveKernelState(kernel, this.options.dir, { exclude: this.options.exclude?.() ?? INJECTED_HANDLES })
+		const { dir, seal } = this.options;
+		this.saving = saveKernelState(kernel, dir, { exclude: this.options.exclude?.() ?? INJECTED_HANDLES })
+			.then((report) => {
+				seal?.sign(dir);
+				return report;
+			})
 			.then(
 				(report) => this.options.onSaved?.({ ok: true, report }),
 				(error: Error) => this.options.onSaved?.({ ok: false, error }),

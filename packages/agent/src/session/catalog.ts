@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
+import { foreignIdProblem } from "./session.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
@@ -47,7 +48,9 @@ function readSessionInfo(path: string): SessionInfo | undefined {
 		return undefined;
 	}
 	const [header, ...entries] = scan.records as [SessionHeader | undefined, ...SessionEntry[]];
-	if (header?.type !== "session") return undefined;
+	// A header whose id is not this file's would lead the listing into another folder: not a session here
+	// (opening it by path says why).
+	if (header?.type !== "session" || foreignIdProblem(path, header.id)) return undefined;
 	let messageCount = 0;
 	let firstMessage = "";
 	for (const record of entries) {

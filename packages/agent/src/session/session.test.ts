@@ -190,3 +190,87 @@ describe("lazy creation", () => {
 		expect(lines(session.path)).toHaveLength(4);
 	});
 });
+
+describe("damage found while reading", () => {
+	const ID = "da3a6ed0-0000-4000-8000-000000000002";
+	const at = "2026-01-01T00:00:00.000Z";
+	const first = { type: "message", id: "aaaa0001", parentId: null, timestamp: at, message: user("q") };
+	const base = { id: "aaaa0002", parentId: "aaaa0001", timestamp: at };
+	const write = (records: unknown[], name = `${ID}.jsonl`) => {
+		const path = join(dir, name);
+		writeFileSync(path, `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
+		return path;
+	};
+	const header = { type: "session", version: 1, id: ID, timestamp: at, cwd: "/project" };
+
+	it.each([
+		[{ ...base, type: "message", message: 42 }, "message must be an object"],
+		[
+			{ ...base, type: "message", message: { ...user("q"), content: 7 } },
+			"message.content must be a string or an array",
+		],
+		[
+			{
+				...base,
+				type: "message",
+				message: { ...assistant("a"), content: [{ type: "toolCall", id: "c", name: "ipython", arguments: "x" }] },
+			},
+			"message.content.0.arguments must be an object",
+		],
+		[
+			{
+				...base,
+				type: "message",
+				message: { role: "toolResult", toolCallId: "c", toolName: "ipython", content: [], isError: "no", timestamp: 1 },
+			},
+			"message.isError must be a boolean",
+		],
+		[
+			{ ...base, type: "message", message: { role: "robot", content: "" } },
+			"message.role must be one of user, assistant, toolResult",
+		],
+		[{ ...base, type: "model_change", provider: 7, modelId: "m" }, "provider must be a string"],
+		[
+			{ ...base, type: "compaction", summary: "s", firstKeptEntryId: "aaaa0001", tokensBefore: "many" },
+			"tokensBefore must be a number",
+		],
+		[
+			{ ...base, type: "custom_message", customType: "note", content: "c", display: "yes" },
+			"display must be a boolean",
+		],
+		[{ ...base, type: "mystery" }, 'unknown entry type "mystery"'],
+		[[1, 2], "not a JSON object"],
+		[{ type: "custom", customType: "goal", parentId: "aaaa0001", timestamp: at }, "id is missing"],
+		[
+			{ ...base, id: "aaaa0001", type: "custom", customType: "goal" },
+			"the entry id aaaa0001 was used by an earlier line",
+		],
+		[{ ...header }, "a second session header"],
+	])("line 3 is damage: %j", (record, reason) => {
+		const path = write([header, first, record]);
+		expect(() => Session.open(path)).toThrow(`Session file ${path} is damaged at line 3 (${reason}).`);
+		const opened = Session.open(path, { upToDamage: true });
+		expect([opened.damagedLine, opened.damage, opened.entries.length]).toEqual([3, reason, 1]);
+		expect(listSessions(dir).map((info) => info.damagedLine)).toEqual([3]);
+	});
+
+	it("a header with a field of the wrong type: nothing can be read, and the listing leaves it out", () => {
+		const path = write([{ ...header, cwd: 42 }, first]);
+		expect(() => Session.open(path, { upToDamage: true })).toThrow(
+			`Session file ${path} is damaged at line 1 (cwd must be a string): it has no header, so nothing in it can be resumed or forked.`,
+		);
+		expect(listSessions(dir)).toEqual([]);
+	});
+
+	it("a header id that is not the file's name, or not an id at all, is refused; the listing leaves the file out", () => {
+		const renamed = write([header, first], "renamed.jsonl");
+		expect(() => Session.open(renamed)).toThrow(
+			`Session file ${renamed} cannot be opened: its header names session ${ID}, not renamed.`,
+		);
+		const dots = write([{ ...header, id: ".." }, first], "...jsonl");
+		expect(() => Session.open(dots)).toThrow(
+			`Session file ${dots} cannot be opened: its header's id ".." is not a session id`,
+		);
+		expect(listSessions(dir)).toEqual([]);
+	});
+});

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { AgentMessage, ThinkingLevel } from "@mariozechner/pi-agent-core";
+import { isSessionId, SESSION_ID_RULE } from "prime-agent-context";
 import { ExitCode, UserError } from "../errors.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, writingTo } from "../home/index.js";
 import { buildSessionContext, type SessionContext } from "./context.js";
@@ -50,6 +51,8 @@ export class Session {
 	private cutTo: number | undefined;
 	/** Set when opened `upToDamage`: the line where reading stopped. */
 	damagedLine: number | undefined;
+	/** What is wrong with `damagedLine`, when it parses as JSON. */
+	damage: string | undefined;
 
 	private constructor(header: SessionHeader, path: string, entries: SessionEntry[], written: boolean) {
 		this.header = header;
@@ -88,14 +91,20 @@ export class Session {
 		} catch {
 			throw new UserError(`Session file ${path} cannot be read.`, "List sessions with `prime-agent sessions`.");
 		}
-		const records = scan.records;
-		const header = records[0] as SessionHeader | undefined;
-		if (header?.type !== "session" || typeof header.id !== "string") {
+		const header = scan.records[0] as SessionHeader | undefined;
+		if (!header && scan.damagedLine !== undefined) {
+			throw new UserError(
+				`Session file ${path} is damaged at line ${scan.damagedLine} (${scan.damage ?? "not JSON"}): it has no header, so nothing in it can be resumed or forked.`,
+				"Start a new session; this file was left untouched.",
+			);
+		}
+		if (header?.type !== "session") {
 			throw new UserError(`${path} is not a prime-agent session file.`, "Pass a session id or a .jsonl session path.");
 		}
+		refuseForeignId(path, header.id);
 		if (scan.damagedLine !== undefined && !options.upToDamage) {
 			throw new UserError(
-				`Session file ${path} is damaged at line ${scan.damagedLine}.`,
+				`Session file ${path} is damaged at line ${scan.damagedLine}${scan.damage ? ` (${scan.damage})` : ""}.`,
 				`Continue from its last good entry in a new file with \`prime-agent --fork ${header.id}\`; this file was left untouched.`,
 			);
 		}
@@ -106,9 +115,10 @@ export class Session {
 				ExitCode.usage,
 			);
 		}
-		const session = new Session(header, path, records.slice(1) as SessionEntry[], true);
+		const session = new Session(header, path, scan.records.slice(1) as SessionEntry[], true);
 		session.tornTail = scan.tornTail;
 		session.damagedLine = scan.damagedLine;
+		session.damage = scan.damage;
 		return session;
 	}
 
@@ -302,6 +312,32 @@ export class Session {
 			if (!this.byId.has(id)) return id;
 		}
 	}
+}
+
+/**
+ * Why the header's id cannot be this file's session id, or undefined when it can. A session's id
+ * names its artifact folder beside the file (kernel state, cell outputs), so an id that is a path
+ * (`../../elsewhere`) or another session's id would point the session at files it did not write.
+ * Ids follow Prime Context's rule for ids (a safe file name) and match the file name.
+ */
+export function foreignIdProblem(path: string, id: string): string | undefined {
+	if (!isSessionId(id)) {
+		return `its header's id ${JSON.stringify(id.slice(0, 200))} is not a session id (${SESSION_ID_RULE})`;
+	}
+	const name = basename(path);
+	return name === `${id}.jsonl` ? undefined : `its header names session ${id}, not ${name.replace(/\.jsonl$/, "")}`;
+}
+
+function refuseForeignId(path: string, id: string): void {
+	const problem = foreignIdProblem(path, id);
+	if (!problem) return;
+	throw new UserError(
+		`Session file ${path} cannot be opened: ${problem}. Its header was changed or it was not written by prime-agent, and it could point the session at files it did not write.`,
+		isSessionId(id)
+			? `If the file was only renamed, rename it back to ${id}.jsonl; otherwise start a new session. The file was left untouched.`
+			: "Start a new session; the file was left untouched.",
+		ExitCode.usage,
+	);
 }
 
 /**

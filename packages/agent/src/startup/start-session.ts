@@ -31,7 +31,7 @@ import {
 	removeLeftoverTempFiles,
 	secureHomeFolders,
 } from "../home/index.js";
-import { kernelStateDir, planStateRestore } from "../kernel-state/index.js";
+import { kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
@@ -273,8 +273,13 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
 	const resumed = session.persisted;
-	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run.
-	const statePlan = picked ? planStateRestore(kernelStateDir(picked.artifactDir)) : {};
+	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
+	// when this agent home saved them there (loading them runs code).
+	const seal = new StateSeal(stateKeyPath(paths.root));
+	const statePlan = picked
+		? planStateRestore({ sessionFile: picked.path, sessionId: picked.id, sessionsDir: paths.sessions, seal })
+		: {};
+	if (statePlan.refused) notices.push(statePlan.refused);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const depth = options.child?.depth ?? 0;
 	const selfName = options.child?.name ?? "root";
@@ -285,7 +290,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
 		outputDir: cellOutputDir(session.artifactDir),
-		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom },
+		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom, seal },
 		onStatus: (status) => {
 			for (const listener of statusListeners) listener(status);
 		},

@@ -1,7 +1,14 @@
 /** The exact, compressed, line-addressable archive of observations, one directory per session. */
 export { CHUNK_BYTES } from "./chunks.js";
 export { copyObservations } from "./copy.js";
-export { defaultSessionId, formatObservationId, resolveAgentDir, resolveContextRoot } from "./paths.js";
+export {
+	defaultSessionId,
+	formatObservationId,
+	isSessionId,
+	resolveAgentDir,
+	resolveContextRoot,
+	SESSION_ID_RULE,
+} from "./paths.js";
 export { type OpenArchiveOptions, openSessionArchive, writeAtomically } from "./session-archive.js";
 export {
 	ArchiveError,

@@ -37,12 +37,20 @@ export function defaultSessionId(cwd: string = process.cwd()): string {
 
 const SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
-/** Session ids become directory names, so only a safe alphabet is accepted. */
+/** What a session id may be, in words (for messages that refuse one). */
+export const SESSION_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - (not starting with . or -)";
+
+/**
+ * Session ids become directory names, so only a safe alphabet is accepted: never a path separator
+ * and never `.` or `..`. Hosts naming folders by their own session ids check them with this too.
+ */
+export function isSessionId(sessionId: string): boolean {
+	return SESSION_ID.test(sessionId);
+}
+
 export function checkSessionId(sessionId: string): string {
-	if (!SESSION_ID.test(sessionId)) {
-		throw new ArchiveError(
-			`invalid session id ${JSON.stringify(sessionId)}: use 1-128 characters from A-Z a-z 0-9 . _ - (not starting with . or -)`,
-		);
+	if (!isSessionId(sessionId)) {
+		throw new ArchiveError(`invalid session id ${JSON.stringify(sessionId)}: use ${SESSION_ID_RULE}`);
 	}
 	return sessionId;
 }

@@ -10,7 +10,13 @@ import {
 	type StreamChunk,
 } from "prime-agent-kernel";
 import { ensurePrivateDir } from "../../home/index.js";
-import { INJECTED_HANDLES, restoreNotice, type StateSaveOutcome, StateSaver } from "../../kernel-state/index.js";
+import {
+	INJECTED_HANDLES,
+	restoreNotice,
+	type StateSaveOutcome,
+	StateSaver,
+	type StateSeal,
+} from "../../kernel-state/index.js";
 
 /** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
 export const RUNTIME_PYTHON_DIR = fileURLToPath(new URL("../../../python", import.meta.url));
@@ -50,9 +56,10 @@ export interface SessionKernelOptions {
 	/**
 	 * Variables across sessions: after successful cells (debounced) and at `dispose()` the namespace
 	 * is saved to `dir`; the first kernel started loads `restoreFrom` before the runtime injects its
-	 * handles (so the live handles win). Without it nothing is saved.
+	 * handles (so the live handles win). Without it nothing is saved. `seal` marks each save as this
+	 * agent home's (a restore loads only sealed snapshots, see `planStateRestore`).
 	 */
-	state?: { dir: string; restoreFrom?: string; onSaved?: (outcome: StateSaveOutcome) => void };
+	state?: { dir: string; restoreFrom?: string; seal?: StateSeal; onSaved?: (outcome: StateSaveOutcome) => void };
 }
 
 /**
@@ -116,7 +123,12 @@ export class SessionKernel {
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
 		if (state)
-			this.saver = new StateSaver({ dir: state.dir, onSaved: state.onSaved, exclude: () => this.injectedNames });
+			this.saver = new StateSaver({
+				dir: state.dir,
+				seal: state.seal,
+				onSaved: state.onSaved,
+				exclude: () => this.injectedNames,
+			});
 		this.restoreFrom = state?.restoreFrom;
 		// `edit()` reports each diff; the cell's result carries them.
 		this.onHostRequest("file.edit", (payload) => {
