@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { delimiter } from "node:path";
+import { killGroupWithHost } from "./group-guard.js";
 import { PYTHON_PACKAGE_DIR } from "./python-package.js";
 
 export interface KernelProcessOptions {
@@ -35,7 +36,7 @@ export interface KernelProcess {
 	stderrTail(): string;
 	/** Set when the interpreter could not be run at all (missing, not executable). */
 	spawnError?: NodeJS.ErrnoException;
-	/** Resolves when the process has exited. */
+	/** Resolves when the process has exited (and what was left of its process group is killed). */
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -43,6 +44,8 @@ export interface KernelProcess {
  * Starts `python -m prime_kernel -f <connection file>`: a stock ipykernel that exits when this
  * host process is gone and accepts host replies on control. The kernel leads its own process
  * group, so terminal signals meant for the host do not reach it and a kill takes its children too.
+ * The group dies with the host (`killGroupWithHost`), and with the kernel: once it exits, what is
+ * left of the group is killed.
  */
 export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
 	const env: Record<string, string | undefined> = { ...process.env, ...options.env };
@@ -66,6 +69,8 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 		],
 		{ cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
 	);
+	// Besides the kernel's own guard (`parent_watch.py`), which also removes the connection file.
+	const releaseGuard = child.pid === undefined ? () => {} : killGroupWithHost(child.pid);
 	let tail = "";
 	const keep = (chunk: Buffer) => {
 		tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
@@ -76,7 +81,11 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 		child,
 		stderrTail: () => tail,
 		exited: new Promise((resolve) => {
-			child.once("exit", (code, signal) => resolve({ code, signal }));
+			child.once("exit", (code, signal) => {
+				killLeftovers(child.pid);
+				releaseGuard();
+				resolve({ code, signal });
+			});
 			child.once("error", (error: NodeJS.ErrnoException) => {
 				kernelProcess.spawnError = error;
 				resolve({ code: null, signal: null });
