@@ -389,6 +389,20 @@ it("a gate that runs past its timeout is stopped with its whole process group an
 	expect(missing.tail).toContain("[the gate could not start:");
 });
 
+it("a gate's background process is killed when the gate's shell exits, even one holding the gate's output open", async () => {
+	const world = sessions.newWorld();
+	const logFile = join(world.home, "gates", "background.log");
+	const begun = Date.now();
+	// Without the kill, the gate would wait 300 s for the sleeper to close the output it inherited.
+	const result = await runGate("sleep 300 & echo $!", { cwd: world.project, env: world.env, logFile });
+	expect(Date.now() - begun).toBeLessThan(10_000);
+	expect(result).toMatchObject({ passed: true, exitCode: 0, timedOut: false });
+	const sleeper = Number(result.tail.trim());
+	expect(sleeper).toBeGreaterThan(0);
+	for (let waited = 0; alive(sleeper) && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+	expect(alive(sleeper)).toBe(false);
+});
+
 it("Ctrl-C while a gate runs stops the gate and ends the run as interrupted (exit 130), not as an error", async () => {
 	const world = gitProject();
 	script([text("Done.")]);

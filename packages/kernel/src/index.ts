@@ -1,6 +1,6 @@
 export { describeExit, Kernel, type KernelExit, KernelNotRunningError, KernelStartError } from "./kernel/index.js";
 export { type CellOutputParts, formatCellOutput } from "./output/index.js";
-export { killGroupWithHost } from "./process/index.js";
+export { spawnGuardedGroup } from "./process/index.js";
 export { KernelSetupError, resolveKernelPython, type SetupOptions, setupKernelEnvironment } from "./setup/index.js";
 export * from "./state/index.js";
 export * from "./types.js";

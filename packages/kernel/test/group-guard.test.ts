@@ -9,7 +9,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface GroupHost {
 	child: ChildProcess;
-	/** Sends a command line ("guard", "release", "quit") and, but for "quit", resolves with the group's pids. */
+	/** Sends a command ("group", "leader-exits", "quit") and, but for "quit", resolves with the pids it printed. */
 	send(line: string): Promise<number[]>;
 }
 
@@ -84,20 +84,27 @@ function guardsOf(hostPid: number): number[] {
 		});
 }
 
-describe("killGroupWithHost", () => {
-	it("kills a registered group, its background process included, within 2 s of a SIGKILL of the host; a released group is left alone", async () => {
+describe("spawnGuardedGroup", () => {
+	it("kills a group, its background process included, within 2 s of a SIGKILL of the host", async () => {
 		const host = startHost();
-		const guarded = await host.send("guard");
-		const released = await host.send("release");
-		expect(guarded.map(processGone)).toEqual([false, false]);
+		const first = await host.send("group");
+		const second = await host.send("group");
+		expect([...first, ...second].map(processGone)).toEqual([false, false, false, false]);
 		await killHost(host);
-		expect(await timeUntilGone(guarded)).toBeLessThan(2_000);
-		expect(released.map(processGone)).toEqual([false, false]);
+		expect(await timeUntilGone([...first, ...second])).toBeLessThan(2_000);
+	});
+
+	it("kills what a group's leader left running as soon as the leader exits", async () => {
+		const host = startHost();
+		const [background] = await host.send("leader-exits");
+		// Reported once the shell has exited; the host is alive.
+		expect(await timeUntilGone([background])).toBeLessThan(2_000);
+		expect(processGone(host.child.pid as number)).toBe(false);
 	});
 
 	it("does not keep the host's event loop alive, and kills the groups still registered when the host exits by itself", async () => {
 		const host = startHost();
-		const guarded = await host.send("guard");
+		const guarded = await host.send("group");
 		const exited = new Promise<number | null>((resolve) => host.child.once("exit", resolve));
 		await host.send("quit");
 		expect(await exited).toBe(0);
@@ -106,7 +113,7 @@ describe("killGroupWithHost", () => {
 
 	it("replaces a guard killed by hand with one that knows every registered group", async () => {
 		const host = startHost();
-		const first = await host.send("guard");
+		const first = await host.send("group");
 		const hostPid = host.child.pid as number;
 		const [guard] = guardsOf(hostPid);
 		expect(guard).toBeGreaterThan(0);
@@ -119,7 +126,7 @@ describe("killGroupWithHost", () => {
 		}
 		expect(live).toHaveLength(1);
 		expect(live[0]).not.toBe(guard);
-		const second = await host.send("guard");
+		const second = await host.send("group");
 		await killHost(host);
 		expect(await timeUntilGone([...first, ...second])).toBeLessThan(2_000);
 	});

@@ -1,8 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, moduleName } from "./config.js";
+import { StdioGroupTransport } from "./stdio-transport.js";
 
 /** Where a server is in its life; `/mcp` shows it. */
 export type McpServerState =
@@ -192,7 +193,7 @@ export class McpServerConnection {
 		return client;
 	}
 
-	private transport(): StdioClientTransport | StreamableHTTPClientTransport {
+	private transport(): StdioGroupTransport | StreamableHTTPClientTransport {
 		const config = this.config;
 		if (config.transport === "http") {
 			return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
@@ -202,7 +203,7 @@ export class McpServerConnection {
 			const value = this.options.env[key];
 			if (value !== undefined) inherited[key] = value;
 		}
-		const transport = new StdioClientTransport({
+		const transport = new StdioGroupTransport({
 			command: config.command,
 			args: config.args,
 			env: { ...inherited, ...config.env },

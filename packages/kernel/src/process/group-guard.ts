@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 
 /**
@@ -22,28 +22,36 @@ let guard: ChildProcess | undefined;
 const guarded = new Set<number>();
 
 /**
- * Kills the process group `pgid` (a child spawned with `detached: true` leads one) when this host
- * process dies, however it dies: SIGKILL included, when no handler of ours runs. Call it right after
- * the spawn; call the function it returns once the group is gone (after killing what was left of
- * it), so a group id reused later is never killed.
+ * `spawn(command, args, options)`, the child leading a new process group (`detached`) that never
+ * outlives it or this host: when the child exits, what is left of its group is killed (a gate's
+ * `sleep 200 &`, the real server behind an `npx` one); when this host dies, however it dies
+ * (SIGKILL included, when no handler of ours runs), the whole group is killed at once.
  *
- * One guard process per host, started on first use, reads the groups from a pipe whose write end
- * only this process holds (it is close-on-exec: no child inherits it). When the host dies the kernel
- * closes that end, the guard reads end of file, and the groups die at once (no polling), the whole
- * of each group (a gate's `sleep 200 &`, the real server behind an `npx` one), not only the child. The guard runs in a session of its own (no terminal
- * signal reaches it) in `/` (it keeps no folder busy) with an empty environment (no secret in it).
+ * One guard process per host reads the groups from a pipe whose write end only this process holds
+ * (close-on-exec: no child inherits it). When the host dies the operating system closes that end,
+ * the guard reads end of file and kills every group still listed: no polling. The guard is started
+ * before the first child, so registering a child is one write right after its spawn. It runs in a
+ * session of its own (no terminal signal reaches it) in `/` (it keeps no folder busy) with an empty
+ * environment (no secret in it).
  */
-export function killGroupWithHost(pgid: number): () => void {
+export function spawnGuardedGroup(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+	if (!guard) startGuard();
+	const child = spawn(command, args, { ...options, detached: true });
+	const pgid = child.pid;
+	if (pgid === undefined) return child; // could not start: the child emits "error"
 	guarded.add(pgid);
-	tell(`+${pgid}`);
-	return () => {
-		if (guarded.delete(pgid)) tell(`-${pgid}`);
-	};
-}
-
-function tell(line: string): void {
-	if (guard) guard.stdin?.write(`${line}\n`);
-	else if (guarded.size > 0) startGuard();
+	guard?.stdin?.write(`+${pgid}\n`);
+	child.once("exit", () => {
+		try {
+			process.kill(-pgid, "SIGKILL");
+		} catch {
+			// No member left.
+		}
+		// Only now: a group id is not reused while a member lives, so a guard never kills a stranger.
+		guarded.delete(pgid);
+		guard?.stdin?.write(`-${pgid}\n`);
+	});
+	return child;
 }
 
 /** Starts a guard that learns every group registered; another replaces it if it is killed. */
@@ -59,6 +67,9 @@ function startGuard(): void {
 	child.once("spawn", () => {
 		started = true;
 	});
+	child.on("error", () => {
+		// Could not start (exit follows): each later spawn tries again.
+	});
 	child.once("exit", () => {
 		if (guard !== child) return;
 		guard = undefined;
@@ -69,7 +80,7 @@ function startGuard(): void {
 	child.stdin?.on("error", () => {
 		// The guard is gone; its replacement learns the groups.
 	});
-	child.stdin?.write([...guarded].map((pgid) => `+${pgid}\n`).join(""));
+	if (guarded.size > 0) child.stdin?.write([...guarded].map((pgid) => `+${pgid}\n`).join(""));
 	// Neither the guard nor its pipe keeps the host's event loop alive.
 	child.unref();
 	(child.stdin as Socket | null)?.unref();

@@ -1,4 +1,4 @@
-export { killGroupWithHost } from "./group-guard.js";
+export { spawnGuardedGroup } from "./group-guard.js";
 export { killOnHostExit } from "./host-exit.js";
 export { PYTHON_PACKAGE_DIR, REQUIREMENTS_FILE } from "./python-package.js";
 export {
