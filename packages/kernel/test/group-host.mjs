@@ -22,12 +22,13 @@ lines.on("line", (line) => {
 	child.stdout.once("data", (chunk) => {
 		const background = Number(chunk.toString().trim());
 		const report = (pids) => process.stdout.write(`${JSON.stringify({ pids })}\n`);
-		if (line === "group") {
-			// Nothing of the group keeps the host running, so "quit" shows what the guard does.
-			child.stdout.destroy();
-			child.unref();
-			report([child.pid, background]);
+		if (line !== "group") {
+			child.once("exit", () => report([background]));
+			return;
 		}
-		else child.once("exit", () => report([background]));
+		// Nothing of the group keeps the host running, so "quit" shows what the guard does.
+		child.stdout.destroy();
+		child.unref();
+		report([child.pid, background]);
 	});
 });
