@@ -34,11 +34,6 @@ export class StdioGroupTransport implements Transport {
 		return this.server.stderr === "pipe" ? this.stderrStream : null;
 	}
 
-	/** The server's pid, once started. */
-	get pid(): number | null {
-		return this.child?.pid ?? null;
-	}
-
 	start(): Promise<void> {
 		if (this.child) throw new Error("This MCP stdio transport was already started.");
 		return new Promise((resolve, reject) => {
