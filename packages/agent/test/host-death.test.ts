@@ -145,7 +145,9 @@ describe("nothing the agent started outlives its SIGKILL", () => {
 			args: [
 				"--autonomous",
 				"--gate",
-				"sleep 300 > /dev/null 2>&1 & echo $! > background.pid; echo $$ > gate.pid; exec sleep 300",
+				// The agent registers a gate's group in the statement after starting it; the second of
+				// sleep keeps a busy machine's scheduler from putting the kill between the two.
+				"sleep 300 > /dev/null 2>&1 & sleep 1; echo $! > background.pid; echo $$ > gate.pid; exec sleep 300",
 			],
 		});
 		const gate = await pidIn(join(world.project, "gate.pid"));

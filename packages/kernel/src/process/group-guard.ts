@@ -30,9 +30,10 @@ const guarded = new Set<number>();
  * One guard process per host reads the groups from a pipe whose write end only this process holds
  * (close-on-exec: no child inherits it). When the host dies the operating system closes that end,
  * the guard reads end of file and kills every group still listed: no polling. The guard is started
- * before the first child, so registering a child is one write right after its spawn. It runs in a
- * session of its own (no terminal signal reaches it) in `/` (it keeps no folder busy) with an empty
- * environment (no secret in it).
+ * before the first child, so registering a child is one write in the statement after its spawn
+ * (only a host killed between the two, a matter of microseconds, leaves that child unguarded). It
+ * runs in a session of its own (no terminal signal reaches it) in `/` (it keeps no folder busy)
+ * with an empty environment (no secret in it).
  */
 export function spawnGuardedGroup(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
 	if (!guard) startGuard();
