@@ -1,5 +1,4 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
-import type { Socket } from "node:net";
 
 /**
  * The guard: reads `+<pgid>` and `-<pgid>` lines, and at end of input (the host is gone) sends
@@ -82,7 +81,6 @@ function startGuard(): void {
 		// The guard is gone; its replacement learns the groups.
 	});
 	if (guarded.size > 0) child.stdin?.write([...guarded].map((pgid) => `+${pgid}\n`).join(""));
-	// Neither the guard nor its pipe keeps the host's event loop alive.
+	// The guard does not keep the host's event loop alive (nor does its idle pipe).
 	child.unref();
-	(child.stdin as Socket | null)?.unref();
 }
