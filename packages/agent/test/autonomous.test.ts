@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
-import { expect, it } from "vitest";
+import { expect, it, onTestFinished } from "vitest";
 import {
 	GATE_NOT_RERUN_TEXT,
 	GATE_OUTPUT_LIMIT,
@@ -56,6 +56,14 @@ const lastText = (context: Context | undefined) => {
 	const last = context?.messages[context.messages.length - 1];
 	return last ? wireText(last) : "";
 };
+
+function killQuietly(pid: number): void {
+	try {
+		process.kill(pid, "SIGKILL");
+	} catch {
+		// Gone, as it should be.
+	}
+}
 
 /** What print mode reports and exits with after the run. */
 async function finish(started: StartedSession, outcome: RunOutcome) {
@@ -387,6 +395,25 @@ it("a gate that runs past its timeout is stopped with its whole process group an
 	const missing = await runGate("true", { cwd: join(world.project, "absent"), env: world.env, logFile });
 	expect(missing.passed).toBe(false);
 	expect(missing.tail).toContain("[the gate could not start:");
+});
+
+it("a gate's background process is killed when the gate's shell exits, even one holding the gate's output open", async () => {
+	const world = sessions.newWorld();
+	const logFile = join(world.home, "gates", "background.log");
+	const pidFile = join(world.project, "sleeper.pid");
+	onTestFinished(() => {
+		// A failed test leaves no sleeper behind.
+		if (existsSync(pidFile)) killQuietly(Number(readFileSync(pidFile, "utf8")));
+	});
+	const begun = Date.now();
+	// Without the kill, the gate would wait 300 s for the sleeper to close the output it inherited.
+	const result = await runGate("sleep 300 & echo $! > sleeper.pid", { cwd: world.project, env: world.env, logFile });
+	expect(Date.now() - begun).toBeLessThan(10_000);
+	expect(result).toMatchObject({ passed: true, exitCode: 0, timedOut: false });
+	const sleeper = Number(readFileSync(pidFile, "utf8"));
+	expect(sleeper).toBeGreaterThan(0);
+	for (let waited = 0; alive(sleeper) && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+	expect(alive(sleeper)).toBe(false);
 });
 
 it("Ctrl-C while a gate runs stops the gate and ends the run as interrupted (exit 130), not as an error", async () => {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkMcpServers, loadMcpConfig, moduleName } from "../src/mcp/index.js";
@@ -8,10 +9,20 @@ import { alive, cell as cellTurn } from "./agent-scripts.js";
 import { useFauxSessions } from "./faux-session.js";
 import { FIXTURE, startHttpFixture } from "./mcp-fixture.js";
 
+const STUBBORN = fileURLToPath(new URL("./fixtures/mcp-stubborn-server.mjs", import.meta.url));
 const sessions = useFauxSessions();
 const servers: ChildProcess[] = [];
+/** Pids a test saw, killed after it whatever it asserted. */
+const stray: number[] = [];
 afterEach(() => {
 	for (const server of servers.splice(0)) server.kill("SIGKILL");
+	for (const pid of stray.splice(0)) {
+		try {
+			process.kill(pid, "SIGKILL");
+		} catch {
+			// Gone, as it should be.
+		}
+	}
 });
 
 /** The fixture as the stdio server "fixture" in the agent home's mcp.json (plus `extra` fields). */
@@ -203,6 +214,23 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		expect(alive(pid)).toBe(true);
 		await started.dispose();
 		expect(alive(pid)).toBe(false);
+	});
+
+	it("stops a server that ignores its closed stdin with the session, and the server's own subprocess", async () => {
+		const pids = join(sessions.world.home, "stubborn.json");
+		sessions.world.writeHome("mcp.json", {
+			mcpServers: { stubborn: { command: process.execPath, args: [STUBBORN], env: { MCP_FIXTURE_PIDS: pids } } },
+		});
+		const started = await sessions.start();
+		await cell(started, "import mcp_servers.stubborn as s\nprint(await s.pid())");
+		const { server, subprocess } = JSON.parse(readFileSync(pids, "utf8")) as { server: number; subprocess: number };
+		stray.push(server, subprocess);
+		expect([alive(server), alive(subprocess)]).toEqual([true, true]);
+		await started.dispose();
+		// Told to stop (stdin closed, then SIGTERM to its process group): the subprocess goes too.
+		for (let waited = 0; (alive(server) || alive(subprocess)) && waited < 5_000; waited += 50)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		expect([alive(server), alive(subprocess)]).toEqual([false, false]);
 	});
 
 	it("an unknown server fails the import with the configured names", async () => {

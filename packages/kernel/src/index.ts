@@ -1,5 +1,6 @@
 export { describeExit, Kernel, type KernelExit, KernelNotRunningError, KernelStartError } from "./kernel/index.js";
 export { type CellOutputParts, formatCellOutput } from "./output/index.js";
+export { spawnGuardedGroup } from "./process/index.js";
 export {
 	type KernelPythonProblem,
 	KernelSetupError,

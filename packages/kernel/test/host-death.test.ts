@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,15 @@ function connectionFileOf(pid: number): string {
 function cpuSeconds(pid: number): number {
 	const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()?.trim().split(" ") ?? [];
 	return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Polls until `path` no longer exists; rejects after `timeoutMs`. */
+async function waitUntilRemoved(path: string, timeoutMs: number): Promise<void> {
+	const started = Date.now();
+	while (existsSync(path)) {
+		if (Date.now() - started > timeoutMs) throw new Error(`${path} still exists after ${timeoutMs} ms`);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
 }
 
 describe("a kernel never outlives its host", () => {
@@ -76,7 +85,8 @@ describe("a kernel never outlives its host", () => {
 		process.kill(host.hostPid, "SIGKILL");
 		await host.exited;
 		await waitUntilGone(host.kernelPid, 10_000);
-		expect(existsSync(connectionFile)).toBe(false);
+		// The kernel's guard removes it (within its poll interval), whoever killed the kernel first.
+		await waitUntilRemoved(connectionFile, 2_000);
 	});
 
 	it("is gone within 2 s of a SIGKILL of its host while a C call holds the GIL, with its subprocesses", async () => {
@@ -96,6 +106,42 @@ describe("a kernel never outlives its host", () => {
 		await host.exited;
 		await waitUntilGone(host.kernelPid, 2_000);
 		await waitUntilGone(sleeperPid, 2_000);
+	});
+
+	it("is gone within 2 s of a SIGKILL of its host during its shutdown, with its subprocesses and its connection file", async () => {
+		// ipykernel's shutdown terminates the processes of the kernel's group and waits (up to 30 s)
+		// for them to go. A subprocess that records the SIGTERM, and ignores it, shows the kernel is
+		// inside that wait: the host is killed then.
+		const marker = join(mkdtempSync(join(tmpdir(), "kernel-shutdown-")), "terminated");
+		const host = await startHost([
+			"--then-shutdown",
+			"--cell",
+			`import subprocess\nchild = subprocess.Popen(['sh', '-c', "trap 'echo term >> ${marker}' TERM; while :; do sleep 0.1; done"])\nprint(child.pid, flush=True)`,
+		]);
+		const subprocessPid = Number(JSON.parse(await host.nextLine()).printed);
+		const connectionFile = connectionFileOf(host.kernelPid);
+		try {
+			expect(await host.nextLine()).toBe("shutting down");
+			while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+			const killed = Date.now();
+			process.kill(host.hostPid, "SIGKILL");
+			await host.exited;
+			await waitUntilGone(host.kernelPid, 10_000);
+			await waitUntilGone(subprocessPid, 10_000);
+			expect(Date.now() - killed).toBeLessThan(2_000);
+			// Removed by the kernel's guard, which the shutdown did not take down.
+			await waitUntilRemoved(connectionFile, 2_000);
+		} finally {
+			for (const pid of [host.kernelPid, subprocessPid]) {
+				try {
+					process.kill(pid, "SIGKILL");
+				} catch {
+					// Gone, as it should be.
+				}
+			}
+			rmSync(dirname(marker), { recursive: true, force: true });
+			rmSync(dirname(connectionFile), { recursive: true, force: true });
+		}
 	});
 
 	it("survives a SIGINT the host app handles itself, and still dies with the host afterwards", async () => {

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { spawnGuardedGroup } from "prime-agent-kernel";
 
 /** A gate's run is stopped after this long and counts as failed. */
 export const GATE_TIMEOUT_MS = 5 * 60_000;
@@ -27,7 +27,9 @@ export interface GateRun {
 
 /**
  * Run one gate: `sh -c <command>` in `cwd`, stdout and stderr into `logFile` as they come, its
- * process group killed on timeout or abort (then it counts as failed). Never throws.
+ * process group killed on timeout or abort (then it counts as failed). What the gate leaves running
+ * in the background (`server &`) is killed when its shell exits, and the whole group dies with the
+ * agent, however the agent dies. Never throws.
  */
 export function runGate(
 	command: string,
@@ -46,11 +48,10 @@ export function runGate(
 		let timedOut = false;
 		let aborted = false;
 		let error: string | undefined;
-		const child = spawn("sh", ["-c", command], {
+		const child = spawnGuardedGroup("sh", ["-c", command], {
 			cwd: options.cwd,
 			env: options.env,
 			stdio: ["ignore", "pipe", "pipe"],
-			detached: true,
 		});
 		const kill = () => {
 			if (child.pid === undefined || child.exitCode !== null) return;
@@ -73,8 +74,8 @@ export function runGate(
 		};
 		if (options.signal?.aborted) onAbort();
 		else options.signal?.addEventListener("abort", onAbort, { once: true });
-		child.stdout.on("data", keep);
-		child.stderr.on("data", keep);
+		child.stdout?.on("data", keep);
+		child.stderr?.on("data", keep);
 		child.on("error", (failure) => {
 			error = failure.message;
 		});

@@ -1,8 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, moduleName, redact, type StdioServerConfig } from "./config.js";
+import { StdioGroupTransport } from "./stdio-transport.js";
 
 /** Where a server is in its life; `/mcp` shows it. */
 export type McpServerState =
@@ -200,12 +201,12 @@ export class McpServerConnection {
 		return client;
 	}
 
-	private transport(): StdioClientTransport | StreamableHTTPClientTransport {
+	private transport(): StdioGroupTransport | StreamableHTTPClientTransport {
 		const config = this.config;
 		if (config.transport === "http") {
 			return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
 		}
-		const transport = new StdioClientTransport({
+		const transport = new StdioGroupTransport({
 			command: config.command,
 			args: config.args,
 			env: stdioServerEnvironment(config, this.options.env),

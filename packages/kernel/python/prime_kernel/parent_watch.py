@@ -2,11 +2,17 @@
 
 The watch runs in a small guard process forked before ipykernel starts, not in a thread of the
 kernel: a thread cannot run while a long C call holds the GIL, so a host killed with SIGKILL
-during ``numpy`` work would leave the kernel alive until the call returned. The guard stays in the
-kernel's process group (the kernel leads it) and kills the whole group, itself included, when
+during ``numpy`` work would leave the kernel alive until the call returned. The kernel leads its
+process group; the guard kills that whole group when
 
 - the host is gone (SIGKILL of the host included), after removing the connection file, or
 - the kernel is gone (a crash): whatever the kernel started must not run on as an orphan.
+
+The guard leads a process group of its own, then exits. It must stay out of the kernel's group:
+ipykernel's shutdown terminates every process in that group and waits, up to 30 s, until none is
+listed (a terminated guard would stay listed, a zombie its kernel never reaps), so a guard in it
+would be the first thing a shutdown kills, and a host killed during that shutdown would leave the
+kernel running for those 30 s.
 
 The host pid is watched directly: an orphan may be re-parented to a subreaper rather than to pid 1,
 so ``getppid() == 1`` is not a reliable sign that the host died.
@@ -77,6 +83,10 @@ def start_guard(host_pid: int, connection_file: str | None = None) -> None:
         pass
     if os.fork() != 0:
         return
+    try:
+        os.setpgid(0, 0)  # out of reach of the kernel's shutdown (see the module's note)
+    except OSError:
+        pass
     try:
         # Let go of the host's pipes: they should close when the kernel exits, not when the guard does.
         devnull = os.open(os.devnull, os.O_RDWR)

@@ -9,7 +9,6 @@ import {
 } from "../connection/index.js";
 import {
 	type KernelProcess,
-	killLeftovers,
 	killOnHostExit,
 	OUTPUT_ACK_EVERY,
 	OUTPUT_CREDIT_COMM_ID,
@@ -78,7 +77,6 @@ export class RunningKernel {
 		});
 		this.exited = proc.exited.then(async (exit) => {
 			this.exit = exit;
-			killLeftovers(proc.child.pid);
 			this.unregisterExitKill();
 			this.channels?.close();
 			for (const waiter of this.exitWaiters) waiter(exit);

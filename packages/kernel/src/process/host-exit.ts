@@ -1,8 +1,9 @@
 /**
  * Kills every live kernel when the host exits, or receives SIGINT/SIGTERM/SIGHUP that nothing else
  * in the app handles (the signal is then re-raised so the host dies as it would have), so no kernel
- * outlives its host. (A host killed with SIGKILL runs no handler: the kernel's own host-pid watch
- * covers that.) Handlers are installed once per process, on the first kernel started.
+ * outlives its host. (A host killed with SIGKILL runs no handler: `spawnGuardedGroup` and the
+ * kernel's own host-pid watch cover that.) Handlers are installed once per process, on the first
+ * kernel started.
  */
 
 const live = new Set<() => void>();

@@ -1,9 +1,9 @@
+export { spawnGuardedGroup } from "./group-guard.js";
 export { killOnHostExit } from "./host-exit.js";
 export { PYTHON_PACKAGE_DIR, REQUIREMENTS_FILE } from "./python-package.js";
 export {
 	type KernelProcess,
 	type KernelProcessOptions,
-	killLeftovers,
 	OUTPUT_ACK_EVERY,
 	OUTPUT_CREDIT_COMM_ID,
 	OUTPUT_PROBE_MSG_TYPE,

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { delimiter } from "node:path";
+import { spawnGuardedGroup } from "./group-guard.js";
 import { PYTHON_PACKAGE_DIR } from "./python-package.js";
 
 export interface KernelProcessOptions {
@@ -37,7 +38,7 @@ export interface KernelProcess {
 	stderrTail(): string;
 	/** Set when the interpreter could not be run at all (missing, not executable). */
 	spawnError?: NodeJS.ErrnoException;
-	/** Resolves when the process has exited. */
+	/** Resolves when the process has exited (and what was left of its process group was killed). */
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -45,6 +46,8 @@ export interface KernelProcess {
  * Starts `python -m prime_kernel -f <connection file>`: a stock ipykernel that exits when this
  * host process is gone and accepts host replies on control. The kernel leads its own process
  * group, so terminal signals meant for the host do not reach it and a kill takes its children too.
+ * The group dies with the kernel and with the host (`spawnGuardedGroup`); besides, the kernel's
+ * own guard (`parent_watch.py`) removes the connection file when the host is gone.
  */
 export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
 	const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...options.env };
@@ -55,7 +58,7 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	env.PRIME_KERNEL_OUTPUT_WINDOW = String(OUTPUT_WINDOW_CHARS);
 	// ipykernel's own parent poller watches getppid(), which a subreaper defeats; ours watches the pid.
 	delete env.JPY_PARENT_PID;
-	const child = spawn(
+	const child = spawnGuardedGroup(
 		options.python,
 		[
 			"-m",
@@ -66,7 +69,7 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 			"--InteractiveShell.colors=nocolor",
 			"--HistoryManager.enabled=False",
 		],
-		{ cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+		{ cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] },
 	);
 	let tail = "";
 	const keep = (chunk: Buffer) => {
@@ -86,19 +89,6 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 		}),
 	};
 	return kernelProcess;
-}
-
-/**
- * SIGKILL to what is left of an exited kernel's process group: the subprocesses it started must
- * not run on as orphans. (A process group id is not reused while any member lives.)
- */
-export function killLeftovers(pid: number | undefined): void {
-	if (pid === undefined) return;
-	try {
-		process.kill(-pid, "SIGKILL");
-	} catch {
-		// No member left.
-	}
 }
 
 /** Sends `signal` to the kernel's whole process group (falls back to the process alone). */
