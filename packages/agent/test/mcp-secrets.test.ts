@@ -4,7 +4,6 @@ import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { UserError } from "../src/errors.js";
@@ -131,9 +130,9 @@ describe("a stdio MCP server's environment", () => {
 		});
 		const started = await sessions.start();
 		const run = await started.kernel.run("import mcp_servers.fixture as fx\nprint(await fx.get_env(name='*'))");
-		// The SDK fills in the host process's value of a default the session's environment lacks.
+		// The defaults come from the session's environment only, never from the host process's own.
 		const defaults = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"].filter(
-			(name) => world.env[name] !== undefined || name in getDefaultEnvironment(),
+			(name) => world.env[name] !== undefined,
 		);
 		expect(run.cell.stdout).toBe(`${["FIXTURE_SECRET", ...defaults].sort().join(" ")}\n`);
 	});

@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { STATE_MANIFEST } from "prime-agent-kernel";
-import { PRIVATE_FILE_MODE } from "../home/index.js";
+import { PRIVATE_FILE_MODE, writeFileAtomically } from "../home/index.js";
 
 /** The seal beside a snapshot's manifest. */
 export const STATE_SEAL = "manifest.seal";
@@ -27,14 +27,7 @@ export class StateSeal {
 	/** Seal the manifest a save just wrote in `stateDir`. Throws when it cannot (the save is then reported failed). */
 	sign(stateDir: string): void {
 		const seal = this.mac(readFileSync(join(stateDir, STATE_MANIFEST)), this.key(true) as Buffer);
-		const path = join(stateDir, STATE_SEAL);
-		const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-		try {
-			writeFileSync(temp, seal, { mode: PRIVATE_FILE_MODE });
-			renameSync(temp, path);
-		} finally {
-			rmSync(temp, { force: true });
-		}
+		writeFileAtomically(join(stateDir, STATE_SEAL), seal, PRIVATE_FILE_MODE);
 	}
 
 	/** Whether the manifest in `stateDir` carries this home's seal (false without a key, a seal or a manifest). */
