@@ -141,19 +141,70 @@ it("a session copied into the home's sessions folder keeps its conversation, but
 	({ world, server } = await localModelWorld([{ code: "print('handle' in dir())" }, { text: "done" }]));
 	const id = "5e55104e-0000-4000-8000-000000000003";
 	const sessions = join(world.home, "sessions");
-	mkdirSync(sessions, { recursive: true });
+	mkdirSync(sessions, { recursive: true, mode: 0o700 });
 	writeFileSync(join(sessions, `${id}.jsonl`), sessionText(id));
 	plantSnapshot(join(sessions, id, "kernel-state"));
 
 	const run = await resume(id);
 	expect(run.code, run.stderr).toBe(0);
 	expect(existsSync(pwned())).toBe(false);
-	expect(run.stderr).toContain(
-		`The kernel state in ${join(realpathSync(sessions), id, "kernel-state")} was not loaded: it carries no seal of this agent home`,
+	// The first line of the run, before the model is called.
+	expect(run.stderr.split("\n")[0]).toBe(
+		`The kernel state in ${join(realpathSync(sessions), id, "kernel-state")} was not loaded: it carries no seal of this agent home (it was saved elsewhere or by an older prime-agent, or changed since), and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
 	);
 	expect(JSON.stringify(server.requests[0]?.messages)).toContain("the earlier question");
 	expect(JSON.stringify(server.requests[1]?.messages)).toContain("False");
 }, 60_000);
+
+it("a snapshot sealed by another agent home is not loaded, and JSON mode says so in the session line's notices", async () => {
+	({ world, server } = await localModelWorld([{ code: "kept = 41" }, { text: "set" }]));
+	const first = await runCliText(["--model", "local/coder", "-p", "define"], world.project, world.env);
+	expect(first.code, first.stderr).toBe(0);
+	const sessions = join(world.home, "sessions");
+	const id = (readdirSync(sessions).find((name) => name.endsWith(".jsonl")) as string).replace(/\.jsonl$/, "");
+	// Another home's key: the same files, sealed by a secret this home does not hold.
+	writeFileSync(join(world.home, "kernel-state.key"), "ab".repeat(32), { mode: 0o600 });
+
+	await useModel([{ code: "print('kept' in dir())" }, { text: "done" }]);
+	const run = await runCliText(
+		["--model", "local/coder", "-r", id, "--mode", "json", "-p", "go"],
+		world.project,
+		world.env,
+	);
+	expect(run.code, run.stderr).toBe(0);
+	const session = JSON.parse(run.stdout.split("\n")[0] as string);
+	expect(session.type).toBe("session");
+	expect(session.notices).toEqual([
+		`The kernel state in ${join(realpathSync(sessions), id, "kernel-state")} was not loaded: it carries no seal of this agent home (it was saved elsewhere or by an older prime-agent, or changed since), and loading saved state runs the code it holds. The conversation continues in an empty kernel.`,
+	]);
+	expect(JSON.stringify(server.requests[1]?.messages)).toContain("False");
+}, 120_000);
+
+it("a snapshot whose manifest cannot be read is not loaded, and the user is told why (not only the model)", async () => {
+	({ world, server } = await localModelWorld([{ code: "print('handle' in dir())" }, { text: "done" }]));
+	const id = "5e55104e-0000-4000-8000-000000000004";
+	const sessions = join(world.home, "sessions");
+	mkdirSync(sessions, { recursive: true, mode: 0o700 });
+	writeFileSync(join(sessions, `${id}.jsonl`), sessionText(id));
+	const stateDir = join(sessions, id, "kernel-state");
+	plantSnapshot(stateDir);
+	writeFileSync(join(stateDir, "manifest.json"), "{ not json");
+
+	const run = await resume(id);
+	expect(run.code, run.stderr).toBe(0);
+	expect(existsSync(pwned())).toBe(false);
+	const manifest = join(realpathSync(sessions), id, "kernel-state", "manifest.json");
+	expect(run.stderr.split("\n")[0]).toMatch(
+		new RegExp(
+			`^The kernel state saved for ${literal(join(realpathSync(sessions), `${id}.jsonl`))} could not be read, so it was not loaded \\(The state manifest ${literal(manifest)} is not valid JSON \\(.+\\)\\)\\. The conversation continues in an empty kernel\\.$`,
+		),
+	);
+	expect(JSON.stringify(server.requests[0]?.messages)).toContain("the earlier question");
+	expect(JSON.stringify(server.requests[1]?.messages)).toContain("False");
+}, 60_000);
+
+/** `text` as a literal in a regular expression. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 it("a sealed snapshot loads only from the home's sessions folder: a copy of the session moved elsewhere resumes empty", async () => {
 	({ world, server } = await localModelWorld([{ code: "kept = 41" }, { text: "set" }]));

@@ -1,6 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { runCli } from "../src/cli/index.js";
+import { memoryIo } from "./cli-io.js";
 import { spawnCliText } from "./cli-process.js";
 import { type LoopbackServer, localModelWorld } from "./loopback-servers.js";
 import type { TempWorld } from "./temp-home.js";
@@ -32,7 +34,7 @@ const user = (id: string, parentId: string | null, text: string) => ({
 /** Writes the session `ID` into the home's sessions folder, one record a line (header first); its path. */
 function writeSession(records: unknown[]): string {
 	const dir = join(world.home, "sessions");
-	mkdirSync(dir, { recursive: true });
+	mkdirSync(dir, { recursive: true, mode: 0o700 });
 	const path = join(dir, `${ID}.jsonl`);
 	writeFileSync(path, `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
 	return path;
@@ -67,7 +69,7 @@ it("a parent cycle is damage at its line: `sessions FILE`, the listing and a res
 	const shown = await runBounded(["sessions", path]);
 	expect(shown.code, shown.stderr).toBe(0);
 	expect(shown.stdout).toContain(
-		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line): the entries above come before it.",
+		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line). No entry comes before line 2",
 	);
 	// Far below the limit even on a loaded machine: reading stops at the line.
 	expect(shown.ms).toBeLessThan(15_000);
@@ -75,7 +77,7 @@ it("a parent cycle is damage at its line: `sessions FILE`, the listing and a res
 	const listed = await runBounded(["sessions", "--all"]);
 	expect(listed.code, listed.stderr).toBe(0);
 	expect(listed.stdout).toContain(`${ID}  `);
-	expect(listed.stdout).toContain("[damaged at line 2: fork it]");
+	expect(listed.stdout).toContain("[damaged at line 2: nothing before it to fork]");
 
 	const resumed = await runBounded(["--model", "local/coder", "-r", ID, "-p", "go"]);
 	expect(resumed.code).toBe(2);
@@ -121,4 +123,52 @@ it("an entry with a field of the wrong type, or a second header, is damage at it
 	expect(second.code, second.stderr).toBe(0);
 	expect(second.stdout).toContain("The file is damaged at line 3 (a second session header)");
 	expect(second.stdout).not.toContain("aaaa0002");
+}, 60_000);
+
+it("a damaged file given by a path outside the home is named by that path in the advice, and the advice works", async () => {
+	({ world, server } = await localModelWorld([{ text: "continued" }]));
+	const shared = join(world.project, "shared");
+	mkdirSync(shared);
+	const typed = `shared/${ID}.jsonl`;
+	const records = [header, user("aaaa0001", null, "first"), user("aaaa0002", "aaaa0002", "itself")];
+	writeFileSync(join(world.project, typed), `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
+
+	const resumed = memoryIo(world.project, world.env);
+	expect(await runCli(["--model", "local/coder", "-r", typed, "-p", "go"], resumed)).toBe(2);
+	expect(resumed.err()).toBe(
+		`Error: Session file ${join(realpathSync(world.project), typed)} is damaged at line 3 (the entry aaaa0002 is its own parent).\n` +
+			`Continue from its last good entry in a new file with \`prime-agent --fork ${typed}\`; this file was left untouched.\n`,
+	);
+	const shown = memoryIo(world.project, world.env);
+	expect(await runCli(["sessions", typed], shown)).toBe(0);
+	expect(shown.out()).toContain(`Continue from them with \`prime-agent --fork ${typed} --at <entry>\`.\n`);
+
+	// The advice, as given, continues the conversation.
+	const forked = memoryIo(world.project, world.env);
+	expect(await runCli(["--model", "local/coder", "--fork", typed, "-p", "go"], forked)).toBe(0);
+	expect(forked.out()).toBe("continued\n");
+	expect(JSON.stringify(server.requests[0]?.messages)).toContain("first");
+	expect(server.requests.length).toBe(1);
+}, 60_000);
+
+it("a file damaged at line 2 offers no entries to continue from: it says to repair the line or start anew", async () => {
+	({ world, server } = await localModelWorld([{ text: "unused" }]));
+	const path = writeSession([header, user("aaaa0001", "aaaa0001", "itself"), user("aaaa0002", "aaaa0001", "x")]);
+	const advice =
+		"No entry comes before line 2, so there is nothing to continue from: repair that line by hand (line 1 is the header), or start a new session";
+
+	const resumed = memoryIo(world.project, world.env);
+	expect(await runCli(["--model", "local/coder", "-r", ID, "-p", "go"], resumed)).toBe(2);
+	expect(resumed.err()).toBe(
+		`Error: Session file ${path} is damaged at line 2 (the entry aaaa0001 is its own parent).\n${advice}; this file was left untouched.\n`,
+	);
+	const shown = memoryIo(world.project, world.env);
+	expect(await runCli(["sessions", ID], shown)).toBe(0);
+	expect(shown.out()).toContain(`The file is damaged at line 2 (the entry aaaa0001 is its own parent). ${advice}.\n`);
+	expect(shown.out()).not.toContain("--fork");
+	const listed = memoryIo(world.project, world.env);
+	expect(await runCli(["sessions", "--all"], listed)).toBe(0);
+	expect(listed.out()).toContain("[damaged at line 2: nothing before it to fork]");
+	expect(listed.out()).not.toContain("fork it");
+	expect(server.requests.length).toBe(0);
 }, 60_000);

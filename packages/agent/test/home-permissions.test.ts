@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
@@ -34,7 +34,7 @@ const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 
 describe("an agent home other users can write or own", () => {
-	it("a world-writable home and sessions folder lose group and other write, with one warning each; the run goes on", async () => {
+	it("a world-writable home loses group and other write, a world-open sessions folder goes back to 0700, with one warning each; the run goes on", async () => {
 		const { world, server } = await localWorld();
 		const sessions = join(world.home, "sessions");
 		mkdirSync(sessions);
@@ -44,10 +44,10 @@ describe("an agent home other users can write or own", () => {
 		expect(await runCli(["-p", "hi", "--model", "local/m"], io)).toBe(ExitCode.ok);
 		expect(io.err()).toBe(
 			`Warning: other users could write the agent home ${world.home} (mode 0777); its mode is now 0755.\n` +
-				`Warning: other users could write the sessions folder ${sessions} (mode 0777); its mode is now 0755.\n`,
+				`Warning: other users could read and write the sessions folder ${sessions} (mode 0777); its mode is now 0700 (for you alone, as prime-agent makes it).\n`,
 		);
 		expect(modeOf(world.home)).toBe(0o755);
-		expect(modeOf(sessions)).toBe(0o755);
+		expect(modeOf(sessions)).toBe(0o700);
 		expect(io.out()).toBe("first\n");
 		expect(server.requests.length).toBe(1);
 
@@ -55,6 +55,77 @@ describe("an agent home other users can write or own", () => {
 		const again = memoryIo(world.project, world.env);
 		expect(await runCli(["-p", "hi", "--model", "local/m"], again)).toBe(ExitCode.ok);
 		expect(again.err()).toBe("");
+	});
+
+	it("the home's files and folders that run code or hold keys, open to others, are fixed with one warning each; the run goes on", async () => {
+		const { world, server } = await localWorld();
+		const home = (name: string) => join(world.home, name);
+		world.writeHome("settings.json", {});
+		world.writeHome("mcp.json", { mcpServers: {} });
+		world.writeHome("auth.json", {});
+		world.writeHome("trusted-projects.json", { version: 1, projects: {} });
+		writeFileSync(home("kernel-state.key"), "00".repeat(32));
+		for (const name of ["settings.json", "models.json", "mcp.json", "auth.json", "trusted-projects.json"]) {
+			chmodSync(home(name), 0o666);
+		}
+		chmodSync(home("kernel-state.key"), 0o644);
+		const sessions = home("sessions");
+		mkdirSync(sessions);
+		chmodSync(sessions, 0o755);
+		for (const name of ["skills", "extensions", "packages", "harness"]) {
+			mkdirSync(home(name));
+			chmodSync(home(name), 0o777);
+		}
+
+		const io = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "local/m"], io)).toBe(ExitCode.ok);
+		const alone = " (for you alone, as prime-agent makes it)";
+		expect(io.err()).toBe(
+			[
+				`Warning: other users could read the sessions folder ${sessions} (mode 0755); its mode is now 0700${alone}.`,
+				`Warning: other users could write the skills folder ${home("skills")} (mode 0777); its mode is now 0755.`,
+				`Warning: other users could write the extensions folder ${home("extensions")} (mode 0777); its mode is now 0755.`,
+				`Warning: other users could write the packages folder ${home("packages")} (mode 0777); its mode is now 0755.`,
+				`Warning: other users could write the harness folder ${home("harness")} (mode 0777); its mode is now 0755.`,
+				`Warning: other users could write the settings file ${home("settings.json")} (mode 0666); its mode is now 0644.`,
+				`Warning: other users could write the models file ${home("models.json")} (mode 0666); its mode is now 0644.`,
+				`Warning: other users could write the MCP servers file ${home("mcp.json")} (mode 0666); its mode is now 0644.`,
+				`Warning: other users could write the project approvals file ${home("trusted-projects.json")} (mode 0666); its mode is now 0644.`,
+				`Warning: other users could read and write the keys file ${home("auth.json")} (mode 0666); its mode is now 0600${alone}.`,
+				`Warning: other users could read the kernel-state key ${home("kernel-state.key")} (mode 0644); its mode is now 0600${alone}.`,
+				"",
+			].join("\n"),
+		);
+		expect(modeOf(home("auth.json"))).toBe(0o600);
+		expect(modeOf(home("kernel-state.key"))).toBe(0o600);
+		expect(modeOf(home("mcp.json"))).toBe(0o644);
+		expect(modeOf(home("skills"))).toBe(0o755);
+		expect(modeOf(sessions)).toBe(0o700);
+		expect(io.out()).toBe("first\n");
+		expect(server.requests.length).toBe(1);
+
+		const again = memoryIo(world.project, world.env);
+		expect(await runCli(["-p", "hi", "--model", "local/m"], again)).toBe(ExitCode.ok);
+		expect(again.err()).toBe("");
+	});
+
+	it("doctor names each file and folder others may use, with its chmod, and changes nothing", async () => {
+		const { world } = await localWorld();
+		const auth = join(world.home, "auth.json");
+		const skills = join(world.home, "skills");
+		world.writeHome("auth.json", {});
+		chmodSync(auth, 0o666);
+		mkdirSync(skills);
+		chmodSync(skills, 0o777);
+		const io = memoryIo(world.project, world.env);
+		await runCli(["doctor"], io);
+		expect(io.out()).toContain(
+			`! Agent home: other users can write ${skills} (mode 0777): the next run sets 0755\n    fix: chmod go-w ${skills}\n` +
+				`! Agent home: other users can read and write ${auth} (mode 0666): the next run sets 0600\n    fix: chmod go-rwx ${auth}\n`,
+		);
+		expect(io.out()).toContain("✓ auth.json: present\n");
+		expect(modeOf(auth)).toBe(0o666);
+		expect(modeOf(skills)).toBe(0o777);
 	});
 
 	it("doctor reports a writable home and changes nothing", async () => {
@@ -77,7 +148,7 @@ describe("an agent home other users can write or own", () => {
 		expect(run.code).toBe(ExitCode.ok);
 		expect(run.stdout).toBe("from the worker\n");
 		expect(run.stderr).toBe(
-			`Warning: other users could write the daemon folder ${daemonDir} (mode 0777); its mode is now 0700.\n`,
+			`Warning: other users could read and write the daemon folder ${daemonDir} (mode 0777); its mode is now 0700 (for you alone, as prime-agent makes it).\n`,
 		);
 		expect(modeOf(daemonDir)).toBe(0o700);
 	}, 60_000);

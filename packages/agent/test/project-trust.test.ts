@@ -226,7 +226,7 @@ describe("project code runs only once approved", () => {
 		const doctor = await runCliText(["doctor"], repo.world.project, repo.world.env);
 		expect(existsSync(repo.markers.mcp)).toBe(false);
 		expect(doctor.stdout).toContain(
-			"! Project MCP servers (.prime/mcp.json): not approved, not started: marker\n    fix: Run prime-agent in this folder to review them, or pass --trust-project.",
+			"! Project MCP servers (.prime/mcp.json): not approved, not started: marker\n    fix: Run prime-agent in this folder to review them, or pass --trust-project to a run (`prime-agent --trust-project`).",
 		);
 		const code = findProjectCode(repo.world.project);
 		approveItems(repo.world.home, code.root, code.items);

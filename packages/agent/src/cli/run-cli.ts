@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import type { InteractiveUi } from "../modes/index.js";
-import { describeBranch, describeChildren, listSessions, resolveSessionRef, Session } from "../session/index.js";
+import { afterDamage, describeBranch, describeChildren, listSessions, openSessionRef } from "../session/index.js";
 import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
@@ -227,11 +227,14 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
-		const session = Session.open(resolveSessionRef(args.sessionRef, paths.sessions, io.cwd), { upToDamage: true });
+		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, true);
 		io.stdout.write(describeBranch(session));
 		if (session.damagedLine !== undefined) {
+			const what = `The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}`;
 			io.stdout.write(
-				`The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.id} --at <entry>\`.\n`,
+				session.entries.length > 0
+					? `${what}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.commandRef} --at <entry>\`.\n`
+					: `${what}. ${afterDamage(0, session.damagedLine, session.commandRef)}.\n`,
 			);
 		}
 		return ExitCode.ok;
@@ -252,7 +255,10 @@ function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	for (const info of sessions) {
 		const when = info.modified.toISOString().replace("T", " ").slice(0, 16);
 		const where = args.all ? `  ${info.cwd}` : "";
-		const damaged = info.damagedLine === undefined ? "" : `  [damaged at line ${info.damagedLine}: fork it]`;
+		const damaged =
+			info.damagedLine === undefined
+				? ""
+				: `  [damaged at line ${info.damagedLine}: ${info.messageCount > 0 ? "fork it" : "nothing before it to fork"}]`;
 		io.stdout.write(
 			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}${damaged}  ${info.firstMessage}\n`,
 		);

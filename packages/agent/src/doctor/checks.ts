@@ -5,6 +5,8 @@ import { kernelPythonProblem, resolveKernelPython } from "prime-agent-kernel";
 import { type ChildEnvironment, childEnvironment } from "../child-env/index.js";
 import {
 	type AgentPaths,
+	access,
+	chmodFix,
 	type FolderFinding,
 	inspectHomeFolders,
 	kernelEnvKeep,
@@ -45,7 +47,7 @@ export async function runChecks(
 	env: NodeJS.ProcessEnv = process.env,
 	cwd = process.cwd(),
 ): Promise<CheckResult[]> {
-	const results: CheckResult[] = [checkNode(), checkHome(paths), ...checkConfigFiles(paths)];
+	const results: CheckResult[] = [checkNode(), ...checkHome(paths), ...checkConfigFiles(paths)];
 	results.push(...checkProviders(paths, env));
 	results.push(...(await checkLocalServers(paths, env)));
 	const kernelEnv = kernelEnvironment(paths, env);
@@ -71,7 +73,8 @@ function checkProjectCode(trust: ProjectTrust): CheckResult[] {
 		const count = trust.items.length;
 		return [ok("Project code", `${count} item${count === 1 ? "" : "s"} approved in ${trust.root}`)];
 	}
-	const fix = `${HOW_TO_APPROVE[0]?.toUpperCase()}${HOW_TO_APPROVE.slice(1)}.`;
+	// Doctor itself takes no --trust-project: it names the run that does.
+	const fix = `${HOW_TO_APPROVE[0]?.toUpperCase()}${HOW_TO_APPROVE.slice(1)} to a run (\`prime-agent --trust-project\`).`;
 	return trust.held.map((item) => {
 		const state = trust.heldState(item);
 		switch (item.kind) {
@@ -94,35 +97,48 @@ function checkNode(): CheckResult {
 		: fail("Node.js", `${process.versions.node} is too old`, "Install Node.js 20 or newer.");
 }
 
-function checkHome(paths: AgentPaths): CheckResult {
+/** The agent home: one line for it, or one for each file or folder of it others may use (see `secureHomeFolders`). */
+function checkHome(paths: AgentPaths): CheckResult[] {
 	if (!existsSync(paths.root)) {
-		return ok("Agent home", `${paths.root} (created on first use)`);
+		return [ok("Agent home", `${paths.root} (created on first use)`)];
 	}
 	const findings = inspectHomeFolders(paths);
-	if (findings.length > 0) {
-		const refused = findings.some((finding) => finding.kind !== "writable");
-		const detail = findings.map(describeFinding).join("; ");
-		return refused
-			? fail("Agent home", detail, "Point PRIME_AGENT_DIR at a folder of your own.")
-			: warn("Agent home", detail, `chmod go-w ${findings.map((finding) => finding.path).join(" ")}`);
-	}
+	if (findings.length > 0) return findings.map(describeFinding);
 	const mode = statSync(paths.root).mode & 0o777;
 	if (mode & 0o077) {
-		return warn(
-			"Agent home",
-			`${paths.root} is readable by other users (mode ${mode.toString(8)})`,
-			`chmod 700 ${paths.root}`,
-		);
+		return [
+			warn(
+				"Agent home",
+				`${paths.root} is readable by other users (mode ${mode.toString(8)})`,
+				`chmod 700 ${paths.root}`,
+			),
+		];
 	}
-	return ok("Agent home", paths.root);
+	return [ok("Agent home", paths.root)];
 }
 
-/** A folder of the home others can write or own, as doctor says it (a run fixes or refuses it). */
-function describeFinding(finding: FolderFinding): string {
-	if (finding.kind === "foreign") return `${finding.path} belongs to ${finding.owner}: runs refuse it`;
-	if (finding.kind === "root-writable")
-		return `other users can write ${finding.path} (mode ${octal(finding.mode)}, owned by root): runs refuse it`;
-	return `other users can write ${finding.path} (mode ${octal(finding.mode)}): the next run sets ${octal(finding.fixedMode)}`;
+/** A file or folder of the home others may use or own, as doctor says it (a run fixes or refuses it). */
+function describeFinding(finding: FolderFinding): CheckResult {
+	if (finding.kind === "foreign") {
+		return fail(
+			"Agent home",
+			`${finding.path} belongs to ${finding.owner}: runs refuse it`,
+			"Point PRIME_AGENT_DIR at a folder of your own.",
+		);
+	}
+	const can = `other users can ${access(finding.mode, finding.forbidden)} ${finding.path}`;
+	if (finding.kind === "root-exposed") {
+		return fail(
+			"Agent home",
+			`${can} (mode ${octal(finding.mode)}, owned by root): runs refuse it`,
+			"Point PRIME_AGENT_DIR at a folder of your own.",
+		);
+	}
+	return warn(
+		"Agent home",
+		`${can} (mode ${octal(finding.mode)}): the next run sets ${octal(finding.fixedMode)}`,
+		`${chmodFix(finding.forbidden)} ${finding.path}`,
+	);
 }
 
 function checkConfigFiles(paths: AgentPaths): CheckResult[] {
@@ -148,11 +164,8 @@ function checkConfigFiles(paths: AgentPaths): CheckResult[] {
 	}
 	try {
 		loadAuthFile(paths.auth);
-		if (existsSync(paths.auth) && statSync(paths.auth).mode & 0o077) {
-			results.push(warn("auth.json", "readable by other users", `chmod 600 ${paths.auth}`));
-		} else {
-			results.push(ok("auth.json", existsSync(paths.auth) ? "present" : "not present"));
-		}
+		// Its mode is the agent home's check (`checkHome`), as for every file there that runs code or holds keys.
+		results.push(ok("auth.json", existsSync(paths.auth) ? "present" : "not present"));
 	} catch (error) {
 		results.push(fail("auth.json", (error as Error).message, (error as { hint?: string }).hint ?? "Fix the file."));
 	}

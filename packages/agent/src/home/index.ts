@@ -1,7 +1,8 @@
 /**
  * The agent home: `PRIME_AGENT_DIR` (default `~/.prime/agent`) holding settings.json, auth.json,
- * models.json and sessions/. Everything created here is readable by the user only; a home (or its
- * sessions or daemon folder) that other users can write is fixed or refused (`secureHomeFolders`).
+ * models.json and sessions/. Everything created here is readable by the user only; a home (or a
+ * file or folder of it that runs code or holds keys) other users can write is fixed or refused
+ * (`secureHomeFolders`).
  */
 export {
 	DiskWriteError,
@@ -22,6 +23,13 @@ export {
 	readJsonFile,
 	writePrivateJson,
 } from "./files.js";
-export { type AgentPaths, agentDir, agentPaths } from "./paths.js";
+export { type AgentPaths, agentDir, agentPaths, STATE_KEY_FILE, TRUST_FILE } from "./paths.js";
 export { kernelEnvKeep, loadSettings, SETTINGS_KEYS, type Settings, THINKING_LEVELS } from "./settings.js";
-export { type FolderFinding, inspectHomeFolders, octal, secureHomeFolders } from "./strict-modes.js";
+export {
+	access,
+	chmodFix,
+	type FolderFinding,
+	inspectHomeFolders,
+	octal,
+	secureHomeFolders,
+} from "./strict-modes.js";

@@ -7,6 +7,11 @@ export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
 	return fromEnv ? fromEnv : join(homedir(), ".prime", "agent");
 }
 
+/** The approvals of projects' code (written by `trust/store.ts`). */
+export const TRUST_FILE = "trusted-projects.json";
+/** The secret that seals kernel-state snapshots (made by `kernel-state/seal.ts`). */
+export const STATE_KEY_FILE = "kernel-state.key";
+
 export interface AgentPaths {
 	root: string;
 	settings: string;

@@ -52,7 +52,11 @@ export function planStateRestore(source: RestoreSource): ResumePlan {
 		}
 		return { restoreFrom: own.dir, note: resumeNote(manifest) };
 	} catch (error) {
-		return { note: unreadableStateNote((error as Error).message) };
+		const reason = (error as Error).message;
+		return {
+			note: unreadableStateNote(reason),
+			refused: `The kernel state saved for ${source.sessionFile} could not be read, so it was not loaded (${reason.replace(/\.$/, "")}). The conversation continues in an empty kernel.`,
+		};
 	}
 }
 

@@ -2,14 +2,14 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { STATE_MANIFEST } from "prime-agent-kernel";
-import { PRIVATE_FILE_MODE, writeFileAtomically } from "../home/index.js";
+import { PRIVATE_FILE_MODE, STATE_KEY_FILE, writeFileAtomically } from "../home/index.js";
 
 /** The seal beside a snapshot's manifest. */
 export const STATE_SEAL = "manifest.seal";
 
 /** The agent home's sealing key. */
 export function stateKeyPath(agentHome: string): string {
-	return join(agentHome, "kernel-state.key");
+	return join(agentHome, STATE_KEY_FILE);
 }
 
 /**

@@ -38,7 +38,7 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 	) {
 		return {
 			exitCode: ExitCode.modelError,
-			message: `The conversation no longer fits the context window of ${started.model.provider}/${started.model.id} (${started.model.contextWindow.toLocaleString("en-US")} tokens), even after compacting it. Start a new session, or continue from an earlier point with \`prime-agent --fork ${started.session.id} --at <entry>\` (\`prime-agent sessions ${started.session.id}\` lists the entries).`,
+			message: `The conversation no longer fits the context window of ${started.model.provider}/${started.model.id} (${started.model.contextWindow.toLocaleString("en-US")} tokens), even after compacting it. Start a new session, or continue from an earlier point with \`prime-agent --fork ${started.session.commandRef} --at <entry>\` (\`prime-agent sessions ${started.session.commandRef}\` lists the entries).`,
 		};
 	}
 	if (outcome.status === "error") {

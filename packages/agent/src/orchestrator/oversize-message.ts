@@ -38,7 +38,7 @@ export function refuseOversizeHistory(session: Session, model: Model<Api>): void
 		const tokens = estimateEntryTokens(entry);
 		if (!exceeds(tokens, model)) continue;
 		const before = entry.parentId
-			? `Continue from the entry before it: \`prime-agent --resume ${session.id} --at ${entry.parentId}\` (the message stays in the file, on a branch left behind; \`prime-agent sessions ${session.id}\` lists the entries).`
+			? `Continue from the entry before it: \`prime-agent --resume ${session.commandRef} --at ${entry.parentId}\` (the message stays in the file, on a branch left behind; \`prime-agent sessions ${session.commandRef}\` lists the entries).`
 			: "It is the session's first entry: start a new session.";
 		throw new UserError(
 			`Session ${session.id} holds a user message (entry ${entry.id}) of about ${count(tokens)} tokens, more than the whole context window of ${modelName(model)} (${count(model.contextWindow)} tokens), so no request holding it can be sent; nothing was sent.`,

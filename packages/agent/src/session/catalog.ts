@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
-import { foreignIdProblem } from "./session.js";
+import { foreignIdProblem, Session } from "./session.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
@@ -112,6 +112,29 @@ export function describeChildren(info: SessionInfo, indent = "  "): string[] {
 /** The most recently modified session started in `cwd`. */
 export function latestSession(dir: string, cwd: string): SessionInfo | undefined {
 	return listSessions(dir).find((info) => info.cwd === cwd);
+}
+
+/**
+ * Open the session `ref` names (see `resolveSessionRef`). A file outside the agent home's sessions
+ * folder `dir` is named in advice as the user typed it (an id finds no file there), not by its id.
+ */
+export function openSessionRef(ref: string, dir: string, cwd: string, upToDamage = false): Session {
+	const path = resolveSessionRef(ref, dir, cwd);
+	return Session.open(path, { upToDamage, ref: sessionCommandRef(ref, path, dir) });
+}
+
+/** `ref` quoted for a shell when it needs to be; undefined (the file's id names it) for a file in `dir`. */
+function sessionCommandRef(ref: string, path: string, dir: string): string | undefined {
+	if (realFolder(dirname(path)) === realFolder(dir)) return undefined;
+	return /^[\w./@%+=:,~-]+$/.test(ref) ? ref : `'${ref.replaceAll("'", "'\\''")}'`;
+}
+
+function realFolder(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return resolve(path);
+	}
 }
 
 /**

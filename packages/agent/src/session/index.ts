@@ -2,7 +2,14 @@
  * Sessions: append-only JSONL trees, the context rebuilt from the active branch, and the
  * catalogue used by `--continue`, `--resume` and `prime-agent sessions`.
  */
-export { describeChildren, latestSession, listSessions, resolveSessionRef, type SessionInfo } from "./catalog.js";
+export {
+	describeChildren,
+	latestSession,
+	listSessions,
+	openSessionRef,
+	resolveSessionRef,
+	type SessionInfo,
+} from "./catalog.js";
 export {
 	BRANCH_SUMMARY_TYPE,
 	buildSessionContext,
@@ -15,5 +22,5 @@ export {
 } from "./context.js";
 export { describeBranch, entryLabel } from "./describe.js";
 export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
-export { type CreateSessionOptions, Session } from "./session.js";
+export { afterDamage, type CreateSessionOptions, Session } from "./session.js";
 export * from "./types.js";

@@ -53,9 +53,15 @@ export class Session {
 	damagedLine: number | undefined;
 	/** What is wrong with `damagedLine`, when it parses as JSON. */
 	damage: string | undefined;
+	/**
+	 * What names this file in advice (`--resume`, `--fork`, `sessions`): its id, which finds a file in
+	 * the agent home's sessions folder; for a file elsewhere, the path it was opened by.
+	 */
+	commandRef: string;
 
 	private constructor(header: SessionHeader, path: string, entries: SessionEntry[], written: boolean) {
 		this.header = header;
+		this.commandRef = header.id;
 		this.path = path;
 		this.written = written;
 		for (const entry of entries) this.remember(entry);
@@ -82,9 +88,10 @@ export class Session {
 	 * Open a session file without changing it. A torn last line (the process died mid-write) is
 	 * left out and moved aside into `<file>.torn` before the next append, so the next entry never
 	 * lands on it. A damaged line elsewhere is an error naming the line, unless `upToDamage` asks
-	 * for the entries before it (a fork continues from the last good entry).
+	 * for the entries before it (a fork continues from the last good entry). `ref` is what names the
+	 * file in advice when it is not its id (see `commandRef`, `sessionCommandRef`).
 	 */
-	static open(path: string, options: { upToDamage?: boolean } = {}): Session {
+	static open(path: string, options: { upToDamage?: boolean; ref?: string } = {}): Session {
 		let scan: SessionFileScan;
 		try {
 			scan = scanSessionFile(path);
@@ -105,7 +112,7 @@ export class Session {
 		if (scan.damagedLine !== undefined && !options.upToDamage) {
 			throw new UserError(
 				`Session file ${path} is damaged at line ${scan.damagedLine}${scan.damage ? ` (${scan.damage})` : ""}.`,
-				`Continue from its last good entry in a new file with \`prime-agent --fork ${header.id}\`; this file was left untouched.`,
+				`${afterDamage(scan.records.length - 1, scan.damagedLine, options.ref ?? header.id)}; this file was left untouched.`,
 			);
 		}
 		if (header.version > SESSION_FORMAT_VERSION) {
@@ -119,6 +126,7 @@ export class Session {
 		session.tornTail = scan.tornTail;
 		session.damagedLine = scan.damagedLine;
 		session.damage = scan.damage;
+		if (options.ref) session.commandRef = options.ref;
 		return session;
 	}
 
@@ -252,7 +260,7 @@ export class Session {
 					}
 					this.appendLine(`${JSON.stringify(entry)}\n`);
 				},
-				`resume it with \`prime-agent -r ${this.id}\``,
+				`resume it with \`prime-agent -r ${this.commandRef}\``,
 			);
 		} else if (isAnswerEntry(entry)) {
 			this.writeAll([entry]);
@@ -349,4 +357,15 @@ function isAnswerEntry(entry: SessionEntry): boolean {
 	const { stopReason, content } = entry.message;
 	if (stopReason !== "error" && stopReason !== "aborted") return true;
 	return content.some((part) => (part.type === "text" ? part.text !== "" : true));
+}
+
+/**
+ * What can be done with a file damaged at `line` holding `entries` good entries before it, named
+ * `ref` on the command line: continue from them in a new file, or, with none, repair or start anew.
+ */
+export function afterDamage(entries: number, line: number, ref: string): string {
+	if (entries === 0) {
+		return `No entry comes before line ${line}, so there is nothing to continue from: repair that line by hand (line 1 is the header), or start a new session`;
+	}
+	return `Continue from its last good entry in a new file with \`prime-agent --fork ${ref}\``;
 }

@@ -45,7 +45,7 @@ import {
 	resolveModelRef,
 } from "../providers/index.js";
 import type { Scheduler } from "../schedules/index.js";
-import { buildSessionContext, latestSession, resolveSessionRef, Session } from "../session/index.js";
+import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -181,13 +181,13 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// The session to pick up (read only until every check below has passed).
 	let picked: Session | undefined;
 	if (options.fork) {
-		picked = Session.open(resolveSessionRef(options.fork, paths.sessions, options.cwd), { upToDamage: true });
+		picked = openSessionRef(options.fork, paths.sessions, options.cwd, true);
 		if (picked.damagedLine !== undefined) {
 			notices.push(
 				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.`,
 			);
 		}
-	} else if (options.resume) picked = Session.open(resolveSessionRef(options.resume, paths.sessions, options.cwd));
+	} else if (options.resume) picked = openSessionRef(options.resume, paths.sessions, options.cwd);
 	// A passive sub-agent brought back by a message continues its own file.
 	else if (options.child?.resumeFile) picked = Session.open(options.child.resumeFile);
 	else if (options.continueLatest) {

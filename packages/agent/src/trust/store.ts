@@ -1,11 +1,11 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
-import { readJsonFile, writePrivateJson } from "../home/index.js";
+import { readJsonFile, TRUST_FILE, writePrivateJson } from "../home/index.js";
 import { findProjectCode, type ProjectCodeItem } from "./project-code.js";
 
 /** The approvals file in the agent home (user-only, written whole with a rename). */
-export const TRUST_FILE = "trusted-projects.json";
+export { TRUST_FILE };
 
 /** One approval: the content hash the person saw when they approved it. */
 export interface Approval {
