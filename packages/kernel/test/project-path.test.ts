@@ -1,5 +1,5 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { expect, it } from "vitest";
 import { saveKernelState } from "../src/index.js";
 import { scratchDir, startKernel } from "./kernels.js";
@@ -23,7 +23,8 @@ it("a kernel started in a project imports nothing from it on its own account; ce
 	await writeFile(join(project, "mymodule.py"), "VALUE = 'mine'\n");
 	await writeFile(join(project, "sub", "other.py"), "VALUE = 'other'\n");
 
-	const kernel = await startKernel({ cwd: project });
+	// A PYTHONPATH with an empty entry (`export PYTHONPATH=$PYTHONPATH:/x`) would mean the project, first.
+	const kernel = await startKernel({ cwd: project, env: { PYTHONPATH: `${delimiter}${join(scratch(), "none")}` } });
 	const run = async (code: string) => {
 		const cell = await kernel.execute(code);
 		return { stdout: cell.stdout, error: cell.error && `${cell.error.ename}: ${cell.error.evalue}` };

@@ -59,7 +59,10 @@ const LAUNCH_SCRIPT = join(PYTHON_PACKAGE_DIR, "prime_kernel_launch.py");
  */
 export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
 	const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...options.env };
-	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), env.PYTHONPATH].filter(Boolean);
+	// An empty entry of the user's PYTHONPATH (`export PYTHONPATH=$PYTHONPATH:/x` with none set before)
+	// means the working directory, ahead of everything installed: dropped, like the `-m` we avoid.
+	const userPath = (env.PYTHONPATH ?? "").split(delimiter);
+	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), ...userPath].filter(Boolean);
 	env.PYTHONPATH = pythonPath.join(delimiter);
 	env.PRIME_KERNEL_HOST_PID = String(process.pid);
 	env.PYTHONUNBUFFERED = "1";

@@ -8,11 +8,12 @@ export const KERNEL_MODULES = ["zmq", "ipykernel", "dill"] as const;
 
 /**
  * Looks the modules up by name without importing them: one Python start-up, not the seconds importing
- * ipykernel takes. `-c` puts the working directory (a repository) first on sys.path as `''`: it is
- * dropped first, so a project's `zmq.py` neither runs nor passes for the real module.
+ * ipykernel takes. `-c` puts the working directory (a repository) first on sys.path as `''` (an empty
+ * PYTHONPATH entry adds it too): it is dropped first, so a project's `zmq.py` neither runs nor
+ * passes for the real module, as the kernel never takes it either.
  */
 const PROBE =
-	"import sys\nsys.path = [p for p in sys.path if p]\nimport importlib.util as u\n" +
+	"import os, sys\nsys.path = [p for p in sys.path if p not in ('', os.getcwd())]\nimport importlib.util as u\n" +
 	"print(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None) or '-')";
 
 /** A probe that takes longer than this is a hung interpreter, not a slow machine. */
