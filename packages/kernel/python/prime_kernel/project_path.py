@@ -84,11 +84,7 @@ class _ProjectFolderFinder:
 def _project_folder_hook(path: str) -> _ProjectFolderFinder:
     """``sys.path_hooks`` entry: wraps the finder of the current directory (``''`` arrives here
     as its absolute path); any other entry is left to the next hook."""
-    try:
-        is_cwd = path in ("", ".") or os.path.samefile(path, os.getcwd())
-    except OSError:
-        is_cwd = False
-    if not is_cwd:
+    if not _is_cwd(path):
         raise ImportError("not the current directory")
     for hook in sys.path_hooks:
         if hook is _project_folder_hook:
@@ -105,7 +101,7 @@ def add_project_folder() -> None:
     if _project_folder_hook not in sys.path_hooks:
         sys.path_hooks.insert(0, _project_folder_hook)
     # A finder cached for the folder before the hook existed would bypass it.
-    for key in [key for key in sys.path_importer_cache if key in ("", ".") or _is_cwd(key)]:
+    for key in [key for key in sys.path_importer_cache if _is_cwd(key)]:
         del sys.path_importer_cache[key]
     if "" in sys.path:
         sys.path.remove("")
@@ -114,6 +110,6 @@ def add_project_folder() -> None:
 
 def _is_cwd(path: str) -> bool:
     try:
-        return os.path.samefile(path, os.getcwd())
-    except OSError:
+        return path in ("", ".") or os.path.samefile(path, os.getcwd())
+    except (OSError, TypeError):
         return False
