@@ -8,6 +8,7 @@ import { ExitCode } from "../src/errors.js";
 import { localLink } from "../src/link/index.js";
 import { startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
+import { runCliText } from "./cli-process.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
@@ -67,6 +68,18 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 				"Once it is fixed, `prime-agent doctor` checks the kernel for real.\n",
 		);
 		expect(io.out()).toBe("");
+		expect(server?.requests.length).toBe(0);
+	});
+
+	it("a repository's zmq.py, ipykernel.py and dill.py do not pass for the modules the interpreter lacks", async () => {
+		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: barePython });
+		for (const name of ["zmq", "ipykernel", "dill"]) writeFileSync(join(project, `${name}.py`), "");
+		// A real process started in the repository: the check's Python runs there.
+		const run = await runCliText(["-p", "what is 6 * 7?", "--model", "local/m"], project, env);
+		expect(run.code).toBe(ExitCode.kernel);
+		expect(run.stderr).toContain(
+			`${barePython}, which lacks the Python modules the kernel needs: zmq, ipykernel, dill.`,
+		);
 		expect(server?.requests.length).toBe(0);
 	});
 

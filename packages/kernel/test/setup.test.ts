@@ -1,6 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Kernel, KernelSetupError, resolveKernelPython, setupKernelEnvironment } from "../src/index.js";
 
@@ -47,6 +49,31 @@ describe("setting up the kernel environment", () => {
 		expect(outcome).toEqual({ python, created: false });
 		expect(Date.now() - startedAt).toBeLessThan(10_000);
 		expect(lines.join("\n")).toContain("ipykernel==7.4.0");
+	});
+
+	it("run inside a repository, runs none of its modules", async () => {
+		// `npm run setup` as a real process in a repository holding the modules its Python imports,
+		// each leaving a marker; the agent home's venv is this machine's (nothing to install).
+		const python = resolveKernelPython({ ...process.env, PRIME_AGENT_KERNEL_PYTHON: "" });
+		const repo = join(emptyDir, "repository");
+		const markers = join(emptyDir, "setup-markers");
+		const home = join(emptyDir, "setup-home");
+		await Promise.all([mkdir(repo), mkdir(markers), mkdir(home)]);
+		await symlink(dirname(dirname(python)), join(home, "kernel-venv"));
+		for (const name of ["json", "importlib", "pip", "venv"]) {
+			await writeFile(join(repo, `${name}.py`), `open(${JSON.stringify(join(markers, name))}, "w").close()\n`);
+		}
+		const setupCli = fileURLToPath(new URL("../dist/setup-cli.js", import.meta.url));
+		const output = await new Promise<string>((resolve, reject) =>
+			execFile(
+				process.execPath,
+				[setupCli],
+				{ cwd: repo, env: { ...process.env, PRIME_AGENT_DIR: home } },
+				(error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+			),
+		);
+		expect(output).toContain("Kernel environment is ready");
+		expect(await readdir(markers)).toEqual([]);
 	});
 
 	it("explains a failed pip install and says what to do", { timeout: 180_000 }, async () => {

@@ -5,7 +5,8 @@ Stable import for code running in the kernel::
     from prime_kernel import host_request
     reply = await host_request("some.type", {"key": "value"})
 
-The kernel is started with ``python -m prime_kernel -f <connection file>`` (see ``__main__``), which
+The kernel is started with ``python prime_kernel_launch.py -f <connection file>`` (see
+``__main__``), which
 runs a stock ipykernel with two additions: the process exits when its host process is gone, and
 host replies are accepted on the control channel.
 """

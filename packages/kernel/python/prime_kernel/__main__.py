@@ -1,4 +1,4 @@
-"""Launch an IPython kernel for a host process: ``python -m prime_kernel -f <connection file> [ipykernel args]``.
+"""Launch an IPython kernel for a host process (``prime_kernel_launch.py -f <connection file> [args]``).
 
 ``PRIME_KERNEL_HOST_PID`` names the host process; the kernel's process group is killed once the
 host or the kernel is gone, so a host killed with SIGKILL leaves no kernel behind, and a kernel
@@ -15,6 +15,7 @@ from .output_caps import cap_published_output, keep_no_output_history
 from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
 from .parent_watch import start_guard
 from .private_pipe import keep_subprocess_pipe_private, subprocess_pipe_address
+from .project_path import add_project_folder
 from .signal_wakeup import install_signal_wakeup
 
 
@@ -41,7 +42,11 @@ def main() -> None:
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()
-    app.initialize(sys.argv[1:])
+    # The project folder is added after startup, last (see project_path), not first by IPython.
+    app.initialize([*sys.argv[1:], "--IPKernelApp.ignore_cwd=True"])
+    # What a state save imports (dill), imported while the project folder is not on sys.path; only
+    # now, since dill keeps the `__main__` it finds, which IPython has just made the user's module.
+    from . import state  # noqa: F401
     install_control_handler(app.kernel)
     bound_standard_streams()
     account_published_output(app.kernel)
@@ -53,6 +58,8 @@ def main() -> None:
         # Both need what exists only once the kernel runs: its threads and its event loop.
         exempt_kernel_threads(app.kernel)
         install_signal_wakeup()
+        # Startup is done: from now on the project folder is there for cells.
+        add_project_folder()
 
     IOLoop.current().add_callback(on_loop_running)
     app.start()

@@ -49,7 +49,7 @@ def _kernel() -> Any:
     kernel = current_kernel()
     if kernel is None:
         raise HostRequestUnavailable(
-            "host_request needs a kernel started by prime-agent-kernel (python -m prime_kernel); "
+            "host_request needs a kernel started by prime-agent-kernel (prime_kernel_launch.py); "
             "this kernel was started some other way"
         )
     return kernel

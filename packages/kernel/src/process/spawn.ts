@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { delimiter } from "node:path";
+import { delimiter, join } from "node:path";
 import { spawnGuardedGroup } from "./group-guard.js";
 import { PYTHON_PACKAGE_DIR } from "./python-package.js";
 
@@ -43,7 +43,15 @@ export interface KernelProcess {
 }
 
 /**
- * Starts `python -m prime_kernel -f <connection file>`: a stock ipykernel that exits when this
+ * The kernel's launch script. Run as a script, not `python -m prime_kernel`: `-m` would put the
+ * kernel's working directory (a repository) first on sys.path, and its `zmq.py` would run as the
+ * kernel starts. The project folder is added for cells only after startup, last on sys.path
+ * (`python/prime_kernel/project_path.py`).
+ */
+const LAUNCH_SCRIPT = join(PYTHON_PACKAGE_DIR, "prime_kernel_launch.py");
+
+/**
+ * Starts `python prime_kernel_launch.py -f <connection file>`: a stock ipykernel that exits when this
  * host process is gone and accepts host replies on control. The kernel leads its own process
  * group, so terminal signals meant for the host do not reach it and a kill takes its children too.
  * The group dies with the kernel and with the host (`spawnGuardedGroup`); besides, the kernel's
@@ -51,7 +59,10 @@ export interface KernelProcess {
  */
 export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess {
 	const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...options.env };
-	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), env.PYTHONPATH].filter(Boolean);
+	// An empty entry of the user's PYTHONPATH (`export PYTHONPATH=$PYTHONPATH:/x` with none set before)
+	// means the working directory, ahead of everything installed: dropped, like the `-m` we avoid.
+	const userPath = (env.PYTHONPATH ?? "").split(delimiter);
+	const pythonPath = [PYTHON_PACKAGE_DIR, ...(options.pythonPath ?? []), ...userPath].filter(Boolean);
 	env.PYTHONPATH = pythonPath.join(delimiter);
 	env.PRIME_KERNEL_HOST_PID = String(process.pid);
 	env.PYTHONUNBUFFERED = "1";
@@ -61,8 +72,7 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	const child = spawnGuardedGroup(
 		options.python,
 		[
-			"-m",
-			"prime_kernel",
+			LAUNCH_SCRIPT,
 			"-f",
 			options.connectionFile,
 			// Plain tracebacks: colour codes would only cost the reader tokens.

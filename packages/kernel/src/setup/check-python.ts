@@ -6,9 +6,15 @@ import { pinnedRequirements } from "./setup-environment.js";
 /** Modules the kernel process imports as it starts: ipykernel, the zmq it talks over, dill for saved state. */
 export const KERNEL_MODULES = ["zmq", "ipykernel", "dill"] as const;
 
-/** Looks the modules up by name without importing them: one Python start-up, not the seconds importing ipykernel takes. */
+/**
+ * Looks the modules up by name without importing them: one Python start-up, not the seconds importing
+ * ipykernel takes. `-c` puts the working directory (a repository) first on sys.path as `''` (an empty
+ * PYTHONPATH entry adds it too): it is dropped first, so a project's `zmq.py` neither runs nor
+ * passes for the real module, as the kernel never takes it either.
+ */
 const PROBE =
-	"import importlib.util as u, sys\nprint(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None) or '-')";
+	"import os, sys\nsys.path = [p for p in sys.path if p not in ('', os.getcwd())]\nimport importlib.util as u\n" +
+	"print(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None) or '-')";
 
 /** A probe that takes longer than this is a hung interpreter, not a slow machine. */
 const PROBE_TIMEOUT_MS = 60_000;

@@ -20,9 +20,14 @@ interface RunResult {
 	spawnError?: NodeJS.ErrnoException;
 }
 
-function run(command: string, args: string[], onLine?: (line: string) => void): Promise<RunResult> {
+/**
+ * Runs `python` in isolated mode (`-I`): setup is often run inside a repository, and plain `-c` or
+ * `-m` would put that folder first on sys.path, so its `json.py` or `pip.py` would run. `-I` also
+ * leaves out the user's site-packages and PYTHON* variables, which have no say in the venv either.
+ */
+function runPython(python: string, args: string[], onLine?: (line: string) => void): Promise<RunResult> {
 	return new Promise((resolve) => {
-		const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+		const child = spawn(python, ["-I", ...args], { stdio: ["ignore", "pipe", "pipe"] });
 		let output = "";
 		let pending = "";
 		const take = (chunk: Buffer) => {
@@ -63,7 +68,7 @@ async function hasPinnedVersions(python: string, pins: Map<string, string>): Pro
 		"    try: out[name] = m.version(name)\n" +
 		"    except m.PackageNotFoundError: out[name] = None\n" +
 		"print(json.dumps(out))";
-	const result = await run(python, ["-c", script, ...pins.keys()]);
+	const result = await runPython(python, ["-c", script, ...pins.keys()]);
 	if (result.code !== 0) return false;
 	try {
 		const found = JSON.parse(result.output.trim().split("\n").pop() ?? "{}") as Record<string, string | null>;
@@ -100,7 +105,7 @@ export async function setupKernelEnvironment(
 	if (!existsSync(python)) {
 		const basePython = env.PRIME_AGENT_SETUP_PYTHON || "python3";
 		log(`Creating the kernel environment with ${basePython} -m venv ${venv}`);
-		const made = await run(basePython, ["-m", "venv", venv]);
+		const made = await runPython(basePython, ["-m", "venv", venv]);
 		if (made.spawnError) {
 			throw new KernelSetupError(
 				`Cannot run ${basePython} (${made.spawnError.code ?? made.spawnError.message}). Install Python 3.10 or newer, ` +
@@ -127,7 +132,7 @@ export async function setupKernelEnvironment(
 	log(`Installing ${pinText} (pip install --retries 0 --timeout 3${extra.length ? ` ${extra.join(" ")}` : ""})`);
 	// pip is chatty; pass on the lines that show progress and anything that went wrong.
 	const progress = /^\s*(Collecting|Installing|Successfully|ERROR|error:)/;
-	const installed = await run(python, pipArgs, (line) => {
+	const installed = await runPython(python, pipArgs, (line) => {
 		if (progress.test(line)) log(`  ${line.trim()}`);
 	});
 	if (installed.code !== 0 || installed.spawnError) {
