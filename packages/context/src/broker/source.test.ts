@@ -41,6 +41,7 @@ function cut(buffer: Buffer, offsets: number[]): Buffer[] {
 function finalFrame(line: string): string {
 	const [first, ...frames] = line.split("\r");
 	let out = first;
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: colour escapes are what is removed.
 	for (const frame of frames) if (frame.replace(/\u001b\[[0-9;]*m/g, "") !== "") out = `\r${frame}`;
 	return out;
 }

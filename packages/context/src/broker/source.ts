@@ -316,6 +316,7 @@ function twoByte(oneByte: string): string {
 }
 
 /** Colour changes only (SGR escapes): after a carriage return they redraw nothing (git ends a highlighted `\r` so). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: colour escapes are what is matched.
 const COLOUR_ONLY = /^(?:\u001b\[[0-9;:]*m)+$/;
 const colourOnly = (frame: string): boolean => frame.charCodeAt(0) === 27 && COLOUR_ONLY.test(frame);
 
