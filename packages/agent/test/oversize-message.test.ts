@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
-import { runUiInWorker } from "../src/daemon/index.js";
+import { runUiInWorker, type WorkerLink } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
 import { localLink } from "../src/link/index.js";
 import type { InteractiveUi } from "../src/modes/index.js";
@@ -174,7 +174,8 @@ describe("a user message larger than the model's context window", () => {
 				);
 				writeFileSync(go, "");
 				end = await run;
-				await link.release();
+				// A view over a worker: leaving releases the worker, as the terminal UI does.
+				await (link as WorkerLink).release();
 				return ExitCode.ok;
 			},
 		};

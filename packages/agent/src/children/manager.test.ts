@@ -36,6 +36,7 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 		onWokenTurnEnd: () => () => {},
 		busy: false,
 		hasLiveChildren: false,
+		hasHeartbeat: false,
 		abort: () => {},
 		dispose: async () => {
 			disposed = true;
