@@ -12,6 +12,31 @@ import type { TempWorld } from "./temp-home.js";
 
 export type AgentStep = AssistantMessage | ((context: Context) => AssistantMessage);
 
+/**
+ * A finished assistant answer of `text`, as a session records it (usage of 1 in, 1 out); `from`
+ * names the model that gave it (a resumed session picks that model up again).
+ */
+export function answerMessage(
+	text: string,
+	from: Pick<AssistantMessage, "api" | "provider" | "model"> = { api: "faux", provider: "faux", model: "faux-1" },
+): AssistantMessage {
+	return {
+		role: "assistant",
+		content: [{ type: "text", text }],
+		...from,
+		usage: {
+			input: 1,
+			output: 1,
+			cacheRead: 0,
+			cacheWrite: 0,
+			totalTokens: 2,
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+		},
+		stopReason: "stop",
+		timestamp: Date.now(),
+	};
+}
+
 const CHILD_MARK = /^\[Task from your parent agent\. You are its sub-agent "([^"]+)"/;
 
 /** Which agent a provider call comes from: a sub-agent's name (from its first message), else "root". */

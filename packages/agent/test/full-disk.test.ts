@@ -12,11 +12,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
 import { DiskWriteError, removeLeftoverTempFiles, writePrivateJson } from "../src/home/index.js";
 import { Session } from "../src/session/index.js";
+import { answerMessage } from "./agent-scripts.js";
 import { runCliText } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
@@ -45,23 +45,7 @@ function smallDisk(): SmallDisk {
 	return disk;
 }
 
-const answer = (text: string): AssistantMessage => ({
-	role: "assistant",
-	content: [{ type: "text", text }],
-	api: "openai-completions",
-	provider: "local",
-	model: "coder",
-	usage: {
-		input: 1,
-		output: 1,
-		cacheRead: 0,
-		cacheWrite: 0,
-		totalTokens: 2,
-		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-	},
-	stopReason: "stop",
-	timestamp: Date.now(),
-});
+const answer = (text: string) => answerMessage(text, { api: "openai-completions", provider: "local", model: "coder" });
 
 /** Every line of a session file, parsed (throws on a line that does not parse). */
 const records = (path: string) =>

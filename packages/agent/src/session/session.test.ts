@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { answerMessage } from "../../test/agent-scripts.js";
 import { latestSession, listSessions, resolveSessionRef } from "./catalog.js";
 import { compactionSummaryText } from "./context.js";
 import { toLlmMessages } from "./messages.js";
@@ -16,23 +16,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: Date.now() });
-const assistant = (text: string): AssistantMessage => ({
-	role: "assistant",
-	content: [{ type: "text", text }],
-	api: "faux",
-	provider: "faux",
-	model: "faux-1",
-	usage: {
-		input: 1,
-		output: 1,
-		cacheRead: 0,
-		cacheWrite: 0,
-		totalTokens: 2,
-		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-	},
-	stopReason: "stop",
-	timestamp: Date.now(),
-});
+const assistant = (text: string) => answerMessage(text);
 const lines = (path: string) =>
 	readFileSync(path, "utf8")
 		.split("\n")
