@@ -56,11 +56,14 @@ export interface ExtensionEvents {
 	/** An existing session was picked up (`--resume`, `--continue`). */
 	session_switch: { event: { sessionFile: string }; result: undefined };
 	/**
-	 * A user prompt is about to run. Return `message` to add a hidden message before it, and/or
-	 * `systemPromptAppend` to append text to the system prompt for this run (joined by blank lines).
+	 * A run is about to start: a user prompt's, or one `woken` by delivered messages (a sub-agent's
+	 * notice, an agent message, a goal's continuation, a heartbeat or schedule), whose `prompt` is "".
+	 * Return `message` to add a hidden message before it, and/or `systemPromptAppend` to append text
+	 * to the system prompt (joined by blank lines). Every run of a session goes through this hook, so
+	 * a section appended for the same state is the same bytes on every call (the provider's cache).
 	 */
 	before_agent_start: {
-		event: { prompt: string; systemPrompt: string };
+		event: { prompt: string; systemPrompt: string; woken: boolean };
 		result: { message?: HiddenMessage; systemPromptAppend?: string } | undefined;
 	};
 	/** A turn (one provider call and its tool calls) begins; `turnIndex` counts from 0 within the run. */

@@ -25,6 +25,7 @@ import { refuseCutOffCall } from "./cut-off-call.js";
 import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
+import type { RunOutcome } from "./run-outcome.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { WakeScheduler } from "./wake-scheduler.js";
@@ -47,24 +48,6 @@ export interface AgentSessionOptions {
 	/** The session's kernel: compaction lists its names for `<ipython_state>` (and never resets it). */
 	kernel?: SessionKernel;
 	compaction?: CompactionSettings;
-}
-
-/** How one prompt ended. */
-export interface RunOutcome {
-	status: "ok" | "error" | "aborted";
-	/** The provider's or loop's message when `status` is `error`. */
-	errorMessage?: string;
-	/** The last assistant message of the run, if any. */
-	lastAssistant?: AssistantMessage;
-	/** The run stopped because the disk refused to record it in the session file (not the model's fault). */
-	writeFailure?: DiskWriteError;
-	/**
-	 * Set when the prompt was a slash command (no model call unless the command made one);
-	 * `unknown`: no command has that name.
-	 */
-	command?: { name: string; message?: string; unknown?: boolean };
-	/** The kernel could not start (its environment is broken): the run stopped; `errorMessage` says why. */
-	kernelFailed?: boolean;
 }
 
 /** What the session does besides loop events: compactions, extension problems, command messages. */
@@ -119,6 +102,7 @@ export class AgentSession {
 			runQueued: async () => {
 				await this.compactions.settled();
 				await this.flushPending();
+				await this.startRun("", true);
 				return this.run(() => this.agent.continue());
 			},
 		});
@@ -159,6 +143,9 @@ export class AgentSession {
 					options,
 				),
 			toolExecution: "sequential",
+			// Everything queued when a call starts (notices, agent messages, steering) goes into that one call.
+			steeringMode: "all",
+			followUpMode: "all",
 			transformContext: (messages) => this.beforeProviderCall(messages),
 			beforeToolCall: async (context) => refuseCutOffCall(context) ?? this.bridge.beforeToolCall(context),
 			afterToolCall: async (context) => {
@@ -268,25 +255,30 @@ export class AgentSession {
 		refuseOversizeHistory(this.session, this.model);
 		this.apiKey();
 		await this.flushPending();
-		const started = await this.bridge.beforeAgentStart(text, this.baseSystemPrompt);
+		await this.startRun(text, false);
+		let outcome = await this.run(() => this.agent.prompt(text), true);
+		if (
+			outcome.status === "error" &&
+			outcome.lastAssistant &&
+			isContextOverflow(outcome.lastAssistant, this.model.contextWindow)
+		) {
+			outcome = await this.retryAfterOverflow(outcome);
+		}
+		// Asked for during the run's last turn, after its last provider call.
+		const late = this.compactions.takeRequest();
+		if (late && outcome.status !== "aborted") await this.compact(late.reason, late.customInstructions);
+		return outcome;
+	}
+
+	/**
+	 * Before every run, a prompt's or a woken one's: extensions' `before_agent_start` gives the run
+	 * its system prompt and hidden messages. One path for both, so a woken turn keeps the sections a
+	 * prompted one has (Prime Context's policy, the skills index, MCP) and the provider's cached prefix.
+	 */
+	private async startRun(prompt: string, woken: boolean): Promise<void> {
+		const started = await this.bridge.beforeAgentStart(prompt, this.baseSystemPrompt, woken);
 		for (const message of started.messages) this.pushHiddenMessage(message);
 		this.agent.state.systemPrompt = started.systemPrompt;
-		try {
-			let outcome = await this.run(() => this.agent.prompt(text), true);
-			if (
-				outcome.status === "error" &&
-				outcome.lastAssistant &&
-				isContextOverflow(outcome.lastAssistant, this.model.contextWindow)
-			) {
-				outcome = await this.retryAfterOverflow(outcome);
-			}
-			// Asked for during the run's last turn, after its last provider call.
-			const late = this.compactions.takeRequest();
-			if (late && outcome.status !== "aborted") await this.compact(late.reason, late.customInstructions);
-			return outcome;
-		} finally {
-			this.agent.state.systemPrompt = this.baseSystemPrompt;
-		}
 	}
 
 	/**

@@ -102,13 +102,18 @@ export class ExtensionBridge implements ExtensionHost {
 		return tools;
 	}
 
-	/** `before_agent_start`: hidden messages to add before the prompt, and the system prompt of this run. */
+	/**
+	 * `before_agent_start`: hidden messages to add before the run, and the system prompt of this run.
+	 * `prompt` is the user's text, "" for a woken run.
+	 */
 	async beforeAgentStart(
 		prompt: string,
 		systemPrompt: string,
+		woken = false,
 	): Promise<{ systemPrompt: string; messages: HiddenMessage[] }> {
 		const messages: HiddenMessage[] = [];
-		const started = await this.runner?.emit("before_agent_start", { prompt, systemPrompt }, (result, payload) => {
+		const event = { prompt, systemPrompt, woken };
+		const started = await this.runner?.emit("before_agent_start", event, (result, payload) => {
 			if (result?.message) messages.push(result.message);
 			if (result?.systemPromptAppend)
 				return { ...payload, systemPrompt: `${payload.systemPrompt}\n\n${result.systemPromptAppend}` };

@@ -1,4 +1,4 @@
-import type { RunOutcome } from "./agent-session.js";
+import type { RunOutcome } from "./run-outcome.js";
 
 /** What the scheduler needs from the session: the loop's queue and a way to run a turn for it. */
 export interface WakeHost {

@@ -63,8 +63,9 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 				}
 			}
 		});
+		// A woken run (a notice, a continuation) works on the task of the last prompt.
 		api.on("before_agent_start", (event) => {
-			task = event.prompt;
+			if (!event.woken) task = event.prompt;
 		});
 		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
 		const warned = new Set<string>();

@@ -6,8 +6,8 @@ import {
 	coalesceGoalContinuations,
 	EARLIER_GOAL_PROMPT,
 	normalizePoll,
+	shortenKernelNotices,
 	taskText,
-	trimKernelNotices,
 } from "./context-view.js";
 
 const note = (customType: string, content: string): AgentMessage => ({
@@ -27,11 +27,12 @@ function inventory(count: number): string {
 }
 
 describe("kernel-state notices", () => {
-	it("keeps only the newest notice and replaces a long inventory with the count and a globals() hint", () => {
+	it("keeps every notice as it was and replaces a long inventory with the count and a globals() hint", () => {
 		const messages = [note("kernel_fresh", "[old note]"), user("go"), note("ipython_state", inventory(45))];
-		const trimmed = trimKernelNotices(messages);
-		expect(trimmed.map((message) => message.role)).toEqual(["user", "host"]);
-		const text = (trimmed[1] as { content: string }).content;
+		const trimmed = shortenKernelNotices(messages);
+		expect(trimmed.map((message) => message.role)).toEqual(["host", "user", "host"]);
+		expect(trimmed[0]).toBe(messages[0]);
+		const text = (trimmed[2] as { content: string }).content;
 		expect(text).toContain("45 names are defined; look one up with `globals().get('name')`");
 		expect(text).not.toContain("name_44");
 		expect(text.startsWith("<ipython_state>")).toBe(true);
@@ -39,13 +40,22 @@ describe("kernel-state notices", () => {
 
 	it("counts the names an inventory left out ('and N more')", () => {
 		const text = inventory(3).replace("name_2 (int)", "name_2 (int), and 1,200 more (`dir()` lists them all)");
-		const trimmed = trimKernelNotices([note("ipython_state", text)]);
+		const trimmed = shortenKernelNotices([note("ipython_state", text)]);
 		expect((trimmed[0] as { content: string }).content).toContain("1203 names are defined");
+	});
+
+	it("shortens an earlier notice the same way once a newer one follows (what was sent stays the same)", () => {
+		const first = [user("go"), note("ipython_state", inventory(45))];
+		const later = [...first, user("again"), note("kernel_fresh", "[kernel restarted]")];
+		const sentFirst = shortenKernelNotices(first);
+		const sentLater = shortenKernelNotices(later);
+		expect(sentLater.slice(0, 2)).toEqual(sentFirst);
+		expect(sentLater.length).toBe(4);
 	});
 
 	it("leaves a single short notice alone and returns the very same list", () => {
 		const messages = [user("go"), note("ipython_state", inventory(5))];
-		expect(trimKernelNotices(messages)).toBe(messages);
+		expect(shortenKernelNotices(messages)).toBe(messages);
 	});
 });
 

@@ -3,7 +3,7 @@ import { renderTask, type TaskSnapshot } from "prime-agent-context";
 import type { HostMessage, SessionEntry } from "../../extensions/api.js";
 
 export const TASK_MESSAGE_TYPE = "prime_context_task";
-/** Host messages that describe the kernel's state; only the newest one is sent. */
+/** Host messages that describe the kernel's state; a long name inventory in one is sent shortened. */
 export const KERNEL_NOTICE_TYPES = new Set(["ipython_state", "kernel_fresh"]);
 /** A restored user request is an exact copy up to this many characters, then marked as cut. */
 export const RESTORED_TEXT_MAX = 4000;
@@ -54,29 +54,21 @@ export function taskMessage(text: string): HostMessage {
 }
 
 /**
- * Keeps only the newest kernel-state notice and shortens its long name inventory to a count and a
- * `globals()` hint (the names stay defined in the kernel). Returns `messages` itself when nothing
- * changes, so the caller can tell.
+ * Shortens each kernel-state notice's long name inventory to a count and a `globals()` hint (the
+ * names stay defined in the kernel). Each notice is shortened on its own text alone and none is
+ * dropped, so a notice reads the same bytes on every later call (the provider's cached prefix).
+ * Returns `messages` itself when nothing changes, so the caller can tell.
  */
-export function trimKernelNotices(messages: AgentMessage[]): AgentMessage[] {
-	let newest = -1;
-	let count = 0;
-	messages.forEach((message, index) => {
-		if (isKernelNotice(message)) {
-			newest = index;
-			count++;
-		}
+export function shortenKernelNotices(messages: AgentMessage[]): AgentMessage[] {
+	let changed = false;
+	const out = messages.map((message) => {
+		if (!isKernelNotice(message)) return message;
+		const shortened = shortenInventory((message as HostMessage).content as string);
+		if (shortened === null) return message;
+		changed = true;
+		return { ...(message as HostMessage), content: shortened };
 	});
-	if (newest < 0) return messages;
-	const notice = messages[newest] as HostMessage;
-	const shortened = shortenInventory(typeof notice.content === "string" ? notice.content : "");
-	if (count === 1 && shortened === null) return messages;
-	const out: AgentMessage[] = [];
-	messages.forEach((message, index) => {
-		if (index === newest) out.push(shortened === null ? message : { ...notice, content: shortened });
-		else if (!isKernelNotice(message)) out.push(message);
-	});
-	return out;
+	return changed ? out : messages;
 }
 
 function isKernelNotice(message: AgentMessage): boolean {

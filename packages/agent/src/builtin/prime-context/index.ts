@@ -30,7 +30,7 @@ import {
 import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
 import { childSessionId } from "./child-archive.js";
 import { runPcCommand } from "./commands.js";
-import { coalesceGoalContinuations, taskMessage, taskText, trimKernelNotices } from "./context-view.js";
+import { coalesceGoalContinuations, shortenKernelNotices, taskMessage, taskText } from "./context-view.js";
 import { archiveWithParent } from "./fork-archive.js";
 import { ECONOMIC_POLICY } from "./policy.js";
 import { createPrimeContextTool, PRIME_CONTEXT_TOOL_NAME } from "./tool.js";
@@ -161,7 +161,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		const session = await opened;
 		const branch = api.getBranch();
 		const workflow = await syncWorkflow(session, branch);
-		const trimmed = trimKernelNotices(coalesceGoalContinuations(event.messages));
+		const trimmed = shortenKernelNotices(coalesceGoalContinuations(event.messages));
 		const section = workflow ? workflowSection(workflow) : null;
 		const text = taskText(await session.tasks.load(), branch, trimmed, section);
 		if (text === null) return trimmed === event.messages ? undefined : { messages: trimmed };

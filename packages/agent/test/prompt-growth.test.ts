@@ -1,0 +1,134 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Context } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { expect, it } from "vitest";
+import { cell, scriptAgents } from "./agent-scripts.js";
+import { useFauxSessions, wireText } from "./faux-session.js";
+import { FIXTURE } from "./mcp-fixture.js";
+import { expectPromptOnlyGrows } from "./prompt-growth.js";
+
+const sessions = useFauxSessions({ provider: "fauxg", models: [{ id: "g" }] });
+
+const waitFor = (path: string) =>
+	`import os, asyncio\nwhile not os.path.exists(${JSON.stringify(path)}): await asyncio.sleep(0.05)`;
+const touch = (path: string) => `with open(${JSON.stringify(path)}, "w") as marker: marker.write("1")`;
+
+/** The sections every request of a session with MCP, skills and Prime Context carries. */
+const SECTIONS = ["Prime Context policy:", "# Skills", "# MCP servers"];
+
+function configureMcp(): void {
+	sessions.world.writeHome("mcp.json", {
+		mcpServers: { fixture: { command: process.execPath, args: [FIXTURE] } },
+	});
+}
+
+function requestsOf(seen: Map<string, Context[]>, agent: string): Context[] {
+	return seen.get(agent) ?? [];
+}
+
+it("turns woken by a child's notice keep the session's system prompt and only append, with MCP, skills and Prime Context", {
+	timeout: 120_000,
+}, async () => {
+	configureMcp();
+	const started = await sessions.start();
+	// The kid answers once the parent's prompt has ended, so its notice starts a turn of its own.
+	const go = join(sessions.world.project, "go");
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('h = await rlm("say hi", name="kid")'),
+			fauxAssistantMessage("Waiting for kid."),
+			fauxAssistantMessage("kid said hi."),
+			fauxAssistantMessage("Still here."),
+		],
+		kid: [cell(waitFor(go)), fauxAssistantMessage("hi")],
+	});
+	expect((await started.agentSession.prompt("start a kid")).status).toBe("ok");
+	writeFileSync(go, "1");
+	await started.whenSettled();
+	expect((await started.agentSession.prompt("anything else?")).status).toBe("ok");
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(4);
+	// The third call was woken by the kid's notice, not by a prompt.
+	expect(wireText(root[2]?.messages.at(-1) as never)).toContain("[rlm notice: completed_without_reply]");
+	for (const request of root) for (const section of SECTIONS) expect(request.systemPrompt).toContain(section);
+	expectPromptOnlyGrows(root);
+});
+
+it("20 agent messages queued while the parent's cell runs reach it in one model call, in order", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start();
+	const done = join(sessions.world.project, "flood-done");
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell(['h = await rlm("send twenty", name="flood")', waitFor(done)].join("\n")),
+			fauxAssistantMessage("Read them all."),
+		],
+		flood: [
+			cell(
+				[
+					...Array.from({ length: 20 }, (_, i) => `await agent_message.send("m${i}", receiver_role="parent")`),
+					touch(done),
+				].join("\n"),
+			),
+			fauxAssistantMessage("Sent."),
+		],
+	});
+	expect((await started.agentSession.prompt("take twenty messages")).status).toBe("ok");
+	await started.whenSettled();
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(2);
+	const texts = (root[1]?.messages ?? []).map((message) => wireText(message));
+	const received = texts.flatMap((text) => /<agent_message id="msg_\d+">\n(m\d+)\n/.exec(text)?.[1] ?? []);
+	expect(received).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
+	expectPromptOnlyGrows(root);
+});
+
+it("a harness change is the one place the system prompt changes; prompts before and after it only grow", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell("x = 1"),
+			fauxAssistantMessage("one"),
+			cell('rlm.harness.create_memory("style", "prefer small modules")'),
+			fauxAssistantMessage("remembered"),
+			fauxAssistantMessage("three"),
+		],
+	});
+	for (const prompt of ["first", "remember a style", "third"])
+		expect((await started.agentSession.prompt(prompt)).status).toBe("ok");
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(5);
+	// The memory made in request 2's cell joins the index from the next call on.
+	expectPromptOnlyGrows(root, { system: [3] });
+	expect(root[3]?.systemPrompt).toContain("style");
+	expect(root[2]?.systemPrompt).not.toContain("prefer small modules");
+});
+
+it("a resumed session's first turn, woken by a delivered message before any prompt, keeps the system prompt of the turns before", {
+	timeout: 120_000,
+}, async () => {
+	configureMcp();
+	const first = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [cell("x = 1"), fauxAssistantMessage("one"), fauxAssistantMessage("woken")],
+	});
+	expect((await first.agentSession.prompt("first")).status).toBe("ok");
+	await first.dispose();
+
+	const resumed = await sessions.start({ resume: first.session.path });
+	const woken = new Promise((resolve) => resumed.agentSession.onWakeOutcome(resolve));
+	resumed.agentSession.deliverExternal({ customType: "schedule", content: "[scheduled: check the build]" });
+	expect(await woken).toMatchObject({ status: "ok" });
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(3);
+	expect(wireText(root[2]?.messages.at(-1) as never)).toBe("[scheduled: check the build]");
+	for (const request of root) for (const section of SECTIONS) expect(request.systemPrompt).toContain(section);
+	expectPromptOnlyGrows(root);
+});

@@ -1,0 +1,108 @@
+import type { Context, Message } from "@mariozechner/pi-ai";
+import { expect } from "vitest";
+import { wireText } from "./faux-session.js";
+
+/**
+ * The provider's cache property of one agent's requests: each request repeats the previous one's
+ * system prompt and messages byte for byte and appends. Prime Context's task snapshot, which the
+ * host places last in every request, is not history: it is left out before comparing.
+ */
+export interface PromptGrowth {
+	/** Indexes `i` of the requests whose system prompt differs from request `i - 1`'s. */
+	systemPromptChanges: number[];
+	/** Requests whose history does not start with the previous request's history. */
+	rewrites: { request: number; message: number; before: string; after: string }[];
+	/** Indexes `i` of the requests whose trailing task snapshot differs from request `i - 1`'s. */
+	snapshotChanges: number[];
+}
+
+const SNAPSHOT_START = "<prime_context_task>";
+
+/**
+ * What a provider is sent of one message: its role and content (the host's timestamps, usage and
+ * model names never go out), as JSON so that equal means byte-identical.
+ */
+export function wireView(message: Message): string {
+	if (message.role === "toolResult")
+		return JSON.stringify({
+			role: message.role,
+			toolCallId: message.toolCallId,
+			toolName: message.toolName,
+			content: message.content,
+			isError: message.isError,
+		});
+	return JSON.stringify({ role: message.role, content: message.content });
+}
+
+function isSnapshot(message: Message | undefined): boolean {
+	return message?.role === "user" && wireText(message).startsWith(SNAPSHOT_START);
+}
+
+/** A request's history (without a trailing snapshot) and its snapshot's text, if any. */
+function split(request: Context): { history: string[]; snapshot: string | undefined } {
+	const messages = request.messages;
+	const last = messages[messages.length - 1];
+	const trailing = isSnapshot(last);
+	return {
+		history: (trailing ? messages.slice(0, -1) : messages).map(wireView),
+		snapshot: trailing ? wireText(last as Message) : undefined,
+	};
+}
+
+/** Where, in `requests` (one agent's, in order), the prompt changed instead of growing. */
+export function promptGrowth(requests: readonly Context[]): PromptGrowth {
+	const growth: PromptGrowth = { systemPromptChanges: [], rewrites: [], snapshotChanges: [] };
+	for (let index = 1; index < requests.length; index++) {
+		const previous = requests[index - 1] as Context;
+		const current = requests[index] as Context;
+		if (previous.systemPrompt !== current.systemPrompt) growth.systemPromptChanges.push(index);
+		const before = split(previous);
+		const after = split(current);
+		const differs = before.history.findIndex((message, at) => after.history[at] !== message);
+		if (differs >= 0)
+			growth.rewrites.push({
+				request: index,
+				message: differs,
+				before: before.history[differs] as string,
+				after: after.history[differs] ?? "(missing)",
+			});
+		if (before.snapshot !== undefined && after.snapshot !== undefined && before.snapshot !== after.snapshot)
+			growth.snapshotChanges.push(index);
+	}
+	return growth;
+}
+
+/**
+ * Asserts the property over `requests`: the system prompt changes exactly at `boundaries.system`
+ * and the history is rewritten exactly at `boundaries.history` (request indexes where the session
+ * recorded a boundary: a compaction, a harness or model change); everywhere else it only grows.
+ * A failure shows the first rewritten message, before and after.
+ */
+export function expectPromptOnlyGrows(
+	requests: readonly Context[],
+	boundaries: { system?: number[]; history?: number[] } = {},
+): PromptGrowth {
+	const growth = promptGrowth(requests);
+	expect(
+		growth.rewrites.map((rewrite) => rewrite.request),
+		describeRewrites(growth),
+	).toEqual(boundaries.history ?? []);
+	expect(growth.systemPromptChanges, describeSystemChanges(requests, growth)).toEqual(boundaries.system ?? []);
+	return growth;
+}
+
+function describeRewrites(growth: PromptGrowth): string {
+	const first = growth.rewrites[0];
+	if (!first) return "history only grows";
+	return `request ${first.request} rewrote message ${first.message}:\nbefore: ${first.before.slice(0, 400)}\nafter:  ${first.after.slice(0, 400)}`;
+}
+
+function describeSystemChanges(requests: readonly Context[], growth: PromptGrowth): string {
+	const at = growth.systemPromptChanges[0];
+	if (at === undefined) return "system prompt unchanged";
+	const before = requests[at - 1]?.systemPrompt ?? "";
+	const after = requests[at]?.systemPrompt ?? "";
+	let common = 0;
+	while (common < before.length && before[common] === after[common]) common++;
+	return `request ${at}'s system prompt differs from character ${common}:\nbefore: ${before.slice(common, common + 300)}\nafter:  ${after.slice(common, common + 300)}`;
+}
