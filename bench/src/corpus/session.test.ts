@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { listTrajectoryFiles, readTrajectory } from "./files.js";
 import { parseSession } from "./session.js";
-import { listTrajectoryFiles, readTrajectory } from "./trajectory.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "bench-session-"));
 afterAll(() => rm(scratch, { recursive: true, force: true }));

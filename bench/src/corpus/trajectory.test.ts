@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { listTrajectoryFiles, readTrajectory } from "./trajectory.js";
+import { listTrajectoryFiles, readTrajectory } from "./files.js";
 
 const trajectories = fileURLToPath(new URL("../../../fixtures/trajectories/", import.meta.url));
 const fixture = join(trajectories, "astropy__astropy-12907.traj.json.gz");

@@ -1,13 +1,10 @@
 /**
- * Reader for mini-swe-agent trajectories (and, through `readTrajectory`, our own session files) (`.traj.json`, `.traj.json.gz`):
+ * Reader for mini-swe-agent trajectories (`.traj.json`, `.traj.json.gz`; `readTrajectory` in
+ * `files.ts` reads these and our own session files):
  * `{instance_id, messages: [{role, content}], ...}` where `messages[0]` is the system prompt,
  * `messages[1]` the task, each assistant message holds one bash command in a fenced block and each
  * following user message is the observation (`<returncode>N</returncode>` then `<output>...</output>`).
  */
-import { readdir, readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
-import { gunzipSync } from "node:zlib";
-import { parseSession } from "./session.js";
 
 /** One replayed step: the assistant message (the action) and the observation that answered it. */
 export interface TrajectoryStep {
@@ -81,27 +78,4 @@ export function parseTrajectory(json: string, fallbackId: string): Trajectory {
 		steps,
 		trailing,
 	};
-}
-
-/** Reads one `.traj.json`, `.traj.json.gz` or session `.jsonl` file. */
-export async function readTrajectory(path: string): Promise<Trajectory> {
-	const raw = await readFile(path);
-	if (path.endsWith(".jsonl")) return parseSession(raw.toString("utf8"), basename(path, ".jsonl"));
-	const json = path.endsWith(".gz") ? gunzipSync(raw).toString("utf8") : raw.toString("utf8");
-	return parseTrajectory(json, basename(path).replace(/\.traj\.json(\.gz)?$/, ""));
-}
-
-/** Paths of the trajectory and session files in `dir`, sorted by name. */
-export async function listTrajectoryFiles(dir: string): Promise<string[]> {
-	let names: string[];
-	try {
-		names = await readdir(dir);
-	} catch (error) {
-		throw new Error(
-			`Cannot read the trajectory folder ${dir}: ${(error as Error).message}. Pass --trajectories <dir>.`,
-		);
-	}
-	const files = names.filter((name) => /\.traj\.json(\.gz)?$|\.jsonl$/.test(name)).sort();
-	if (files.length === 0) throw new Error(`No .traj.json, .traj.json.gz or session .jsonl files in ${dir}.`);
-	return files.map((name) => join(dir, name));
 }

@@ -13,7 +13,6 @@ import {
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { daemonDoctorCheck } from "../src/daemon/doctor.js";
 import {
 	type AgentInfo,
 	connectSupervisor,
@@ -29,6 +28,7 @@ import {
 	writeSessionRecord,
 	writeWorkerRecord,
 } from "../src/daemon/index.js";
+import { daemonDoctorCheck } from "../src/doctor/daemon.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
 import {
 	type DaemonWorld,

@@ -25,13 +25,13 @@ import {
 	type SessionLink,
 	type StartedSession,
 	sameSession,
-	UserError,
 } from "prime-agent";
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { CellView } from "./components/cell.js";
 import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
 import { type KernelState, type StatusInfo, StatusLine } from "./components/status-line.js";
-import { LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
+import { errorText } from "./error-text.js";
+import { type CommandHost, LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
 import { style } from "./style.js";
 import { editorTheme } from "./theme.js";
 import { addHistory, contentText, notInHistory } from "./transcript.js";
@@ -48,7 +48,7 @@ export type AppExit = { code: 0 } | { code: number; message: string };
  * shows comes from the link's events; switching sessions (`/resume`, `/model`, `/fork`, `/new`)
  * goes through the command line's `switchSession`.
  */
-export class InteractiveApp {
+export class InteractiveApp implements CommandHost {
 	readonly tui: TUI;
 	readonly chat = new Container();
 	readonly editor: Editor;
@@ -613,9 +613,4 @@ export class InteractiveApp {
 			goal: status.goal,
 		};
 	}
-}
-
-export function errorText(error: unknown): string {
-	if (error instanceof UserError) return `${error.message} ${error.hint}`;
-	return error instanceof Error ? error.message : String(error);
 }

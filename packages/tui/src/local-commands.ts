@@ -1,15 +1,18 @@
-import type { SelectItem, SlashCommand } from "@mariozechner/pi-tui";
+import type { Component, SelectItem, SlashCommand } from "@mariozechner/pi-tui";
 import {
 	findCredential,
+	type InteractiveContext,
 	listSessions,
 	loadAuthFile,
 	loadModelsFile,
 	ModelRegistry,
+	type SessionChanges,
+	type SessionLink,
 	type StillBusyChoice,
 	sameSession,
 } from "prime-agent";
-import { errorText, type InteractiveApp } from "./app.js";
 import { Picker } from "./components/picker.js";
+import { errorText } from "./error-text.js";
 import { branchTarget, treeItems, treeRows } from "./tree.js";
 
 /** A command the UI itself answers (it changes what the UI shows or which session it drives). */
@@ -27,10 +30,33 @@ export interface LocalCommands {
 	askStillBusy(): { answer: Promise<StillBusyChoice | undefined>; dismiss(): void };
 }
 
+/** What the commands use of the app they belong to (`InteractiveApp`). */
+export interface CommandHost {
+	/** The session the UI drives now. */
+	readonly link: SessionLink;
+	readonly env: NodeJS.ProcessEnv;
+	readonly paths: InteractiveContext["paths"];
+	/** A turn is running (the session cannot be switched or moved in its tree meanwhile). */
+	readonly working: boolean;
+	/** Set while `/tree` moves the conversation, so the app does not redraw for its own move. */
+	branching: boolean;
+	readonly editor: { setText(text: string): void };
+	/** Add a note (a command's answer, a problem) to the conversation. */
+	note(text: string, tone?: "info" | "error"): void;
+	/** Show `component` over the conversation until `close` is called. */
+	overlay(component: Component): { close(): void };
+	/** Replace the session; false (with a note saying why) when it was not replaced. */
+	switchSession(changes: SessionChanges, what: string): Promise<boolean>;
+	/** Lay the conversation out again from the session's active branch. */
+	redraw(): Promise<void>;
+	/** Leave the UI. */
+	exit(): Promise<void>;
+}
+
 const PICKER_ROWS = 12;
 
 /** `/model`, `/resume`, `/tree`, `/fork`, `/new`, `/exit`: the UI's own commands. */
-export function LOCAL_COMMANDS(app: InteractiveApp): LocalCommands {
+export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 	/** A picker over the conversation; `dismiss` closes it as Esc does. */
 	const open = (title: string, items: SelectItem[], selected = 0) => {
 		let dismiss = () => {};

@@ -23,7 +23,6 @@ export {
 	runStatusCommand,
 	runUiInWorker,
 } from "./commands.js";
-export { daemonDoctorCheck } from "./doctor.js";
 export {
 	type AgentInfo,
 	DAEMON_PROTOCOL_VERSION,

@@ -28,14 +28,7 @@ import {
 } from "../providers/index.js";
 import { SessionKernel } from "../tools/index.js";
 import { HOW_TO_APPROVE, type ProjectTrust, projectTrust } from "../trust/index.js";
-
-export interface CheckResult {
-	name: string;
-	status: "ok" | "warn" | "fail";
-	detail: string;
-	/** What to do about a warning or failure. */
-	fix?: string;
-}
+import type { CheckResult } from "./check-result.js";
 
 const ok = (name: string, detail: string): CheckResult => ({ name, status: "ok", detail });
 const warn = (name: string, detail: string, fix: string): CheckResult => ({ name, status: "warn", detail, fix });
@@ -59,7 +52,8 @@ export async function runChecks(
 	const trust = projectTrust({ cwd, agentHome: paths.root });
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env, withoutProject: !trust.allows("mcp") })));
 	results.push(...checkProjectCode(trust));
-	const { daemonDoctorCheck } = await import("../daemon/index.js");
+	// Loaded when doctor runs: the package's entry point loads none of the daemon.
+	const { daemonDoctorCheck } = await import("./daemon.js");
 	results.push(await daemonDoctorCheck(paths.root, env));
 	return results;
 }

@@ -1,7 +1,8 @@
 /** `prime-agent doctor`: checks with a fix for each problem. */
-export { type CheckResult, runChecks } from "./checks.js";
+export type { CheckResult } from "./check-result.js";
+export { runChecks } from "./checks.js";
 
-import type { CheckResult } from "./checks.js";
+import type { CheckResult } from "./check-result.js";
 
 /** One line per check, then the fix under each problem. */
 export function formatChecks(results: readonly CheckResult[]): string {

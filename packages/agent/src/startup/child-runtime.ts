@@ -1,6 +1,6 @@
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { ChildRuntime } from "../children/index.js";
-import type { StartedSession } from "./start-session.js";
+import type { StartedSession } from "./started-session.js";
 
 /** A started child session as the parent's registry sees it. */
 export function childRuntime(started: StartedSession): ChildRuntime {

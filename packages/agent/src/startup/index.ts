@@ -1,2 +1,3 @@
 /** Assembling a session from the agent home and the command line. */
-export { type StartedSession, type StartOptions, startSession } from "./start-session.js";
+export { type StartOptions, startSession } from "./start-session.js";
+export type { StartedSession } from "./started-session.js";

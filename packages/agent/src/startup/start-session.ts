@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
-import type { Api, Model, Usage } from "@mariozechner/pi-ai";
+import type { Usage } from "@mariozechner/pi-ai";
 import { requireKernelPython } from "prime-agent-kernel";
-import { type AutonomousFlags, type AutonomousRun, resolveAutonomousConfig } from "../autonomous/index.js";
+import { type AutonomousFlags, resolveAutonomousConfig } from "../autonomous/index.js";
 import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
 import { builtinExtensions } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
@@ -20,10 +20,9 @@ import {
 } from "../children/index.js";
 import { COMPACT_REQUEST_TYPE, compactionSettingsFrom, compactRequestHandler } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
-import { type ExtensionRunner, loadExtensions } from "../extensions/index.js";
+import { loadExtensions } from "../extensions/index.js";
 import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
 import {
-	type AgentPaths,
 	agentDir,
 	agentPaths,
 	kernelEnvKeep,
@@ -44,7 +43,6 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import type { Scheduler } from "../schedules/index.js";
 import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
 import {
 	cellOutputDir,
@@ -58,7 +56,8 @@ import {
 import { projectTrust } from "../trust/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
-import { type GoalOption, type LongRunning, resolveGoalOption, wireLongRunning } from "./long-running.js";
+import { type GoalOption, resolveGoalOption, wireLongRunning } from "./long-running.js";
+import type { StartedSession } from "./started-session.js";
 import { requireWritableSessions } from "./writable-home.js";
 
 export interface StartOptions {
@@ -102,45 +101,6 @@ export interface StartOptions {
 	 * the user approved runs (see `ProjectTrust`), and the notices say what did not.
 	 */
 	trustProject?: boolean;
-}
-
-/** Everything a mode needs to drive one session. */
-export interface StartedSession {
-	paths: AgentPaths;
-	session: Session;
-	model: Model<Api>;
-	kernel: SessionKernel;
-	agentSession: AgentSession;
-	/** The loaded extensions, and the problems met loading them. */
-	extensions: ExtensionRunner;
-	/** True when an existing session was picked up. */
-	resumed: boolean;
-	/** Notes for the user about what was decided (e.g. no session to continue). */
-	notices: string[];
-	onKernelStatus(listener: (status: KernelStatus) => void): () => void;
-	/** The session's sub-agents (`rlm`). */
-	children: ChildManager;
-	/** Agent messages to this session. */
-	mailbox: Mailbox;
-	/** Progress of sub-agents at every depth below this session (spawned, finished, notices). */
-	onChildEvent(listener: (event: ChildEvent) => void): () => void;
-	/** Usage this session records for its children (each `rlm_child_usage` entry, as it is appended). */
-	onChildUsage(listener: (usage: Usage) => void): () => void;
-	/**
-	 * Resolves once the session is idle, every sub-agent has settled and every notice has been
-	 * handled by a turn (what `-p` waits for before it exits).
-	 */
-	whenSettled(signal?: AbortSignal): Promise<void>;
-	/** Shut the sub-agents down, then the kernel. The session file needs no closing. */
-	dispose(): Promise<void>;
-	/** The session's goal (`/goal`, `--goal`, the kernel's `goal`). */
-	goals: LongRunning["goals"];
-	/** The autonomous run, with `--autonomous`. */
-	autonomous?: AutonomousRun;
-	/** A sub-agent's heartbeat (`rlm_heartbeat`); the root's lives in its daemon worker. */
-	heartbeat?: Scheduler;
-	/** `provider/id` of the model `ref` names when it can be used here (its provider has a key); else a `UserError`. */
-	checkModel(ref: string): string;
 }
 
 const RESUMED_KERNEL_NOTE =

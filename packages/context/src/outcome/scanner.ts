@@ -1,11 +1,11 @@
 import type { Outcome } from "../types.js";
 import { trimmedVisibleLine, visibleLine } from "./ansi.js";
 import { classifyLine, type LineKind, type ShapedLines } from "./classify.js";
-import { scanLocations } from "./diagnostics.js";
 import { createDiffParser } from "./diff.js";
 import { createGenericParser } from "./generic.js";
 import { createJavascriptParser } from "./javascript.js";
 import { type LineMemo, LineTable, lineSlot } from "./line-slot.js";
+import { scanLocations } from "./locations.js";
 import { createPythonParser } from "./python.js";
 import { ScanState } from "./state.js";
 import { createToolchainParser } from "./toolchains.js";

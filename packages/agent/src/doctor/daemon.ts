@@ -1,8 +1,6 @@
 import { statSync } from "node:fs";
-import type { CheckResult } from "../doctor/index.js";
-import { connectSupervisor, daemonContext } from "./client.js";
-import type { AgentInfo } from "./protocol.js";
-import { daemonPaths } from "./state.js";
+import { type AgentInfo, connectSupervisor, daemonContext, daemonPaths } from "../daemon/index.js";
+import type { CheckResult } from "./check-result.js";
 
 /**
  * `doctor`: the daemon folder is the user's alone (0700), and the supervisor, when one runs,
