@@ -13,14 +13,6 @@ import { describe, expect, it } from "vitest";
 
 const repository = fileURLToPath(new URL("../../../", import.meta.url));
 
-/**
- * Circles known and being broken elsewhere, each written as `importCircles` reports it. An entry
- * matches its circle exactly: a circle that grows (a third file joins it) fails the test as well.
- */
-const KNOWN_CIRCLES_BEING_BROKEN: readonly string[] = [
-	"packages/agent/src/orchestrator/agent-session.ts ↔ packages/agent/src/orchestrator/wake-scheduler.ts",
-];
-
 /** The TypeScript files of every workspace's `src` and `test` folders (no builds, no declarations). */
 function sourceFiles(root: string): string[] {
 	const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { workspaces: string[] };
@@ -114,12 +106,8 @@ describe("import direction", () => {
 		expect(unresolved).toEqual([]);
 	});
 
-	it("no source file imports itself back, besides the circle known and being broken", () => {
-		expect(circles.filter((circle) => !KNOWN_CIRCLES_BEING_BROKEN.includes(circle))).toEqual([]);
-	});
-
-	it("the circles known and being broken still exist (remove an entry once its circle is gone)", () => {
-		expect(KNOWN_CIRCLES_BEING_BROKEN.filter((circle) => !circles.includes(circle))).toEqual([]);
+	it("no source file imports itself back", () => {
+		expect(circles).toEqual([]);
 	});
 
 	it("finds a circle closed by a type-only import, a dynamic import or a folder's index, and not one in a comment", () => {
