@@ -65,7 +65,6 @@ export function runGate(
 		let error: string | undefined;
 		let exitCode: number | null = null;
 		let durationMs = 0;
-		let settling = false;
 		const child = spawnGuardedGroup("sh", ["-c", command], {
 			cwd: options.cwd,
 			env: options.env,
@@ -100,13 +99,16 @@ export function runGate(
 		child.stderr?.on("data", keep);
 
 		let resolved = false;
+		let drain: NodeJS.Timeout | undefined;
 		const finish = () => {
 			if (resolved) return;
 			resolved = true;
+			clearTimeout(drain);
 			// A process that left the group may still hold the pipes: stop reading them.
 			child.stdout?.destroy();
 			child.stderr?.destroy();
 			if (error) keep(Buffer.from(`[the gate could not start: ${error}]\n`));
+			const shellCouldNot = !timedOut && !aborted && exitCode !== null && CANNOT_RUN_STATUSES.has(exitCode);
 			log.end(() =>
 				resolve({
 					command,
@@ -114,9 +116,7 @@ export function runGate(
 					passed: exitCode === 0 && !timedOut && !aborted && !error,
 					timedOut,
 					aborted,
-					cannotRun:
-						error !== undefined ||
-						(!timedOut && !aborted && exitCode !== null && CANNOT_RUN_STATUSES.has(exitCode)),
+					cannotRun: error !== undefined || shellCouldNot,
 					durationMs,
 					logFile: options.logFile,
 					tail: tail.toString("utf8"),
@@ -126,13 +126,12 @@ export function runGate(
 		};
 		/** The shell exited (or never started): the result is decided; read what is left, briefly. */
 		const settle = (code: number | null) => {
-			if (settling) return;
-			settling = true;
+			if (drain || resolved) return;
 			exitCode = code;
 			durationMs = Date.now() - started;
 			clearTimeout(timer);
 			options.signal?.removeEventListener("abort", onAbort);
-			setTimeout(finish, GATE_DRAIN_MS);
+			drain = setTimeout(finish, GATE_DRAIN_MS);
 		};
 		child.on("error", (failure) => {
 			error = failure.message;
