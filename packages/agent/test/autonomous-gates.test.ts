@@ -9,6 +9,7 @@ import { ExitCode } from "../src/errors.js";
 import { describeOutcome } from "../src/modes/index.js";
 import { longRunningOutcome } from "../src/modes/long-running.js";
 import { memoryIo } from "./cli-io.js";
+import { makeDaemonWorld } from "./daemon-world.js";
 import { useFauxSessions } from "./faux-session.js";
 import { localModelWorld } from "./loopback-servers.js";
 
@@ -207,4 +208,58 @@ it("the command line prints a gate that cannot run as a configuration error and 
 	expect(result.exitCode).toBe(2);
 	expect(result.autonomous).toMatchObject({ status: "gate_error", gate: 0 });
 	expect(result.autonomous.gates[0]).toMatchObject({ command: "./check.sh", status: "failed", cannotRun: true });
+});
+
+it("the built prime-agent through its daemon: a gate leaving `sleep 200 &` ends the run in seconds (exit 5), a gate not found ends it at once (exit 2)", {
+	timeout: 180_000,
+}, async () => {
+	const world = await makeDaemonWorld(Array.from({ length: 5 }, () => ({ text: "Done." })));
+	const pgidFile = join(world.home, "gate.pgid");
+	onTestFinished(async () => {
+		if (existsSync(pgidFile)) {
+			try {
+				process.kill(-Number(readFileSync(pgidFile, "utf8")), "SIGKILL");
+			} catch {}
+		}
+		await world.teardown();
+	});
+	const gate = `echo $$ > ${pgidFile}; sleep 200 & exit 1`;
+	const begun = Date.now();
+	const hung = await world.cli([
+		"--autonomous",
+		"-p",
+		"go",
+		"--model",
+		"local/coder",
+		"--max-minutes",
+		"0.3",
+		"--gate",
+		gate,
+	]);
+	expect(Date.now() - begun).toBeLessThan(90_000);
+	expect(hung.code).toBe(ExitCode.limitReached);
+	expect(hung.stderr).toContain("Autonomous run stopped: the continuation limit was reached (3 of 3).");
+	expect(world.server.requests).toHaveLength(4);
+	const pgid = Number(readFileSync(pgidFile, "utf8"));
+	await waitUntil(() => !groupAlive(pgid), 5_000);
+	expect(groupAlive(pgid)).toBe(false);
+
+	const missing = await world.cli([
+		"--autonomous",
+		"-p",
+		"go",
+		"--model",
+		"local/coder",
+		"--gate",
+		"nonexistent-cmd-xyz",
+	]);
+	expect(missing.code).toBe(ExitCode.usage);
+	expect(world.server.requests).toHaveLength(5);
+	const said = shellSays("nonexistent-cmd-xyz", world.project);
+	expect(missing.stderr).toContain(
+		`Autonomous run stopped: gate 1 of 1 cannot run, a configuration error the model cannot fix: \`nonexistent-cmd-xyz\` exited with status 127 (not found): ${JSON.stringify(said)} (0 continuations, 1 turn, `,
+	);
+	expect(missing.stderr).toContain(
+		"\n  failed    nonexistent-cmd-xyz (cannot run, exit 127)\nFix the gate's command in --gate on the command line (",
+	);
 });
