@@ -448,6 +448,7 @@ it("the closing report says a gate timed out instead of giving it no exit status
 			gates: ["npm test"],
 			results: [{ status, exitCode: null, timedOut: true, durationMs, observationId: "obs_000002" }],
 			end: { status: "limit", limit: "continuations", detail: "3 of 3" },
+			gatesFrom: "--gate on the command line",
 			continuations: 3,
 			turns: 4,
 			tokens: 1200,

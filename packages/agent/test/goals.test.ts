@@ -347,6 +347,48 @@ it("print and JSON modes: goal lines as they happen, the goal in the result line
 	}
 });
 
+it("at a goal's turn limit the last cell's lines come before the line saying the goal stopped, and the report comes last", {
+	timeout: 120_000,
+}, async () => {
+	const { world, server } = await localModelWorld([{ code: "print('the last cell')" }, { code: "never = 1" }]);
+	try {
+		const printed = memoryIo(world.project, world.env);
+		const argv = ["-p", "go", "--model", "local/coder", "--goal", "set x", "--goal-turns", "1"];
+		expect(await runCli(argv, printed)).toBe(ExitCode.limitReached);
+		expect(server.requests).toHaveLength(1);
+		const id = /Goal (goal-[0-9a-f]{8}) /.exec(printed.err())?.[1] as string;
+		const lines = printed
+			.err()
+			.split("\n")
+			.filter((line) => line !== "" && !line.includes("Python kernel"));
+		expect(lines).toHaveLength(5);
+		expect(lines.slice(0, 2)).toEqual([
+			`Goal ${id} is active: set x (0 turns, 0 tokens, 0s)`,
+			"▸ ipython: print('the last cell')",
+		]);
+		expect(lines[2]).toMatch(/^ {2}✓ \d+\.\ds$/);
+		expect(lines[3]).toBe(`Goal ${id} stopped, not complete: turn budget reached: 1 of 1 turns used`);
+		expect(lines[4]).toMatch(
+			new RegExp(`^Goal ${id} is not complete: its turn budget reached: 1 of 1 turns used\\. Go on with`),
+		);
+
+		const json = memoryIo(world.project, world.env);
+		expect(await runCli([...argv, "--mode", "json"], json)).toBe(ExitCode.limitReached);
+		const types = json
+			.out()
+			.trim()
+			.split("\n")
+			.map((line) => JSON.parse(line))
+			.map((line) => (line.type === "goal" ? `goal ${line.event}` : line.type));
+		const stopped = types.indexOf("goal budget_reached");
+		expect(stopped).toBeGreaterThan(types.lastIndexOf("tool_execution_end"));
+		expect(types.slice(stopped)).toEqual(["goal budget_reached", "turn_end", "agent_end", "result"]);
+	} finally {
+		await server.close();
+		world.cleanup();
+	}
+});
+
 it('the command a budget stop suggests, -p "/goal resume --turns N", exits 5 again when the larger budget runs out', {
 	timeout: 120_000,
 }, async () => {

@@ -8,7 +8,7 @@ import type { GateArchive, GateOutput } from "./archive.js";
 import { workspaceFingerprint } from "./fingerprint.js";
 import { GATE_TIMEOUT_MS, type GateRun, runGate } from "./gates.js";
 import { type AutonomousConfig, minutesText } from "./limits.js";
-import { gateFailedText, gateNotRerunText, type LimitName } from "./report.js";
+import { cannotRunText, gateFailedText, gateNotRerunText, type LimitName } from "./report.js";
 
 /** The hidden message a failing gate continues the run with. */
 export const GATE_MESSAGE_TYPE = "autonomous_gate";
@@ -20,6 +20,8 @@ export interface GateResult {
 	status: "passed" | "failed" | "not_rerun";
 	exitCode: number | null;
 	timedOut: boolean;
+	/** It could not run its command (see `GateRun.cannotRun`): the run ended with a configuration error. */
+	cannotRun?: true;
 	/** Stopped while it ran because the run's time limit was reached. */
 	stopped?: true;
 	durationMs: number;
@@ -29,10 +31,16 @@ export interface GateResult {
 export type AutonomousEvent =
 	| { type: "autonomous_gate"; gate: GateResult; of: number }
 	| { type: "autonomous_continue"; reason: "gate" | "goal"; continuation: number; of: number }
-	| { type: "autonomous_end"; status: "passed" | "limit"; limit?: LimitName };
+	| { type: "autonomous_end"; status: AutonomousEnd["status"]; limit?: LimitName };
 
-/** How the run ended, once it has: the gates passed, or a limit stopped it. */
-export type AutonomousEnd = { status: "passed" } | { status: "limit"; limit: LimitName; detail: string };
+/**
+ * How the run ended, once it has: the gates passed, a limit stopped it, or gate `gate` (its index)
+ * could not run its command (`detail`: how), a configuration error no continuation can fix.
+ */
+export type AutonomousEnd =
+	| { status: "passed" }
+	| { status: "limit"; limit: LimitName; detail: string }
+	| { status: "gate_error"; gate: number; detail: string };
 
 export interface AutonomousHost {
 	cwd: string;
@@ -57,7 +65,9 @@ interface Failure {
  * One autonomous run (`--autonomous -p`): when the model would stop, an open goal continues first,
  * then the quality gates run in order; the first failure continues the run with its output, until
  * every gate passes or a limit (continuations, turns, tokens, time) is reached. A gate that failed
- * is not rerun while the workspace fingerprint equals the one taken after that failure.
+ * is not rerun while the workspace fingerprint equals the one taken after that failure. A gate that
+ * cannot run its command (not found, not executable) ends the run at once: the model cannot fix
+ * the settings.
  */
 export class AutonomousRun implements RunSupervisor {
 	readonly startedAt = Date.now();
@@ -147,6 +157,8 @@ export class AutonomousRun implements RunSupervisor {
 			if (!this.ended) this.interrupted = true;
 			return undefined;
 		}
+		// A gate that cannot run ended it.
+		if (this.ended) return undefined;
 		if (!failure) {
 			this.finish({ status: "passed" });
 			return undefined;
@@ -209,6 +221,11 @@ export class AutonomousRun implements RunSupervisor {
 				if (this.timeUp) this.record(index, { status: "failed", run, stopped: true });
 				return undefined;
 			}
+			if (run.cannotRun) {
+				this.record(index, { status: "failed", run });
+				this.finish({ status: "gate_error", gate: index, detail: cannotRunText(run) });
+				return undefined;
+			}
 			// A gate may change the workspace (caches, build output): take the state after it.
 			fingerprint = undefined;
 			if (run.passed) {
@@ -236,6 +253,7 @@ export class AutonomousRun implements RunSupervisor {
 			status: result.status,
 			exitCode: result.run.exitCode,
 			timedOut: result.run.timedOut,
+			...(result.run.cannotRun ? { cannotRun: true as const } : {}),
 			...(result.stopped ? { stopped: true as const } : {}),
 			durationMs: result.status === "not_rerun" ? 0 : result.run.durationMs,
 			...(result.output?.observationId ? { observationId: result.output.observationId } : {}),

@@ -8,6 +8,14 @@ export const GATE_TIMEOUT_MS = 5 * 60_000;
 export const GATE_OUTPUT_LIMIT = 6_000;
 /** The tail kept in memory while a gate runs (the whole output goes to its log file). */
 const TAIL_BYTES = 64 * 1024;
+/**
+ * After the gate's shell exits, how long what it wrote is still read from the pipes. Its group is
+ * dead by then, so the pipes close at once unless a process that left the group (`setsid`, a
+ * daemon) holds them: that one is not waited for.
+ */
+export const GATE_DRAIN_MS = 1_000;
+/** The shell's statuses for a command it could not run: found but not executable, not found. */
+const CANNOT_RUN_STATUSES = new Set([126, 127]);
 
 export interface GateRun {
 	command: string;
@@ -16,6 +24,12 @@ export interface GateRun {
 	passed: boolean;
 	timedOut: boolean;
 	aborted: boolean;
+	/**
+	 * The gate could not run its command: the shell could not start, or it exited 127 (a command or
+	 * an interpreter not found) or 126 (found but not executable). Its configuration is wrong, not
+	 * the workspace.
+	 */
+	cannotRun: boolean;
 	durationMs: number;
 	/** The whole output (stdout and stderr as they came) is in this file. */
 	logFile: string;
@@ -26,10 +40,11 @@ export interface GateRun {
 }
 
 /**
- * Run one gate: `sh -c <command>` in `cwd`, stdout and stderr into `logFile` as they come, its
- * process group killed on timeout or abort (then it counts as failed). What the gate leaves running
- * in the background (`server &`) is killed when its shell exits, and the whole group dies with the
- * agent, however the agent dies. Never throws.
+ * Run one gate: `sh -c <command>` in `cwd`, stdout and stderr into `logFile` as they come. Its
+ * result is decided when its shell exits: what the gate leaves running in its process group
+ * (`server &`) is killed then, and output written after that is not awaited (see
+ * `GATE_DRAIN_MS`). On timeout or abort the whole group is killed (then it counts as failed); the
+ * group also dies with the agent, however the agent dies. Never throws.
  */
 export function runGate(
 	command: string,
@@ -48,19 +63,25 @@ export function runGate(
 		let timedOut = false;
 		let aborted = false;
 		let error: string | undefined;
+		let exitCode: number | null = null;
+		let durationMs = 0;
 		const child = spawnGuardedGroup("sh", ["-c", command], {
 			cwd: options.cwd,
 			env: options.env,
 			stdio: ["ignore", "pipe", "pipe"],
 		});
+		const running = () => child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+		// Only while the shell runs: once it has exited, its group was killed with it (spawnGuardedGroup)
+		// and its id may be reused by a stranger's group.
 		const kill = () => {
-			if (child.pid === undefined || child.exitCode !== null) return;
+			if (!running()) return;
 			try {
-				process.kill(-child.pid, "SIGTERM");
+				process.kill(-(child.pid as number), "SIGTERM");
 			} catch {}
 			setTimeout(() => {
+				if (!running()) return;
 				try {
-					if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+					process.kill(-(child.pid as number), "SIGKILL");
 				} catch {}
 			}, 2_000).unref();
 		};
@@ -76,26 +97,50 @@ export function runGate(
 		else options.signal?.addEventListener("abort", onAbort, { once: true });
 		child.stdout?.on("data", keep);
 		child.stderr?.on("data", keep);
-		child.on("error", (failure) => {
-			error = failure.message;
-		});
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			options.signal?.removeEventListener("abort", onAbort);
+
+		let resolved = false;
+		let drain: NodeJS.Timeout | undefined;
+		const finish = () => {
+			if (resolved) return;
+			resolved = true;
+			clearTimeout(drain);
+			// A process that left the group may still hold the pipes: stop reading them.
+			child.stdout?.destroy();
+			child.stderr?.destroy();
 			if (error) keep(Buffer.from(`[the gate could not start: ${error}]\n`));
+			const shellCouldNot = !timedOut && !aborted && exitCode !== null && CANNOT_RUN_STATUSES.has(exitCode);
 			log.end(() =>
 				resolve({
 					command,
-					exitCode: code,
-					passed: code === 0 && !timedOut && !aborted && !error,
+					exitCode,
+					passed: exitCode === 0 && !timedOut && !aborted && !error,
 					timedOut,
 					aborted,
-					durationMs: Date.now() - started,
+					cannotRun: error !== undefined || shellCouldNot,
+					durationMs,
 					logFile: options.logFile,
 					tail: tail.toString("utf8"),
 					...(error ? { error } : {}),
 				}),
 			);
+		};
+		/** The shell exited (or never started): the result is decided; read what is left, briefly. */
+		const settle = (code: number | null) => {
+			if (drain || resolved) return;
+			exitCode = code;
+			durationMs = Date.now() - started;
+			clearTimeout(timer);
+			options.signal?.removeEventListener("abort", onAbort);
+			drain = setTimeout(finish, GATE_DRAIN_MS);
+		};
+		child.on("error", (failure) => {
+			error = failure.message;
+			if (child.pid === undefined) settle(null);
+		});
+		child.on("exit", (code) => settle(code));
+		child.on("close", (code) => {
+			settle(code);
+			finish();
 		});
 	});
 }

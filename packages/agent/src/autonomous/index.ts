@@ -9,7 +9,7 @@ export {
 	type GateResult,
 } from "./controller.js";
 export { WALK_HASH_MAX_BYTES, WALK_MAX_FILES, workspaceFingerprint } from "./fingerprint.js";
-export { boundOutput, GATE_OUTPUT_LIMIT, GATE_TIMEOUT_MS, type GateRun, runGate } from "./gates.js";
+export { boundOutput, GATE_DRAIN_MS, GATE_OUTPUT_LIMIT, GATE_TIMEOUT_MS, type GateRun, runGate } from "./gates.js";
 export {
 	type AutonomousConfig,
 	type AutonomousFlags,

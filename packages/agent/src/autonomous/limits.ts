@@ -19,6 +19,8 @@ export const DEFAULT_AUTONOMOUS_LIMITS: AutonomousLimits = {
 
 export interface AutonomousConfig {
 	gates: string[];
+	/** Where the gates were set, as a user would edit it: `--gate` or `"autonomous.gates" in <settings.json>`. */
+	gatesFrom: string;
 	limits: AutonomousLimits;
 }
 
@@ -58,6 +60,7 @@ export function resolveAutonomousConfig(
 		);
 	}
 	let gates: string[] = [];
+	let gatesFrom = `"autonomous.gates" in ${settingsPath}`;
 	if (fromSettings.gates !== undefined) {
 		if (
 			!Array.isArray(fromSettings.gates) ||
@@ -69,7 +72,10 @@ export function resolveAutonomousConfig(
 			);
 		gates = fromSettings.gates as string[];
 	}
-	if (flags.gates && flags.gates.length > 0) gates = flags.gates;
+	if (flags.gates && flags.gates.length > 0) {
+		gates = flags.gates;
+		gatesFrom = "--gate on the command line";
+	}
 	for (const gate of gates) {
 		if (!gate.trim()) throw new UserError("--gate needs a shell command.", 'Write it as --gate "npm test".');
 	}
@@ -82,6 +88,7 @@ export function resolveAutonomousConfig(
 	const defaults = DEFAULT_AUTONOMOUS_LIMITS;
 	return {
 		gates,
+		gatesFrom,
 		limits: {
 			continuations: pick(flags.maxContinuations, "--max-continuations", "maxContinuations", defaults.continuations),
 			turns: pick(flags.maxTurns, "--max-turns", "maxTurns", defaults.turns),

@@ -15,6 +15,28 @@ function how(run: GateRun): string {
 	return `exited with status ${run.exitCode ?? "none (killed)"} after ${duration(run.durationMs)}`;
 }
 
+/** What the shell's statuses for a command it could not run mean. */
+const CANNOT_RUN_WORDS: Record<number, string> = { 126: "found but not executable", 127: "not found" };
+/** A line of the shell's (or an interpreter's) own words for why a command could not run. */
+const CANNOT_RUN_LINE = /not found|no such file|permission denied|cannot execute|not executable/i;
+
+/**
+ * How a gate that could not run ended, with the shell's words for it: `exited with status 127 (not
+ * found): "sh: 1: pytset: not found"`, or `could not start (spawn sh ENOENT)`.
+ */
+export function cannotRunText(run: GateRun): string {
+	if (run.error) return `could not start (${run.error})`;
+	const lines = run.tail
+		.split("\n")
+		.map((line) => line.trim())
+		.filter(Boolean);
+	const said = lines.findLast((line) => CANNOT_RUN_LINE.test(line)) ?? lines.at(-1);
+	const code = run.exitCode ?? 0;
+	const words = CANNOT_RUN_WORDS[code];
+	const quoted = said ? `: ${JSON.stringify(said.length > 200 ? `${said.slice(0, 199)}…` : said)}` : "";
+	return `exited with status ${code}${words ? ` (${words})` : ""}${quoted}`;
+}
+
 /** The hidden message a failing gate continues the run with. */
 export function gateFailedText(index: number, of: number, run: GateRun, output: GateOutput, left: number): string {
 	return [
@@ -61,13 +83,20 @@ export interface ReportFacts {
 				status: string;
 				exitCode: number | null;
 				timedOut?: boolean;
+				cannotRun?: boolean;
 				stopped?: boolean;
 				durationMs: number;
 				observationId?: string;
 		  }
 		| undefined
 	)[];
-	end: { status: "passed" } | { status: "limit"; limit: LimitName; detail: string } | undefined;
+	end:
+		| { status: "passed" }
+		| { status: "limit"; limit: LimitName; detail: string }
+		| { status: "gate_error"; gate: number; detail: string }
+		| undefined;
+	/** Where the gates were set (`AutonomousConfig.gatesFrom`), for the fix of one that cannot run. */
+	gatesFrom: string;
 	continuations: number;
 	turns: number;
 	tokens: number;
@@ -75,7 +104,10 @@ export interface ReportFacts {
 	sessionId: string;
 }
 
-/** The run's closing report: the gates passed, or which limit stopped it (a limit is never success). */
+/**
+ * The run's closing report: the gates passed, which limit stopped it (a limit is never success),
+ * or which gate could not run and where to fix its command.
+ */
 export function autonomousReport(facts: ReportFacts): string {
 	const usage = `${facts.continuations} continuation${facts.continuations === 1 ? "" : "s"}, ${count(facts.turns)} turn${facts.turns === 1 ? "" : "s"}, ${count(facts.tokens)} tokens, ${duration(facts.elapsedMs)}`;
 	const lines: string[] = [];
@@ -91,6 +123,10 @@ export function autonomousReport(facts: ReportFacts): string {
 		lines.push(
 			`Autonomous run stopped: ${words.what} (${end.detail}). A limit is not success: the gates have not all passed (${usage}).`,
 		);
+	} else if (end?.status === "gate_error") {
+		lines.push(
+			`Autonomous run stopped: gate ${end.gate + 1} of ${facts.gates.length} cannot run, a configuration error the model cannot fix: \`${facts.gates[end.gate]}\` ${end.detail} (${usage}).`,
+		);
 	}
 	facts.gates.forEach((command, index) => {
 		const result = facts.results[index];
@@ -104,9 +140,16 @@ export function autonomousReport(facts: ReportFacts): string {
 				? duration(result.durationMs)
 				: result.stopped
 					? `stopped by the time limit after ${duration(result.durationMs)}`
-					: `${result.timedOut ? `timed out${result.durationMs > 0 ? ` after ${duration(result.durationMs)}` : ""}` : `exit ${result.exitCode ?? "none"}`}${result.observationId ? `, output ${result.observationId}` : ""}`;
+					: result.cannotRun
+						? `cannot run, exit ${result.exitCode ?? "none"}`
+						: `${result.timedOut ? `timed out${result.durationMs > 0 ? ` after ${duration(result.durationMs)}` : ""}` : `exit ${result.exitCode ?? "none"}`}${result.observationId ? `, output ${result.observationId}` : ""}`;
 		lines.push(`  ${status.padEnd(9)} ${command} (${detail})`);
 	});
+	if (end?.status === "gate_error") {
+		lines.push(
+			`Fix the gate's command in ${facts.gatesFrom} (the command and its interpreter must be installed, on PATH and executable: try it in a shell in the project folder), then go on with \`prime-agent --autonomous --resume ${facts.sessionId} -p "..."\`.`,
+		);
+	}
 	if (end?.status === "limit") {
 		lines.push(
 			`Go on with \`prime-agent --autonomous --resume ${facts.sessionId} -p "..."\`, or raise the limit: ${LIMIT_WORDS[end.limit].raise}.`,

@@ -44,8 +44,9 @@ Options:
       --autonomous         with -p: when the model would stop, run the quality gates; a failing gate
                            continues the run with its output. Limits (defaults): --max-continuations ${LIMITS.continuations},
                            --max-turns ${LIMITS.turns}, --max-tokens ${LIMITS.tokens}, --max-minutes ${LIMITS.timeMs / 60_000} (or "autonomous" in
-                           settings.json). A report ends the run: the gates passed (exit 0), or which
-                           limit was reached (exit ${ExitCode.limitReached}, never success)
+                           settings.json). A report ends the run: the gates passed (exit 0), which
+                           limit was reached (exit ${ExitCode.limitReached}, never success), or which gate cannot run
+                           its command (exit ${ExitCode.usage}: fix the gate)
       --gate <command>     a quality gate, a shell command (repeatable; replaces "autonomous.gates")
   -h, --help               show this help
   -v, --version            show the version

@@ -76,6 +76,11 @@ export class GoalController implements RunSupervisor {
 	private ranToolsSinceContinuation = false;
 	/** The last stop was answered with a continuation (the next stop answers it). */
 	private continued = false;
+	/**
+	 * The goal stopped at its budget during a turn: its event waits for the turn's end, so that what
+	 * a mode shows of the turn (its cells) comes before the line saying the goal stopped.
+	 */
+	private stopUntold: GoalData | undefined;
 	private readonly listeners = new Set<(event: GoalEvent) => void>();
 
 	constructor(private readonly host: GoalHost) {}
@@ -202,8 +207,10 @@ export class GoalController implements RunSupervisor {
 				if (this.turnStartedAt !== undefined)
 					this.count({ tokens: 0, turns: 0, timeMs: Date.now() - this.turnStartedAt });
 				this.turnStartedAt = undefined;
+				this.tellStop();
 				return;
 			case "agent_end":
+				this.tellStop();
 				this.saveUsage();
 				return;
 		}
@@ -269,8 +276,16 @@ export class GoalController implements RunSupervisor {
 		const over = budgetReached(goal.budget, { ...used, timeMs: used.timeMs + runningMs });
 		if (!over) return false;
 		this.endRun = true;
-		this.write({ ...goal, status: "budget_reached", reason: over }, "budget_reached");
+		const stopped = this.write({ ...goal, status: "budget_reached", reason: over });
+		if (this.turnStartedAt === undefined) this.emit("budget_reached", stopped);
+		else this.stopUntold = stopped;
 		return true;
+	}
+
+	private tellStop(): void {
+		const stopped = this.stopUntold;
+		this.stopUntold = undefined;
+		if (stopped) this.emit("budget_reached", stopped);
 	}
 
 	private usedNow(goal: GoalData): GoalUsage {

@@ -57,6 +57,7 @@ export function describeAutonomousEvent(event: AutonomousEvent): string | undefi
 			if (gate.status === "passed") return `${which} passed (${duration(gate.durationMs)})`;
 			if (gate.status === "not_rerun") return `${which} not rerun: the workspace has not changed since it failed`;
 			if (gate.stopped) return `${which} stopped by the time limit (${duration(gate.durationMs)})`;
+			if (gate.cannotRun) return `${which} cannot run (exit ${gate.exitCode ?? "none"}, ${duration(gate.durationMs)})`;
 			return `${which} failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`}, ${duration(gate.durationMs)})`;
 		}
 		case "autonomous_continue":
@@ -90,7 +91,8 @@ export function onLongRunningEvents(
 
 /**
  * The end of a `-p` or JSON run with goals or autonomous mode: an autonomous run's report (exit 0
- * when the gates passed, `limitReached` when a limit stopped it), or a goal stopped by its budget
+ * when the gates passed, `limitReached` when a limit stopped it, `usage` when a gate could not run
+ * its command: a configuration error), or a goal stopped by its budget
  * during the run (`limitReached`, also when a command such as `/goal resume` started that work). A model
  * error or Ctrl-C keeps its own report.
  */
@@ -123,6 +125,7 @@ export function longRunningOutcome(
 		gates: run.config.gates,
 		results: run.gates,
 		end: ending,
+		gatesFrom: run.config.gatesFrom,
 		continuations: run.continuations,
 		turns: run.turns,
 		tokens: run.tokens,
@@ -132,6 +135,7 @@ export function longRunningOutcome(
 	const data = {
 		status: ending?.status ?? "unfinished",
 		...(ending?.status === "limit" ? { limit: ending.limit } : {}),
+		...(ending?.status === "gate_error" ? { gate: ending.gate, detail: ending.detail } : {}),
 		gates: run.config.gates.map((command, index) => run.gates[index] ?? { index, command, status: "not_run" }),
 		continuations: run.continuations,
 		turns: run.turns,
@@ -142,6 +146,7 @@ export function longRunningOutcome(
 	};
 	if (ending?.status === "passed") return { exitCode: ExitCode.ok, message: text, autonomous: data };
 	if (ending?.status === "limit") return { exitCode: ExitCode.limitReached, message: text, autonomous: data };
+	if (ending?.status === "gate_error") return { exitCode: ExitCode.usage, message: text, autonomous: data };
 	return {
 		exitCode: ExitCode.modelError,
 		message: `The autonomous run ended before its gates were checked.${text ? `\n${text}` : ""}`,
