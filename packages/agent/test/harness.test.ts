@@ -209,9 +209,10 @@ describe("rlm.harness in a cell with a damaged global store", () => {
 			.filter((line) => line.includes("HarnessWarning"))
 			.map((line) => line.slice(line.indexOf("HarnessWarning")));
 		expect(warnings).toEqual([warning, warning]);
-		// Reading the session's entry needs only its own store.
-		const got = await started.kernel.run("print(rlm.harness.get_memory('local-one'))");
-		expect(got.cell.stdout).toBe("still shown\n");
+		// Warned again in a later cell, and reading the session's entry needs only its own store.
+		const again = await started.kernel.run("rlm.harness.list_memories()\nprint(rlm.harness.get_memory('local-one'))");
+		expect(again.cell.stdout).toBe("still shown\n");
+		expect(again.cell.stderr.split("\n").filter((line) => line.endsWith(warning))).toHaveLength(1);
 	});
 });
 

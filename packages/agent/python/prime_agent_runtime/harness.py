@@ -50,10 +50,6 @@ class HarnessWarning(UserWarning):
     """A store that could not be read while the other one could: what was readable is still returned."""
 
 
-# Shown at every call, not once per line: the damage stays until the file is fixed.
-warnings.filterwarnings("always", category=HarnessWarning)
-
-
 def _warn(message: str) -> None:
     """Warn at the first caller outside this module (the cell), so the warning names the model's line."""
     frame = sys._getframe(1)
