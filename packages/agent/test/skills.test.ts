@@ -287,6 +287,11 @@ describe("prime-agent skill", () => {
 		const io2 = memoryIo(sessions.world.project, sessions.world.env);
 		expect(await runCli(["skill", "show"], io2)).toBe(ExitCode.usage);
 		expect(io2.err().split("\n")[0]).toBe("Error: `prime-agent skill show` needs a skill name.");
+		const io3 = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "remove", "x", "--force"], io3)).toBe(ExitCode.usage);
+		expect(io3.err().split("\n")[0]).toBe(
+			"Error: --force goes with `prime-agent skill install` only (it replaces an installed skill of the same name).",
+		);
 	});
 
 	it("refuses a folder whose SKILL.md is broken and installs nothing", async () => {

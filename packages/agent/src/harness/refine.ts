@@ -200,6 +200,7 @@ export function applyEdit(harness: Harness, raw: Record<string, unknown>, baseli
 		if (Object.values(raw).includes(BASE_SYSTEM_PROMPT)) throw baseSystemPromptRefusal();
 		if (!op) throw new HarnessError(`op ${JSON.stringify(raw.op)} is not create, update or delete.`);
 		const kind = checkKind(raw.kind);
+		recorded.kind = kind;
 		const scope = checkScope(raw.scope);
 		// A delete may name an entry written by hand whose name breaks the rules; the rest need valid names.
 		const name =
@@ -208,7 +209,6 @@ export function applyEdit(harness: Harness, raw: Record<string, unknown>, baseli
 						baseline.some((entry) => entry.kind === kind && entry.name === name && (!scope || entry.scope === scope)),
 					)
 				: checkName(raw.name);
-		recorded.kind = kind;
 		const text = op === "delete" ? "" : checkText(raw.text);
 		const at = isoNow(harness.now());
 		const planned = (where: HarnessScope) =>

@@ -40,6 +40,13 @@ export async function runSkillCommand(argv: readonly string[], io: SkillCliIo): 
 		throw new UserError(`Unknown option ${unknownFlag} for \`prime-agent skill\`.`, SKILL_USAGE, ExitCode.usage);
 	const [action, target, extra] = words;
 	const scope = { agentHome: io.agentHome, cwd: io.cwd, local };
+	if (force && action !== "install") {
+		throw new UserError(
+			"--force goes with `prime-agent skill install` only (it replaces an installed skill of the same name).",
+			SKILL_USAGE,
+			ExitCode.usage,
+		);
+	}
 	if (extra !== undefined)
 		throw new UserError(`Unexpected argument "${extra}".`, "Name one skill at a time.", ExitCode.usage);
 	const needTarget = (what: string): string => {
