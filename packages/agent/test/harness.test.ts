@@ -50,7 +50,7 @@ const KINDS_CELL = `
 import time
 h = rlm.harness
 out = []
-for kind in ("prompt_note", "memory", "skill", "subagent"):
+for kind in ("prompt_note", "memory", "procedure", "subagent"):
     getattr(h, f"create_{kind}")(f"{kind}-l", f"local {kind}")
     getattr(h, f"create_{kind}")(f"{kind}-g", f"global {kind}", global_=True)
     time.sleep(0.005)
@@ -59,9 +59,9 @@ for kind in ("prompt_note", "memory", "skill", "subagent"):
     lister = "list_memories" if kind == "memory" else f"list_{kind}s"
     out.append(sorted((e["name"], e["scope"], e["uses"]) for e in getattr(h, lister)()))
 h.delete_memory("memory-g")
-h.delete_skill("skill-l")
+h.delete_procedure("procedure-l")
 print(out)
-print([e["name"] for e in h.list_memorys()], [e["name"] for e in h.list_skills()])
+print([e["name"] for e in h.list_memorys()], [e["name"] for e in h.list_procedures()])
 `;
 
 describe("the kernel API", () => {
@@ -72,8 +72,8 @@ describe("the kernel API", () => {
 		const printed = lastToolResult(seen.get("root")?.[1]);
 		expect(printed).toBe(
 			[
-				"['local prompt_note v2', [('prompt_note-g', 'global', 0), ('prompt_note-l', 'local', 1)], 'local memory v2', [('memory-g', 'global', 0), ('memory-l', 'local', 1)], 'local skill v2', [('skill-g', 'global', 0), ('skill-l', 'local', 1)], 'local subagent v2', [('subagent-g', 'global', 0), ('subagent-l', 'local', 1)]]",
-				"['memory-l'] ['skill-g']",
+				"['local prompt_note v2', [('prompt_note-g', 'global', 0), ('prompt_note-l', 'local', 1)], 'local memory v2', [('memory-g', 'global', 0), ('memory-l', 'local', 1)], 'local procedure v2', [('procedure-g', 'global', 0), ('procedure-l', 'local', 1)], 'local subagent v2', [('subagent-g', 'global', 0), ('subagent-l', 'local', 1)]]",
+				"['memory-l'] ['procedure-g']",
 			].join("\n"),
 		);
 		const stores = storesOf(started);
@@ -82,7 +82,7 @@ describe("the kernel API", () => {
 			"local/memory/memory-l",
 			"local/subagent/subagent-l",
 			"global/prompt_note/prompt_note-g",
-			"global/skill/skill-g",
+			"global/procedure/procedure-g",
 			"global/subagent/subagent-g",
 		]);
 		expect(stores.find("memory", "memory-l")).toMatchObject({ text: "local memory v2", uses: 1 });
@@ -104,7 +104,7 @@ describe("the kernel API", () => {
 			'    lambda: rlm.harness.update_prompt_note("base_system_prompt", "You are evil."),',
 			'    lambda: rlm.harness.create_memory("no spaces", "x"),',
 			'    lambda: (rlm.harness.create_memory("dup", "x"), rlm.harness.create_memory("dup", "y")),',
-			'    lambda: rlm.harness.delete_skill("nothing"),',
+			'    lambda: rlm.harness.delete_procedure("nothing"),',
 			'    lambda: rlm.harness.create_memory("empty", "  "),',
 			"):",
 			"    try:",
@@ -119,7 +119,7 @@ describe("the kernel API", () => {
 			"HarnessError the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).",
 			"HarnessError 'no spaces' is not a valid entry name; use letters, digits, '.', '_' and '-', starting with a letter or digit.",
 			"HarnessError a memory named 'dup' already exists (local); use update_memory('dup', text).",
-			"HarnessError no skill named 'nothing'; rlm.harness.list_skills() lists them.",
+			"HarnessError no procedure named 'nothing'; rlm.harness.list_procedures() lists them.",
 			"HarnessError the text must be a non-empty string.",
 		]);
 		expect(
@@ -141,7 +141,7 @@ describe("the system prompt", () => {
 				cell("y = 2"),
 				fauxAssistantMessage("first done"),
 				cell("z = 3"),
-				cell('rlm.harness.create_skill("new-skill", "run the suite twice")'),
+				cell('rlm.harness.create_procedure("twice", "run the suite twice")'),
 				fauxAssistantMessage("second done"),
 			],
 		});
@@ -152,14 +152,14 @@ describe("the system prompt", () => {
 		expect(prompts).toHaveLength(6);
 		for (const prompt of prompts.slice(1, 5)) expect(prompt).toBe(prompts[0]);
 		expect(prompts[5]).not.toBe(prompts[0]);
-		expect(prompts[5]).toContain("- new-skill (local): run the suite twice");
+		expect(prompts[5]).toContain("- twice (local): run the suite twice");
 		const base = started.agentSession.agent.state.systemPrompt;
 		expect(prompts[0]?.startsWith(`${base}\n\n`)).toBe(true);
 		const section = prompts[0]?.slice(prompts[0].indexOf("# Continual Harness State")) ?? "";
 		expect(section).toContain(
 			"## Memories\n- flaky (local): the parser tests are flaky under xdist\n- docs (local): the docs deploy needs DOCS_TOKEN\n",
 		);
-		// The skill changed the harness: ranked again, for the newest prompt.
+		// The procedure changed the harness: ranked again, for the newest prompt.
 		expect(prompts[5]).toContain(
 			"## Memories\n- docs (local): the docs deploy needs DOCS_TOKEN\n- flaky (local): the parser tests are flaky under xdist\n",
 		);
@@ -188,6 +188,58 @@ describe("a damaged store", () => {
 			expect(context.systemPrompt).toContain(`\n(${problem}`);
 			expect(context.systemPrompt).toContain("## Memories\n- local-one (local): still shown\n");
 		}
+	});
+});
+
+describe("rlm.harness in a cell with a damaged global store", () => {
+	it("list_memories() warns at each call and lists the session's entries", async () => {
+		const started = await sessions.start();
+		const stores = storesOf(started);
+		stores.create("memory", "local-one", "still shown");
+		mkdirSync(stores.dirs.global, { recursive: true });
+		writeFileSync(stores.path("global"), "{ not json");
+		const run = await started.kernel.run(
+			"print([e['name'] for e in rlm.harness.list_memories()])\nprint(len(rlm.harness.list_memories()))",
+		);
+		expect(run.cell.error).toBeUndefined();
+		expect(run.cell.stdout).toBe("['local-one']\n1\n");
+		const warning = `HarnessWarning: the global store could not be read, so its entries are left out: ${stores.path("global")} is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2)); fix it by hand or move it aside.`;
+		const warnings = run.cell.stderr
+			.split("\n")
+			.filter((line) => line.includes("HarnessWarning"))
+			.map((line) => line.slice(line.indexOf("HarnessWarning")));
+		expect(warnings).toEqual([warning, warning]);
+		// Warned again in a later cell, and reading the session's entry needs only its own store.
+		const again = await started.kernel.run("rlm.harness.list_memories()\nprint(rlm.harness.get_memory('local-one'))");
+		expect(again.cell.stdout).toBe("still shown\n");
+		expect(again.cell.stderr.split("\n").filter((line) => line.endsWith(warning))).toHaveLength(1);
+	});
+});
+
+describe("one skills concept in the system prompt", () => {
+	it("skills are the packages of # Skills; the harness's text entries are procedures, byte-stable across turns", async () => {
+		const skillDir = join(sessions.world.home, "skills", "csv-stats");
+		mkdirSync(skillDir, { recursive: true });
+		writeFileSync(join(skillDir, "SKILL.md"), "---\nname: csv-stats\ndescription: Column statistics.\n---\nUse it.\n");
+		writeFileSync(join(skillDir, "__init__.py"), "");
+		const started = await sessions.start();
+		storesOf(started).create("procedure", "twice", "run the suite twice");
+		const { seen } = script({
+			root: [cell("x = 1"), fauxAssistantMessage("done"), fauxAssistantMessage("again")],
+		});
+		await started.agentSession.prompt("look");
+		await started.agentSession.prompt("look again");
+		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
+		expect(prompts).toHaveLength(3);
+		expect(new Set(prompts).size).toBe(1);
+		const headings = (prompts[0] ?? "").split("\n").filter((line) => /^#+ .*skill/i.test(line));
+		expect(headings).toEqual(["# Skills"]);
+		expect(prompts[0]).toContain("\n- csv-stats: Column statistics.");
+		expect(prompts[0]).toContain("\n## Procedures\n- twice (local): run the suite twice\n");
+		const renamed = await started.kernel.run("rlm.harness.get_skill('twice')");
+		expect(renamed.cell.error?.evalue).toBe(
+			"rlm.harness.get_skill is now rlm.harness.get_procedure (a harness procedure is a text entry; skills are the Python packages of skills.load(name)).",
+		);
 	});
 });
 
@@ -221,7 +273,7 @@ describe("/refine, /harness and refine.run()", () => {
 				plan: [
 					JSON.stringify([
 						{ op: "create", kind: "memory", name: "no-randomly", text: "pytest passes only with -p no:randomly" },
-						{ op: "update", kind: "skill", name: "missing", text: "x" },
+						{ op: "update", kind: "procedure", name: "missing", text: "x" },
 						{ op: "create", kind: "prompt_note", name: "base_system_prompt", text: "x" },
 					]),
 				],
@@ -238,7 +290,7 @@ describe("/refine, /harness and refine.run()", () => {
 		const report = outcome.command?.message ?? "";
 		expect(report.split("\n").slice(1)).toEqual([
 			'  create memory "no-randomly" (local)',
-			'  update skill "missing" failed: no skill named "missing" to update.',
+			'  update procedure "missing" failed: no procedure named "missing" to update.',
 			'  create prompt_note "base_system_prompt" failed: the base system prompt is not part of the harness and cannot be edited; add a prompt note instead (it is shown after the base prompt).',
 		]);
 		expect(report).toMatch(/^ref_0001 \S+ command partial: /);
@@ -300,7 +352,7 @@ describe("/refine, /harness and refine.run()", () => {
 				plan: [
 					JSON.stringify([
 						{ op: "update", kind: "memory", name: "kept", text: "changed by the plan" },
-						{ op: "create", kind: "skill", name: "s", text: "steps" },
+						{ op: "create", kind: "procedure", name: "s", text: "steps" },
 					]),
 				],
 			},
@@ -314,7 +366,7 @@ describe("/refine, /harness and refine.run()", () => {
 		expect(undone.command?.message).toMatch(/^ref_0002 \S+ rollback of ref_0001 applied: Rolled back ref_0001: /);
 		expect(plans).toHaveLength(1);
 		expect(readFileSync(stores.path("global")).equals(globalBefore)).toBe(true);
-		expect(stores.find("skill", "s")).toBeUndefined();
+		expect(stores.find("procedure", "s")).toBeUndefined();
 		await started.agentSession.prompt("/refine rollback ref_0002");
 		expect(readFileSync(stores.path("global")).equals(globalAfter)).toBe(true);
 		expect(readFileSync(stores.path("local")).equals(localAfter)).toBe(true);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
@@ -125,6 +125,71 @@ describe("skills in a session", () => {
 	});
 });
 
+describe("skill names that import as one module", () => {
+	it("csv-sum and csv_sum: neither is loaded, both are named by `skill list`, /skill list and skills.load", async () => {
+		const dash = writeSkill(homeSkills(), "csv-sum", skillMd("csv-sum", "Dash."), "WHO = 'dash'\n");
+		const under = writeSkill(projectSkills(), "csv_sum", skillMd("csv_sum", "Underscore."), "WHO = 'under'\n");
+		writeSkill(homeSkills(), "other", skillMd("other", "Unrelated."), "");
+		const problem = `Left out: the skills "csv-sum" (${dash}) and "csv_sum" (${under}) both import as prime_skills.csv_sum (names that differ only in "-" and "_" are one module), so neither is loaded; rename one of them (the "name" in its SKILL.md) or remove it.`;
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "list"], io)).toBe(ExitCode.ok);
+		expect(io.out()).toBe("other  (user)  Unrelated.\n");
+		expect(io.err()).toBe(`${problem}\n`);
+		const found = discoverSkills(skillRoots({ agentHome: sessions.world.home, cwd: sessions.world.project }));
+		expect(found.collided.map((skill) => skill.dir)).toEqual([dash, under]);
+		expect(skillPromptSection(found.skills).endsWith("\n\n- other: Unrelated.")).toBe(true);
+		const started = await sessions.start({ trustProject: true });
+		expect((await started.agentSession.prompt("/skill list")).command?.message).toBe(
+			`other  (user)  Unrelated.\n${problem}`,
+		);
+		for (const name of ["csv-sum", "csv_sum"]) {
+			const loaded = await started.kernel.run(`skills.load("${name}", quiet=True)`);
+			expect(loaded.cell.error?.evalue).toBe(`skills.load('${name}'): ${problem.slice("Left out: ".length)}`);
+		}
+	});
+
+	it("three names of one module are all left out, in name order", () => {
+		for (const name of ["a-b-c", "a_b-c", "a_b_c"]) writeSkill(homeSkills(), name, skillMd(name, "One."), "");
+		const found = discoverSkills(skillRoots({ agentHome: sessions.world.home, cwd: sessions.world.project }));
+		expect(found.skills).toEqual([]);
+		expect(found.problems.map((problem) => problem.message)).toEqual([
+			`the skills "a-b-c" (${join(homeSkills(), "a-b-c")}), "a_b-c" (${join(homeSkills(), "a_b-c")}) and "a_b_c" (${join(homeSkills(), "a_b_c")}) all import as prime_skills.a_b_c (names that differ only in "-" and "_" are one module), so none of them is loaded; rename all but one (the "name" in its SKILL.md) or remove them.`,
+		]);
+	});
+
+	it("the skill creator refuses a name whose module a skill of another name has, before any model call", async () => {
+		const drafts = creatorModel(VALID_DRAFT, () => fauxAssistantMessage("unused"));
+		const dash = writeSkill(homeSkills(), "word-count", skillMd("word-count", "Counts."), "");
+		const started = await sessions.start();
+		const refused = await started.kernel.run('await skills.create("word_count")');
+		expect(refused.cell.error?.evalue).toBe(
+			`skills.create('word_count'): the skill name "word_count" would import as prime_skills.word_count, as the skill "word-count" (user, ${dash}) does (names that differ only in "-" and "_" are one module); pick a name that differs in more than that.`,
+		);
+		expect(drafts).toHaveLength(0);
+		expect(readdirSync(homeSkills())).toEqual(["word-count"]);
+	});
+
+	it("`skill install` refuses a name whose module is taken, here or in the source, and installs nothing", async () => {
+		const dash = writeSkill(projectSkills(), "csv-sum", skillMd("csv-sum", "Dash."), "");
+		const source = writeSkill(join(sessions.world.project, "incoming"), "csv_sum", skillMd("csv_sum", "Under."), "");
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", source], io)).toBe(ExitCode.usage);
+		expect(io.err()).toBe(
+			`Error: Nothing was installed: the skill "csv_sum" (${source}) would import as prime_skills.csv_sum, as the skill "csv-sum" (project, ${dash}) does; names that differ only in "-" and "_" are one module.\nRename it (the "name" in its SKILL.md), or remove it with \`prime-agent skill remove csv-sum --local\`; then install again.\n`,
+		);
+		expect(existsSync(homeSkills())).toBe(false);
+		const pair = join(sessions.world.project, "pair");
+		writeSkill(pair, "x-y", skillMd("x-y", "Dash."), "");
+		writeSkill(pair, "x_y", skillMd("x_y", "Under."), "");
+		const both = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", pair], both)).toBe(ExitCode.usage);
+		expect(both.err()).toBe(
+			`Error: Nothing was installed: the skills "x-y" (${join(pair, "x-y")}) and "x_y" (${join(pair, "x_y")}) both import as prime_skills.x_y (names that differ only in "-" and "_" are one module), so neither is loaded; rename one of them (the "name" in its SKILL.md) or remove it.\nFix the SKILL.md, then install again.\n`,
+		);
+		expect(existsSync(homeSkills())).toBe(false);
+	});
+});
+
 describe("skills of installed extension packages", () => {
 	it("are found in a package's primeAgent.skills folders, after the project's and the home's", () => {
 		const pkg = join(sessions.world.project, "vendor", "tools-pkg");
@@ -222,6 +287,11 @@ describe("prime-agent skill", () => {
 		const io2 = memoryIo(sessions.world.project, sessions.world.env);
 		expect(await runCli(["skill", "show"], io2)).toBe(ExitCode.usage);
 		expect(io2.err().split("\n")[0]).toBe("Error: `prime-agent skill show` needs a skill name.");
+		const io3 = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "remove", "x", "--force"], io3)).toBe(ExitCode.usage);
+		expect(io3.err().split("\n")[0]).toBe(
+			"Error: --force goes with `prime-agent skill install` only (it replaces an installed skill of the same name).",
+		);
 	});
 
 	it("refuses a folder whose SKILL.md is broken and installs nothing", async () => {
@@ -260,6 +330,51 @@ describe("prime-agent skill", () => {
 			`Error: Nothing was installed: ${join(twice, "a")} and ${join(twice, "b")} both hold the skill "same-name".\nRename one of them (the "name" in its SKILL.md), then install again.\n`,
 		);
 		expect(readdirSync(homeSkills())).toEqual(["csv-stats", "zeta-notes"]);
+	});
+
+	it("refuses to replace an installed skill without --force, and replaces it with --force", async () => {
+		const first = writeSkill(join(sessions.world.project, "v1"), "csv-stats", CSV_SKILL_MD, "X = 1\n");
+		const second = writeSkill(join(sessions.world.project, "v2"), "csv-stats", CSV_SKILL_MD, "X = 2\n");
+		expect(await runCli(["skill", "install", first], memoryIo(sessions.world.project, sessions.world.env))).toBe(
+			ExitCode.ok,
+		);
+		const again = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", second], again)).toBe(ExitCode.usage);
+		expect(again.err()).toBe(
+			`Error: Nothing was installed: ${join(homeSkills(), "csv-stats")} is already there (the skill "csv-stats").\nAdd --force to replace it, or remove it first with \`prime-agent skill remove csv-stats\`.\n`,
+		);
+		expect(readFileSync(join(homeSkills(), "csv-stats", "__init__.py"), "utf8")).toBe("X = 1\n");
+		const forced = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", second, "--force"], forced)).toBe(ExitCode.ok);
+		expect(forced.out()).toBe(
+			`Installed csv-stats into ${join(homeSkills(), "csv-stats")}\nNew sessions everywhere list it.\n`,
+		);
+		expect(readFileSync(join(homeSkills(), "csv-stats", "__init__.py"), "utf8")).toBe("X = 2\n");
+		expect(readdirSync(homeSkills())).toEqual(["csv-stats"]);
+	});
+
+	it("checks that each package imports in a separate Python process, and installs nothing when one does not", async () => {
+		const folder = join(sessions.world.project, "collection");
+		writeSkill(folder, "good", skillMd("good", "Imports."), "X = 1\n");
+		const bad = writeSkill(folder, "bad-import", skillMd("bad-import", "Fails."), "import no_such_module_anywhere\n");
+		writeSkill(folder, "notes-only", skillMd("notes-only", "Instructions only."), "");
+		rmSync(join(folder, "notes-only", "__init__.py"));
+		const io = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", folder], io)).toBe(ExitCode.usage);
+		const [message, hint, end] = io.err().split("\n");
+		expect(
+			message?.startsWith(
+				`Error: Nothing was installed: the skill "bad-import" (${bad}) does not import cleanly: importing it failed: `,
+			),
+		).toBe(true);
+		expect(message?.endsWith(" | ModuleNotFoundError: No module named 'no_such_module_anywhere'")).toBe(true);
+		expect(hint).toBe("Fix its package so that it imports (skills.load would fail the same way), then install again.");
+		expect(end).toBe("");
+		expect(existsSync(homeSkills())).toBe(false);
+		rmSync(bad, { recursive: true });
+		const fixed = memoryIo(sessions.world.project, sessions.world.env);
+		expect(await runCli(["skill", "install", folder], fixed)).toBe(ExitCode.ok);
+		expect(readdirSync(homeSkills())).toEqual(["good", "notes-only"]);
 	});
 
 	it("says when an installed skill is hidden by the project's skill of the same name", async () => {

@@ -1,6 +1,6 @@
 """``rlm.harness``: the continual harness from the kernel.
 
-Four kinds of entry (``prompt_note``, ``memory``, ``skill``, ``subagent``), each with
+Four kinds of entry (``prompt_note``, ``memory``, ``procedure``, ``subagent``), each with
 ``create_<kind>(name, text, global_=False)``, ``update_<kind>(name, text)``, ``delete_<kind>(name)``,
 ``get_<kind>(name)`` (the full text; counts a use) and ``list_<kind>s()`` (``list_memories()`` too).
 Entries live in the session's store (``<session folder>/harness/harness.json``) unless
@@ -17,13 +17,18 @@ import errno
 import json
 import os
 import re
+import sys
 import time
 import uuid
+import warnings
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-KINDS = ("prompt_note", "memory", "skill", "subagent")
+KINDS = ("prompt_note", "memory", "procedure", "subagent")
+# A kind's name before it was renamed, as older stores hold it (the host reads it the same way).
+# Skills are the Python packages of ``skills.load``; the harness's text procedures are not called that.
+_LEGACY_KINDS = {"skill": "procedure"}
 BASE_SYSTEM_PROMPT = "base_system_prompt"
 NAME_CHARS = 64
 TEXT_CHARS = 20_000
@@ -39,6 +44,20 @@ _dirs: dict[str, str | None] = {"local": None, "global": None}
 
 class HarnessError(ValueError):
     """A harness request that cannot be done; the message says why and what to do."""
+
+
+class HarnessWarning(UserWarning):
+    """A store that could not be read while the other one could: what was readable is still returned."""
+
+
+def _warn(message: str) -> None:
+    """Warn at the first caller outside this module (the cell), so the warning names the model's line."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, HarnessWarning, stacklevel=level)
 
 
 def configure(local_dir: str, global_dir: str) -> None:
@@ -136,6 +155,8 @@ def _read(path: str) -> dict[str, Any]:
 
 def _entry(entry: Any, path: str) -> dict[str, Any]:
     """An entry as stored; one written by hand without times or counts reads as never written or used."""
+    if isinstance(entry, dict) and isinstance(entry.get("kind"), str):
+        entry["kind"] = _LEGACY_KINDS.get(entry["kind"], entry["kind"])
     if (
         not isinstance(entry, dict)
         or entry.get("kind") not in KINDS
@@ -144,10 +165,12 @@ def _entry(entry: Any, path: str) -> dict[str, Any]:
     ):
         raise HarnessError(f"{path} holds an entry that is not {{kind, name, text, ...}}; fix it or move it aside.")
     uses = entry.get("uses")
+    # A file edited by hand (or by an older version) may hold control characters; they never
+    # reach a listing or the system prompt (the host drops the same ones).
     fields = {
         "kind": entry["kind"],
-        "name": entry["name"],
-        "text": entry["text"],
+        "name": _CONTROL.sub("", entry["name"]),
+        "text": _CONTROL.sub("", entry["text"]),
         "createdAt": entry["createdAt"] if isinstance(entry.get("createdAt"), str) else "",
         "updatedAt": entry["updatedAt"] if isinstance(entry.get("updatedAt"), str) else "",
         "uses": uses if isinstance(uses, int) and not isinstance(uses, bool) else 0,
@@ -222,6 +245,18 @@ def _find(kind: str, name: str, scope: str | None) -> str:
     raise HarnessError(f"no {kind} named {name!r}{where_text}; rlm.harness.{_lister(kind)}() lists them.")
 
 
+def _exists(kind: str, name: str, scope: str | None) -> bool:
+    """Whether a store holds that entry (``scope``, else either); a store that cannot be read holds none."""
+    for where in (scope,) if scope else ("local", "global"):
+        try:
+            entries = _read(_store_path(where))["entries"]
+        except HarnessError:
+            continue
+        if any(entry["kind"] == kind and entry["name"] == name for entry in entries):
+            return True
+    return False
+
+
 def _scope_arg(global_: bool | None) -> str | None:
     if global_ is None:
         return None
@@ -273,8 +308,11 @@ class Harness:
 
     def delete(self, kind: str, name: str, global_: bool | None = None) -> dict[str, Any]:
         kind = self._kind(kind)
-        name = _check_name(name)
-        scope = _find(kind, name, _scope_arg(global_))
+        scope_arg = _scope_arg(global_)
+        # An entry written by hand may have a name no create accepts: it can still be deleted.
+        if not (isinstance(name, str) and name and _exists(kind, name, scope_arg)):
+            name = _check_name(name)
+        scope = _find(kind, name, scope_arg)
 
         def change(current: dict[str, Any] | None) -> None:
             self._present(current, kind, name, scope)
@@ -296,11 +334,21 @@ class Harness:
         return entry["text"] if entry else ""
 
     def list(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """Entries of both stores (local first): kind, name, scope, uses, last_used_at, updated_at, summary."""
+        """Entries of both stores (local first): kind, name, scope, uses, last_used_at, updated_at, summary.
+
+        A store that cannot be read is a ``HarnessWarning`` naming the file; the other store's
+        entries are still listed.
+        """
         kind = self._kind(kind) if kind is not None else None
         found = []
         for scope in ("local", "global"):
-            for entry in _read(_store_path(scope))["entries"]:
+            path = _store_path(scope)
+            try:
+                entries = _read(path)["entries"]
+            except HarnessError as error:
+                _warn(f"the {scope} store could not be read, so its entries are left out: {error}")
+                continue
+            for entry in entries:
                 if kind is None or entry["kind"] == kind:
                     found.append(self._public(entry, scope, full=False))
         return found
@@ -336,10 +384,20 @@ class Harness:
             public["summary"] = _summary(entry["text"])
         return public
 
+    def __getattr__(self, name: str) -> Any:
+        # The kind was called "skill" before; say what it is called now instead of a bare AttributeError.
+        if name.endswith("_skill") or name == "list_skills":
+            renamed = name.replace("skills", "procedures").replace("_skill", "_procedure")
+            raise AttributeError(
+                f"rlm.harness.{name} is now rlm.harness.{renamed} (a harness procedure is a text entry; "
+                "skills are the Python packages of skills.load(name))."
+            )
+        raise AttributeError(f"rlm.harness has no attribute {name!r}; repr(rlm.harness) lists what it has.")
+
     def __repr__(self) -> str:
         return (
             "<rlm.harness: create_<kind>(name, text, global_=False), update_<kind>(name, text), delete_<kind>(name), "
-            "get_<kind>(name) (full text), list_<kind>s(); kinds: prompt_note, memory, skill, subagent>"
+            "get_<kind>(name) (full text), list_<kind>s(); kinds: prompt_note, memory, procedure, subagent>"
         )
 
 

@@ -14,7 +14,8 @@ Usage:
   prime-agent package list [--local]    list extension packages
   prime-agent package remove <name|path> [--local]                  remove an extension package
   prime-agent skill list|show <name>    list skills, or show one's SKILL.md
-  prime-agent skill install <path|npm:name[@version]> [--local]     add skills (--local: .prime/skills)
+  prime-agent skill install <path|npm:name[@version]> [--local] [--force]
+                                        add skills (--local: .prime/skills; --force: replace one of the same name)
   prime-agent skill remove <name> [--local]                         remove an installed skill
   prime-agent agents [--json]           background agents: running, idle, saved or failed; directory, last activity
   prime-agent attach <agent>            back to a background agent: the terminal UI, or the line chat

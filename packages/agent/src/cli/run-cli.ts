@@ -219,6 +219,7 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 	return runSkillCommand(argv, {
 		cwd: io.cwd,
 		agentHome: agentDir(io.env),
+		env: io.env,
 		out: (text) => io.stdout.write(text),
 		err: (text) => io.stderr.write(text),
 	});

@@ -6,6 +6,7 @@ import {
 	type HarnessFile,
 	type HarnessKind,
 	type HarnessScope,
+	LEGACY_KINDS,
 } from "./types.js";
 
 /** A request the harness refuses; the message says what was wrong and what to do. */
@@ -15,13 +16,17 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** C0 controls and DEL, except tab, line feed and carriage return. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused.
 const CONTROL_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+/** The same characters, every one: what reading a store drops (the kernel drops the same). */
+const CONTROL_CHARS = new RegExp(CONTROL_CHAR.source, "g");
 /** Other spellings of the kinds accepted from the planner (`prompt` is the reference's name). */
 const KIND_ALIASES: Readonly<Record<string, HarnessKind>> = {
 	prompt: "prompt_note",
 	prompt_notes: "prompt_note",
 	note: "prompt_note",
 	memories: "memory",
-	skills: "skill",
+	procedures: "procedure",
+	skill: "procedure",
+	skills: "procedure",
 	subagents: "subagent",
 	subagent_spec: "subagent",
 	sub_agent: "subagent",
@@ -48,6 +53,16 @@ export function checkName(name: unknown): string {
 		throw new HarnessError(`the name has ${name.length} characters; at most ${HARNESS_LIMITS.nameChars} are allowed.`);
 	}
 	return name;
+}
+
+/**
+ * The name of an entry to delete: any name an entry has (one written by hand may break the rules
+ * a new name follows, and must still be removable), else a valid name (the error says what a name
+ * may be).
+ */
+export function deletableName(name: unknown, exists: (name: string) => boolean): string {
+	if (typeof name === "string" && name !== "" && exists(name)) return name;
+	return checkName(name);
 }
 
 export function checkText(text: unknown): string {
@@ -117,7 +132,8 @@ function compareEntries(a: HarnessEntry, b: HarnessEntry): number {
 /**
  * Check a parsed `harness.json`; an entry that does not fit is an error naming the file. An entry
  * written by hand may leave out its times and counts: they read as never written or used (fields
- * in the stored order, other fields kept after them), as the kernel reads them.
+ * in the stored order, other fields kept after them), and control characters in its name and text
+ * are dropped (they would reach every later system prompt), as the kernel reads them.
  */
 export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 	const value = raw as { version?: unknown; entries?: unknown };
@@ -125,6 +141,7 @@ export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 		throw new Error(`${path} is not a harness store (version 1 with an "entries" list); fix it or move it aside.`);
 	}
 	const entries = (value.entries as HarnessEntry[]).map((entry) => {
+		if (typeof entry === "object" && entry !== null) entry.kind = readKind(entry.kind) as HarnessKind;
 		if (
 			typeof entry !== "object" ||
 			entry === null ||
@@ -137,8 +154,8 @@ export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 		const { kind, name, text, createdAt, updatedAt, uses, lastUsedAt, ...rest } = entry;
 		return {
 			kind,
-			name,
-			text,
+			name: name.replace(CONTROL_CHARS, ""),
+			text: text.replace(CONTROL_CHARS, ""),
 			createdAt: typeof createdAt === "string" ? createdAt : "",
 			updatedAt: typeof updatedAt === "string" ? updatedAt : "",
 			uses: typeof uses === "number" && Number.isFinite(uses) ? uses : 0,
@@ -147,6 +164,11 @@ export function parseHarnessFile(raw: unknown, path: string): HarnessFile {
 		};
 	});
 	return { ...(raw as HarnessFile), entries };
+}
+
+/** A kind as read from a file: a legacy name is the kind it became; anything else as it is. */
+export function readKind(kind: unknown): unknown {
+	return typeof kind === "string" ? (LEGACY_KINDS[kind] ?? kind) : kind;
 }
 
 export function emptyHarnessFile(): HarnessFile {

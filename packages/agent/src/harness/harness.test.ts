@@ -90,7 +90,7 @@ describe("the prompt index", () => {
 		for (let i = 1; i <= 7; i++) h.create("memory", `m${i}`, `${String(i)}${"x".repeat(299)}`);
 		const section = renderHarnessSection(h, "");
 		const lines = section.split("\n");
-		const memories = lines.slice(lines.indexOf("## Memories") + 1, lines.indexOf("## Skills") - 1);
+		const memories = lines.slice(lines.indexOf("## Memories") + 1, lines.indexOf("## Procedures") - 1);
 		expect(memories).toHaveLength(7);
 		const shown = memories.slice(0, 6);
 		for (const line of shown) {
@@ -107,10 +107,10 @@ describe("the prompt index", () => {
 		const h = harness(() => clock);
 		for (const name of ["alpha", "beta", "gamma"]) {
 			clock += 1000;
-			h.create("skill", name, `how to do ${name} things`);
+			h.create("procedure", name, `how to do ${name} things`);
 		}
 		clock += 1000;
-		h.create("skill", "pytest-flaky", "rerun flaky pytest tests with -p no:randomly");
+		h.create("procedure", "pytest-flaky", "rerun flaky pytest tests with -p no:randomly");
 		const order = (task: string) =>
 			renderHarnessSection(h, task)
 				.split("\n")
@@ -187,10 +187,10 @@ describe("the prompt index", () => {
 		opened.record({ trigger: "auto-turns", status: "rejected", summary: "nothing", edits: [] });
 		expect(runtime.promptSection("deploy the docs")).toBe(first);
 		// A change of the harness ranks again, for the newest task.
-		opened.create("skill", "deploy", "run make deploy");
+		opened.create("procedure", "deploy", "run make deploy");
 		const changed = runtime.promptSection("deploy the docs");
 		expect(names(changed)).toEqual(["docs", "parser"]);
-		expect(changed).toContain("## Skills\n- deploy (local): run make deploy\n");
+		expect(changed).toContain("## Procedures\n- deploy (local): run make deploy\n");
 	});
 
 	it("re-reads a store another process wrote", () => {
@@ -240,7 +240,7 @@ describe("refinement", () => {
 						reason: "seen twice",
 					},
 					{ op: "create", kind: "memory", name: "bad name!", text: "x" },
-					{ op: "create", kind: "skill", name: "rerun", text: "rerun with -p no:randomly", scope: "global" },
+					{ op: "create", kind: "procedure", name: "rerun", text: "rerun with -p no:randomly", scope: "global" },
 				]),
 			],
 		});
@@ -251,7 +251,7 @@ describe("refinement", () => {
 			'"bad name!" is not a valid entry name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',
 		);
 		expect(h.find("memory", "pytest-order")?.text).toBe("tests depend on order; use -p no:randomly");
-		expect(h.find("skill", "rerun")?.scope).toBe("global");
+		expect(h.find("procedure", "rerun")?.scope).toBe("global");
 		expect(outcome.report).toContain('create memory "bad name!" failed: "bad name!" is not a valid entry name');
 	});
 
@@ -357,7 +357,7 @@ describe("refinement", () => {
 		h.create("memory", "old-fact", "something from long ago");
 		for (let i = 0; i < 5; i++) {
 			clock += 60_000;
-			answers({ plan: [JSON.stringify([{ op: "create", kind: "skill", name: `s${i}`, text: "steps" }])] });
+			answers({ plan: [JSON.stringify([{ op: "create", kind: "procedure", name: `s${i}`, text: "steps" }])] });
 			await refine(h);
 		}
 		const calls = answers({ review: [""] });
@@ -373,7 +373,7 @@ describe("rollback", () => {
 		const h = harness();
 		h.create("memory", "keep", "kept as it was");
 		h.create("memory", "gone", "deleted by the plan");
-		h.create("skill", "edit-me", "version one", "global");
+		h.create("procedure", "edit-me", "version one", "global");
 		const localBefore = readFileSync(h.path("local"));
 		const globalBefore = readFileSync(h.path("global"));
 		answers({
@@ -381,7 +381,7 @@ describe("rollback", () => {
 				JSON.stringify([
 					{ op: "create", kind: "memory", name: "new", text: "added" },
 					{ op: "delete", kind: "memory", name: "gone" },
-					{ op: "update", kind: "skill", name: "edit-me", text: "version two" },
+					{ op: "update", kind: "procedure", name: "edit-me", text: "version two" },
 				]),
 			],
 		});
@@ -628,6 +628,117 @@ describe("stores under stress", () => {
 			"lastUsedAt",
 			"scope",
 		]);
+	});
+
+	it("control characters an entry was written with by hand are dropped on read, host and kernel", async () => {
+		const h = harness();
+		mkdirSync(h.dirs.global, { recursive: true });
+		const entries = [
+			{ kind: "memory", name: "bell\u0007", text: "ring\u0007 the \u001b[31mred\u007f bell\tnow\r\nend" },
+		];
+		writeFileSync(h.path("global"), JSON.stringify({ version: 1, entries }));
+		const clean = "ring the [31mred bell\tnow\r\nend";
+		expect(h.entries().map((entry) => [entry.name, entry.text])).toEqual([["bell", clean]]);
+		expect(renderHarnessSection(h, "")).toContain("\n## Memories\n- bell (global): ring the [31mred bell now end\n");
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"print(repr(hm.harness.get_memory('bell')))",
+				"print([(e['name'], e['summary']) for e in hm.harness.list_memories()])",
+			].join("\n"),
+		);
+		expect(output).toBe("'ring the [31mred bell\\tnow\\r\\nend'\n[('bell', 'ring the [31mred bell now end')]\n");
+		// The kernel's write (the use it counted) stored the clean text.
+		expect(JSON.parse(readFileSync(h.path("global"), "utf8")).entries[0]).toMatchObject({ name: "bell", text: clean });
+	});
+
+	it("an entry whose name breaks the rules can still be deleted, host, kernel and plan; a new one cannot take such a name", async () => {
+		const h = harness();
+		mkdirSync(h.dirs.global, { recursive: true });
+		const entry = (name: string) => ({ kind: "memory", name, text: `named ${name}` });
+		writeFileSync(
+			h.path("global"),
+			JSON.stringify({ version: 1, entries: [entry("has space"), entry("by/python"), entry("by plan")] }),
+		);
+		expect(h.delete("memory", "has space").name).toBe("has space");
+		expect(() => h.delete("memory", "no such thing")).toThrow(
+			'"no such thing" is not a valid entry name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',
+		);
+		expect(() => h.create("memory", "has space", "x")).toThrow('"has space" is not a valid entry name;');
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"print(hm.harness.delete_memory('by/python')['name'])",
+				"try:\n    hm.harness.delete_memory('by/python')\nexcept hm.HarnessError as error:\n    print(error)",
+			].join("\n"),
+		);
+		expect(output).toBe(
+			"by/python\n'by/python' is not a valid entry name; use letters, digits, '.', '_' and '-', starting with a letter or digit.\n",
+		);
+		answers({ plan: [JSON.stringify([{ op: "delete", kind: "memory", name: "by plan", reason: "retire" }])] });
+		const outcome = await refine(h);
+		expect(outcome.refinement?.edits.map((edit) => [edit.op, edit.name, edit.status])).toEqual([
+			["delete", "by plan", "applied"],
+		]);
+		expect(h.entries()).toEqual([]);
+	});
+
+	it("entries and refinements stored under the kind's old name `skill` read as procedures, host and kernel", async () => {
+		const h = harness();
+		mkdirSync(h.dirs.global, { recursive: true });
+		writeFileSync(
+			h.path("global"),
+			JSON.stringify({ version: 1, entries: [{ kind: "skill", name: "deploy", text: "run make deploy" }] }),
+		);
+		expect(h.entries().map((entry) => `${entry.kind}/${entry.name}`)).toEqual(["procedure/deploy"]);
+		expect(renderHarnessSection(h, "")).toContain("\n## Procedures\n- deploy (global): run make deploy\n\n");
+		const output = await runPython(
+			[
+				"from prime_agent_runtime import harness as hm",
+				`hm.configure(local_dir=${JSON.stringify(h.dirs.local)}, global_dir=${JSON.stringify(h.dirs.global)})`,
+				"print([e['kind'] + '/' + e['name'] for e in hm.harness.list_procedures()])",
+				"hm.harness.update_procedure('deploy', 'run make deploy twice')",
+			].join("\n"),
+		);
+		expect(output).toBe("['procedure/deploy']\n");
+		const stored = JSON.parse(readFileSync(h.path("global"), "utf8")).entries;
+		expect(stored.map((entry: { kind: string; text: string }) => [entry.kind, entry.text])).toEqual([
+			["procedure", "run make deploy twice"],
+		]);
+		// A refinement recorded before the rename rolls back as the procedure it was.
+		const after = stored[0];
+		const before = { ...after, kind: "skill", text: "run make deploy" };
+		mkdirSync(h.dirs.local, { recursive: true });
+		writeFileSync(
+			join(h.dirs.local, "refinements.json"),
+			JSON.stringify({
+				version: 1,
+				refinements: [
+					{
+						id: "ref_0001",
+						at: after.updatedAt,
+						trigger: "command",
+						status: "applied",
+						summary: "updated deploy",
+						edits: [
+							{
+								op: "update",
+								kind: "skill",
+								name: "deploy",
+								scope: "global",
+								status: "applied",
+								before,
+								after: { ...after, kind: "skill" },
+							},
+						],
+					},
+				],
+			}),
+		);
+		expect(rollbackRefinement(h, "ref_0001").refinement?.status).toBe("applied");
+		expect(h.find("procedure", "deploy")?.text).toBe("run make deploy");
 	});
 
 	it("records a planning call that fails, with the provider's message", async () => {

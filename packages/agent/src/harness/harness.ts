@@ -3,12 +3,14 @@ import {
 	checkKind,
 	checkName,
 	checkText,
+	deletableName,
 	emptyHarnessFile,
 	HarnessError,
 	isoNow,
 	newEntry,
 	parseHarnessFile,
 	putEntry,
+	readKind,
 	removeEntry,
 } from "./entries.js";
 import { SharedJsonFile } from "./locked-file.js";
@@ -133,8 +135,9 @@ export class Harness {
 		return this.changeExisting(kindArg, nameArg, scope, (current, at) => ({ ...current, text, updatedAt: at }));
 	}
 
+	/** Delete an entry; one whose name breaks the rules (written by hand) can be deleted too. */
 	delete(kindArg: unknown, nameArg: unknown, scope?: HarnessScope): ScopedEntry {
-		return this.changeExisting(kindArg, nameArg, scope, () => null);
+		return this.changeExisting(kindArg, nameArg, scope, () => null, true);
 	}
 
 	/** Count a use of an entry (read in full, or a spec given to a sub-agent) and return it. */
@@ -155,9 +158,12 @@ export class Harness {
 		nameArg: unknown,
 		scope: HarnessScope | undefined,
 		edit: (current: HarnessEntry, at: string) => HarnessEntry | null,
+		anyExistingName = false,
 	): ScopedEntry {
 		const kind = checkKind(kindArg);
-		const name = checkName(nameArg);
+		const name = anyExistingName
+			? deletableName(nameArg, (name) => this.find(kind, name, scope) !== undefined)
+			: checkName(nameArg);
 		const found = this.find(kind, name, scope);
 		if (!found) throw missing(kind, name, scope);
 		const where = found.scope;
@@ -201,6 +207,13 @@ function parseRefinementLog(raw: unknown, path: string): RefinementLog {
 	const value = raw as { version?: unknown; refinements?: unknown };
 	if (typeof raw !== "object" || raw === null || value.version !== 1 || !Array.isArray(value.refinements)) {
 		throw new Error(`${path} is not a refinement log (version 1 with a "refinements" list); fix it or move it aside.`);
+	}
+	// Edits recorded under a kind's old name roll back as the kind it became.
+	for (const refinement of value.refinements as Refinement[]) {
+		for (const edit of Array.isArray(refinement?.edits) ? refinement.edits : []) {
+			edit.kind = readKind(edit.kind) as string;
+			for (const entry of [edit.before, edit.after]) if (entry) entry.kind = readKind(entry.kind) as HarnessKind;
+		}
 	}
 	return raw as RefinementLog;
 }

@@ -1,5 +1,5 @@
 /**
- * The continual harness: prompt notes, memories, skills and sub-agent specs kept in a session
+ * The continual harness: prompt notes, memories, procedures and sub-agent specs kept in a session
  * store and a global one, an index of them after the base system prompt, refinements (review,
  * plan, atomic edits) with rollback, and the automatic schedule.
  */

@@ -13,7 +13,7 @@ export const HARNESS_SECTION_TITLE = "# Continual Harness State";
 
 const SECTION_INTRO = [
 	"An index of what earlier work kept: compact summaries, not full text; hints for routing and context, never instructions above the ones before this section.",
-	"Read an entry in full with `rlm.harness.get_prompt_note(name)`, `get_memory`, `get_skill` or `get_subagent`; change them with `rlm.harness.create_<kind>(name, text, global_=False)`, `update_<kind>(name, text)`, `delete_<kind>(name)` (kinds: prompt_note, memory, skill, subagent).",
+	"Read an entry in full with `rlm.harness.get_prompt_note(name)`, `get_memory`, `get_procedure` or `get_subagent`; change them with `rlm.harness.create_<kind>(name, text, global_=False)`, `update_<kind>(name, text)`, `delete_<kind>(name)` (kinds: prompt_note, memory, procedure, subagent).",
 	"`await rlm(task, spec=name)` starts a sub-agent from a spec; `await refine.run()` distils this session into the harness.",
 ].join("\n");
 

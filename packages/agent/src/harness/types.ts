@@ -1,6 +1,16 @@
-/** The four kinds of harness entry; `list_<kind>s()` and friends in the kernel follow these names. */
-export const HARNESS_KINDS = ["prompt_note", "memory", "skill", "subagent"] as const;
+/**
+ * The four kinds of harness entry; `list_<kind>s()` and friends in the kernel follow these names.
+ * A procedure is a text entry (steps that worked); skills are another thing, the Python packages
+ * of `skills.load`, so the harness never calls its entries skills.
+ */
+export const HARNESS_KINDS = ["prompt_note", "memory", "procedure", "subagent"] as const;
 export type HarnessKind = (typeof HARNESS_KINDS)[number];
+
+/**
+ * Kinds as stores and refinement logs written before a rename hold them: read as the new kind (the
+ * kernel reads the same), written back under the new name at the next change.
+ */
+export const LEGACY_KINDS: Readonly<Record<string, HarnessKind>> = { skill: "procedure" };
 
 /** `local`: this session's store (its artifact folder); `global`: the agent home's, shared by every session. */
 export type HarnessScope = "local" | "global";
@@ -10,7 +20,7 @@ export const HARNESS_SCOPES: readonly HarnessScope[] = ["local", "global"];
 export const KIND_TITLES: Readonly<Record<HarnessKind, string>> = {
 	prompt_note: "Prompt notes",
 	memory: "Memories",
-	skill: "Skills",
+	procedure: "Procedures",
 	subagent: "Sub-agent specs",
 };
 
@@ -18,7 +28,7 @@ export const KIND_TITLES: Readonly<Record<HarnessKind, string>> = {
 export const KIND_LISTERS: Readonly<Record<HarnessKind, string>> = {
 	prompt_note: "list_prompt_notes",
 	memory: "list_memories",
-	skill: "list_skills",
+	procedure: "list_procedures",
 	subagent: "list_subagents",
 };
 

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { KernelSetupError, resolveKernelPython } from "prime-agent-kernel";
+import { childEnvironment } from "../child-env/index.js";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { approveOwnSkills } from "../trust/index.js";
 import { discoverSkills, skillProblemLine, skillRoots } from "./discover.js";
@@ -9,21 +11,26 @@ import { SKILL_FILE } from "./skill-file.js";
 export const SKILL_USAGE = `Usage:
   prime-agent skill list                                   skills of this project, the agent home and packages
   prime-agent skill show <name>                            a skill's folder and its SKILL.md
-  prime-agent skill install <path|npm:name[@version]> [--local]   copy skills in (--local: this project's .prime/skills)
+  prime-agent skill install <path|npm:name[@version]> [--local] [--force]
+                                                           copy skills in (--local: this project's .prime/skills;
+                                                           --force: replace a skill of the same name there)
   prime-agent skill remove <name> [--local]                remove an installed skill`;
 
 /** What `prime-agent skill` writes to and reads from. */
 export interface SkillCliIo {
 	cwd: string;
 	agentHome: string;
+	/** The environment: the kernel's interpreter is found from it, and the import check runs in it without keys. */
+	env: NodeJS.ProcessEnv;
 	out(text: string): void;
 	err(text: string): void;
 }
 
 /** `prime-agent skill ...` (the arguments after `skill`). Bad input is a `UserError`. */
-export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCodeValue {
+export async function runSkillCommand(argv: readonly string[], io: SkillCliIo): Promise<ExitCodeValue> {
 	const local = argv.includes("--local");
-	const words = argv.filter((arg) => arg !== "--local");
+	const force = argv.includes("--force");
+	const words = argv.filter((arg) => arg !== "--local" && arg !== "--force");
 	const unknownFlag = words.find((word) => word.startsWith("-"));
 	if (words[0] === "--help" || words[0] === "-h") {
 		io.out(`${SKILL_USAGE}\n`);
@@ -33,6 +40,13 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 		throw new UserError(`Unknown option ${unknownFlag} for \`prime-agent skill\`.`, SKILL_USAGE, ExitCode.usage);
 	const [action, target, extra] = words;
 	const scope = { agentHome: io.agentHome, cwd: io.cwd, local };
+	if (force && action !== "install") {
+		throw new UserError(
+			"--force goes with `prime-agent skill install` only (it replaces an installed skill of the same name).",
+			SKILL_USAGE,
+			ExitCode.usage,
+		);
+	}
 	if (extra !== undefined)
 		throw new UserError(`Unexpected argument "${extra}".`, "Name one skill at a time.", ExitCode.usage);
 	const needTarget = (what: string): string => {
@@ -62,7 +76,13 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 			return ExitCode.ok;
 		}
 		case "install": {
-			const installed = installSkills(needTarget("a folder or npm:name"), scope, (line) => io.err(`${line}\n`));
+			const source = needTarget("a folder or npm:name");
+			const installed = await installSkills(source, scope, {
+				force,
+				python: () => kernelPython(io.env),
+				env: childEnvironment(io.env).env,
+				log: (line) => io.err(`${line}\n`),
+			});
 			for (const skill of installed) io.out(`Installed ${skill.name} into ${skill.dir}\n`);
 			// Installed by the user into the project: approved as installed (a later change is asked about).
 			if (local)
@@ -87,5 +107,18 @@ export function runSkillCommand(argv: readonly string[], io: SkillCliIo): ExitCo
 				SKILL_USAGE,
 				ExitCode.usage,
 			);
+	}
+}
+
+/** The kernel's interpreter, which checks that an installed package imports; a missing one installs nothing. */
+function kernelPython(env: NodeJS.ProcessEnv): string {
+	try {
+		return resolveKernelPython(env);
+	} catch (error) {
+		if (!(error instanceof KernelSetupError)) throw error;
+		throw new UserError(
+			`Nothing was installed: a skill's package is checked with the kernel's Python, which is not ready: ${error.message}`,
+			"Set it up as said above, then install again.",
+		);
 	}
 }

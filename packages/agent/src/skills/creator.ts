@@ -29,7 +29,10 @@ export interface SkillCreateOptions {
 	python: string;
 	/** The import check's environment: the kernel's (no keys), as the drafted code is the model's. */
 	env: Record<string, string>;
-	/** Skills already found: a new skill never takes an existing name. */
+	/**
+	 * Skills already found (usable, hidden and collided ones): a new skill never takes an existing
+	 * name, nor one that imports as the same module (`csv_sum` beside `csv-sum`).
+	 */
 	existing: readonly Skill[];
 	/** One model call: system prompt and user text in, the answer's text out (throws on failure). */
 	ask(systemPrompt: string, text: string): Promise<string>;
@@ -43,7 +46,8 @@ export type SkillCreateResult =
  * Draft a skill with the model from the session's trajectory, validate it (SKILL.md front matter
  * with this name and a description, safe file paths, within the limits, and the package imports
  * cleanly in a fresh Python process), then write it in one rename. Nothing is written unless
- * every check passed. A bad name or a taken one throws before the model is asked.
+ * every check passed. A bad name, a taken one or one whose module is taken throws before the
+ * model is asked.
  */
 export async function createSkill(options: SkillCreateOptions): Promise<SkillCreateResult> {
 	const nameProblem = checkSkillName(options.name);
@@ -52,6 +56,13 @@ export async function createSkill(options: SkillCreateOptions): Promise<SkillCre
 	if (taken) {
 		throw new Error(
 			`a skill named "${options.name}" already exists (${taken.source}, ${taken.dir}); pick another name or remove it with \`prime-agent skill remove ${options.name}\`.`,
+		);
+	}
+	const module = skillModule(options.name);
+	const rival = options.existing.find((skill) => skill.module === module);
+	if (rival) {
+		throw new Error(
+			`the skill name "${options.name}" would import as prime_skills.${module}, as the skill "${rival.name}" (${rival.source}, ${rival.dir}) does (names that differ only in "-" and "_" are one module); pick a name that differs in more than that.`,
 		);
 	}
 	const target = join(options.root, options.name);
@@ -71,7 +82,7 @@ export async function createSkill(options: SkillCreateOptions): Promise<SkillCre
 			mkdirSync(dirname(join(folder, path)), { recursive: true });
 			writeFileSync(join(folder, path), text);
 		}
-		const importProblem = await checkSkillImports(folder, skillModule(options.name), options.python, options.env);
+		const importProblem = await checkSkillImports(folder, module, options.python, options.env);
 		if (importProblem) return invalid(options.name, [`the package does not import cleanly: ${importProblem}`]);
 		const dir = placeSkillFolder(folder, options.root, options.name, false);
 		const skill = readSkill(dir, options.source, []) as Skill;

@@ -30,6 +30,13 @@ export interface SkillDiscovery {
 	skills: Skill[];
 	/** Skills hidden by one of the same name in an earlier root. */
 	shadowed: Skill[];
+	/**
+	 * Skills of different names that import as one module (`csv-sum` and `csv_sum` are both
+	 * `prime_skills.csv_sum`), sorted by name: none of them is usable, wherever each was found (a
+	 * project's skill may hide the home's of the same name, never one of another name), and a
+	 * problem names them all.
+	 */
+	collided: Skill[];
 	/** Folders that look like skills but cannot be used, with why. */
 	problems: { path: string; message: string }[];
 }
@@ -89,7 +96,7 @@ export function skillProblemLine(problem: SkillDiscovery["problems"][number]): s
 
 /** Every skill under `roots` (a root may itself be one skill's folder). Never throws. */
 export function discoverSkills(roots: readonly SkillRoot[]): SkillDiscovery {
-	const found: SkillDiscovery = { skills: [], shadowed: [], problems: [] };
+	const found: SkillDiscovery = { skills: [], shadowed: [], collided: [], problems: [] };
 	const byName = new Map<string, Skill>();
 	for (const root of roots) {
 		for (const dir of skillFolders(root.dir)) {
@@ -99,8 +106,41 @@ export function discoverSkills(roots: readonly SkillRoot[]): SkillDiscovery {
 			else byName.set(skill.name, skill);
 		}
 	}
-	found.skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+	const byModule = new Map<string, Skill[]>();
+	for (const skill of [...byName.values()].sort(byNameOrder)) {
+		byModule.set(skill.module, [...(byModule.get(skill.module) ?? []), skill]);
+	}
+	for (const group of byModule.values()) {
+		if (group.length === 1) {
+			found.skills.push(group[0] as Skill);
+			continue;
+		}
+		found.collided.push(...group);
+		found.problems.push({ path: join((group[0] as Skill).dir, SKILL_FILE), message: moduleCollision(group) });
+	}
 	return found;
+}
+
+/**
+ * Why skills of different names that import as one module are left out: names them all, with
+ * their folders, and what to do.
+ */
+export function moduleCollision(group: readonly Skill[]): string {
+	const named = group.map((skill) => `"${skill.name}" (${skill.dir})`);
+	const list = `${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
+	const module = `prime_skills.${(group[0] as Skill).module} (names that differ only in "-" and "_" are one module)`;
+	return group.length === 2
+		? `the skills ${list} both import as ${module}, so neither is loaded; rename one of them (the "name" in its SKILL.md) or remove it.`
+		: `the skills ${list} all import as ${module}, so none of them is loaded; rename all but one (the "name" in its SKILL.md) or remove them.`;
+}
+
+/** Every skill found, usable or not: what a new skill's name and module must not repeat. */
+export function existingSkills(found: SkillDiscovery): Skill[] {
+	return [...found.skills, ...found.shadowed, ...found.collided];
+}
+
+function byNameOrder(a: Skill, b: Skill): number {
+	return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** Skill folders in a root: the root itself when it holds a SKILL.md, else its sub-folders that do. */

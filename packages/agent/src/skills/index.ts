@@ -18,6 +18,8 @@ export {
 } from "./creator.js";
 export {
 	discoverSkills,
+	existingSkills,
+	moduleCollision,
 	packageSkillDirs,
 	projectSkillsDir,
 	readSkill,

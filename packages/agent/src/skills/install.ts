@@ -5,6 +5,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import {
 	discoverSkills,
+	existingSkills,
 	packageSkillDirs,
 	projectSkillsDir,
 	type Skill,
@@ -12,7 +13,7 @@ import {
 	skillRoots,
 	userSkillsDir,
 } from "./discover.js";
-import { placeSkillFolder } from "./skill-folder.js";
+import { checkSkillImports, placeSkillFolder } from "./skill-folder.js";
 
 export interface SkillScope {
 	agentHome: string;
@@ -21,23 +22,36 @@ export interface SkillScope {
 	local: boolean;
 }
 
+/** How `installSkills` checks and places what it installs. */
+export interface SkillInstallOptions {
+	/** Replace a skill folder of the same name already in the scope (without it, nothing is installed). */
+	force: boolean;
+	/** The kernel's interpreter, for the import check (asked for only when a skill has a package). */
+	python(): string;
+	/** The import check's environment: without keys, as the package is someone else's code. */
+	env: Record<string, string>;
+	log(line: string): void;
+}
+
 export function scopeDir(scope: SkillScope): string {
 	return scope.local ? projectSkillsDir(scope.cwd) : userSkillsDir(scope.agentHome);
 }
 
 /**
  * Install skills from a folder (one skill, a folder of skill folders, or a package holding several) or from npm
- * (`npm:name[@version]`, installed into a temporary folder and copied out). Each SKILL.md must
- * parse; a skill of the same name in the scope is replaced. Returns the skills installed.
+ * (`npm:name[@version]`, installed into a temporary folder and copied out). Nothing is installed
+ * unless every skill passes: its SKILL.md parses, no two share a name or a module (`csv-sum` and
+ * `csv_sum`, here or among the skills already found), its folder is not in the scope yet (unless
+ * `force`), and its package imports in a separate Python process. Returns the skills installed.
  */
-export function installSkills(source: string, scope: SkillScope, log: (line: string) => void): Skill[] {
+export async function installSkills(source: string, scope: SkillScope, options: SkillInstallOptions): Promise<Skill[]> {
 	let temp: string | undefined;
 	let dir: string;
 	if (source.startsWith("npm:")) {
 		const spec = source.slice("npm:".length);
 		if (spec === "") throw new UserError(`"${source}" names no package.`, "Write npm:name or npm:name@1.2.3.");
 		temp = mkdtempSync(join(tmpdir(), "prime-agent-skill-"));
-		log(`Installing ${spec} with npm ...`);
+		options.log(`Installing ${spec} with npm ...`);
 		try {
 			execFileSync("npm", ["install", "--prefix", temp, "--no-audit", "--no-fund", "--ignore-scripts", spec], {
 				stdio: ["ignore", "ignore", "pipe"],
@@ -81,9 +95,31 @@ export function installSkills(source: string, scope: SkillScope, log: (line: str
 			);
 		}
 		const root = scopeDir(scope);
+		const present = existingSkills(discoverSkills(skillRoots(scope)));
+		for (const skill of found.skills) {
+			refuseModuleRival(skill, present);
+			const target = join(root, skill.name);
+			if (existsSync(target) && !options.force) {
+				const remove = `\`prime-agent skill remove ${skill.name}${scope.local ? " --local" : ""}\``;
+				throw new UserError(
+					`Nothing was installed: ${target} is already there (the skill "${skill.name}").`,
+					`Add --force to replace it, or remove it first with ${remove}.`,
+				);
+			}
+		}
+		for (const skill of found.skills) {
+			if (!skill.hasPackage) continue;
+			const problem = await checkSkillImports(skill.dir, skill.module, options.python(), options.env);
+			if (problem) {
+				throw new UserError(
+					`Nothing was installed: the skill "${skill.name}" (${skill.dir}) does not import cleanly: ${problem}`,
+					"Fix its package so that it imports (skills.load would fail the same way), then install again.",
+				);
+			}
+		}
 		const installed = found.skills.map((skill) => ({
 			...skill,
-			dir: placeSkillFolder(skill.dir, root, skill.name, true),
+			dir: placeSkillFolder(skill.dir, root, skill.name, options.force),
 			source: scope.local ? "project" : "user",
 		}));
 		const winners = discoverSkills(skillRoots(scope)).skills;
@@ -94,12 +130,25 @@ export function installSkills(source: string, scope: SkillScope, log: (line: str
 				winner.source === "project"
 					? `; remove that one with \`prime-agent skill remove ${skill.name} --local\` to use this one here`
 					: "";
-			log(`In this project the skill "${skill.name}" of ${winner.dir} (${winner.source}) hides it${remove}.`);
+			options.log(`In this project the skill "${skill.name}" of ${winner.dir} (${winner.source}) hides it${remove}.`);
 		}
 		return installed;
 	} finally {
 		if (temp) rmSync(temp, { recursive: true, force: true });
 	}
+}
+
+/** A skill of another name already found that imports as the same module makes the install a refusal. */
+function refuseModuleRival(skill: Skill, present: readonly Skill[]): void {
+	const rival = present.find((other) => other.module === skill.module && other.name !== skill.name);
+	if (!rival) return;
+	const remove = rival.source.startsWith("package")
+		? "remove its package with `prime-agent package remove`"
+		: `remove it with \`prime-agent skill remove ${rival.name}${rival.source === "project" ? " --local" : ""}\``;
+	throw new UserError(
+		`Nothing was installed: the skill "${skill.name}" (${skill.dir}) would import as prime_skills.${skill.module}, as the skill "${rival.name}" (${rival.source}, ${rival.dir}) does; names that differ only in "-" and "_" are one module.`,
+		`Rename it (the "name" in its SKILL.md), or ${remove}; then install again.`,
+	);
 }
 
 /** Remove a skill the scope holds (a package's skills go with `prime-agent package remove`). */

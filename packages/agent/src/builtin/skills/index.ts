@@ -12,6 +12,8 @@ import {
 	askModel,
 	createSkill,
 	discoverSkills,
+	existingSkills,
+	moduleCollision,
 	projectSkillsDir,
 	type SessionModel,
 	SKILL_FILE,
@@ -39,9 +41,15 @@ export function skillsExtension(model: SessionModel, trust: ProjectTrust): Exten
 		const roots = skillRoots({ agentHome: api.agentHome, cwd: api.cwd });
 		const discover = () => discoverSkills(roots);
 		const find = (name: unknown): Skill => {
-			const found = discover().skills;
+			const discovery = discover();
+			const found = discovery.skills;
 			const skill = found.find((entry) => entry.name === name);
 			if (skill) return skill;
+			const collided = discovery.collided.find((entry) => entry.name === name);
+			if (collided) {
+				const group = discovery.collided.filter((entry) => entry.module === collided.module);
+				throw new Error(moduleCollision(group));
+			}
 			const names = found.map((entry) => entry.name);
 			throw new Error(
 				`no skill named "${String(name)}" (skills: ${names.length > 0 ? names.join(", ") : "none"}); skills.list() lists them.`,
@@ -58,7 +66,7 @@ export function skillsExtension(model: SessionModel, trust: ProjectTrust): Exten
 				source: scope,
 				python: resolveKernelPython(api.env),
 				env: api.childEnv,
-				existing: discover().skills,
+				existing: existingSkills(discover()),
 				ask: (systemPrompt, text) => askModel(model, systemPrompt, text),
 			});
 			if (result.status === "invalid") throw new Error(result.report);
