@@ -2,7 +2,9 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
 import { daemonPaths, liveWorkers as liveWorkersOf, workerKeys } from "../src/daemon/index.js";
+import { ONE_SHOT_CLIENT_GONE_MID_RUN } from "../src/daemon/worker.js";
 import { ExitCode } from "../src/errors.js";
+import { alive } from "./agent-scripts.js";
 import { spawnCli, spawnCliText } from "./cli-process.js";
 import {
 	type DaemonWorld,
@@ -140,4 +142,77 @@ it("SIGTERM while the worker starts stops before the run begins: nothing sent to
 	const w = world;
 	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
 	expect(w.server.requests).toHaveLength(0);
+});
+
+it("SIGKILL of a -p client mid-run stops its run at once: worker, kernels, the sub-agent and their processes go, and `agents` says why", async () => {
+	// Files in the agent home, which both kernels know. The root's cell starts a shell process and a
+	// sub-agent, waits for the sub-agent's cell to run, then sleeps.
+	const at = (name: string) => `os.path.join(os.environ['PRIME_AGENT_DIR'], ${JSON.stringify(name)})`;
+	const [pids, childPid] = [at("pids"), at("child.pid")];
+	const script = [
+		{
+			code: [
+				"import os, subprocess, time, asyncio",
+				"shell = subprocess.Popen(['sleep', '300'])",
+				`await rlm("sleep", name="sleeper")`,
+				`while not os.path.exists(${childPid}): await asyncio.sleep(0.05)`,
+				`child = open(${childPid}).read()`,
+				`open(${pids} + ".tmp", "w").write(f"{os.getpid()} {shell.pid} {child}")`,
+				`os.rename(${pids} + ".tmp", ${pids})`,
+				"print('all running', flush=True)",
+				"time.sleep(300)",
+			].join("\n"),
+		},
+		{
+			code: `import os, time\nopen(${childPid} + ".tmp", "w").write(str(os.getpid()))\nos.rename(${childPid} + ".tmp", ${childPid})\ntime.sleep(300)`,
+		},
+	];
+	// A grace period far longer than the bound below: only stopping at once passes.
+	world = await makeDaemonWorld(script, { PRIME_AGENT_ONESHOT_GRACE_MS: "300000" });
+	const json = spawnCli(
+		["--mode", "json", "-p", "start everything", "--model", "local/coder"],
+		world.project,
+		world.env,
+	);
+	clients.push(json);
+	await json.waitForEvent(
+		(event) => event.type === "tool_execution_update" && JSON.stringify(event).includes("all running"),
+	);
+	const key = String(json.events[0]?.agent);
+	const [worker] = liveWorkers(world) as [number];
+	const [rootKernel, shell, childKernel] = readFileSync(join(world.home, "pids"), "utf8").split(" ").map(Number) as [
+		number,
+		number,
+		number,
+	];
+	const processes = { worker, rootKernel, shell, childKernel };
+	expect(Object.values(processes).filter(alive)).toHaveLength(4);
+
+	json.child.kill("SIGKILL");
+	await json.exitCode();
+	const gone = Date.now();
+	const w = world;
+	await eventually(
+		"every process of the run to exit",
+		() => Object.values(processes).every((pid) => !alive(pid)),
+		60_000,
+	);
+	expect(Date.now() - gone).toBeLessThan(60_000);
+	const [info] = await w.agents();
+	expect(info).toMatchObject({
+		key,
+		state: "saved",
+		owner: "oneshot",
+		clients: 0,
+		stopReason: ONE_SHOT_CLIENT_GONE_MID_RUN,
+	});
+	const listed = await w.cli(["agents"]);
+	expect(listed.stdout.split("\n")[0]).toMatch(
+		new RegExp(
+			`^${key}  saved     .*  \\[one-shot\\]  stopped: its one-shot client went away during the run \\(killed or crashed\\), so the run was stopped$`,
+		),
+	);
+	// The session holds the run up to the cell, every line whole: `--resume` goes on from there.
+	const session = json.events[0] as { path: string };
+	expect(sessionRecords(session.path).map((record) => record.type)).toContain("message");
 });

@@ -372,24 +372,6 @@ describe("daemon runs", () => {
 		expect((await agent(world, oneShot?.key as string)).state).toBe("idle");
 	});
 
-	it("a one-shot client that disconnects leaves its worker running for the grace period, then it stops", async () => {
-		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "4000" });
-		const cli = await longOneShotRun(world);
-		cli.child.kill("SIGKILL");
-		await cli.exitCode();
-		const gone = Date.now();
-		const key = String(cli.events[0]?.agent);
-		const pid = (await agent(world, key)).pid as number;
-		expect((await agent(world, key)).state).toBe("running");
-		await eventually("the worker to stop", async () =>
-			(await agent(world as DaemonWorld, key)).state === "saved" ? true : undefined,
-		);
-		const waited = Date.now() - gone;
-		expect(waited).toBeGreaterThanOrEqual(3900);
-		expect(waited).toBeLessThan(15_000);
-		expect(readSessionRecord(daemonPaths(world.home), key)?.stopReason).toBe("its one-shot client disconnected");
-		expect(isSameProcess(pid, readWorkerRecord(daemonPaths(world.home), key)?.startId)).toBe(false);
-	});
 	it("with its daemon folder unusable, -p runs in this process and says why; the daemon's commands stop with the cause", async () => {
 		world = await makeDaemonWorld([{ text: "Answered here." }]);
 		writeFileSync(join(world.home, "daemon"), "not a folder");

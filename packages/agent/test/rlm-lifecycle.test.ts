@@ -58,7 +58,8 @@ it("a failing child and one cancelled while starting each send their notice; a r
 		],
 		breaker: [
 			() => {
-				throw new Error("provider exploded");
+				// As the OpenAI SDK says it: the notice's own full stop follows it without a second one.
+				throw new Error("Connection error.");
 			},
 		],
 		sleeper: [cell(`import os, time\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))\ntime.sleep(120)`)],
@@ -85,7 +86,7 @@ it("a failing child and one cancelled while starting each send their notice; a r
 		/was cancelled \(deleted by rlm\.delete_subagent\)\. It wrote no text\.$/,
 	);
 	expect(all.find((text) => text.includes('"breaker"'))).toMatch(
-		/failed: provider exploded\. Spawn it again \(await rlm\(\.\.\.\)\) or do the work yourself\. It wrote no text\.$/,
+		/failed: Connection error\. Spawn it again \(await rlm\(\.\.\.\)\) or do the work yourself\. It wrote no text\.$/,
 	);
 	// Notices reached the model: the cancellations steered the running turn, the failure woke it.
 	const contexts = seen.get("root") ?? [];

@@ -1,4 +1,5 @@
 import { dataBlock } from "../messages/mailbox.js";
+import { endSentence } from "../sentence.js";
 import type { NoticeKind } from "./types.js";
 
 export const NOTICE_CUSTOM_TYPE = "rlm_notice";
@@ -30,7 +31,7 @@ export function noticeText(facts: NoticeFacts): string {
 		case "completed_without_reply":
 			return `[rlm notice: completed_without_reply] ${who} finished its task without sending you a message. Its files are in ${facts.sessionDir}.${last}`;
 		case "failed":
-			return `[rlm notice: failed] ${who} failed: ${facts.error ?? "no reason given"}. Spawn it again (await rlm(...)) or do the work yourself.${last}`;
+			return `[rlm notice: failed] ${who} failed: ${endSentence(facts.error ?? "no reason given")} Spawn it again (await rlm(...)) or do the work yourself.${last}`;
 		case "cancelled":
 			return `[rlm notice: cancelled] ${who} was cancelled${facts.error ? ` (${facts.error})` : ""}.${last}`;
 	}

@@ -34,7 +34,7 @@ export interface DaemonIo {
 
 /**
  * Run the command line's session in a worker: `-p` and `--mode json` own theirs (it stops when
- * the run ends, or 30 s after the client disconnects); the line chat's stays after `/exit`.
+ * the run ends, or as soon as the client goes); the line chat's stays after `/exit`.
  */
 export async function runInWorker(
 	options: WorkerSessionOptions,
@@ -289,8 +289,12 @@ export function describeAgent(agent: AgentInfo): string {
 		agent.crashes > 0 ? `${agent.crashes} crash${agent.crashes > 1 ? "es" : ""}` : "",
 		agent.owner === "oneshot" ? "one-shot" : "",
 	].filter(Boolean);
-	const failed = agent.failedReason ? `  failed: ${agent.failedReason}` : "";
-	return `${agent.key}  ${agent.state.padEnd(8)}  ${when}  ${agent.sessionId ?? "(no session yet)"}  ${agent.cwd}${extras.length ? `  [${extras.join(", ")}]` : ""}${failed}`;
+	const why = agent.failedReason
+		? `  failed: ${agent.failedReason}`
+		: agent.stopReason
+			? `  stopped: ${agent.stopReason}`
+			: "";
+	return `${agent.key}  ${agent.state.padEnd(8)}  ${when}  ${agent.sessionId ?? "(no session yet)"}  ${agent.cwd}${extras.length ? `  [${extras.join(", ")}]` : ""}${why}`;
 }
 
 /** `prime-agent status`: whether the supervisor runs, and its agents. Never starts one. */

@@ -46,6 +46,8 @@ export interface AgentInfo {
 	crashes: number;
 	/** Why the tree was marked failed. */
 	failedReason?: string;
+	/** A saved tree whose worker stopped on purpose: why (its run ended, its client went, eviction, shutdown). */
+	stopReason?: string;
 	heartbeat?: string;
 	schedules: number;
 }

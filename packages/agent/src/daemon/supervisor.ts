@@ -440,6 +440,7 @@ export class Supervisor {
 			clients: live ? (session?.clients ?? 0) : 0,
 			crashes: record.crashes,
 			...(failedReason ? { failedReason } : {}),
+			...(state === "saved" && session?.stopReason ? { stopReason: session.stopReason } : {}),
 			...(session?.heartbeat ? { heartbeat: session.heartbeat } : {}),
 			schedules: session?.schedules ?? 0,
 		};

@@ -51,10 +51,11 @@ function awaitRun(
 }
 
 /**
- * Ctrl-C in a view: each press is an `interrupt` command (the worker interrupts the running cell
- * first, then the run); a third press leaves at once, the work going on in the worker. SIGTERM and
- * SIGHUP stop the run at once (`onAction` gets "run" and the signal): the view then reports its end
- * with the resume hint, as in process; a second one leaves at once.
+ * Ctrl-C in a one-shot view: each press is an `interrupt` command (the worker interrupts the
+ * running cell first, then the run); a third press leaves at once, and the worker, its client gone,
+ * stops the run with its kernels as in process. SIGTERM and SIGHUP stop the run at once (`onAction`
+ * gets "run" and the signal): the view then reports its end with the resume hint, as in process; a
+ * second one leaves at once.
  */
 function remoteInterrupts(
 	client: ProtocolClient,

@@ -3,8 +3,8 @@
  * daemon. Clients connect to its socket, present the token, and are views: they receive every
  * session event as it happens and send prompts, steering, interrupts and slash commands. A client
  * leaving (`detach`, or its socket closing) never touches the session. A worker owned by a
- * one-shot client stops a grace period after that client goes; a resident one stops after being
- * idle with nobody attached and nothing scheduled for the eviction time.
+ * one-shot client stops as soon as that client goes (its run with it); a resident one stops after
+ * being idle with nobody attached and nothing scheduled for the eviction time.
  */
 import { existsSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -32,11 +32,15 @@ import {
 import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
 
 export interface WorkerTimings {
-	/** How long a one-shot client's worker lives on after that client disconnects (30 s). */
+	/** How long a one-shot worker waits for its client to connect after a start or a crash restart (30 s). */
 	oneShotGraceMs: number;
 	/** How long a resident worker stays with no client, no heartbeat, no schedule and no work (90 min). */
 	idleEvictMs: number;
 }
+
+/** Why a one-shot run stopped when its client went away while it ran (`prime-agent agents` shows it). */
+export const ONE_SHOT_CLIENT_GONE_MID_RUN =
+	"its one-shot client went away during the run (killed or crashed), so the run was stopped";
 
 export const DEFAULT_WORKER_TIMINGS: WorkerTimings = { oneShotGraceMs: 30_000, idleEvictMs: 90 * 60_000 };
 
@@ -189,15 +193,17 @@ export class Worker {
 		if (this.link.asking && ![...this.clients].some((other) => other.answers)) this.link.answerStillBusy("restart");
 		this.touch();
 		this.writeRecord();
-		if (this.clients.size === 0 && this.ownedByOneShot) {
-			// The one-shot client is gone (closed terminal, dropped connection, `| head -1`): work still
-			// running goes on for the grace period; with none, there is nothing left to wait for.
-			if (this.busy) this.armGrace();
-			else void this.stop("its one-shot client disconnected");
-		}
+		// The one-shot client is gone before its run's end (killed, crashed, `| head -1`, a third Ctrl-C):
+		// nobody reads the run any more. In process the run would have ended with it, so here too: the
+		// run stops now, with its kernels, sub-agents and their processes, not after a grace period.
+		if (this.clients.size === 0 && this.ownedByOneShot)
+			void this.stop(this.busy ? ONE_SHOT_CLIENT_GONE_MID_RUN : "its one-shot client disconnected");
 	}
 
-	/** A one-shot worker with no client stops after the grace period unless a client comes (back). */
+	/**
+	 * A one-shot worker that no client has reached yet (just started, or restarted after a crash)
+	 * stops after the grace period unless its client comes.
+	 */
 	private armGrace(): void {
 		clearTimeout(this.graceTimer);
 		this.graceTimer = setTimeout(

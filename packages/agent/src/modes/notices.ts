@@ -1,4 +1,5 @@
 import type { SessionNotice } from "../orchestrator/index.js";
+import { endSentence } from "../sentence.js";
 
 /** One line for the user about a compaction or an extension problem. */
 export function describeNotice(notice: SessionNotice): string | undefined {
@@ -11,10 +12,10 @@ export function describeNotice(notice: SessionNotice): string | undefined {
 			if (notice.result.status !== "compacted") return notice.result.message;
 			return `Compacted: the older conversation (${notice.result.entry.tokensBefore.toLocaleString("en-US")} tokens in context) is now a summary; recent messages and every kernel variable are kept.`;
 		case "compaction_failed":
-			return `Compaction failed: ${notice.message}. The conversation is unchanged; retry with /compact, or start a new session if the context is full.`;
+			return `Compaction failed: ${endSentence(notice.message)} The conversation is unchanged; retry with /compact, or start a new session if the context is full.`;
 		case "extension_problem":
 			return notice.phase === "warning"
 				? `Extension ${notice.path}: ${notice.message}`
-				: `Extension ${notice.path} failed in ${notice.phase}: ${notice.message}. The session goes on without that step; fix or remove the extension.`;
+				: `Extension ${notice.path} failed in ${notice.phase}: ${endSentence(notice.message)} The session goes on without that step; fix or remove the extension.`;
 	}
 }

@@ -1,6 +1,7 @@
 import { isContextOverflow } from "@mariozechner/pi-ai";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { RunOutcome } from "../orchestrator/index.js";
+import { endSentence } from "../sentence.js";
 import type { StartedSession } from "../startup/index.js";
 
 export interface OutcomeReport {
@@ -58,11 +59,10 @@ export function describeModelFailure(
 	model: { provider: string; id: string; baseUrl?: string },
 	errorMessage: string | undefined,
 ): string {
-	// Provider messages often end with their own full stop ("Connection error.").
-	let cause = (errorMessage ?? "unknown error").replace(/[\s.]+$/, "");
+	let cause = (errorMessage ?? "unknown error").trim();
 	// A reply that is no JSON says nothing of where it came from: most often not the model's API.
 	if (NOT_JSON.test(cause)) cause = `its reply is not valid JSON (${cause}), so "baseUrl" may not be the server's API`;
 	// The address tells a local-server user at once which server (and port) did not answer.
 	const where = model.baseUrl ? ` at ${model.baseUrl}` : "";
-	return `The model ${model.provider}/${model.id}${where} failed: ${cause}. Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.`;
+	return `The model ${model.provider}/${model.id}${where} failed: ${endSentence(cause)} Check the model id, your key or quota, and the network (\`prime-agent doctor\` helps), then retry.`;
 }

@@ -57,6 +57,7 @@ import { projectTrust } from "../trust/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { type GoalOption, resolveGoalOption, wireLongRunning } from "./long-running.js";
+import { chooseSessionModel } from "./session-model.js";
 import type { StartedSession } from "./started-session.js";
 import { requireWritableSessions } from "./writable-home.js";
 
@@ -76,8 +77,8 @@ export interface StartOptions {
 	/** Only these tools (`--tools`): `ipython` and the extensions' tools. */
 	tools?: string[];
 	/**
-	 * Start even when the model's provider has no key: slash commands that need no model work
-	 * (`-p "/pc status"`); a prompt for the model then fails with the missing-key error.
+	 * Start even when the model's provider has no key, or no provider has one: slash commands that
+	 * need no model work (`-p "/pc status"`); a model call then fails with the missing-key error.
 	 */
 	allowMissingKey?: boolean;
 	thinkingLevel?: ThinkingLevel;
@@ -166,11 +167,13 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// A picked-up session keeps its model unless --model says otherwise.
 	const recorded = picked ? buildSessionContext(picked.branch(options.at ?? picked.leafId)).model : undefined;
 	const recordedModel = recorded ? registry.find(recorded.provider, recorded.modelId) : undefined;
-	const model = options.model
-		? resolveModelRef(registry, auth, options.model, env)
-		: (recordedModel ?? chooseDefaultModel(registry, auth, settings.defaultModel, env));
-	const apiKey = providerKey(
-		() => requireCredential(model.provider, auth, registry.customConfig(model.provider), paths.auth, env),
+	const { model, apiKey } = chooseSessionModel(
+		registry,
+		() =>
+			options.model
+				? resolveModelRef(registry, auth, options.model, env)
+				: (recordedModel ?? chooseDefaultModel(registry, auth, settings.defaultModel, env)),
+		(chosen) => requireCredential(chosen.provider, auth, registry.customConfig(chosen.provider), paths.auth, env).key,
 		options.allowMissingKey === true,
 	);
 	// The interpreter is probed (one Python start-up) while the extensions load; awaited before anything is written.
@@ -440,19 +443,6 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 function childIdleEvictMs(env: NodeJS.ProcessEnv): number | undefined {
 	const value = Number(env.PRIME_AGENT_CHILD_EVICT_MS);
 	return env.PRIME_AGENT_CHILD_EVICT_MS && Number.isFinite(value) && value > 0 ? value : undefined;
-}
-
-/** The key, checked now; or, when a missing key is allowed, checked at each model call. */
-function providerKey(find: () => { key: string }, allowMissing: boolean): string | (() => string) {
-	if (!allowMissing) return find().key;
-	try {
-		return find().key;
-	} catch (error) {
-		if (!(error instanceof UserError)) throw error;
-		return () => {
-			throw error;
-		};
-	}
 }
 
 /**
