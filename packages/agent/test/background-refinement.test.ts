@@ -188,8 +188,9 @@ describe("stopping a refinement whose provider holds the answer", () => {
 	let server: HoldingServer | undefined;
 	let started: StartedSession | undefined;
 	afterEach(async () => {
-		await started?.dispose();
+		// The server first: a refinement its held call never ends must not hold the session's end too.
 		await server?.close();
+		await started?.dispose();
 		world?.cleanup();
 		started = world = server = undefined;
 	});
