@@ -184,6 +184,40 @@ describe("the system prompt", () => {
 	});
 });
 
+describe("the system prompt at a compaction", () => {
+	it("takes the section afresh after a compaction during a run, where the conversation is re-sent anyway", async () => {
+		sessions.world.writeHome("settings.json", { compaction: { keepRecentTokens: 50 } });
+		const started = await sessions.start();
+		const seen = scriptAgents(
+			sessions,
+			{
+				root: [
+					cell('rlm.harness.create_memory("mid", "written mid-run")\nprint("t" * 4000)'),
+					cell("print(await compact.run())"),
+					fauxAssistantMessage("done"),
+				],
+			},
+			(context) => {
+				if (context.systemPrompt?.startsWith("You summarise")) return fauxAssistantMessage("## Goal\nSummary.");
+				if (context.systemPrompt === REVIEW_SYSTEM_PROMPT) return fauxAssistantMessage("");
+				return undefined;
+			},
+		);
+		expect((await started.agentSession.prompt("work, then compact")).status).toBe("ok");
+		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
+		expect(prompts).toHaveLength(3);
+		expect(prompts[1]).toBe(prompts[0]);
+		expect(prompts[0]).not.toContain("- mid (local)");
+		expect(prompts[2]).toContain("- mid (local): written mid-run");
+		// Recorded right after the compaction, before the call that sends the new section.
+		const types = started.session
+			.branch()
+			.map((entry) => (entry.type === "custom" ? entry.customType : entry.type))
+			.filter((type) => type === "compaction" || type === HARNESS_INDEX_ENTRY);
+		expect(types).toEqual(["compaction", HARNESS_INDEX_ENTRY]);
+	});
+});
+
 describe("a damaged store", () => {
 	it("warns the user once and keeps the session's entries in the index", async () => {
 		const started = await sessions.start();
