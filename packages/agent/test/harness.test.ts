@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { HARNESS_INDEX_ENTRY } from "../src/builtin/harness/index.js";
 import { ExitCode, UserError } from "../src/errors.js";
 import { Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
 import type { StartedSession } from "../src/startup/index.js";
@@ -67,7 +69,9 @@ print([e["name"] for e in h.list_memorys()], [e["name"] for e in h.list_procedur
 describe("the kernel API", () => {
 	it("creates, updates, reads, lists and deletes every kind in both stores, in files the host reads", async () => {
 		const started = await sessions.start();
-		const { seen } = script({ root: [cell(KINDS_CELL), fauxAssistantMessage("done")] });
+		const { seen } = script({
+			root: [cell(KINDS_CELL), fauxAssistantMessage("done"), fauxAssistantMessage("read them")],
+		});
 		expect((await started.agentSession.prompt("keep some notes")).status).toBe("ok");
 		const printed = lastToolResult(seen.get("root")?.[1]);
 		expect(printed).toBe(
@@ -87,13 +91,16 @@ describe("the kernel API", () => {
 		]);
 		expect(stores.find("memory", "memory-l")).toMatchObject({ text: "local memory v2", uses: 1 });
 		for (const scope of ["local", "global"] as const) expect(statSync(stores.path(scope)).mode & 0o777).toBe(0o600);
-		// The host re-read the stores the kernel wrote: the second call's index lists them.
-		const system = seen.get("root")?.[1]?.systemPrompt ?? "";
+		// The host re-read the stores the kernel wrote: the next run's index lists them (the calls of
+		// one run keep the section taken at its start).
+		await started.agentSession.prompt("what did you keep?");
+		const system = seen.get("root")?.[2]?.systemPrompt ?? "";
 		expect(system).toContain("## Memories\n- memory-l (local): local memory v2\n");
 		expect(system).toContain(
 			"## Sub-agent specs\n- subagent-l (local): local subagent v2\n- subagent-g (global): global subagent",
 		);
 		expect(seen.get("root")?.[0]?.systemPrompt).toContain("## Memories\n(none)\n");
+		expect(seen.get("root")?.[1]?.systemPrompt).toBe(seen.get("root")?.[0]?.systemPrompt);
 	});
 
 	it("refuses base_system_prompt, bad names, duplicates and missing entries with errors that say what to do", async () => {
@@ -131,7 +138,7 @@ describe("the kernel API", () => {
 });
 
 describe("the system prompt", () => {
-	it("is the base prompt, then the harness section, byte-identical across calls while the harness is unchanged", async () => {
+	it("is the base prompt, then the harness section, byte-identical across calls until a run starts after a change", async () => {
 		const started = await sessions.start();
 		storesOf(started).create("memory", "flaky", "the parser tests are flaky under xdist");
 		storesOf(started).create("memory", "docs", "the docs deploy needs DOCS_TOKEN");
@@ -143,16 +150,25 @@ describe("the system prompt", () => {
 				cell("z = 3"),
 				cell('rlm.harness.create_procedure("twice", "run the suite twice")'),
 				fauxAssistantMessage("second done"),
+				fauxAssistantMessage("third done"),
 			],
 		});
 		await started.agentSession.prompt("look at the parser");
 		// A prompt the other entry matches better: the index keeps its order until the harness changes.
 		await started.agentSession.prompt("deploy the docs");
+		await started.agentSession.prompt("deploy the docs again");
 		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
-		expect(prompts).toHaveLength(6);
-		for (const prompt of prompts.slice(1, 5)) expect(prompt).toBe(prompts[0]);
-		expect(prompts[5]).not.toBe(prompts[0]);
-		expect(prompts[5]).toContain("- twice (local): run the suite twice");
+		expect(prompts).toHaveLength(7);
+		// The procedure written during the second run reaches the model when the third starts, not mid-run.
+		for (const prompt of prompts.slice(1, 6)) expect(prompt).toBe(prompts[0]);
+		expect(prompts[6]).not.toBe(prompts[0]);
+		expect(prompts[6]).toContain("- twice (local): run the suite twice");
+		// That boundary is recorded on the branch, once, with the section it starts.
+		const section6 = prompts[6]?.slice(prompts[6].indexOf("# Continual Harness State")) ?? "";
+		const boundaries = started.session.customEntries(HARNESS_INDEX_ENTRY).map((entry) => entry.data);
+		expect(boundaries).toEqual([
+			{ sha256: createHash("sha256").update(section6).digest("hex"), chars: section6.length },
+		]);
 		const base = started.agentSession.agent.state.systemPrompt;
 		expect(prompts[0]?.startsWith(`${base}\n\n`)).toBe(true);
 		const section = prompts[0]?.slice(prompts[0].indexOf("# Continual Harness State")) ?? "";
@@ -160,11 +176,45 @@ describe("the system prompt", () => {
 			"## Memories\n- flaky (local): the parser tests are flaky under xdist\n- docs (local): the docs deploy needs DOCS_TOKEN\n",
 		);
 		// The procedure changed the harness: ranked again, for the newest prompt.
-		expect(prompts[5]).toContain(
+		expect(prompts[6]).toContain(
 			"## Memories\n- docs (local): the docs deploy needs DOCS_TOKEN\n- flaky (local): the parser tests are flaky under xdist\n",
 		);
 		// Nothing of the harness is inside the base prompt.
 		expect(base).not.toContain("flaky under xdist");
+	});
+});
+
+describe("the system prompt at a compaction", () => {
+	it("takes the section afresh after a compaction during a run, where the conversation is re-sent anyway", async () => {
+		sessions.world.writeHome("settings.json", { compaction: { keepRecentTokens: 50 } });
+		const started = await sessions.start();
+		const seen = scriptAgents(
+			sessions,
+			{
+				root: [
+					cell('rlm.harness.create_memory("mid", "written mid-run")\nprint("t" * 4000)'),
+					cell("print(await compact.run())"),
+					fauxAssistantMessage("done"),
+				],
+			},
+			(context) => {
+				if (context.systemPrompt?.startsWith("You summarise")) return fauxAssistantMessage("## Goal\nSummary.");
+				if (context.systemPrompt === REVIEW_SYSTEM_PROMPT) return fauxAssistantMessage("");
+				return undefined;
+			},
+		);
+		expect((await started.agentSession.prompt("work, then compact")).status).toBe("ok");
+		const prompts = (seen.get("root") ?? []).map((context) => context.systemPrompt as string);
+		expect(prompts).toHaveLength(3);
+		expect(prompts[1]).toBe(prompts[0]);
+		expect(prompts[0]).not.toContain("- mid (local)");
+		expect(prompts[2]).toContain("- mid (local): written mid-run");
+		// Recorded right after the compaction, before the call that sends the new section.
+		const types = started.session
+			.branch()
+			.map((entry) => (entry.type === "custom" ? entry.customType : entry.type))
+			.filter((type) => type === "compaction" || type === HARNESS_INDEX_ENTRY);
+		expect(types).toEqual(["compaction", HARNESS_INDEX_ENTRY]);
 	});
 });
 
@@ -393,6 +443,8 @@ describe("automatic refinement", () => {
 		expect(reviews).toHaveLength(0);
 		await started.agentSession.prompt("work some more");
 		expect(seen.get("root")).toHaveLength(50);
+		// It runs in the background: the turns went on while it did.
+		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 20_000 });
 		expect(reviews).toHaveLength(1);
 		expect(plans).toHaveLength(0);
 		expect(reviews[0]).toContain("[User]: work for a while");
@@ -417,6 +469,7 @@ describe("automatic refinement", () => {
 		sessions.faux.appendResponses([fauxAssistantMessage("## Goal\nsummary")]);
 		const compacted = await started.agentSession.prompt("/compact");
 		expect(compacted.status).toBe("ok");
+		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 20_000 });
 		expect(reviews).toHaveLength(1);
 		expect(plans).toHaveLength(1);
 		expect(storesOf(started).refinements()[0]).toMatchObject({ trigger: "auto-compaction", status: "applied" });

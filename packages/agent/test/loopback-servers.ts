@@ -64,9 +64,34 @@ async function serve(
 	};
 }
 
-/** A server speaking the OpenAI chat-completions streaming protocol (`POST /v1/chat/completions`). */
-export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<LoopbackServer> {
-	const served = await serve((_body, res, index) => {
+/** A request a server received and holds open without answering, as a slow provider does. */
+export interface HeldRequest {
+	body: Record<string, unknown>;
+	/** Resolves once the client gave up on it (closed the connection, as an aborted call does). */
+	closed: Promise<void>;
+}
+
+export interface HoldingServer extends LoopbackServer {
+	/** Resolves with the `n`-th held request (from 0) once it has arrived. */
+	held(n: number): Promise<HeldRequest>;
+}
+
+/**
+ * A server speaking the OpenAI chat-completions streaming protocol (`POST /v1/chat/completions`).
+ * `hold`: requests it picks are never answered (they still count in `index` and `requests`).
+ */
+export async function openAiCompletionsServer(
+	script: ScriptedReply[],
+	options: { hold?: (body: Record<string, unknown>, index: number) => boolean } = {},
+): Promise<HoldingServer> {
+	const held: HeldRequest[] = [];
+	const heldWaiters: (() => void)[] = [];
+	const served = await serve((body, res, index) => {
+		if (options.hold?.(body, index)) {
+			held.push({ body, closed: new Promise((resolve) => res.on("close", () => resolve())) });
+			for (const wake of heldWaiters.splice(0)) wake();
+			return;
+		}
 		const reply = script[index] ?? { text: "(script exhausted)" };
 		if ("status" in reply) {
 			res.writeHead(reply.status, { "content-type": "application/json" });
@@ -103,7 +128,11 @@ export async function openAiCompletionsServer(script: ScriptedReply[]): Promise<
 		);
 		res.end("data: [DONE]\n\n");
 	}, "/v1/chat/completions");
-	return { ...served, baseUrl: `${served.baseUrl}/v1` };
+	const nth = async (n: number): Promise<HeldRequest> => {
+		while (!held[n]) await new Promise<void>((resolve) => heldWaiters.push(resolve));
+		return held[n] as HeldRequest;
+	};
+	return { ...served, baseUrl: `${served.baseUrl}/v1`, held: nth };
 }
 
 /** A server speaking the Anthropic messages streaming protocol (`POST /v1/messages`). */

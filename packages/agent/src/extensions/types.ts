@@ -49,6 +49,12 @@ export interface ExtensionEvents {
 	session_start: { event: { reason: SessionStartReason; sessionId: string; sessionFile: string }; result: undefined };
 	/** The session is closing (the kernel is still alive while handlers run). Return value ignored. */
 	session_shutdown: { event: { sessionId: string }; result: undefined };
+	/**
+	 * The session was asked to stop (Ctrl-C or Esc past the running cell, SIGTERM, a run's limit), a
+	 * run going or not: stop work of your own that the user would wait for. Emitted without waiting
+	 * for handlers; return value ignored.
+	 */
+	session_abort: { event: { sessionId: string }; result: undefined };
 	/** This session was forked from `fromSessionFile` (emitted after `session_start`). */
 	session_fork: { event: { fromSessionFile: string; atEntryId: string | null }; result: undefined };
 	/** The active branch moved: the next entry hangs under `leafId` (`--at`, or an overflow retry). */

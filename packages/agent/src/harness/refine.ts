@@ -30,6 +30,7 @@ import {
 export interface RefineModel {
 	model: Model<Api>;
 	apiKey: string;
+	/** Aborts the calls (the session was stopped or is closing): the refinement ends as `stopped`. */
 	signal?: AbortSignal;
 }
 
@@ -69,12 +70,7 @@ export async function runRefinement(request: RefineRequest): Promise<RefineOutco
 			reviewRequest(tail(request.trajectory, HARNESS_LIMITS.reviewChars), retirement),
 		);
 		if ("error" in answer)
-			return finish(harness, {
-				...base,
-				status: "failed",
-				summary: `The review call failed: ${answer.error}`,
-				edits: [],
-			});
+			return finish(harness, { ...base, ...callFailed(request, "review", answer.error), edits: [] });
 		review = answer.text.trim();
 		if (nothingWorthKeeping(review)) {
 			return finish(harness, {
@@ -104,15 +100,8 @@ export async function runRefinement(request: RefineRequest): Promise<RefineOutco
 		}),
 	);
 	const withReview = review ? { review } : {};
-	if ("error" in answer) {
-		return finish(harness, {
-			...base,
-			...withReview,
-			status: "failed",
-			summary: `The planning call failed: ${answer.error}`,
-			edits: [],
-		});
-	}
+	if ("error" in answer)
+		return finish(harness, { ...base, ...withReview, ...callFailed(request, "planning", answer.error), edits: [] });
 	const plan = parsePlan(answer.text, answer.stopReason === "length");
 	if (!plan.ok) return finish(harness, { ...base, ...withReview, status: "failed", summary: plan.message, edits: [] });
 	const edits = plan.edits.map((edit) => applyEdit(harness, edit, baseline));
@@ -292,6 +281,20 @@ function summarizeEdits(edits: RecordedEdit[]): string {
 function finish(harness: Harness, refinement: Omit<Refinement, "id" | "at">): RefineOutcome {
 	const recorded = harness.record(refinement);
 	return { refinement: recorded, report: describeRefinement(recorded) };
+}
+
+/** A model call that came back without an answer: `stopped` when the session stopped it, else `failed`. */
+function callFailed(
+	request: RefineRequest,
+	call: "review" | "planning",
+	error: string,
+): Pick<Refinement, "status" | "summary"> {
+	if (request.model.signal?.aborted)
+		return {
+			status: "stopped",
+			summary: `Stopped during the ${call} call: the session was stopped or closed. Nothing was changed.`,
+		};
+	return { status: "failed", summary: `The ${call} call failed: ${error}` };
 }
 
 /** An empty review, or one that says there is nothing, rejects the refinement. */

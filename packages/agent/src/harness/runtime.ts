@@ -21,16 +21,21 @@ export interface HarnessRuntimeOptions {
 	now?: () => number;
 }
 
-/** What a refinement works from, given by the session at the time it runs. */
+/** What a refinement works from, taken by the session when the refinement is asked for. */
 export interface RefinementInput {
 	trajectory: string;
 	task: string;
-	signal?: AbortSignal;
 }
 
 /**
  * The continual harness of one session: its stores (opened once the session's folder is known),
  * the prompt section, refinements one at a time, rollback, and the automatic schedule.
+ *
+ * Refinements never hold the session up: the automatic one runs in the background
+ * (`refineInBackground`), every one runs under a stop signal that `stopRefinements()` (the user's
+ * Ctrl-C, Esc or SIGTERM) and `close()` (the session's end) abort at once, and one asked for before
+ * a stop but not yet started never starts. Their model calls are the only slow part; edits are
+ * applied under the stores' lock after the last call, so a stop never leaves a store half written.
  */
 export class HarnessRuntime {
 	private opened: Harness | undefined;
@@ -38,6 +43,12 @@ export class HarnessRuntime {
 	private queue: Promise<unknown> = Promise.resolve();
 	/** The section as last rendered: for the stores' signature, ranked for `task`. */
 	private section: { signature: string; task: string; text: string } | undefined;
+	/** The section provider calls get: taken at the last boundary (see `sectionForCall`). */
+	private taken: string | undefined;
+	private atBoundary = true;
+	/** What refinements run under: aborted by `stopRefinements()` (then replaced) and by `close()`. */
+	private stop = new AbortController();
+	private closed = false;
 	private readonly now: () => number;
 
 	constructor(readonly options: HarnessRuntimeOptions) {
@@ -94,25 +105,72 @@ export class HarnessRuntime {
 		return this.section.text;
 	}
 
-	/** Run a refinement after any running one (one at a time per session). */
-	refine(
+	/**
+	 * A boundary where the system prompt may change: a run starts, or its context was compacted.
+	 * The next `sectionForCall` takes the section afresh.
+	 */
+	markBoundary(): void {
+		this.atBoundary = true;
+	}
+
+	/**
+	 * The section for this provider call: the one taken at the last boundary. A harness change
+	 * during a run (a background refinement that finishes, a cell's write) reaches the model from the
+	 * next boundary on, never between two calls of one run. `changed`: this call takes a section
+	 * other than the previous calls' (the session records that boundary).
+	 */
+	sectionForCall(task: string): { text: string; changed: boolean } {
+		if (!this.atBoundary && this.taken !== undefined) return { text: this.taken, changed: false };
+		const text = this.promptSection(task);
+		const changed = this.taken !== undefined && text !== this.taken;
+		this.taken = text;
+		this.atBoundary = false;
+		return { text, changed };
+	}
+
+	/**
+	 * A refinement the user asked for (`/refine`, `refine.run()`), after any running one (one at a
+	 * time per session). A stop during its model calls ends it as `stopped`; a stop before it
+	 * started, or the session closing, is a `HarnessError`.
+	 */
+	async refine(
 		trigger: RefinementTrigger,
 		input: RefinementInput,
 		options: { instructions?: string; review?: boolean } = {},
 	): Promise<RefineOutcome> {
-		return this.serialize(async () => {
-			const outcome = await runRefinement({
-				harness: this.harness,
-				trajectory: input.trajectory,
-				task: input.task,
-				trigger,
-				instructions: options.instructions,
-				review: options.review === true,
-				model: { model: this.options.model(), apiKey: this.options.apiKey(), signal: input.signal },
-			});
-			this.schedule?.refined();
-			return outcome;
-		});
+		if (this.closed) throw new HarnessError("the session is closing, so no refinement starts now.");
+		const outcome = await this.enqueue(trigger, input, options);
+		if (!outcome)
+			throw new HarnessError(
+				"the session was stopped before this refinement started; nothing was changed. Ask for it again.",
+			);
+		return outcome;
+	}
+
+	/**
+	 * The automatic refinement (review first): queued after any running one, and not waited for by
+	 * whoever asked. Resolves with its outcome, or undefined when it never started (the session was
+	 * stopped since it was asked for, or is closing).
+	 */
+	refineInBackground(trigger: RefinementTrigger, input: RefinementInput): Promise<RefineOutcome | undefined> {
+		if (this.closed) return Promise.resolve(undefined);
+		return this.enqueue(trigger, input, { review: true });
+	}
+
+	/**
+	 * The user asked the session to stop (Ctrl-C, Esc, SIGTERM): the running refinement's model call
+	 * is aborted now, and those asked for before are dropped. Later ones run as usual.
+	 */
+	stopRefinements(): void {
+		this.stop.abort();
+		if (!this.closed) this.stop = new AbortController();
+	}
+
+	/** The session ends: stop every refinement, start none from now on; resolves once the running one has been recorded. */
+	async close(): Promise<void> {
+		this.closed = true;
+		this.stop.abort();
+		await this.queue;
 	}
 
 	rollback(id: string): Promise<RefineOutcome> {
@@ -131,6 +189,28 @@ export class HarnessRuntime {
 	/** The text of sub-agent spec `name` for `rlm(spec=name)`, counted as a use. */
 	subagentSpec(name: unknown): string {
 		return this.harness.use("subagent", checkName(name)).text;
+	}
+
+	private enqueue(
+		trigger: RefinementTrigger,
+		input: RefinementInput,
+		options: { instructions?: string; review?: boolean },
+	): Promise<RefineOutcome | undefined> {
+		const stop = this.stop.signal;
+		return this.serialize(async () => {
+			if (stop.aborted) return undefined;
+			const outcome = await runRefinement({
+				harness: this.harness,
+				trajectory: input.trajectory,
+				task: input.task,
+				trigger,
+				instructions: options.instructions,
+				review: options.review === true,
+				model: { model: this.options.model(), apiKey: this.options.apiKey(), signal: stop },
+			});
+			this.schedule?.refined();
+			return outcome;
+		});
 	}
 
 	private serialize<T>(work: () => Promise<T>): Promise<T> {

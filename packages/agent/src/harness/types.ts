@@ -80,13 +80,14 @@ export type RefinementTrigger = "command" | "kernel" | "auto-turns" | "auto-comp
 /**
  * One refinement, as recorded in the session's `refinements.json`. `status`: `applied` (every edit
  * landed), `partial` (some failed), `failed` (none landed, or the plan could not be read),
- * `nothing` (the plan had no edits), `rejected` (the automatic review found nothing worth keeping).
+ * `nothing` (the plan had no edits), `rejected` (the automatic review found nothing worth keeping),
+ * `stopped` (the session was stopped or closed during a model call; nothing was changed).
  */
 export interface Refinement {
 	id: string;
 	at: string;
 	trigger: RefinementTrigger;
-	status: "applied" | "partial" | "failed" | "nothing" | "rejected";
+	status: "applied" | "partial" | "failed" | "nothing" | "rejected" | "stopped";
 	summary: string;
 	instructions?: string;
 	/** The review's answer on the automatic path. */

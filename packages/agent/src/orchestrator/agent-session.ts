@@ -328,12 +328,15 @@ export class AgentSession {
 	/**
 	 * Abort the whole run (the running cell is interrupted too). Messages delivered afterwards (a
 	 * sub-agent's notice) wait for the next prompt instead of starting a turn of their own.
+	 * Extensions hear `session_abort`, run or no run.
 	 */
 	abort(): void {
 		this.wakes.pause();
 		this.held = false;
 		this.heldAbort?.abort();
 		this.agent.abort();
+		// Work extensions do beside the run (a background harness refinement) stops too.
+		void this.extensions?.emit("session_abort", { sessionId: this.session.id });
 	}
 
 	get running(): boolean {

@@ -1,9 +1,12 @@
 /**
  * The continual harness inside Prime Agent, as a built-in extension: the harness section after
- * the base system prompt on every provider call, `/refine` and `/harness`, `await refine.run()`
- * from the kernel, and the automatic refinement (every 25 assistant turns and after a
- * compaction, 20-minute cooldown, root sessions only). The harness itself lives in `src/harness/`.
+ * the base system prompt on every provider call (taken at each run's start and after a compaction),
+ * `/refine` and `/harness`, `await refine.run()` from the kernel, and the automatic refinement
+ * (every 25 assistant turns and after a compaction, 20-minute cooldown, root sessions only), which
+ * runs in the background and stops at the session's abort and end. The harness itself lives in
+ * `src/harness/`.
  */
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionFactory } from "../../extensions/api.js";
@@ -25,25 +28,38 @@ export const HARNESS_EXTENSION_NAME = "builtin:harness";
 export const HARNESS_REQUESTS = { refine: "harness.refine", rollback: "harness.rollback" } as const;
 /** Custom entry recording each refinement on the branch (never sent to the model). */
 export const REFINEMENT_ENTRY = "harness_refinement";
+/**
+ * Custom entry recorded where the harness section of the system prompt changes (at a run's start or
+ * after a compaction): the boundary a changed harness reaches the model at. Data: `{sha256, chars}`
+ * of the new section.
+ */
+export const HARNESS_INDEX_ENTRY = "harness_index";
 
 export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 	return (api: ExtensionAPI) => {
 		/** What the index ranks against: the newest user prompt. */
 		let task = "";
-		const input = (signal?: AbortSignal) => ({ trajectory: trajectoryText(api.getBranch()), task, signal });
+		const input = () => ({ trajectory: trajectoryText(api.getBranch()), task });
 		const noted = (outcome: RefineOutcome): RefineOutcome => {
 			const { id, trigger, status, summary, rollbackOf } = outcome.refinement;
 			api.appendEntry(REFINEMENT_ENTRY, { id, trigger, status, summary, ...(rollbackOf ? { rollbackOf } : {}) });
 			return outcome;
 		};
-		const automatic = async (trigger: RefinementTrigger) => {
-			try {
-				const outcome = noted(await runtime.refine(trigger, input(), { review: true }));
-				if (outcome.refinement.status === "failed")
-					api.warn(`Automatic refinement ${outcome.refinement.id} failed: ${outcome.refinement.summary}`);
-			} catch (error) {
-				api.warn(`Automatic refinement failed: ${(error as Error).message}`);
-			}
+		/** Automatic refinements under way, with the recording of their outcome (the session's end waits for it). */
+		const background = new Set<Promise<void>>();
+		/** Started, never awaited: the turn (and the user's next prompt) goes on while it runs. */
+		const automatic = (trigger: RefinementTrigger): void => {
+			const work = runtime.refineInBackground(trigger, input()).then(
+				(outcome) => {
+					if (!outcome) return;
+					noted(outcome);
+					if (outcome.refinement.status === "failed")
+						api.warn(`Automatic refinement ${outcome.refinement.id} failed: ${outcome.refinement.summary}`);
+				},
+				(error) => api.warn(`Automatic refinement failed: ${(error as Error).message}`),
+			);
+			background.add(work);
+			void work.finally(() => background.delete(work));
 		};
 
 		api.on("session_start", (event) => {
@@ -69,20 +85,39 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		});
 		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
 		const warned = new Set<string>();
+		// The section is taken at a run's start and after a compaction only, so the calls of one run share
+		// one system prompt (the provider's cache) whatever changes the harness meanwhile.
+		api.on("turn_start", (event) => {
+			if (event.turnIndex === 0) runtime.markBoundary();
+		});
 		api.on("system_prompt", () => {
 			if (!runtime.isOpen) return undefined;
-			const append = runtime.promptSection(task);
+			const { text, changed } = runtime.sectionForCall(task);
+			if (changed)
+				api.appendEntry(HARNESS_INDEX_ENTRY, {
+					sha256: createHash("sha256").update(text).digest("hex"),
+					chars: text.length,
+				});
 			for (const problem of runtime.harness.readable().problems) {
 				if (!warned.has(problem)) api.warn(problem);
 				warned.add(problem);
 			}
-			return { append };
+			return { append: text };
 		});
-		api.on("turn_end", async (event) => {
-			if (event.message.role === "assistant" && runtime.dueAfterTurn()) await automatic("auto-turns");
+		api.on("turn_end", (event) => {
+			// A turn the user stopped starts nothing.
+			const message = event.message;
+			if (message.role === "assistant" && message.stopReason !== "aborted" && runtime.dueAfterTurn())
+				automatic("auto-turns");
 		});
-		api.on("compact", async () => {
-			if (runtime.dueAfterCompaction()) await automatic("auto-compaction");
+		api.on("compact", () => {
+			runtime.markBoundary();
+			if (runtime.dueAfterCompaction()) automatic("auto-compaction");
+		});
+		api.on("session_abort", () => runtime.stopRefinements());
+		api.on("session_shutdown", async () => {
+			await runtime.close();
+			await Promise.all(background);
 		});
 
 		api.onHostRequest(HARNESS_REQUESTS.refine, async (payload) => {
