@@ -104,10 +104,10 @@ it("a harness change is the one place the system prompt changes; prompts before 
 		expect((await started.agentSession.prompt(prompt)).status).toBe("ok");
 	const root = requestsOf(seen, "root");
 	expect(root).toHaveLength(5);
-	// The memory made in request 2's cell joins the index from the next call on.
-	expectPromptOnlyGrows(root, { system: [3] });
-	expect(root[3]?.systemPrompt).toContain("style");
-	expect(root[2]?.systemPrompt).not.toContain("prefer small modules");
+	// The memory made in request 2's cell joins the index when the next run starts, not mid-run.
+	expectPromptOnlyGrows(root, { system: [4] });
+	expect(root[4]?.systemPrompt).toContain("prefer small modules");
+	expect(root[3]?.systemPrompt).not.toContain("prefer small modules");
 });
 
 it("a resumed session's first turn, woken by a delivered message before any prompt, keeps the system prompt of the turns before", {
