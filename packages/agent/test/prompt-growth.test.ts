@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "@mariozechner/pi-ai";
@@ -131,4 +132,59 @@ it("a resumed session's first turn, woken by a delivered message before any prom
 	expect(wireText(root[2]?.messages.at(-1) as never)).toBe("[scheduled: check the build]");
 	for (const request of root) for (const section of SECTIONS) expect(request.systemPrompt).toContain(section);
 	expectPromptOnlyGrows(root);
+});
+
+/** A real git repository: check.py passes once value.txt says "ok". */
+function gitProject(): void {
+	const world = sessions.world;
+	world.writeProject(
+		"check.py",
+		"import sys\nvalue = open('value.txt').read().strip()\nprint(f'value is {value}')\nsys.exit(0 if value == 'ok' else 1)\n",
+	);
+	world.writeProject("value.txt", "bad\n");
+	const git = (...args: string[]) => execFileSync("git", args, { cwd: world.project });
+	git("init", "-q");
+	git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".");
+	git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "start");
+}
+
+it("a long autonomous goal run (a child and its notice, goal continuations, a harness change, a failing then passing gate, MCP and skills) only grows", {
+	timeout: 180_000,
+}, async () => {
+	configureMcp();
+	gitProject();
+	const go = join(sessions.world.project, "go");
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell('h = await rlm("count to two", name="kid")'),
+			fauxAssistantMessage("Waiting for the kid."),
+			fauxAssistantMessage("The kid counted."),
+			cell('rlm.harness.create_memory("style", "take small steps")'),
+			fauxAssistantMessage("Remembered."),
+			cell("print(1 + 1)"),
+			fauxAssistantMessage("Still open."),
+			cell('await goal.complete("the kid counted and the style is remembered")'),
+			fauxAssistantMessage("Done."),
+			cell("open('value.txt', 'w').write('ok\\n')"),
+			fauxAssistantMessage("Fixed value.txt."),
+		],
+		kid: [cell(waitFor(go)), fauxAssistantMessage("1 2")],
+	});
+	const started = await sessions.start({
+		goal: { objective: "get the kid's count and pass the check" },
+		autonomous: { gates: ["python3 check.py"], maxContinuations: "6" },
+	});
+	expect((await started.agentSession.prompt("go")).status).toBe("ok");
+	writeFileSync(go, "1");
+	await started.whenSettled();
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(11);
+	expect(started.autonomous?.ending).toEqual({ status: "passed" });
+	const last = (index: number) => wireText(root[index]?.messages.at(-1) as never);
+	expect(last(2)).toContain("[rlm notice: completed_without_reply]");
+	expect(last(9)).toContain("[autonomous gate 1 of 1 failed]");
+	for (const request of root) for (const section of SECTIONS) expect(request.systemPrompt).toContain(section);
+	// The memory made in request 3's cell joins the index from request 4 on: the one boundary.
+	expectPromptOnlyGrows(root, { system: [4] });
 });
