@@ -70,9 +70,8 @@ describe.each(WAYS)("with no model and no provider key (%s)", (way) => {
 			const result = await run(way, world, prompt);
 			expect(result.code).toBe(ExitCode.missingCredentials);
 			expect(result.out).toBe("");
-			// In process the command line prefixes "Error: "; through the daemon the worker's message is printed as is.
-			const prefix = way === "built CLI through the daemon" ? "" : "Error: ";
-			expect(result.err).toBe(`${prefix}${NO_MODEL}\n${NO_MODEL_HINT}\n`);
+			// In process and through the daemon alike, the command line prefixes "Error: ".
+			expect(result.err, prompt).toBe(`Error: ${NO_MODEL}\n${NO_MODEL_HINT}\n`);
 		}
 		// No session file holds a model the run never used: with a key, the next run chooses afresh.
 		expect(existsSync(join(world.home, "sessions"))).toBe(false);

@@ -140,6 +140,8 @@ export type WorkerPush =
 			status: string;
 			exitCode: number;
 			message?: string;
+			/** The run was refused with a user error (no key, bad input): print mode says `Error: ` first, as in process. */
+			refused?: true;
 			commandMessage?: string;
 			/** The `result` line of `--mode json`. */
 			result: Record<string, unknown>;

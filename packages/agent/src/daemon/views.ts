@@ -113,7 +113,7 @@ export async function viewPrint(
 			streams.err.write(`${workerGone(end.reason, welcome)}\n`);
 			return ExitCode.modelError;
 		}
-		if (end.message) streams.err.write(`${end.message}\n`);
+		if (end.message) streams.err.write(`${end.refused ? "Error: " : ""}${end.message}\n`);
 		else if (end.commandMessage) streams.out.write(`${end.commandMessage}\n`);
 		await client.request({ type: "shutdown" });
 		return end.exitCode as ExitCodeValue;

@@ -395,6 +395,7 @@ export class Worker {
 					status: "error",
 					exitCode,
 					message,
+					...(error instanceof UserError ? { refused: true as const } : {}),
 					result: { type: "result", status: "error", exitCode, message },
 					link: { status: "error", errorMessage: message.replace("\n", " ") },
 				});
