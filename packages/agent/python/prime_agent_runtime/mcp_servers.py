@@ -10,20 +10,29 @@ attributes are its tools::
     await gh.call("tool-with-dashes", {"arg": 1}, timeout=120)
 
 The host is the MCP client: it starts a server on first use, restarts it once after a crash and
-stops it with the session. A call returns the tool's structured content as Python objects (dicts,
-lists), else its text; failures raise ``McpToolError`` (the tool or the server refused: unknown
-tool, arguments not matching the schema), ``McpServerDown`` or ``McpTimeout``, with the server's
-message. Print only what you need: a large result printed whole goes through Prime Context like
-any other output.
+stops it with the session; ``await mcp.restart("github")`` starts one that is down again. A call
+returns the tool's structured content as Python objects (dicts, lists), else its text; an image
+is saved to a file and comes back as ``McpImage`` (``path``, ``mime_type``, ``size``; ``display()``
+shows it), several parts as a list. Failures raise ``McpToolError`` (the tool or the server
+refused: unknown tool, arguments not matching the schema), ``McpServerDown`` or ``McpTimeout``,
+with the server's message. Print only what you need: a large result printed whole goes through
+Prime Context like any other output.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import importlib.abc
 import inspect
 import json
 import keyword
+import os
+import re
+import secrets
 import sys
+import tempfile
 import types
 from typing import Any
 
@@ -32,6 +41,7 @@ from . import host_call
 PACKAGE = "mcp_servers"
 TOOLS_REQUEST = "mcp.tools"
 CALL_REQUEST = "mcp.call"
+RESTART_REQUEST = "mcp.restart"
 #: Methods of a server module; a tool of the same name is reached with ``call(name)``.
 MODULE_METHODS = ("tools", "call")
 
@@ -60,6 +70,85 @@ _FAILURES: dict[str, type[McpError]] = {
 }
 
 
+#: The suffix of a saved image by MIME type (the server's type is not trusted to name a file).
+IMAGE_SUFFIXES = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/svg+xml": ".svg",
+    "image/bmp": ".bmp",
+}
+#: Types IPython's frontends draw from base64 data.
+DISPLAYED_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+class McpImage:
+    """An image a tool returned, saved to a file: ``path``, ``mime_type``, ``size`` (bytes).
+
+    ``display(image)`` (or the image as a cell's last line) shows it; ``open(image.path, "rb")`` reads it.
+    """
+
+    def __init__(self, path: str, mime_type: str, size: int) -> None:
+        self.path = path
+        self.mime_type = mime_type
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"McpImage(path={self.path!r}, mime_type={self.mime_type!r}, size={self.size})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {"text/plain": repr(self)}
+        if self.mime_type in DISPLAYED_TYPES:
+            with contextlib.suppress(OSError):
+                with open(self.path, "rb") as file:
+                    bundle[self.mime_type] = base64.b64encode(file.read()).decode("ascii")
+        return bundle
+
+
+def _output_folder() -> str:
+    """The session's output folder (the kernel's, where cut outputs go too), made 0700 if missing."""
+    folder = os.environ.get("PRIME_KERNEL_OUTPUT_DIR") or os.path.join(tempfile.gettempdir(), "prime-agent-mcp")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def _save_image(part: dict[str, Any], server: str, tool: str) -> McpImage:
+    """Decode an image part into a new file (0600) named for the server and tool."""
+    mime_type = str(part.get("mimeType") or "")
+    try:
+        data = base64.b64decode(str(part.get("data") or ""), validate=True)
+    except (binascii.Error, ValueError):
+        raise McpToolError(
+            f"MCP server {server!r} tool {tool!r} returned an image whose data is not base64; the server sent a broken result"
+        ) from None
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp-{server}-{tool}")[:80]
+    path = os.path.join(_output_folder(), f"{stem}-{secrets.token_hex(4)}{IMAGE_SUFFIXES.get(mime_type, '.img')}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return McpImage(path, mime_type, len(data))
+
+
+def _content_value(parts: list[Any], server: str, tool: str) -> Any:
+    """A result of several parts: text as ``str``, an image as ``McpImage``, any other part as its dict; one image alone is the image."""
+    values = [
+        part.get("text", "") if part.get("type") == "text"
+        else _save_image(part, server, tool) if part.get("type") == "image"
+        else part
+        for part in parts
+        if isinstance(part, dict)
+    ]
+    if len(values) == 1 and isinstance(values[0], McpImage):
+        return values[0]
+    return values
+
+
 def _check(reply: dict[str, Any], what: str) -> dict[str, Any]:
     if reply.get("status") != "ok":
         raise McpError(f"{what}: {reply.get('error', 'the host refused without a reason')}")
@@ -76,6 +165,12 @@ class McpServerModule(types.ModuleType):
         super().__init__(f"{PACKAGE}.{server['module']}")
         self.__server__ = server
         self.__tools__: list[dict[str, Any]] | None = None
+
+    def _forget_tools(self) -> None:
+        """After a restart the server may list other tools: they are asked for again."""
+        for tool in self.__tools__ or []:
+            self.__dict__.pop(tool["python_name"], None)
+        self.__tools__ = None
 
     @property
     def __doc__(self) -> str:  # type: ignore[override]
@@ -116,7 +211,10 @@ class McpServerModule(types.ModuleType):
             reply = await host_call.request(CALL_REQUEST, payload, f"mcp_servers.{name}")
         except host_call.HostUnavailable as error:
             raise McpServerDown(str(error)) from None
-        return _check(reply, f"MCP server {name!r} tool {tool!r}").get("value")
+        reply = _check(reply, f"MCP server {name!r} tool {tool!r}")
+        if isinstance(reply.get("content"), list):
+            return _content_value(reply["content"], name, tool)
+        return reply.get("value")
 
     def __getattr__(self, attribute: str) -> Any:
         # Private names are what IPython, pydoc and pickling probe for; a tool named so is reached with call().
@@ -207,6 +305,23 @@ class McpNamespace:
         """Configured servers: ``name``, ``module``, ``transport``, ``target``."""
         return [dict(module.__server__) for module in self._modules.values()]
 
+    async def restart(self, name: str) -> str:
+        """Stop the server ``name`` (config or module name) if it runs and start it now, also after a second crash; says its state.
+
+        Raises ``McpServerDown`` with the reason when it does not start.
+        """
+        try:
+            module = self.__getattr__(name)
+        except AttributeError as error:
+            raise McpError(str(error)) from None
+        server = module.__server__["name"]
+        try:
+            reply = await host_call.request(RESTART_REQUEST, {"server": server}, f"mcp.restart({server!r})")
+        except host_call.HostUnavailable as error:
+            raise McpServerDown(str(error)) from None
+        module._forget_tools()  # the restarted server may list other tools
+        return str(_check(reply, f"MCP server {server!r}").get("message", ""))
+
     def __getattr__(self, name: str) -> McpServerModule:
         if name.startswith("_"):
             raise AttributeError(name)
@@ -222,7 +337,7 @@ class McpNamespace:
             raise KeyError(str(error)) from None
 
     def __dir__(self) -> list[str]:
-        return sorted([*self._modules, "servers"])
+        return sorted([*self._modules, "restart", "servers"])
 
     def __repr__(self) -> str:
         if self._problem:

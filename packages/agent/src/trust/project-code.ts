@@ -109,14 +109,14 @@ function mcpItem(root: string): ProjectCodeItem | undefined {
 }
 
 /**
- * ` (env: A, TOKEN=${GITHUB_TOKEN})`: the names of a server's variables or headers, with a value
+ * ` (env: A, TOKEN=${GITHUB_TOKEN}, B=${B:-x})`: the names of a server's variables or headers, with a value
  * only where it takes one from the user's environment (what the review must show: which of the
  * user's secrets the server gets). Other values stay unshown.
  */
 function named(label: string, map: unknown): string {
 	if (!isObject(map) || Object.keys(map).length === 0) return "";
 	const shown = Object.entries(map).map(([key, value]) =>
-		typeof value === "string" && /\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) ? `${key}=${value}` : key,
+		typeof value === "string" && /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value) ? `${key}=${value}` : key,
 	);
 	return ` (${label}: ${shown.join(", ")})`;
 }
