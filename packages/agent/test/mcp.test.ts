@@ -305,6 +305,7 @@ describe("MCP servers over streamable HTTP", () => {
 });
 
 describe("MCP config", () => {
+	// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 	it("an unset ${VAR}, an SSE type, a non-boolean disabled and a stdio type with a URL each turn their entry off; a keyword server's module has a trailing _", () => {
 		const file = join(sessions.world.home, "mcp.json");
 		sessions.world.writeHome("mcp.json", {

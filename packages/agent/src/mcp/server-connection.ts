@@ -268,7 +268,7 @@ export class McpServerConnection {
 			}
 			const next =
 				this.state === "crashed"
-					? "it is started again on the next call"
+					? `it is ${this.config.transport === "http" ? "connected to" : "started"} again on the next call`
 					: `it is down; once it is fixed, restart it: ${this.restartHow}`;
 			return this.failure(
 				"server_down",
