@@ -31,7 +31,11 @@ export async function checkMcpServers(options: {
 		detail: problem.replace(/^MCP config /, ""),
 	}));
 	for (const entry of off.filter((entry) => !entry.invalid)) {
-		results.push({ name: `MCP server "${entry.name}"`, status: "ok", detail: `off ("disabled": true in ${entry.file})` });
+		results.push({
+			name: `MCP server "${entry.name}"`,
+			status: "ok",
+			detail: `off ("disabled": true in ${entry.file})`,
+		});
 	}
 	if (configs.length === 0 && results.length === 0) {
 		return [{ name: "MCP servers", status: "ok", detail: "none configured" }];

@@ -17,8 +17,8 @@ export {
 	redact,
 	type StdioServerConfig,
 } from "./config.js";
-export { moduleName, pythonToolNames } from "./python-names.js";
 export { checkMcpServers, type McpCheck } from "./doctor.js";
+export { moduleName, pythonToolNames } from "./python-names.js";
 export {
 	MCP_RESTARTS,
 	McpCallError,

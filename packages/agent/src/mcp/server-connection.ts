@@ -214,7 +214,10 @@ export class McpServerConnection {
 				this.config.transport === "http" && networkCode(error) === "ECONNREFUSED"
 					? `Start the server, or fix "url" of "${this.config.name}" in ${this.config.file}`
 					: `Check "${this.config.name}" in ${this.config.file} (\`prime-agent doctor\` starts it and says what fails)`;
-			throw this.failure("server_down", `${this.label} is down: ${this.lastError}. ${fix}, then restart it: ${this.restartHow}.`);
+			throw this.failure(
+				"server_down",
+				`${this.label} is down: ${this.lastError}. ${fix}, then restart it: ${this.restartHow}.`,
+			);
 		}
 		this.client = client;
 		this.state = "ready";
