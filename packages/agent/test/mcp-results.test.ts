@@ -15,7 +15,7 @@ afterEach(() => {
 /** The fixture with its extra tools (colliding names, images) as the stdio server "fixture". */
 function configureExtra(): void {
 	sessions.world.writeHome("mcp.json", {
-		mcpServers: { fixture: { command: process.execPath, args: [FIXTURE, "--extra"] } },
+		mcpServers: { fixture: { command: process.execPath, args: [FIXTURE, "--more-tools"] } },
 	});
 }
 
