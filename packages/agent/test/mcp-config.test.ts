@@ -67,6 +67,8 @@ describe("the project's mcp.json over the agent home's", () => {
 		expect(imported.cell.error?.evalue).toBe(reason);
 		const attribute = await started.kernel.run("mcp.fixture");
 		expect(attribute.cell.error?.evalue).toBe(reason);
+		const restarted = await started.kernel.run("await mcp.restart('fixture')");
+		expect([restarted.cell.error?.ename, restarted.cell.error?.evalue]).toEqual(["McpError", reason]);
 		const others = await started.kernel.run("print(await mcp.other.echo(text='a'), await mcp.was_off.echo(text='b'))");
 		expect(others.cell.stdout).toBe("a b\n");
 		const listing = (await started.agentSession.prompt("/mcp")).command?.message ?? "";

@@ -287,19 +287,19 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
 
 
 class McpNamespace:
-    """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github`` (``mcp["my-server"]`` by config name); ``mcp.servers()`` lists them."""
+    """The ``mcp`` handle: ``mcp.github`` is ``mcp_servers.github`` (``mcp["my-server"]`` by config name); ``mcp.servers()`` lists them, ``await mcp.restart(name)`` starts one again."""
 
     def __init__(
         self,
         modules: dict[str, McpServerModule],
         config_files: list[str],
         problem: str | None = None,
-        held: dict[str, str] | None = None,
+        off: dict[str, str] | None = None,
     ) -> None:
         self._modules = modules
         self._files = config_files
         self._problem = problem
-        self._held = held or {}
+        self._off = off or {}
 
     def servers(self) -> list[dict[str, Any]]:
         """Configured servers: ``name``, ``module``, ``transport``, ``target``."""
@@ -327,7 +327,7 @@ class McpNamespace:
             raise AttributeError(name)
         found = self._modules.get(name) or next((m for m in self._modules.values() if m.__server__["name"] == name), None)
         if found is None:
-            raise AttributeError(self._held.get(name) or _unknown(name, self._modules, self._files, self._problem))
+            raise AttributeError(self._off.get(name) or _unknown(name, self._modules, self._files, self._problem))
         return found
 
     def __getitem__(self, name: str) -> McpServerModule:
@@ -342,8 +342,8 @@ class McpNamespace:
     def __repr__(self) -> str:
         if self._problem:
             return f"<mcp: {self._problem}>"
-        if not self._modules and self._held:
-            return f"<mcp: not started (not approved): {', '.join(sorted(self._held))}; import one to see how to approve it>"
+        if not self._modules and self._off:
+            return f"<mcp: no server runs ({', '.join(sorted(self._off))}); import one to see why>"
         if not self._modules:
             return f"<mcp: no MCP servers configured (add them to {' or '.join(self._files)})>"
         return f"<mcp: servers {', '.join(sorted(self._modules))}; `import mcp_servers.NAME as m`, then m.tools()>"
@@ -360,17 +360,17 @@ class _UnknownServerFinder(importlib.abc.MetaPathFinder):
     """Makes ``import mcp_servers.nope`` fail with the configured names instead of a bare ModuleNotFoundError."""
 
     def __init__(
-        self, modules: dict[str, McpServerModule], files: list[str], problem: str | None, held: dict[str, str]
+        self, modules: dict[str, McpServerModule], files: list[str], problem: str | None, off: dict[str, str]
     ) -> None:
         self.modules = modules
         self.files = files
         self.problem = problem
-        self.held = held
+        self.off = off
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.startswith(PACKAGE + "."):
             name = fullname[len(PACKAGE) + 1 :]
-            message = self.held.get(name) or _unknown(name, self.modules, self.files, self.problem)
+            message = self.off.get(name) or _unknown(name, self.modules, self.files, self.problem)
             raise ModuleNotFoundError(message, name=fullname)
         return None
 
@@ -380,14 +380,14 @@ def install(
     config_files: list[str],
     problem: str | None = None,
     namespace: dict[str, Any] | None = None,
-    held: dict[str, str] | None = None,
+    off: dict[str, str] | None = None,
 ) -> None:
     """Register ``mcp_servers`` and one module per server, and put ``mcp`` in ``namespace`` (default: IPython's).
 
     ``problem``: why there are no servers (a config file that does not parse), said by ``mcp`` and failed imports.
-    ``held``: the project's servers that were not started (not approved), by module name: why, said by their import.
+    ``off``: the configured servers that do not run (turned off, a bad entry, the project's and not approved), by module name: why, said by their import.
     """
-    held = held or {}
+    off = off or {}
     package = types.ModuleType(PACKAGE, "MCP servers configured for this session, one module each (see `mcp`).")
     package.__path__ = []  # a package, so `import mcp_servers.name` is looked up at all
     modules: dict[str, McpServerModule] = {}
@@ -398,6 +398,6 @@ def install(
         sys.modules[module.__name__] = module
     sys.modules[PACKAGE] = package
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _UnknownServerFinder)]
-    sys.meta_path.append(_UnknownServerFinder(modules, config_files, problem, held))
+    sys.meta_path.append(_UnknownServerFinder(modules, config_files, problem, off))
     namespace = host_call.user_namespace(namespace)
-    namespace["mcp"] = McpNamespace(modules, config_files, problem, held)
+    namespace["mcp"] = McpNamespace(modules, config_files, problem, off)

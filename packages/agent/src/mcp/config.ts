@@ -116,9 +116,9 @@ export interface McpServerOff {
  * Both files in the shape other agents use (`{"mcpServers": {"name": {"command", "args", "env"} |
  * {"url", "headers"}}}`); the project's entry of a name replaces the agent home's, and one with
  * `"disabled": true` turns the home's off. `${VAR}` and `${VAR:-default}` in a value are taken
- * from `env`. Never throws: a file that cannot be read turns its own servers off
- * (`unreadable`), an entry with a problem turns that name off (`off`, `invalid`). `withoutProject`: the project's file is
- * not read at all (it is not approved: see `ProjectTrust`).
+ * from `env`. Never throws: a file that cannot be read turns its own servers off (`unreadable`),
+ * an entry with a problem turns that name off (`off`, `invalid`). `withoutProject`: the project's
+ * file is not read at all (it is not approved: see `ProjectTrust`).
  */
 export function loadMcpConfig(options: {
 	agentHome: string;

@@ -8,7 +8,6 @@ import {
 	describeServers,
 	loadMcpConfig,
 	type McpServerConfig,
-	type McpServerOff,
 	McpServers,
 	mcpConfigFiles,
 	mcpConfigProblems,
@@ -39,7 +38,7 @@ export default function mcpExtension(api: ExtensionAPI, trust: ProjectTrust): vo
 	// Names that do not run, by module, with why: turned off, broken, or the project's and not approved.
 	const notRunning: Record<string, string> = {
 		...Object.fromEntries(off.map((entry) => [entry.module, entry.reason])),
-		...heldServers(trust, configs, off),
+		...heldServers(trust, configs),
 	};
 	// `/mcp` lists the servers, then the names that do not run and why, then a file that could not be read.
 	const describe = () => {
@@ -85,16 +84,12 @@ export default function mcpExtension(api: ExtensionAPI, trust: ProjectTrust): vo
 }
 
 /** The project's servers that do not start (not approved), by module: why, as `import mcp_servers.NAME` says it. */
-function heldServers(
-	trust: ProjectTrust,
-	configs: readonly McpServerConfig[],
-	off: readonly McpServerOff[],
-): Record<string, string> {
+function heldServers(trust: ProjectTrust, configs: readonly McpServerConfig[]): Record<string, string> {
 	const held: Record<string, string> = {};
 	for (const item of trust.held.filter((entry) => entry.kind === "mcp")) {
 		for (const name of item.names) {
-			// The agent home's server of that name runs, or is off for a reason of its own.
-			if (configs.some((config) => config.name === name) || off.some((entry) => entry.name === name)) continue;
+			// The agent home's server of that name runs (one that is off is said off for the held entry's reason).
+			if (configs.some((config) => config.name === name)) continue;
 			held[moduleName(name)] =
 				`MCP server "${name}" of .prime/mcp.json is ${trust.heldState(item)}, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.`;
 		}
