@@ -112,9 +112,7 @@ describe("project code runs only once approved", () => {
 		expect(ran(repo.markers)).toEqual({ mcp: false, skill: false, extension: false });
 		for (const line of Object.values(NOT_APPROVED)) expect(result.stderr.split(line).length - 1).toBe(1);
 		expect(repo.toolResults()).toHaveLength(1);
-		expect(repo.toolResults()[0]?.split("\n")[0]).toBe(
-			"<mcp: no server runs (marker); import one to see why>",
-		);
+		expect(repo.toolResults()[0]?.split("\n")[0]).toBe("<mcp: no server runs (marker); import one to see why>");
 		expect(repo.toolResults()[0]).toContain(
 			'ModuleNotFoundError: MCP server "marker" of .prime/mcp.json is not approved, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.',
 		);
