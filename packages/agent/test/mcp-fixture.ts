@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 /** The test MCP server (`fixtures/mcp-server.mjs`): stdio by default, streamable HTTP with `--http`. */
@@ -6,12 +7,14 @@ export const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import
 
 /**
  * The fixture over HTTP in its own process (pushed on `servers`, for the test to kill); resolves
- * once it listens. `output.waitFor` awaits a line of its stdout.
+ * once it listens, on `port` when given. `output.waitFor` awaits a line of its stdout.
  */
 export async function startHttpFixture(
 	servers: ChildProcess[],
+	port?: number,
 ): Promise<{ url: string; output: { waitFor(pattern: RegExp): Promise<string> } }> {
-	const child = spawn(process.execPath, [FIXTURE, "--http"], { stdio: ["ignore", "pipe", "inherit"] });
+	const env = port === undefined ? process.env : { ...process.env, MCP_FIXTURE_PORT: String(port) };
+	const child = spawn(process.execPath, [FIXTURE, "--http"], { stdio: ["ignore", "pipe", "inherit"], env });
 	servers.push(child);
 	let out = "";
 	child.stdout?.on("data", (chunk) => {
@@ -29,6 +32,15 @@ export async function startHttpFixture(
 			child.once("exit", (code) => reject(new Error(`the HTTP fixture exited (${code}) before printing ${pattern}`)));
 			check();
 		});
-	const port = await waitFor(/listening (\d+)/);
-	return { url: `http://127.0.0.1:${port}/mcp`, output: { waitFor } };
+	const listening = await waitFor(/listening (\d+)/);
+	return { url: `http://127.0.0.1:${listening}/mcp`, output: { waitFor } };
+}
+
+/** A loopback port nothing listens on (one the system just gave out and took back). */
+export async function closedPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const port = (server.address() as AddressInfo).port;
+	await new Promise<void>((resolve) => server.close(() => resolve()));
+	return port;
 }

@@ -42,7 +42,7 @@ describe("MCP servers never show an expanded ${VAR}", () => {
 		const world = sessions.newWorld({ QKEY: SECRET, REMOTE_TOKEN: "fixture-token" });
 		world.writeHome("mcp.json", {
 			mcpServers: {
-				local: { command: process.execPath, args: [FIXTURE, "--token=${QKEY}"] },
+				local: { command: process.execPath, args: [FIXTURE, "--token=${QKEY}", "--or=${QKEY:-none}"] },
 				remote: { url: `${url}?key=\${QKEY}`, headers: { Authorization: "Bearer ${REMOTE_TOKEN}" } },
 				// Fails to start, echoing its argument on stderr: the failure names ${QKEY}.
 				echoing: {
@@ -74,13 +74,15 @@ describe("MCP servers never show an expanded ${VAR}", () => {
 		expect((await started.agentSession.prompt("use the servers")).status).toBe("ok");
 		const root = seen.get("root") ?? [];
 		const shown = lastToolResult(root[1]);
-		expect(shown).toContain(`MCP server 'local' (stdio: ${process.execPath} ${FIXTURE} --token=\${QKEY}).`);
+		expect(shown).toContain(
+			`MCP server 'local' (stdio: ${process.execPath} ${FIXTURE} --token=\${QKEY} --or=\${QKEY:-none}).`,
+		);
 		expect(shown).toContain(`MCP server 'remote' (http: ${url}?key=\${QKEY}).`);
 		expect(shown).toContain("local ok remote ok");
 		expect(shown).toContain(
 			[
 				`target: ${process.execPath} -e ${ECHO_ARG} \${QKEY}`,
-				`target: ${process.execPath} ${FIXTURE} --token=\${QKEY}`,
+				`target: ${process.execPath} ${FIXTURE} --token=\${QKEY} --or=\${QKEY:-none}`,
 				`target: ${join(world.home, "${QKEY}", "server")}`,
 				`target: ${url}?key=\${QKEY}`,
 			].join("\n"),
@@ -107,11 +109,10 @@ describe("MCP servers never show an expanded ${VAR}", () => {
 	it("a URL that is not http(s) once expanded is named by its template", () => {
 		const world = sessions.newWorld();
 		world.writeHome("mcp.json", { mcpServers: { bad: { url: "${QURL}/mcp" } } });
-		expect(() =>
-			loadMcpConfig({ agentHome: world.home, cwd: world.project, env: { QURL: `ftp://${SECRET}@host` } }),
-		).toThrow(
-			`MCP config ${join(world.home, "mcp.json")}: "mcpServers.bad.url" is "\${QURL}/mcp", not an http(s) URL once its variables are expanded.`,
-		);
+		const config = loadMcpConfig({ agentHome: world.home, cwd: world.project, env: { QURL: `ftp://${SECRET}@host` } });
+		expect(config.off.map((entry) => entry.reason)).toEqual([
+			`MCP config ${join(world.home, "mcp.json")}: "mcpServers.bad.url" is "\${QURL}/mcp", not an http(s) URL once its variables are expanded. MCP server "bad" is off; the other servers run. Write it as https://host/mcp.`,
+		]);
 	});
 });
 

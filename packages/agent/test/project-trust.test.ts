@@ -112,9 +112,7 @@ describe("project code runs only once approved", () => {
 		expect(ran(repo.markers)).toEqual({ mcp: false, skill: false, extension: false });
 		for (const line of Object.values(NOT_APPROVED)) expect(result.stderr.split(line).length - 1).toBe(1);
 		expect(repo.toolResults()).toHaveLength(1);
-		expect(repo.toolResults()[0]?.split("\n")[0]).toBe(
-			"<mcp: not started (not approved): marker; import one to see how to approve it>",
-		);
+		expect(repo.toolResults()[0]?.split("\n")[0]).toBe("<mcp: no server runs (marker); import one to see why>");
 		expect(repo.toolResults()[0]).toContain(
 			'ModuleNotFoundError: MCP server "marker" of .prime/mcp.json is not approved, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.',
 		);
@@ -269,14 +267,18 @@ describe("the approvals file", () => {
 		expect(trust.skillRefusal(link, "linked-skill")).toContain("is changed since it was approved");
 	});
 
-	it("the review of .prime/mcp.json shows each server's command or URL and which of the user's variables it gets", async () => {
+	it("the review of .prime/mcp.json shows each server's command or URL, which of the user's variables it gets, and what it turns off", async () => {
 		const repo = await crafted(0);
 		repo.world.writeProject(
 			".prime/mcp.json",
 			JSON.stringify({
 				mcpServers: {
-					// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
-					gh: { command: "npx", args: ["-y", "gh-server"], env: { GITHUB_TOKEN: "${GITHUB_TOKEN}", DEBUG: "1" } },
+					gh: {
+						command: "npx",
+						args: ["-y", "gh-server"],
+						// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
+						env: { GITHUB_TOKEN: "${GITHUB_TOKEN}", DEBUG: "1", LEVEL: "${LOG_LEVEL:-info}" },
+					},
 					// biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} is the config file's own syntax.
 					docs: { url: "https://example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } },
 					off: { command: "never", disabled: true },
@@ -288,7 +290,8 @@ describe("the approvals file", () => {
 			// biome-ignore lint/suspicious/noTemplateCurlyInString: as written in the file.
 			"docs: https://example.com/mcp (headers: Authorization=Bearer ${DOCS_TOKEN})",
 			// biome-ignore lint/suspicious/noTemplateCurlyInString: as written in the file.
-			"gh: npx -y gh-server (env: GITHUB_TOKEN=${GITHUB_TOKEN}, DEBUG)",
+			"gh: npx -y gh-server (env: GITHUB_TOKEN=${GITHUB_TOKEN}, DEBUG, LEVEL=${LOG_LEVEL:-info})",
+			`off: "disabled": true (turns off the agent home's "off")`,
 		]);
 		expect(mcp?.names).toEqual(["docs", "gh"]);
 	});

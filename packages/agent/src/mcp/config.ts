@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { projectRoot } from "../extensions/index.js";
 import { readJsonFile } from "../home/index.js";
+import { moduleName } from "./python-names.js";
 
 /** Per-call limit when a server's config sets none (the SDK's own default). */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
@@ -74,79 +75,133 @@ export function mcpConfigFiles(agentHome: string, cwd: string): string[] {
 	return [join(agentHome, "mcp.json"), join(projectRoot(cwd), ".prime", "mcp.json")];
 }
 
+/** What the two files configure: the servers that run, the names that do not, and the files that could not be read. */
+export interface McpConfig {
+	/** The servers that run, sorted by name. */
+	servers: McpServerConfig[];
+	/**
+	 * Names the files configure that do not run, sorted by name: turned off by `"disabled": true`
+	 * (the project's entry turns the agent home's server of its name off), or an entry with a
+	 * problem (that entry only: the other servers of both files run).
+	 */
+	off: McpServerOff[];
+	/**
+	 * A file that could not be read (not JSON, not the shape of one): its servers are off, the other
+	 * file's run. Said as `MCP config <file> ...`, then what is off and what to do.
+	 */
+	unreadable: string[];
+}
+
 /**
- * The configured servers, sorted by name: both files in the shape other agents use
- * (`{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}`); the project's
- * entry of a name replaces the agent home's. `${VAR}` in a value is taken from `env`. Any problem
- * is a `UserError` naming the file and the field. `withoutProject`: the project's file is not
- * read at all (it is not approved: see `ProjectTrust`).
+ * Every problem of the files, to warn the user of once: the files that could not be read, then each
+ * entry with a problem (`MCP config <file>: "<field>" <problem>.`, that it alone is off, what to do).
+ */
+export function mcpConfigProblems(config: McpConfig): string[] {
+	return [...config.unreadable, ...config.off.filter((entry) => entry.invalid).map((entry) => entry.reason)];
+}
+
+/** A configured name that does not run in this session. */
+export interface McpServerOff {
+	name: string;
+	module: string;
+	/** The file whose entry turned it off. */
+	file: string;
+	/** What `import mcp_servers.<module>` and `/mcp` say: why it is off and how to turn it on. */
+	reason: string;
+	/** A problem of the file (not a `"disabled": true`). */
+	invalid: boolean;
+}
+
+/**
+ * Both files in the shape other agents use (`{"mcpServers": {"name": {"command", "args", "env"} |
+ * {"url", "headers"}}}`); the project's entry of a name replaces the agent home's, and one with
+ * `"disabled": true` turns the home's off. `${VAR}` and `${VAR:-default}` in a value are taken
+ * from `env`. Never throws: a file that cannot be read turns its own servers off (`unreadable`),
+ * an entry with a problem turns that name off (`off`, `invalid`). `withoutProject`: the project's
+ * file is not read at all (it is not approved: see `ProjectTrust`).
  */
 export function loadMcpConfig(options: {
 	agentHome: string;
 	cwd: string;
 	env: NodeJS.ProcessEnv;
 	withoutProject?: boolean;
-}): McpServerConfig[] {
-	const servers = new Map<string, McpServerConfig>();
+}): McpConfig {
+	const entries = new Map<string, McpServerConfig | McpServerOff>();
+	const unreadable: string[] = [];
 	const files = mcpConfigFiles(options.agentHome, options.cwd);
 	for (const file of options.withoutProject ? files.slice(0, 1) : files) {
-		for (const server of readConfigFile(file, options.env)) servers.set(server.name, server);
+		const read = readConfigFile(file, options.env);
+		if (read instanceof UserError) {
+			unreadable.push(`${read.message} Its MCP servers are off; the other file's run. ${read.hint}`);
+			continue;
+		}
+		for (const entry of read) entries.set(entry.name, entry);
 	}
-	const sorted = [...servers.values()].sort((a, b) => a.name.localeCompare(b.name));
+	const sorted = [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+	const servers: McpServerConfig[] = [];
+	const off = sorted.filter((entry): entry is McpServerOff => "invalid" in entry);
 	const byModule = new Map<string, McpServerConfig>();
 	for (const server of sorted) {
+		if ("invalid" in server) continue;
 		const other = byModule.get(server.module);
 		if (other) {
-			throw configError(
+			const problem = configError(
 				server.file,
 				`mcpServers.${server.name}`,
 				`has the same Python module name "${server.module}" as "${other.name}" (${other.file})`,
-				"Rename one of the two servers.",
+				"Rename one of the two servers, then start a new session.",
 			);
+			const reason = entryOff(server.name, problem);
+			off.push({ name: server.name, module: server.module, file: server.file, reason, invalid: true });
+			continue;
 		}
 		byModule.set(server.module, server);
+		servers.push(server);
 	}
-	return sorted;
+	off.sort((a, b) => a.name.localeCompare(b.name));
+	return { servers, off, unreadable };
 }
 
-/** Python's keywords: a module or attribute so named could not be written in an `import` or after a dot. */
-const PYTHON_KEYWORDS = new Set(
-	"False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield".split(
-		" ",
-	),
-);
-
-/**
- * The Python name of a server or tool name: letters, digits and `_`, never starting with a digit,
- * and a keyword with a `_` after it (`import` is `import_`).
- */
-export function moduleName(name: string): string {
-	const safe = name.replace(/[^A-Za-z0-9_]/g, "_");
-	if (PYTHON_KEYWORDS.has(safe)) return `${safe}_`;
-	return /^[0-9]/.test(safe) ? `_${safe}` : safe;
+/** The problem of one entry, and that it alone is off. */
+function entryOff(name: string, problem: UserError): string {
+	return `${problem.message} MCP server "${name}" is off; the other servers run. ${problem.hint}`;
 }
 
-function readConfigFile(file: string, env: NodeJS.ProcessEnv): McpServerConfig[] {
+/** The entries of one file, or the problem that keeps the whole file from being read. */
+function readConfigFile(file: string, env: NodeJS.ProcessEnv): (McpServerConfig | McpServerOff)[] | UserError {
 	let raw: unknown;
 	try {
 		raw = readJsonFile(file);
 	} catch (error) {
-		throw new UserError((error as Error).message, "Fix the file; MCP servers are off until it parses.");
+		return new UserError(`MCP config ${(error as Error).message}`, "Fix the file, then start a new session.");
 	}
 	if (raw === undefined) return [];
-	if (!isObject(raw)) throw configError(file, "(top level)", "must be a JSON object", 'Write {"mcpServers": {...}}.');
+	if (!isObject(raw)) return configError(file, "(top level)", "must be a JSON object", 'Write {"mcpServers": {...}}.');
 	const unknown = Object.keys(raw).filter((key) => key !== "mcpServers");
 	if (unknown.length > 0) {
-		throw configError(file, unknown[0] as string, "is not a known key", 'The file holds one key, "mcpServers".');
+		return configError(file, unknown[0] as string, "is not a known key", 'The file holds one key, "mcpServers".');
 	}
 	const entries = raw.mcpServers;
 	if (entries === undefined) return [];
-	if (!isObject(entries)) {
-		throw configError(file, "mcpServers", "must be an object of servers by name", EXAMPLE);
-	}
-	return Object.entries(entries)
-		.filter(([, value]) => !(isObject(value) && value.disabled === true))
-		.map(([name, value]) => readServer(file, name, value, env));
+	if (!isObject(entries)) return configError(file, "mcpServers", "must be an object of servers by name", EXAMPLE);
+	return Object.entries(entries).map(([name, value]) => {
+		// A disabled entry needs no other field: `{"disabled": true}` is enough to turn the home's server off.
+		if (isObject(value) && value.disabled === true) {
+			return {
+				name,
+				module: moduleName(name),
+				file,
+				reason: `MCP server "${name}" is turned off by "disabled": true in ${file}. Remove that line to use it, then start a new session.`,
+				invalid: false,
+			};
+		}
+		try {
+			return readServer(file, name, value, env);
+		} catch (error) {
+			if (!(error instanceof UserError)) throw error;
+			return { name, module: moduleName(name), file, reason: entryOff(name, error), invalid: true };
+		}
+	});
 }
 
 const EXAMPLE =
@@ -258,23 +313,29 @@ function stringMap(
 }
 
 /**
- * `${VAR}` from the environment, each one recorded in `expansions`; a variable that is not set is
+ * `${VAR}` and `${VAR:-default}` as Claude Code expands them: the variable's value when it is set
+ * (even to ""), else the default. Each value taken from `env` is recorded in `expansions` (a
+ * default is the file's own text, not a secret). A variable that is not set and has no default is
  * an error, never an empty string.
  */
 function expand(file: string, field: string, raw: unknown, env: NodeJS.ProcessEnv, expansions: Expansion[]): string {
-	return String(raw).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
-		const value = env[variable];
-		if (value === undefined) {
+	return String(raw).replace(
+		/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+		(_, variable: string, fallback: string | undefined) => {
+			const value = env[variable];
+			if (value !== undefined) {
+				expansions.push({ variable, value });
+				return value;
+			}
+			if (fallback !== undefined) return fallback;
 			throw configError(
 				file,
 				field,
 				`uses \${${variable}}, which is not set`,
-				`Export ${variable} before starting the agent, or write the value in the file.`,
+				`Export ${variable} before starting the agent, write \${${variable}:-default}, or write the value in the file.`,
 			);
-		}
-		expansions.push({ variable, value });
-		return value;
-	});
+		},
+	);
 }
 
 function configError(file: string, field: string, problem: string, hint: string): UserError {

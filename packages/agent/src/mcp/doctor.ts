@@ -1,5 +1,4 @@
-import { UserError } from "../errors.js";
-import { loadMcpConfig } from "./config.js";
+import { loadMcpConfig, mcpConfigProblems } from "./config.js";
 import { McpServerConnection } from "./server-connection.js";
 
 /** One line of `prime-agent doctor` (the shape of the doctor's own checks). */
@@ -13,6 +12,8 @@ export interface McpCheck {
 /**
  * `prime-agent doctor`: the MCP config files parse, and each configured server starts and lists
  * its tools (each is started, asked, and stopped again; servers are checked one after another).
+ * Each problem of the files is a failed "MCP config" line (its detail says what is off and what to
+ * do); a server turned off by `"disabled": true` is said so.
  * `withoutProject`: the project's file is not approved: it is neither read nor started.
  */
 export async function checkMcpServers(options: {
@@ -21,17 +22,24 @@ export async function checkMcpServers(options: {
 	env: NodeJS.ProcessEnv;
 	withoutProject?: boolean;
 }): Promise<McpCheck[]> {
-	let configs: ReturnType<typeof loadMcpConfig>;
-	try {
-		configs = loadMcpConfig(options);
-	} catch (error) {
-		const hint = error instanceof UserError ? error.hint : "Fix the file.";
-		// The check's name already says "MCP config"; the detail starts at the file.
-		const detail = (error as Error).message.replace(/^MCP config /, "");
-		return [{ name: "MCP config", status: "fail", detail, fix: hint }];
+	const config = loadMcpConfig(options);
+	const { servers: configs, off } = config;
+	// The check's name already says "MCP config"; the detail starts at the file.
+	const results: McpCheck[] = mcpConfigProblems(config).map((problem) => ({
+		name: "MCP config",
+		status: "fail",
+		detail: problem.replace(/^MCP config /, ""),
+	}));
+	for (const entry of off.filter((entry) => !entry.invalid)) {
+		results.push({
+			name: `MCP server "${entry.name}"`,
+			status: "ok",
+			detail: `off ("disabled": true in ${entry.file})`,
+		});
 	}
-	if (configs.length === 0) return [{ name: "MCP servers", status: "ok", detail: "none configured" }];
-	const results: McpCheck[] = [];
+	if (configs.length === 0 && results.length === 0) {
+		return [{ name: "MCP servers", status: "ok", detail: "none configured" }];
+	}
 	for (const config of configs) {
 		const connection = new McpServerConnection(config, { cwd: options.cwd, env: options.env });
 		const began = Date.now();

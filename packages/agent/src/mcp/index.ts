@@ -9,13 +9,16 @@ export {
 	type HttpServerConfig,
 	loadMcpConfig,
 	MAX_MCP_TIMEOUT_MS,
+	type McpConfig,
 	type McpServerConfig,
+	type McpServerOff,
 	mcpConfigFiles,
-	moduleName,
+	mcpConfigProblems,
 	redact,
 	type StdioServerConfig,
 } from "./config.js";
 export { checkMcpServers, type McpCheck } from "./doctor.js";
+export { moduleName, pythonToolNames } from "./python-names.js";
 export {
 	MCP_RESTARTS,
 	McpCallError,
@@ -25,4 +28,11 @@ export {
 	type McpToolInfo,
 	stdioServerEnvironment,
 } from "./server-connection.js";
-export { describeServers, MCP_REQUEST, type McpServerSummary, McpServers, pythonValue } from "./servers.js";
+export {
+	callReply,
+	describeServers,
+	MCP_REQUEST,
+	type McpServerSummary,
+	McpServers,
+	restartedMessage,
+} from "./servers.js";

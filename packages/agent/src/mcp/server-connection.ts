@@ -2,7 +2,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type McpServerConfig, moduleName, redact, type StdioServerConfig } from "./config.js";
+import { type McpServerConfig, redact, type StdioServerConfig } from "./config.js";
+import { pythonToolNames } from "./python-names.js";
 import { StdioGroupTransport } from "./stdio-transport.js";
 
 /** Where a server is in its life; `/mcp` shows it. */
@@ -13,7 +14,7 @@ export type McpServerState =
 	| "ready"
 	/** Exited (or became unreachable) by itself; the next use starts it again, once per session. */
 	| "crashed"
-	/** Could not start, or crashed again after its restart: calls fail until `/mcp restart`. */
+	/** Could not start, or crashed again after its restart: calls fail until `restart()` (`mcp.restart` in a cell, `/mcp restart`). */
 	| "down"
 	/** Stopped with the session. */
 	| "stopped";
@@ -35,13 +36,13 @@ export class McpCallError extends Error {
 /** A tool as the kernel lists it. */
 export interface McpToolInfo {
 	name: string;
-	/** The attribute name in the server's Python module. */
+	/** The attribute name in the server's Python module (see `pythonToolNames`: never two alike). */
 	pythonName: string;
 	description: string;
 	inputSchema: Tool["inputSchema"];
 }
 
-/** Automatic restarts after a crash, per server and session (`/mcp restart` gives one more). */
+/** Automatic restarts after a crash, per server and session (`restart()` gives one more). */
 export const MCP_RESTARTS = 1;
 const STDERR_TAIL_CHARS = 2000;
 /** Starting a server (an `npx` download included) and listing its tools may take this long, whatever the call limit. */
@@ -116,7 +117,10 @@ export class McpServerConnection {
 		await closeClient(client);
 	}
 
-	/** `/mcp restart`: stop it if running, forget a crash, and start it now. */
+	/**
+	 * `/mcp restart` and `await mcp.restart(name)` in a cell: stop it if running, forget a crash,
+	 * and start it now. Throws `McpCallError` (`server_down`) when it does not start.
+	 */
 	async restart(): Promise<void> {
 		const client = this.client;
 		this.stopping = true;
@@ -137,6 +141,20 @@ export class McpServerConnection {
 		return `MCP server "${this.config.name}"`;
 	}
 
+	/** How the model (a cell) and the user (a command) start it again. */
+	private get restartHow(): string {
+		return `\`await mcp.restart(${JSON.stringify(this.config.name)})\` in a cell, or \`/mcp restart ${this.config.name}\``;
+	}
+
+	/** A failure in a few words; a refused connection names the code and what it means. */
+	private describeError(error: unknown): string {
+		const code = networkCode(error);
+		if (code === "ECONNREFUSED") return `ECONNREFUSED: nothing accepts connections at ${this.config.target}`;
+		if (code === "ENOTFOUND") return `ENOTFOUND: the host of ${this.config.target} is not found`;
+		if (code) return code;
+		return error instanceof Error ? error.message : String(error);
+	}
+
 	private connected(): Promise<Client> {
 		if (this.client && this.state === "ready") return Promise.resolve(this.client);
 		if (this.connecting) return this.connecting;
@@ -147,7 +165,7 @@ export class McpServerConnection {
 			return Promise.reject(
 				this.failure(
 					"server_down",
-					`${this.label} is down: ${this.lastError}. Fix it, then run \`/mcp restart ${this.config.name}\`.`,
+					`${this.label} is down: ${this.lastError}. Fix it, then restart it: ${this.restartHow}.`,
 				),
 			);
 		}
@@ -181,19 +199,24 @@ export class McpServerConnection {
 			const timeout = Math.max(this.config.timeoutMs, MCP_START_TIMEOUT_MS);
 			await client.connect(transport, { timeout });
 			const listed = await client.listTools(undefined, { timeout });
+			const pythonNames = pythonToolNames(listed.tools.map((tool) => tool.name));
 			this.toolList = listed.tools.map((tool) => ({
 				name: tool.name,
-				pythonName: moduleName(tool.name),
+				pythonName: pythonNames.get(tool.name) ?? tool.name,
 				description: tool.description ?? "",
 				inputSchema: tool.inputSchema,
 			}));
 		} catch (error) {
 			await client.close().catch(() => {});
-			this.lastError = `it did not start (${describeError(error)})${this.stderrNote()}`;
+			this.lastError = `it did not start (${this.describeError(error)})${this.stderrNote()}`;
 			this.state = "down";
+			const fix =
+				this.config.transport === "http" && networkCode(error) === "ECONNREFUSED"
+					? `Start the server, or fix "url" of "${this.config.name}" in ${this.config.file}`
+					: `Check "${this.config.name}" in ${this.config.file} (\`prime-agent doctor\` starts it and says what fails)`;
 			throw this.failure(
 				"server_down",
-				`${this.label} is down: ${this.lastError}. Check "${this.config.name}" in ${this.config.file}, then run \`/mcp restart ${this.config.name}\` or \`prime-agent doctor\`.`,
+				`${this.label} is down: ${this.lastError}. ${fix}, then restart it: ${this.restartHow}.`,
 			);
 		}
 		this.client = client;
@@ -243,16 +266,16 @@ export class McpServerConnection {
 			// The process exited or the URL stopped answering: what happens next depends on the restart left.
 			if (this.state === "ready" && !closed) {
 				this.client = undefined;
-				this.lastError = describeError(error);
+				this.lastError = this.describeError(error);
 				this.state = this.restartsLeft > 0 ? "crashed" : "down";
 			}
 			const next =
 				this.state === "crashed"
-					? "it is started again on the next call"
-					: `it is down; run \`/mcp restart ${this.config.name}\` once it is fixed`;
+					? `it is ${this.config.transport === "http" ? "connected to" : "started"} again on the next call`
+					: `it is down; once it is fixed, restart it: ${this.restartHow}`;
 			return this.failure(
 				"server_down",
-				`${this.label} stopped during the call to "${tool}" (${this.lastError ?? describeError(error)}); ${next}.`,
+				`${this.label} stopped during the call to "${tool}" (${this.lastError ?? this.describeError(error)}); ${next}.`,
 			);
 		}
 		return this.failure("tool_error", `${this.label} tool "${tool}": ${error.message}${unknownHint(resolved, known)}`);
@@ -297,8 +320,8 @@ function contentText(result: CallToolResult): string {
 		.trim();
 }
 
-function describeError(error: unknown): string {
-	const cause = (error as { cause?: { code?: string } }).cause;
-	if (cause?.code) return cause.code;
-	return error instanceof Error ? error.message : String(error);
+/** The system error code behind a failed `fetch` (`ECONNREFUSED`), which it puts in its `cause`. */
+function networkCode(error: unknown): string | undefined {
+	const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+	return typeof cause === "string" ? cause : undefined;
 }

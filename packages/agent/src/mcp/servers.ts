@@ -7,8 +7,13 @@ import { McpCallError, McpServerConnection, type McpServerState } from "./server
 export const MCP_REQUEST = {
 	/** `{server}` → `{tools: [{name, python_name, description, input_schema}]}` (starts the server). */
 	tools: "mcp.tools",
-	/** `{server, tool, arguments, timeout?}` → `{value}` or `{failed: {kind, message}}`. */
+	/**
+	 * `{server, tool, arguments, timeout?}` → `{value}` (structured content, else the text), `{content}`
+	 * (the parts, when one is not text: the kernel saves each image to a file), or `{failed: {kind, message}}`.
+	 */
 	call: "mcp.call",
+	/** `{server}` → `{message}` once it is started again, or `{failed: {kind, message}}`. */
+	restart: "mcp.restart",
 } as const;
 
 /** A server as `/mcp` and the kernel list it. */
@@ -80,7 +85,17 @@ export class McpServers {
 					return { failed: { kind: "bad_request", message } };
 				}
 				try {
-					return { value: pythonValue(await server.call(payload.tool, args as Record<string, unknown>, timeout)) };
+					return callReply(await server.call(payload.tool, args as Record<string, unknown>, timeout));
+				} catch (error) {
+					if (error instanceof McpCallError) return { failed: { kind: error.kind, message: error.message } };
+					throw error;
+				}
+			},
+			[MCP_REQUEST.restart]: async (payload) => {
+				const server = this.require(payload.server);
+				try {
+					await server.restart();
+					return { message: restartedMessage(server) };
 				} catch (error) {
 					if (error instanceof McpCallError) return { failed: { kind: error.kind, message: error.message } };
 					throw error;
@@ -105,14 +120,20 @@ export class McpServers {
 }
 
 /**
- * What a Python call returns: the structured content when the tool gives it; else the text (one
- * string, parts joined by newlines) when every part is text; else the parts as dicts.
+ * The reply to a call: `{value}`, the structured content when the tool gives it, else the text (one
+ * string, parts joined by newlines) when every part is text; else `{content}`, the parts, which
+ * the kernel turns into Python values (an image becomes a file: see `McpImage`).
  */
-export function pythonValue(result: CallToolResult): unknown {
-	if (result.structuredContent !== undefined) return result.structuredContent;
+export function callReply(result: CallToolResult): { value: unknown } | { content: unknown[] } {
+	if (result.structuredContent !== undefined) return { value: result.structuredContent };
 	const parts = result.content ?? [];
-	if (parts.every((part) => part.type === "text")) return parts.map((part) => part.text).join("\n");
-	return parts;
+	if (parts.every((part) => part.type === "text")) return { value: parts.map((part) => part.text).join("\n") };
+	return { content: parts };
+}
+
+/** What `/mcp restart` and `mcp.restart()` answer once the server is up again. */
+export function restartedMessage(server: McpServerConnection): string {
+	return `MCP server "${server.config.name}" restarted: ${server.detail}.`;
 }
 
 /** `/mcp`: one line per server, or where to configure one. */
@@ -127,6 +148,6 @@ export function describeServers(servers: McpServers, files: readonly string[]): 
 	);
 	return [
 		...lines,
-		"Servers start on first use; `/mcp restart <name>` starts one again, `/mcp tools <name>` lists its tools.",
+		'Servers start on first use; `/mcp restart <name>` (in a cell: `await mcp.restart("<name>")`) starts one again, `/mcp tools <name>` lists its tools.',
 	].join("\n");
 }

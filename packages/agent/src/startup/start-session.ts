@@ -209,7 +209,14 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		builtins: { ...builtinExtensions(trust), [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
 		project: { extensions: trust.allows("extensions"), packages: trust.allows("packages") },
 	});
-	for (const problem of extensions.problems) notices.push(`Extension ${problem.path} left out: ${problem.message}`);
+	// A warning leaves nothing out: the extension runs and said what it does without.
+	for (const problem of extensions.problems) {
+		notices.push(
+			problem.phase === "warning"
+				? `Extension ${problem.path}: ${problem.message}`
+				: `Extension ${problem.path} left out: ${problem.message}`,
+		);
+	}
 	const toolNames = options.tools
 		? validateToolNames(options.tools, [IPYTHON_TOOL_NAME, ...extensions.tools.map((tool) => tool.name)])
 		: undefined;

@@ -92,6 +92,8 @@ function mcpItem(root: string): ProjectCodeItem | undefined {
 		return item("mcp", root, file, hashFile(file), ["(the file does not parse: nothing in it starts)"], []);
 	}
 	const details = servers.map(([name, server]) => {
+		// Runs nothing; it turns the agent home's server of its name off.
+		if (server.disabled === true) return `${name}: "disabled": true (turns off the agent home's "${name}")`;
 		const target =
 			typeof server.url === "string"
 				? `${server.url}${named("headers", server.headers)}`
@@ -104,31 +106,31 @@ function mcpItem(root: string): ProjectCodeItem | undefined {
 		file,
 		hashFile(file),
 		details,
-		servers.map(([name]) => name),
+		servers.filter(([, server]) => server.disabled !== true).map(([name]) => name),
 	);
 }
 
 /**
- * ` (env: A, TOKEN=${GITHUB_TOKEN})`: the names of a server's variables or headers, with a value
+ * ` (env: A, TOKEN=${GITHUB_TOKEN}, B=${B:-x})`: the names of a server's variables or headers, with a value
  * only where it takes one from the user's environment (what the review must show: which of the
  * user's secrets the server gets). Other values stay unshown.
  */
 function named(label: string, map: unknown): string {
 	if (!isObject(map) || Object.keys(map).length === 0) return "";
 	const shown = Object.entries(map).map(([key, value]) =>
-		typeof value === "string" && /\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) ? `${key}=${value}` : key,
+		typeof value === "string" && /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value) ? `${key}=${value}` : key,
 	);
 	return ` (${label}: ${shown.join(", ")})`;
 }
 
-/** The servers of an mcp.json that are not disabled, as written; undefined when it does not parse. */
+/** The servers of an mcp.json, as written, sorted by name; undefined when it does not parse. */
 function mcpServerEntries(file: string): [string, Record<string, unknown>][] | undefined {
 	try {
 		const raw = JSON.parse(readFileSync(file, "utf8")) as { mcpServers?: unknown };
 		if (!isObject(raw)) return undefined;
 		if (!isObject(raw.mcpServers)) return [];
 		return Object.entries(raw.mcpServers)
-			.filter((entry): entry is [string, Record<string, unknown>] => isObject(entry[1]) && entry[1].disabled !== true)
+			.filter((entry): entry is [string, Record<string, unknown>] => isObject(entry[1]))
 			.sort(([a], [b]) => a.localeCompare(b));
 	} catch {
 		return undefined;

@@ -10,46 +10,48 @@ import {
 	type McpServerConfig,
 	McpServers,
 	mcpConfigFiles,
+	mcpConfigProblems,
 	moduleName,
+	restartedMessage,
 } from "../../mcp/index.js";
 import type { ProjectTrust } from "../../trust/index.js";
 
 export const MCP_EXTENSION_NAME = "builtin:mcp";
 
-const FIX_AND_RESTART = "Fix the file, then start a new session.";
 const USAGE = "Usage: /mcp (list servers), /mcp tools <name>, /mcp restart <name>";
 
 /** `trust`: whether the project's `.prime/mcp.json` is approved (else it is not even read). */
 export default function mcpExtension(api: ExtensionAPI, trust: ProjectTrust): void {
-	// A broken file: the session runs without MCP servers, warns once, and `/mcp` and the kernel say why.
-	let configs: McpServerConfig[] = [];
-	let problem: string | undefined;
-	try {
-		configs = loadMcpConfig({
-			agentHome: api.agentHome,
-			cwd: api.cwd,
-			env: api.env,
-			withoutProject: !trust.allows("mcp"),
-		});
-	} catch (error) {
-		api.warn((error as Error).message);
-		problem = `MCP servers are off in this session: ${(error as Error).message}`;
-	}
+	// Each problem of the files is warned once; only what it concerns is off, and `/mcp` and the kernel say why.
+	const config = loadMcpConfig({
+		agentHome: api.agentHome,
+		cwd: api.cwd,
+		env: api.env,
+		withoutProject: !trust.allows("mcp"),
+	});
+	for (const problem of mcpConfigProblems(config)) api.warn(problem);
+	const { servers: configs, off } = config;
+	// A file that could not be read: said for any name no server or entry explains.
+	const problem = config.unreadable.length > 0 ? config.unreadable.join(" ") : undefined;
 	const files = mcpConfigFiles(api.agentHome, api.cwd);
 	const servers = new McpServers(configs, { cwd: api.cwd, env: api.env });
-	const held = heldServers(trust, configs);
-	// `/mcp` names the project's servers that did not start, and why, after the ones that may.
+	// Names that do not run, by module, with why: turned off, broken, or the project's and not approved.
+	const notRunning: Record<string, string> = {
+		...Object.fromEntries(off.map((entry) => [entry.module, entry.reason])),
+		...heldServers(trust, configs),
+	};
+	// `/mcp` lists the servers, then the names that do not run and why, then a file that could not be read.
 	const describe = () => {
-		if (problem) return `${problem} ${FIX_AND_RESTART}`;
-		const notStarted = Object.values(held);
-		if (servers.size === 0 && notStarted.length > 0) return notStarted.join("\n");
-		return [describeServers(servers, files), ...notStarted].join("\n");
+		const lines = Object.values(notRunning);
+		if (problem) lines.push(problem);
+		if (servers.size === 0 && lines.length > 0) return lines.join("\n");
+		return [describeServers(servers, files), ...lines].join("\n");
 	};
 
 	for (const [type, handler] of Object.entries(servers.hostHandlers())) api.onHostRequest(type, handler);
 	const described = servers.list().map(({ name, module, transport, target }) => ({ name, module, transport, target }));
 	api.addKernelStartup(
-		`from prime_agent_runtime import mcp_servers as _mcp_servers\n_mcp_servers.install(*${pythonJson([described, files, problem ?? null, null, held])})\ndel _mcp_servers\n`,
+		`from prime_agent_runtime import mcp_servers as _mcp_servers\n_mcp_servers.install(*${pythonJson([described, files, problem ?? null, null, notRunning])})\ndel _mcp_servers\n`,
 		{ names: ["mcp"] },
 	);
 
@@ -71,7 +73,7 @@ export default function mcpExtension(api: ExtensionAPI, trust: ProjectTrust): vo
 			if (!server) throw new Error(`no MCP server named "${name}". ${describe()}`);
 			if (action === "restart") {
 				await server.restart();
-				return `MCP server "${server.config.name}" restarted: ${server.detail}.`;
+				return restartedMessage(server);
 			}
 			const tools = await server.tools();
 			return tools
@@ -86,7 +88,8 @@ function heldServers(trust: ProjectTrust, configs: readonly McpServerConfig[]): 
 	const held: Record<string, string> = {};
 	for (const item of trust.held.filter((entry) => entry.kind === "mcp")) {
 		for (const name of item.names) {
-			if (configs.some((config) => config.name === name)) continue; // the agent home's server of that name runs
+			// The agent home's server of that name runs (one that is off is said off for the held entry's reason).
+			if (configs.some((config) => config.name === name)) continue;
 			held[moduleName(name)] =
 				`MCP server "${name}" of .prime/mcp.json is ${trust.heldState(item)}, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.`;
 		}
@@ -105,8 +108,9 @@ function promptSection(servers: McpServers): string {
 These MCP servers are Python modules in the kernel (not tools): ${names}.
 \`import mcp_servers.NAME as m\`, then \`m.tools()\` (or \`help(m)\`) lists its tools with their input
 schemas, and \`await m.tool_name(arg=...)\` calls one; it returns structured content as Python
-objects (else text). Failures raise McpToolError, McpServerDown or McpTimeout with the server's
-message. Keep results in variables and print only what you need.`;
+objects (else text; an image is saved to a file: McpImage with path, mime_type, size). Failures
+raise McpToolError, McpServerDown or McpTimeout with the server's message; a server that is down
+starts again with \`await mcp.restart("NAME")\`. Keep results in variables and print only what you need.`;
 }
 
 /** A Python expression for a JSON value: its JSON text (a valid Python string literal), parsed. */
