@@ -38,12 +38,20 @@ function isSnapshot(message: Message | undefined): boolean {
 	return message?.role === "user" && wireText(message).startsWith(SNAPSHOT_START);
 }
 
+/** What the property compares of one request: its system prompt, history and trailing snapshot. */
+interface RequestView {
+	system: string;
+	history: string[];
+	snapshot: string | undefined;
+}
+
 /** A request's history (without a trailing snapshot) and its snapshot's text, if any. */
-function split(request: Context): { history: string[]; snapshot: string | undefined } {
+function split(request: Context): RequestView {
 	const messages = request.messages;
 	const last = messages[messages.length - 1];
 	const trailing = isSnapshot(last);
 	return {
+		system: request.systemPrompt ?? "",
 		history: (trailing ? messages.slice(0, -1) : messages).map(wireView),
 		snapshot: trailing ? wireText(last as Message) : undefined,
 	};
@@ -51,13 +59,46 @@ function split(request: Context): { history: string[]; snapshot: string | undefi
 
 /** Where, in `requests` (one agent's, in order), the prompt changed instead of growing. */
 export function promptGrowth(requests: readonly Context[]): PromptGrowth {
+	return growthOf(requests.map(split));
+}
+
+/**
+ * The property over the JSON bodies an Anthropic-messages server received (one agent's, in order).
+ * `cache_control` marks are left out (they mark where the provider caches, not what it reads), and
+ * a user message whose content is a string reads as its one text block, as the provider reads it.
+ */
+export function anthropicBodyGrowth(bodies: readonly Record<string, unknown>[]): PromptGrowth {
+	return growthOf(
+		bodies.map((body) => {
+			const messages = (body.messages as WireMessage[]).map(asBlocks);
+			const last = messages[messages.length - 1];
+			const trailing =
+				last?.role === "user" && (last.content as { text?: string }[])[0]?.text?.startsWith(SNAPSHOT_START);
+			const view = (value: unknown) =>
+				JSON.stringify(value, (key, inner) => (key === "cache_control" ? undefined : inner));
+			return {
+				system: view(body.system),
+				history: (trailing ? messages.slice(0, -1) : messages).map(view),
+				snapshot: trailing ? view(last) : undefined,
+			};
+		}),
+	);
+}
+
+type WireMessage = { role: string; content: unknown };
+
+function asBlocks(message: WireMessage): WireMessage {
+	return typeof message.content === "string"
+		? { ...message, content: [{ type: "text", text: message.content }] }
+		: message;
+}
+
+function growthOf(views: readonly RequestView[]): PromptGrowth {
 	const growth: PromptGrowth = { systemPromptChanges: [], rewrites: [], snapshotChanges: [] };
-	for (let index = 1; index < requests.length; index++) {
-		const previous = requests[index - 1] as Context;
-		const current = requests[index] as Context;
-		if (previous.systemPrompt !== current.systemPrompt) growth.systemPromptChanges.push(index);
-		const before = split(previous);
-		const after = split(current);
+	for (let index = 1; index < views.length; index++) {
+		const before = views[index - 1] as RequestView;
+		const after = views[index] as RequestView;
+		if (before.system !== after.system) growth.systemPromptChanges.push(index);
 		const differs = before.history.findIndex((message, at) => after.history[at] !== message);
 		if (differs >= 0)
 			growth.rewrites.push({

@@ -1,5 +1,6 @@
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import { streamSimple } from "@mariozechner/pi-ai";
+import { markSecondToLastMessage } from "./cache-breakpoints.js";
 
 /**
  * A signal for one provider call that follows `parent` (the run's signal) until `release()`.
@@ -17,10 +18,22 @@ export function callSignal(parent: AbortSignal | undefined): { signal: AbortSign
 	return { signal: controller.signal, release: () => parent.removeEventListener("abort", forward) };
 }
 
-/** The loop's stream function: pi-ai's `streamSimple`, each call on its own signal (see `callSignal`). */
+/**
+ * The loop's stream function: pi-ai's `streamSimple`, each call on its own signal (see `callSignal`);
+ * an Anthropic request also marks its second-to-last message for the cache (see `cache-breakpoints`).
+ */
 export const streamWithCallSignal: StreamFn = (model, context, options) => {
 	const { signal, release } = callSignal(options?.signal);
-	const stream = streamSimple(model, context, { ...options, signal });
+	const onPayload = options?.onPayload;
+	const stream = streamSimple(model, context, {
+		...options,
+		signal,
+		onPayload: async (payload, payloadModel) => {
+			const next = (await onPayload?.(payload, payloadModel)) ?? payload;
+			if (payloadModel.api === "anthropic-messages") markSecondToLastMessage(next);
+			return next;
+		},
+	});
 	stream.result().then(release, release);
 	return stream;
 };
