@@ -3,7 +3,8 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import { AutoRefineSchedule } from "./auto-refine.js";
 import { checkName, HarnessError } from "./entries.js";
 import { Harness } from "./harness.js";
-import { renderHarnessSection } from "./prompt-index.js";
+import { type HarnessIndexRecord, indexRecord, sectionHash } from "./index-record.js";
+import { rankingKey, renderHarnessSection } from "./prompt-index.js";
 import { type RefineOutcome, rollbackRefinement, runRefinement } from "./refine.js";
 import type { RefinementTrigger } from "./types.js";
 
@@ -36,8 +37,10 @@ export class HarnessRuntime {
 	private opened: Harness | undefined;
 	private schedule: AutoRefineSchedule | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
-	/** The section as last rendered: for the stores' signature, ranked for `task`. */
-	private section: { signature: string; task: string; text: string } | undefined;
+	/** The section as last rendered: for the stores' signature, ranked for `rankedFor` (a `rankingKey`). */
+	private section: { signature: string; rankedFor: string; text: string } | undefined;
+	/** The session's recorded ranking, until the first section is rendered. */
+	private recorded: HarnessIndexRecord | undefined;
 	private readonly now: () => number;
 
 	constructor(readonly options: HarnessRuntimeOptions) {
@@ -76,22 +79,44 @@ export class HarnessRuntime {
 	}
 
 	/**
+	 * Start from the ranking a session recorded (resume, fork): the first section is rendered for it
+	 * and kept when it hashes as recorded, i.e. when the harness has not changed since.
+	 */
+	restoreRanking(record: HarnessIndexRecord | undefined): void {
+		this.recorded = record;
+		this.section = undefined;
+	}
+
+	/**
 	 * The `# Continual Harness State` section for the next provider call. It changes only when the
 	 * harness does: a new task alone keeps the ranking it was rendered with (a changed system prompt
 	 * costs the provider's cache of the whole conversation), as does a write the index does not show
-	 * (a use counted, a rejected refinement). A real change ranks again for the newest task.
+	 * (a use counted, a rejected refinement), and so does a resume that finds the harness as its
+	 * record says. A real change ranks again for the newest task; `ranked` is then the record for
+	 * the session to keep (the ranking is the session's state).
 	 */
-	promptSection(task: string): string {
+	promptSection(task: string): { text: string; ranked?: HarnessIndexRecord } {
 		const harness = this.harness;
 		const signature = harness.signature();
-		const section = this.section;
-		if (section?.signature === signature) return section.text;
-		if (section && renderHarnessSection(harness, section.task) === section.text) {
-			this.section = { ...section, signature };
-			return section.text;
+		const recorded = this.recorded;
+		this.recorded = undefined;
+		if (!this.section && recorded) {
+			const text = renderHarnessSection(harness, recorded.rankedFor);
+			if (sectionHash(text) === recorded.sha256) {
+				this.section = { signature, rankedFor: recorded.rankedFor, text };
+				return { text };
+			}
 		}
-		this.section = { signature, task, text: renderHarnessSection(harness, task) };
-		return this.section.text;
+		const section = this.section;
+		if (section?.signature === signature) return { text: section.text };
+		if (section && renderHarnessSection(harness, section.rankedFor) === section.text) {
+			this.section = { ...section, signature };
+			return { text: section.text };
+		}
+		const rankedFor = rankingKey(task);
+		const text = renderHarnessSection(harness, rankedFor);
+		this.section = { signature, rankedFor, text };
+		return { text, ranked: indexRecord(rankedFor, text) };
 	}
 
 	/** Run a refinement after any running one (one at a time per session). */

@@ -9,12 +9,15 @@ import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionFactory } from "../../extensions/api.js";
 import {
 	HARNESS_FILE,
+	HARNESS_INDEX_ENTRY,
 	type HarnessDirs,
+	type HarnessIndexRecord,
 	type HarnessRuntime,
 	latestUserText,
 	REFINEMENTS_FILE,
 	type RefinementTrigger,
 	type RefineOutcome,
+	recordedIndex,
 	trajectoryText,
 } from "../../harness/index.js";
 import { ensurePrivateDir } from "../../home/index.js";
@@ -30,6 +33,8 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 	return (api: ExtensionAPI) => {
 		/** What the index ranks against: the newest user prompt. */
 		let task = "";
+		/** Why the ranking recorded in the session could not be used, until the user is told. */
+		let unusableRecord: string | undefined;
 		const input = (signal?: AbortSignal) => ({ trajectory: trajectoryText(api.getBranch()), task, signal });
 		const noted = (outcome: RefineOutcome): RefineOutcome => {
 			const { id, trigger, status, summary, rollbackOf } = outcome.refinement;
@@ -49,6 +54,10 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		api.on("session_start", (event) => {
 			const harness = runtime.open(join(dirname(event.sessionFile), event.sessionId));
 			task = latestUserText(api.getBranch());
+			// The ranking the session recorded (resume, fork) is kept while the harness is unchanged.
+			const recorded = recordedIndex(api.getBranch());
+			unusableRecord = recorded.problem;
+			runtime.restoreRanking(recorded.record);
 			api.addKernelStartup(kernelStartup(harness.dirs), { names: ["refine"] });
 		});
 		// A fork starts with its parent's session store and refinement log (so its ids can be rolled back).
@@ -66,11 +75,31 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		api.on("before_agent_start", (event) => {
 			task = event.prompt;
 		});
+		/** A ranking not yet in the session file (its write failed: tried again with the next call). */
+		let unrecorded: HarnessIndexRecord | undefined;
+		const recordRanking = (record: HarnessIndexRecord) => {
+			try {
+				api.appendEntry(HARNESS_INDEX_ENTRY, record);
+				unrecorded = undefined;
+			} catch (error) {
+				// The call goes on with the section; only a resume before the record lands would rank again.
+				if (!warned.has(HARNESS_INDEX_ENTRY))
+					api.warn(
+						`The harness index's ranking could not be recorded in the session (${(error as Error).message}); it is tried again with the next call.`,
+					);
+				warned.add(HARNESS_INDEX_ENTRY);
+			}
+		};
 		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
 		const warned = new Set<string>();
 		api.on("system_prompt", () => {
 			if (!runtime.isOpen) return undefined;
-			const append = runtime.promptSection(task);
+			// Said with the first call (the user hears it then; at start-up nothing listens yet).
+			if (unusableRecord) api.warn(unusableRecord);
+			unusableRecord = undefined;
+			const { text: append, ranked } = runtime.promptSection(task);
+			if (ranked) unrecorded = ranked;
+			if (unrecorded) recordRanking(unrecorded);
 			for (const problem of runtime.harness.readable().problems) {
 				if (!warned.has(problem)) api.warn(problem);
 				warned.add(problem);
