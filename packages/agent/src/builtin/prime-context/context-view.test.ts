@@ -124,6 +124,7 @@ const running = (n: number) =>
 	`job ${uuid(n)} running, elapsed ${(n * 30.4).toFixed(1)}s at 2026-12-01T16:${String(n).padStart(2, "0")}:07Z (obs_${String(100 + n).padStart(6, "0")})`;
 const contents = (messages: AgentMessage[]) => messages.map((m) => (m as { content: unknown }).content);
 
+const FINISHED = "job finished after 3 retries: 3 files written to out/, exit status 0, full log in job.log";
 const resultTexts = (messages: AgentMessage[]) =>
 	messages.filter((m) => m.role === "toolResult").map((m) => (contents([m])[0] as { text: string }[])[0]?.text);
 /** JSON of each message: the bytes a provider is sent for it. */
@@ -154,12 +155,12 @@ describe("goal continuation coalescing", () => {
 			user("watch the job until it ends"),
 			...poll(1, running(1)),
 			...poll(2, running(2)),
-			...poll(3, "job finished: 3 files written"),
-			...poll(4, "job finished: 3 files written"),
+			...poll(3, FINISHED),
+			...poll(4, FINISHED),
 			user("also check the log for warnings"),
-			...poll(5, "job finished: 3 files written"),
+			...poll(5, FINISHED),
 			note("rlm_notice", "sub-agent reviewer completed"),
-			...poll(6, "job finished: 3 files written"),
+			...poll(6, FINISHED),
 			prompt(7),
 		];
 		let sent: string[] = [];
@@ -174,23 +175,30 @@ describe("goal continuation coalescing", () => {
 		const messages = [
 			...poll(1, running(1)),
 			...poll(2, running(2)),
-			...poll(3, "job finished: 3 files written"),
-			...poll(4, "job finished: 3 files written"),
+			...poll(3, FINISHED),
+			...poll(4, FINISHED),
 			user("also check the log for warnings"),
-			...poll(5, "job finished: 3 files written"),
+			...poll(5, FINISHED),
 			note("rlm_notice", "sub-agent reviewer completed"),
-			...poll(6, "job finished: 3 files written"),
+			...poll(6, FINISHED),
 			prompt(7),
 		];
 		// 2 is 1 again (only ids and times differ); 4 is 3 again; the steering and the notice keep 5 and 6 whole.
 		expect(resultTexts(coalesceGoalContinuations(messages))).toEqual([
 			running(1),
 			SAME_POLL_RESULT,
-			"job finished: 3 files written",
+			FINISHED,
 			SAME_POLL_RESULT,
-			"job finished: 3 files written",
-			"job finished: 3 files written",
+			FINISHED,
+			FINISHED,
 		]);
+	});
+
+	it("sends a repeated result no longer than the marker as it is", () => {
+		const short = "job running";
+		const messages = [...poll(1, short), ...poll(2, short), prompt(3)];
+		expect(coalesceGoalContinuations(messages)).toBe(messages);
+		expect(SAME_POLL_RESULT.length).toBeLessThan(FINISHED.length);
 	});
 
 	it("leaves a context with nothing repeated as the very same list", () => {

@@ -12,8 +12,7 @@ export const INVENTORY_MAX_NAMES = 20;
 /** The goal continuation prompt (a hidden host message only goals emit). */
 export const GOAL_CONTEXT_TYPE = "goal_context";
 /** What a goal continuation's poll result is sent as when it is the previous continuation's again. */
-export const SAME_POLL_RESULT =
-	"[The same result as at the previous goal continuation, apart from ids, times and elapsed values.]";
+export const SAME_POLL_RESULT = "[Unchanged: the previous continuation's result again, ids and times aside.]";
 
 /**
  * Builds the `<prime_context_task>` text for one provider call, or null when it would add nothing
@@ -124,10 +123,11 @@ export function contentText(content: unknown): string {
  * `goal_context` prompt and the assistant and tool messages that follow it, up to the next message
  * of any other kind. A tool result of a turn that directly follows another continuation turn is sent
  * as `SAME_POLL_RESULT` when the tool result at the same place in that turn came from the same tool
- * with the same normalized text: twenty identical polls of a long job are sent whole once. How a
- * message is sent depends only on the messages before it, so every message is sent the same way on
- * every later call and after a resume (the provider's cached prefix holds); nothing is dropped, and
- * the transcript keeps every result whole. Returns `messages` itself when nothing changes.
+ * with the same normalized text (and it is longer than the marker): twenty identical polls of a
+ * long job are sent whole once. How a message is sent depends only on the messages before it, so
+ * every message is sent the same way on every later call and after a resume (the provider's cached
+ * prefix holds); nothing is dropped, and the transcript keeps every result whole. Returns
+ * `messages` itself when nothing changes.
  */
 export function coalesceGoalContinuations(messages: AgentMessage[]): AgentMessage[] {
 	let previous: { end: number; results: AgentMessage[] } | undefined;
@@ -160,12 +160,16 @@ function isTurnPart(message: AgentMessage): boolean {
 	return message.role === "assistant" || message.role === "toolResult";
 }
 
-/** Two tool results of the same tool, text only, equal once their volatile parts are masked. */
+/**
+ * Two tool results of the same tool, text only, equal once their volatile parts are masked, the
+ * second longer than the marker that would replace it (a shorter one is sent as it is).
+ */
 function samePoll(before: AgentMessage, after: AgentMessage): boolean {
 	if (before.role !== "toolResult" || after.role !== "toolResult") return false;
 	if (before.toolName !== after.toolName || before.isError !== after.isError) return false;
 	const textOnly = (message: typeof before) => message.content.every((part) => part.type === "text");
-	return textOnly(before) && textOnly(after) && normalizePoll(textOf(before)) === normalizePoll(textOf(after));
+	if (!textOnly(before) || !textOnly(after) || textOf(after).length <= SAME_POLL_RESULT.length) return false;
+	return normalizePoll(textOf(before)) === normalizePoll(textOf(after));
 }
 
 /** A poll result with its volatile parts replaced: observation ids, UUIDs, timestamps, clock times, elapsed values, capsule sizes. */
