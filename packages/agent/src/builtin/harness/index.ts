@@ -75,6 +75,8 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		api.on("before_agent_start", (event) => {
 			task = event.prompt;
 		});
+		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
+		const warned = new Set<string>();
 		/** A ranking not yet in the session file (its write failed: tried again with the next call). */
 		let unrecorded: HarnessIndexRecord | undefined;
 		const recordRanking = (record: HarnessIndexRecord) => {
@@ -83,6 +85,7 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 				unrecorded = undefined;
 			} catch (error) {
 				// The call goes on with the section; only a resume before the record lands would rank again.
+				// (`warned` also holds this entry's name, so the user is told once.)
 				if (!warned.has(HARNESS_INDEX_ENTRY))
 					api.warn(
 						`The harness index's ranking could not be recorded in the session (${(error as Error).message}); it is tried again with the next call.`,
@@ -90,8 +93,6 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 				warned.add(HARNESS_INDEX_ENTRY);
 			}
 		};
-		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
-		const warned = new Set<string>();
 		api.on("system_prompt", () => {
 			if (!runtime.isOpen) return undefined;
 			// Said with the first call (the user hears it then; at start-up nothing listens yet).
