@@ -289,6 +289,21 @@ describe("the ranking is the session's state", () => {
 		expect(indexEntries(resumed)).toBe(2);
 	});
 
+	it("with at most one entry of each kind there is no order to keep: nothing is recorded, and -c sends the same", async () => {
+		const { seen } = script({ root: [fauxAssistantMessage("first done"), fauxAssistantMessage("done")] });
+		const first = await sessions.start();
+		storesOf(first).create("memory", "flaky", "the parser tests are flaky under xdist");
+		storesOf(first).create("skill", "deploy", "run make deploy");
+		await first.agentSession.prompt("look at the parser");
+		await first.dispose();
+		const resumed = await sessions.start({ continueLatest: true });
+		await resumed.agentSession.prompt("deploy the docs");
+		const prompts = systemPrompts(seen);
+		expect(prompts).toHaveLength(2);
+		expect(prompts[1]).toBe(prompts[0]);
+		expect(indexEntries(resumed)).toBe(0);
+	});
+
 	it("a recorded ranking that is not valid is said once and ranked again, then recorded anew", async () => {
 		const { seen } = script({
 			root: [cell("x = 1"), fauxAssistantMessage("first done"), cell("y = 2"), fauxAssistantMessage("done")],

@@ -3,8 +3,9 @@ import type { SessionEntry } from "../session/index.js";
 
 /**
  * The custom session entry that records how the harness index was ranked: appended when the index
- * is first ranked in a session and whenever a harness change ranks it again, so a resumed session
- * (`-c`, `--resume`, a fork) shows the index exactly as before until the harness changes.
+ * is first ranked in a session and whenever a harness change ranks it again (while a kind holds two
+ * entries or more; with fewer there is no order to keep), so a resumed session (`-c`, `--resume`, a
+ * fork) shows the index exactly as before until the harness changes.
  */
 export const HARNESS_INDEX_ENTRY = "harness_index";
 

@@ -93,7 +93,8 @@ export class HarnessRuntime {
 	 * costs the provider's cache of the whole conversation), as does a write the index does not show
 	 * (a use counted, a rejected refinement), and so does a resume that finds the harness as its
 	 * record says. A real change ranks again for the newest task; `ranked` is then the record for
-	 * the session to keep (the ranking is the session's state).
+	 * the session to keep (the ranking is the session's state), when there is an order to keep: a
+	 * kind with two entries or more.
 	 */
 	promptSection(task: string): { text: string; ranked?: HarnessIndexRecord } {
 		const harness = this.harness;
@@ -116,7 +117,8 @@ export class HarnessRuntime {
 		const rankedFor = rankingKey(task);
 		const text = renderHarnessSection(harness, rankedFor);
 		this.section = { signature, rankedFor, text };
-		return { text, ranked: indexRecord(rankedFor, text) };
+		// With at most one entry of each kind every task gives this text: there is no ranking to keep.
+		return ordersEntries(harness) ? { text, ranked: indexRecord(rankedFor, text) } : { text };
 	}
 
 	/** Run a refinement after any running one (one at a time per session). */
@@ -163,4 +165,10 @@ export class HarnessRuntime {
 		this.queue = run.catch(() => undefined);
 		return run;
 	}
+}
+
+/** Some kind holds two entries or more, so the task decides their order (and which ones show). */
+function ordersEntries(harness: Harness): boolean {
+	const kinds = harness.readable().entries.map((entry) => entry.kind);
+	return kinds.some((kind, index) => kinds.indexOf(kind) !== index);
 }
