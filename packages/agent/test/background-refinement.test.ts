@@ -8,8 +8,8 @@ import {
 	type Message,
 } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { HARNESS_INDEX_ENTRY, REFINEMENT_ENTRY } from "../src/builtin/harness/index.js";
-import { Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
+import { REFINEMENT_ENTRY } from "../src/builtin/harness/index.js";
+import { HARNESS_INDEX_ENTRY, Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
 import { type StartedSession, startSession } from "../src/startup/index.js";
 import { cell } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";

@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { GOAL_READY_GUARD } from "prime-agent-context";
 import { expect, it } from "vitest";
+import { SAME_POLL_RESULT } from "../src/builtin/prime-context/context-view.js";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { GOAL_CONTEXT, GOAL_ENTRY, type GoalData, type GoalEvent } from "../src/goals/index.js";
@@ -11,6 +12,7 @@ import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 import { localModelWorld } from "./loopback-servers.js";
+import { expectPromptOnlyGrows } from "./prompt-growth.js";
 
 const sessions = useFauxSessions();
 
@@ -268,6 +270,68 @@ it("the goal survives a resume and follows the branch: a fork or --at before a c
 
 	const before = await sessions.start({ resume: path, at: entries[0]?.parentId as string });
 	expect(before.goals.current()).toBe(undefined);
+});
+
+/** A poll of a long job: the same status every time, with a fresh UUID and elapsed value. */
+const POLL = `import uuid, time\nprint(f"job {uuid.uuid4()} running, elapsed {time.monotonic():.1f}s; 0 of 3 files written, log in job.log")`;
+/** What the poll prints (a new UUID and elapsed value every time). */
+const POLLED = /^job [0-9a-f-]{36} running, elapsed [\d.]+s; 0 of 3 files written, log in job.log$/;
+const POLLED_AFTER_NOTE = new RegExp(`\\n${POLLED.source.slice(1)}`);
+const REPEATED_CONTINUATION = (id: string) =>
+	`[goal ${id} continuation] You stopped, but the goal is still open. Audit it as the whole continuation prompt above says: every item of the objective, with the evidence you observed, before \`await goal.complete(summary)\`. If something outside your reach blocks an item, say exactly what and what the user must do.`;
+const toolResultTexts = (context: Context | undefined) =>
+	(context?.messages ?? []).filter((message) => message.role === "toolResult").map(wireText);
+
+it("goal continuations keep what was sent: every call, across a resume too, extends the call before byte for byte", {
+	timeout: 120_000,
+}, async () => {
+	const poll = [run(POLL), text("Still waiting.")];
+	const seen = script([
+		...poll,
+		...poll,
+		...poll,
+		...poll,
+		...poll,
+		run('print(await goal.complete("the job ended: its last poll said so"))'),
+		text("Complete."),
+	]);
+	const first = await sessions.start({ goal: { objective: "watch the job until it ends", turns: "8" } });
+	await first.agentSession.prompt("watch the job");
+	// The first poll answered the prompt; three continuations followed; the turn budget stopped the fourth.
+	expect(seen).toHaveLength(8);
+	expect(first.goals.current()?.status).toBe("budget_reached");
+	expectPromptOnlyGrows(seen);
+	const before = seen[7] as Context;
+	const continuations = before.messages.map(wireText).filter((sent) => sent.includes("continuation] You stopped"));
+	expect(continuations).toHaveLength(3);
+	// The first continuation is whole; the next ones, with it in view, add only a reference and the usage.
+	expect(continuations[0]).toContain("<objective>\nwatch the job until it ends\n</objective>");
+	expect(continuations.slice(1).map((sent) => sent.split("\n")[0])).toEqual([
+		REPEATED_CONTINUATION(first.goals.current()?.id as string),
+		REPEATED_CONTINUATION(first.goals.current()?.id as string),
+	]);
+	expect(continuations.slice(1).every((sent) => sent.split("\n").length === 2)).toBe(true);
+	// The goal's start prompt is still sent whole, first, as it was sent with the first call.
+	expect(wireText(before.messages[0] as never)).toContain("A goal is set for this session");
+	// A poll that gives the previous continuation's result again is sent short; the first ones whole.
+	const results = toolResultTexts(before);
+	expect(results).toHaveLength(4);
+	expect(results.slice(0, 2).every((result) => POLLED.test(result))).toBe(true);
+	expect(results.slice(2)).toEqual([SAME_POLL_RESULT, SAME_POLL_RESULT]);
+	await first.dispose();
+
+	const resumed = await sessions.start({ continueLatest: true });
+	expect((await resumed.agentSession.prompt("/goal resume --turns 20")).status).toBe("ok");
+	await resumed.whenSettled();
+	expect(resumed.goals.current()?.status).toBe("complete");
+	expect(seen).toHaveLength(12);
+	// The stored session sends what the provider saw before the resume, byte for byte, then grows.
+	expectPromptOnlyGrows(seen);
+	// After the resume's notes the chain of same results starts again: the next poll is sent whole.
+	expect(toolResultTexts(seen[11]).slice(4)).toEqual([
+		expect.stringMatching(POLLED_AFTER_NOTE),
+		expect.stringContaining("'status': 'complete'"),
+	]);
 });
 
 it("a model that keeps answering continuations without running anything pauses the goal instead of looping", async () => {

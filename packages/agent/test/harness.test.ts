@@ -3,9 +3,15 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { HARNESS_INDEX_ENTRY } from "../src/builtin/harness/index.js";
+import { REFINEMENT_ENTRY } from "../src/builtin/harness/index.js";
 import { ExitCode, UserError } from "../src/errors.js";
-import { Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
+import {
+	HARNESS_INDEX_ENTRY,
+	Harness,
+	PLANNING_SYSTEM_PROMPT,
+	REVIEW_SYSTEM_PROMPT,
+	rankingKey,
+} from "../src/harness/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { type AgentStep, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
@@ -163,11 +169,14 @@ describe("the system prompt", () => {
 		for (const prompt of prompts.slice(1, 6)) expect(prompt).toBe(prompts[0]);
 		expect(prompts[6]).not.toBe(prompts[0]);
 		expect(prompts[6]).toContain("- twice (local): run the suite twice");
-		// That boundary is recorded on the branch, once, with the section it starts.
-		const section6 = prompts[6]?.slice(prompts[6].indexOf("# Continual Harness State")) ?? "";
+		// The first ranking and that boundary are recorded on the branch, each with the section it starts.
+		const sectionOf = (prompt: string | undefined) => prompt?.slice(prompt.indexOf("# Continual Harness State")) ?? "";
+		const hash = (text: string) => createHash("sha256").update(text).digest("hex");
 		const boundaries = started.session.customEntries(HARNESS_INDEX_ENTRY).map((entry) => entry.data);
+		// Newest first.
 		expect(boundaries).toEqual([
-			{ sha256: createHash("sha256").update(section6).digest("hex"), chars: section6.length },
+			{ rankedFor: rankingKey("deploy the docs again"), sha256: hash(sectionOf(prompts[6])) },
+			{ rankedFor: rankingKey("look at the parser"), sha256: hash(sectionOf(prompts[0])) },
 		]);
 		const base = started.agentSession.agent.state.systemPrompt;
 		expect(prompts[0]?.startsWith(`${base}\n\n`)).toBe(true);
@@ -314,6 +323,127 @@ describe("resume and fork", () => {
 	});
 });
 
+/** The system prompt of every provider call of the root agent, in order. */
+const systemPrompts = (seen: Map<string, Context[]>) =>
+	(seen.get("root") ?? []).map((context) => context.systemPrompt as string);
+/** How many calls sent a system prompt other than the call before them. */
+const changes = (prompts: string[]) => prompts.filter((prompt, i) => i > 0 && prompt !== prompts[i - 1]).length;
+/** The names of the `## Memories` listing of a system prompt, in order. */
+const memories = (prompt: string | undefined) =>
+	(prompt?.split("## Memories\n")[1]?.split("\n\n")[0] ?? "").split("\n").map((line) => line.split(" ")[1]);
+const indexEntries = (started: StartedSession) => started.session.customEntries(HARNESS_INDEX_ENTRY).length;
+
+describe("the ranking is the session's state", () => {
+	/** A session that ranked its two memories for "look at the parser" (the parser one first), then ended. */
+	async function rankedSession(): Promise<StartedSession> {
+		const first = await sessions.start();
+		storesOf(first).create("memory", "flaky", "the parser tests are flaky under xdist");
+		storesOf(first).create("memory", "docs", "the docs deploy needs DOCS_TOKEN");
+		await first.agentSession.prompt("look at the parser");
+		await first.dispose();
+		return first;
+	}
+
+	it("-c sends the system prompt of before the resume byte for byte; a harness change alters it exactly once", async () => {
+		const { seen } = script({
+			root: [
+				cell("x = 1"),
+				fauxAssistantMessage("first done"),
+				cell("y = 2"),
+				fauxAssistantMessage("second done"),
+				cell('rlm.harness.create_procedure("deploy", "run make deploy")'),
+				fauxAssistantMessage("third done"),
+				fauxAssistantMessage("fourth done"),
+			],
+		});
+		const first = await rankedSession();
+		// A prompt the docs memory matches better: a new ranking would put it first.
+		const resumed = await sessions.start({ continueLatest: true });
+		expect(resumed.session.id).toBe(first.session.id);
+		await resumed.agentSession.prompt("deploy the docs");
+		await resumed.agentSession.prompt("add a deploy procedure");
+		await resumed.dispose();
+		const again = await sessions.start({ continueLatest: true });
+		await again.agentSession.prompt("go on with the docs");
+
+		const prompts = systemPrompts(seen);
+		expect(prompts).toHaveLength(7);
+		expect(prompts[2]).toBe(prompts[1]);
+		expect(memories(prompts[2])).toEqual(["flaky", "docs"]);
+		// The procedure written by the 5th call's cell is the one change: it reaches the model when the
+		// next run starts (after the second resume), ranked again for the newest prompt.
+		expect(prompts.slice(0, 6).every((prompt) => prompt === prompts[0])).toBe(true);
+		expect(prompts[6]).toContain("## Procedures\n- deploy (local): run make deploy\n");
+		expect(memories(prompts[6])).toEqual(["docs", "flaky"]);
+		expect(changes(prompts)).toBe(1);
+		// Recorded twice: when first ranked, and at the change.
+		expect(indexEntries(again)).toBe(2);
+		expect(again.extensions.problems).toEqual([]);
+	});
+
+	it("a harness changed while the session was away is ranked again once, for the new prompt", async () => {
+		const { seen } = script({
+			root: [cell("x = 1"), fauxAssistantMessage("first done"), cell("y = 2"), fauxAssistantMessage("done")],
+		});
+		const first = await rankedSession();
+		storesOf(first).create("prompt_note", "style", "answer in short sentences", "global");
+		const resumed = await sessions.start({ continueLatest: true });
+		await resumed.agentSession.prompt("deploy the docs");
+		const prompts = systemPrompts(seen);
+		expect(prompts).toHaveLength(4);
+		expect(memories(prompts[1])).toEqual(["flaky", "docs"]);
+		expect(memories(prompts[2])).toEqual(["docs", "flaky"]);
+		expect(prompts[2]).toContain("- style (global): answer in short sentences");
+		expect(prompts[3]).toBe(prompts[2]);
+		expect(changes(prompts)).toBe(1);
+		expect(indexEntries(resumed)).toBe(2);
+	});
+
+	it("with at most one entry of each kind there is no order to keep: nothing is recorded, and -c sends the same", async () => {
+		const { seen } = script({ root: [fauxAssistantMessage("first done"), fauxAssistantMessage("done")] });
+		const first = await sessions.start();
+		storesOf(first).create("memory", "flaky", "the parser tests are flaky under xdist");
+		storesOf(first).create("procedure", "deploy", "run make deploy");
+		await first.agentSession.prompt("look at the parser");
+		await first.dispose();
+		const resumed = await sessions.start({ continueLatest: true });
+		await resumed.agentSession.prompt("deploy the docs");
+		const prompts = systemPrompts(seen);
+		expect(prompts).toHaveLength(2);
+		expect(prompts[1]).toBe(prompts[0]);
+		expect(indexEntries(resumed)).toBe(0);
+	});
+
+	it("a recorded ranking that is not valid is said once and ranked again, then recorded anew", async () => {
+		const { seen } = script({
+			root: [cell("x = 1"), fauxAssistantMessage("first done"), cell("y = 2"), fauxAssistantMessage("done")],
+		});
+		const first = await rankedSession();
+		const lines = readFileSync(first.session.path, "utf8").split("\n");
+		const at = lines.findIndex((line) => line.includes(`"customType":"${HARNESS_INDEX_ENTRY}"`));
+		const entry = JSON.parse(lines[at] as string);
+		entry.data = { rankedFor: 42, sha256: entry.data.sha256 };
+		lines[at] = JSON.stringify(entry);
+		writeFileSync(first.session.path, lines.join("\n"));
+
+		const resumed = await sessions.start({ continueLatest: true });
+		const notices: string[] = [];
+		resumed.agentSession.onNotice((notice) => {
+			if (notice.type === "extension_problem") notices.push(`${notice.path}: ${notice.message}`);
+		});
+		await resumed.agentSession.prompt("deploy the docs");
+		expect(notices).toEqual([
+			`builtin:harness: The harness index recorded in this session (entry ${entry.id}) cannot be used: rankedFor is not a string. It is ranked again for the next prompt, so the system prompt may differ from the one before; nothing else is affected.`,
+		]);
+		const prompts = systemPrompts(seen);
+		expect(memories(prompts[2])).toEqual(["docs", "flaky"]);
+		expect(prompts[3]).toBe(prompts[2]);
+		const newest = resumed.session.customEntries(HARNESS_INDEX_ENTRY)[0];
+		expect(newest?.id).not.toBe(entry.id);
+		expect((newest?.data as { rankedFor?: string } | undefined)?.rankedFor).toBe("deploy docs");
+	});
+});
+
 describe("/refine, /harness and refine.run()", () => {
 	it("applies the plan's valid edits, records the failing one, and shows them in /refine list and /harness", async () => {
 		const started = await sessions.start();
@@ -353,8 +483,8 @@ describe("/refine, /harness and refine.run()", () => {
 		const shown = (await started.agentSession.prompt("/harness show memory no-randomly")).command?.message ?? "";
 		expect(shown.split("\n")[1]).toBe("pytest passes only with -p no:randomly");
 		// The refinement is on the branch too (a custom entry, never sent to the model).
-		const noted = started.session.branch().filter((entry) => entry.type === "custom");
-		expect(noted.map((entry) => (entry as { data: { id: string } }).data.id)).toEqual(["ref_0001"]);
+		const noted = started.session.customEntries(REFINEMENT_ENTRY);
+		expect(noted.map((entry) => (entry.data as { id: string }).id)).toEqual(["ref_0001"]);
 	});
 
 	it("without a key, /refine fails as a prompt would (exit 3) while /harness and /refine list work", async () => {

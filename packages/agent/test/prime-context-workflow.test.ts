@@ -2,8 +2,10 @@ import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { GOAL_READY_GUARD, UNLOCKED_GUARD } from "prime-agent-context";
 import { describe, expect, it } from "vitest";
+import { SAME_POLL_RESULT } from "../src/builtin/prime-context/context-view.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
+import { expectPromptOnlyGrows } from "./prompt-growth.js";
 
 /**
  * Stands in for the goals feature, by its contract: with GOAL_SIM_ENTRY set, an active `goal` custom
@@ -62,8 +64,10 @@ const goalPrompts = (context: Context) => userTexts(context).filter((text) => te
 const taskMessage = (context: Context) => userTexts(context).find((text) => text.startsWith("<prime_context_task>"));
 
 /** A poll of a long job: the same status every time, with a fresh UUID and elapsed value. */
-const POLL = `import uuid, time\nprint(f"job {uuid.uuid4()} running, elapsed {time.monotonic():.1f}s")`;
-const FINISHED = `print("job finished: 3 files written")`;
+const POLL = `import uuid, time\nprint(f"job {uuid.uuid4()} running, elapsed {time.monotonic():.1f}s; 0 of 3 files written, log in job.log")`;
+/** What the poll prints (a new UUID and elapsed value every time). */
+const POLLED = /^job [0-9a-f-]{36} running, elapsed [\d.]+s; 0 of 3 files written, log in job.log$/;
+const FINISHED = `print("job finished after 3 retries: 3 files written to out/, exit status 0, full log in job.log")`;
 
 /** The model polls after every prompt and says it waits after every poll; `code(n)` is the n-th poll (0 = the first, before any continuation). */
 function pollingModel(sent: Context[], code: (n: number) => string) {
@@ -77,7 +81,7 @@ function pollingModel(sent: Context[], code: (n: number) => string) {
 }
 
 describe("goal continuation coalescing in the agent", () => {
-	it("twenty identical idle polls reach the model as one, with only the current goal_context prompt", async () => {
+	it("twenty identical idle polls: the first is sent whole, the others short, and nothing sent is ever rewritten", async () => {
 		newWorld(20);
 		const sent: Context[] = [];
 		const model = pollingModel(sent, () => POLL);
@@ -87,36 +91,42 @@ describe("goal continuation coalescing in the agent", () => {
 		expect(outcome.errorMessage).toBeUndefined();
 		expect(outcome.status).toBe("ok");
 		expect(sent).toHaveLength(42);
+		expectPromptOnlyGrows(sent);
 
-		// The transcript keeps every continuation; only what the model is sent is coalesced.
+		// The transcript keeps every continuation and every result whole; only what is sent is short.
 		const stored = session.session
 			.branch()
 			.filter((e) => e.type === "custom_message" && e.customType === "goal_context");
 		expect(stored).toHaveLength(20);
 		const last = sent[41] as Context;
-		// The first poll answered the user; of the twenty continuations only the newest is left.
-		expect(toolResults(last)).toHaveLength(2);
-		expect(goalPrompts(last)).toEqual([
-			"Goal continuation 20: the goal is still active (elapsed 600s). Audit the objective before goal.complete().",
-		]);
-		// Before its poll, the newest prompt comes after the one earlier idle turn kept (its prompt a marker).
-		const before = sent[40] as Context;
-		expect(toolResults(before)).toHaveLength(2);
-		expect(goalPrompts(before)).toHaveLength(1);
-		expect(userTexts(before)).toContain("[An earlier goal prompt; only the current one is kept.]");
+		// The first poll answered the user, the second the first continuation; the other nineteen repeat it.
+		const results = toolResults(last);
+		expect(results).toHaveLength(21);
+		expect(results.slice(0, 2).every((result) => POLLED.test(result))).toBe(true);
+		expect(results.slice(2)).toEqual(Array.from({ length: 19 }, () => SAME_POLL_RESULT));
+		expect(goalPrompts(last)).toHaveLength(20);
+		const kept = session.session
+			.branch()
+			.flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [wireText(e.message)] : []));
+		expect(kept.filter((text) => POLLED.test(text))).toHaveLength(21);
 	});
 
-	it("a poll whose result changes stays; the identical ones around it collapse", async () => {
+	it("a poll whose result changes is sent whole; the identical ones after it are short", async () => {
 		newWorld(20);
 		const sent: Context[] = [];
 		const model = pollingModel(sent, (n) => (n < 10 ? POLL : FINISHED));
 		sessions.faux.setResponses(Array.from({ length: 60 }, () => model));
 		const session = await sessions.start({ trustProject: true });
 		await session.agentSession.prompt("watch the job until it ends");
+		expectPromptOnlyGrows(sent);
 		const results = toolResults(sent[41] as Context);
-		expect(results).toHaveLength(3);
-		expect(results[1]).toMatch(/^job [0-9a-f-]{36} running, elapsed [\d.]+s$/);
-		expect(results[2]).toBe("job finished: 3 files written");
+		expect(results).toHaveLength(21);
+		expect(results[1]).toMatch(POLLED);
+		expect(results.slice(2, 10)).toEqual(Array.from({ length: 8 }, () => SAME_POLL_RESULT));
+		expect(results[10]).toBe(
+			"job finished after 3 retries: 3 files written to out/, exit status 0, full log in job.log",
+		);
+		expect(results.slice(11)).toEqual(Array.from({ length: 10 }, () => SAME_POLL_RESULT));
 	});
 });
 

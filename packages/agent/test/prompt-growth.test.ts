@@ -185,6 +185,7 @@ it("a long autonomous goal run (a child and its notice, goal continuations, a ha
 	expect(last(2)).toContain("[rlm notice: completed_without_reply]");
 	expect(last(9)).toContain("[autonomous gate 1 of 1 failed]");
 	for (const request of root) for (const section of SECTIONS) expect(request.systemPrompt).toContain(section);
-	// The memory made in request 3's cell joins the index from request 4 on: the one boundary.
-	expectPromptOnlyGrows(root, { system: [4] });
+	// The memory made in request 3's cell waits for the next run: one system prompt for the whole run.
+	expectPromptOnlyGrows(root);
+	expect(root[10]?.systemPrompt).not.toContain("take small steps");
 });

@@ -3,10 +3,17 @@ import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage, Usage } from "@mariozechner/pi-ai";
 import type { HiddenMessage } from "../extensions/index.js";
 import type { RunSupervisor, StopVerdict, WouldStopEvent } from "../orchestrator/index.js";
-import type { SessionEntry } from "../session/index.js";
+import { compactionBoundary, type SessionEntry } from "../session/index.js";
 import { goalContinueMessage, goalStartMessage } from "./prompt.js";
 import { budgetReached, checkText, currentGoal, emptyUsage, isEmptyBudget } from "./state.js";
-import { type GoalBudget, type GoalData, GoalError, type GoalUsage, IDLE_CONTINUATION_LIMIT } from "./types.js";
+import {
+	GOAL_CONTEXT,
+	type GoalBudget,
+	type GoalData,
+	GoalError,
+	type GoalUsage,
+	IDLE_CONTINUATION_LIMIT,
+} from "./types.js";
 
 /** What the goals need from the session: its branch, an entry, its sub-agents, a way to go on. */
 export interface GoalHost {
@@ -252,7 +259,8 @@ export class GoalController implements RunSupervisor {
 		}
 		this.continued = true;
 		this.emit("continued", goal);
-		return { continueWith: goalContinueMessage(goal, goal.used ?? emptyUsage()) };
+		const repeat = wholeContinuationVisible(this.host.branch(), goal.id);
+		return { continueWith: goalContinueMessage(goal, goal.used ?? emptyUsage(), repeat) };
 	}
 
 	private count(delta: GoalUsage): void {
@@ -328,6 +336,17 @@ export class GoalController implements RunSupervisor {
 	private emit(event: GoalEventKind, goal: GoalData): void {
 		for (const listener of this.listeners) listener({ type: "goal", event, goal });
 	}
+}
+
+/** The model still sees a whole continuation prompt of goal `goalId`: one on the branch since its newest compaction. */
+function wholeContinuationVisible(branch: readonly SessionEntry[], goalId: string): boolean {
+	for (let index = compactionBoundary(branch).start; index < branch.length; index++) {
+		const entry = branch[index] as SessionEntry;
+		if (entry.type !== "custom_message" || entry.customType !== GOAL_CONTEXT) continue;
+		const details = entry.details as { goalId?: unknown; kind?: unknown; repeat?: unknown } | undefined;
+		if (details?.goalId === goalId && details.kind === "continue" && details.repeat !== true) return true;
+	}
+	return false;
 }
 
 /** Input + output tokens; cached tokens (read or written) are not counted. */

@@ -27,8 +27,20 @@ export function goalStartMessage(goal: GoalData): HiddenMessage {
 	return { customType: GOAL_CONTEXT, content: text, details: { goalId: goal.id, kind: "start" } };
 }
 
-/** Sent when the model stopped while the goal is still active. */
-export function goalContinueMessage(goal: GoalData, used: GoalUsage): HiddenMessage {
+/**
+ * Sent when the model stopped while the goal is still active. `repeat`: the model still sees a whole
+ * continuation of this goal (none was compacted away since), so this one refers to it instead of
+ * sending the audit and the objective again; what was sent stays as it was, and each continuation
+ * adds only its own few lines to the conversation.
+ */
+export function goalContinueMessage(goal: GoalData, used: GoalUsage, repeat = false): HiddenMessage {
+	if (repeat) {
+		const text = [
+			`[goal ${goal.id} continuation] You stopped, but the goal is still open. Audit it as the whole continuation prompt above says: every item of the objective, with the evidence you observed, before \`await goal.complete(summary)\`. If something outside your reach blocks an item, say exactly what and what the user must do.`,
+			budgetLine(goal, used),
+		].join("\n");
+		return { customType: GOAL_CONTEXT, content: text, details: { goalId: goal.id, kind: "continue", repeat: true } };
+	}
 	const text = [
 		`[goal ${goal.id} continuation] You stopped, but the goal is still open.`,
 		AUDIT,

@@ -158,12 +158,12 @@ describe("the prompt index", () => {
 		const h = harness();
 		h.create("prompt_note", "style", "answer in short sentences");
 		const { runtime, opened } = openRuntime();
-		const first = runtime.promptSection("task");
-		expect(runtime.promptSection("task")).toBe(first);
+		const first = runtime.promptSection("task").text;
+		expect(runtime.promptSection("task").text).toBe(first);
 		opened.use("prompt_note", "style");
-		expect(runtime.promptSection("task")).toBe(first);
+		expect(runtime.promptSection("task").text).toBe(first);
 		opened.update("prompt_note", "style", "answer in one sentence");
-		const second = runtime.promptSection("task");
+		const second = runtime.promptSection("task").text;
 		expect(second).not.toBe(first);
 		expect(second).toContain("- style (local): answer in one sentence");
 	});
@@ -178,17 +178,17 @@ describe("the prompt index", () => {
 				.split("\n\n")[0]
 				?.split("\n")
 				.map((line) => line.split(" ")[1]);
-		const first = runtime.promptSection("look at the parser");
+		const first = runtime.promptSection("look at the parser").text;
 		expect(names(first)).toEqual(["parser", "docs"]);
 		// A new prompt alone leaves the prompt (and the provider's cache of it) as it was.
-		expect(runtime.promptSection("deploy the docs")).toBe(first);
+		expect(runtime.promptSection("deploy the docs").text).toBe(first);
 		// So does a write that does not change what the index shows (a use, a rejected refinement).
 		opened.use("memory", "docs");
 		opened.record({ trigger: "auto-turns", status: "rejected", summary: "nothing", edits: [] });
-		expect(runtime.promptSection("deploy the docs")).toBe(first);
+		expect(runtime.promptSection("deploy the docs").text).toBe(first);
 		// A change of the harness ranks again, for the newest task.
 		opened.create("procedure", "deploy", "run make deploy");
-		const changed = runtime.promptSection("deploy the docs");
+		const changed = runtime.promptSection("deploy the docs").text;
 		expect(names(changed)).toEqual(["docs", "parser"]);
 		expect(changed).toContain("## Procedures\n- deploy (local): run make deploy\n");
 	});
@@ -582,7 +582,7 @@ describe("stores under stress", () => {
 		const broken = readFileSync(h.path("global"), "utf8").replace("}\n\t]", "},\n\t]");
 		writeFileSync(h.path("global"), broken);
 		const { runtime } = openRuntime();
-		const section = runtime.promptSection("");
+		const section = runtime.promptSection("").text;
 		const problem = section.split("\n").find((line) => line.startsWith("(The global store")) ?? "";
 		// One line (the parser's excerpt of the file is flattened), naming the file and what to do.
 		expect(problem.startsWith(`(The global store could not be read: ${h.path("global")} is not valid JSON (`)).toBe(

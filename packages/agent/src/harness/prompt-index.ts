@@ -102,6 +102,14 @@ export function rankEntries(entries: ScopedEntry[], task: string): ScopedEntry[]
 	return scored.map((item) => item.entry);
 }
 
+/**
+ * What a ranking depends on: the task's distinct words, sorted and joined by spaces. Ranking for
+ * the key gives the same order as ranking for the task, so the key is what a session records.
+ */
+export function rankingKey(task: string): string {
+	return [...wordsOf(task)].sort().join(" ");
+}
+
 function compareDesc(a: string, b: string): number {
 	return a < b ? 1 : a > b ? -1 : 0;
 }

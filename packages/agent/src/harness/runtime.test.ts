@@ -8,6 +8,8 @@ import {
 } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
+import { sectionHash } from "./index-record.js";
+import { rankingKey } from "./prompt-index.js";
 import { REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";
 import { HarnessRuntime } from "./runtime.js";
 
@@ -125,18 +127,19 @@ describe("refinements and the session's stop", () => {
 });
 
 describe("the section for a provider call", () => {
-	it("stays the one taken at the last boundary while the harness changes, and says when a boundary takes a new one", () => {
+	it("stays the one taken at the last boundary while the harness changes, and records where a boundary takes a new one", () => {
 		const runtime = openRuntime();
+		// An empty harness has no order to keep: nothing to record.
 		const first = runtime.sectionForCall("task");
-		expect(first.changed).toBe(false);
+		expect(first.record).toBeUndefined();
 		runtime.harness.create("memory", "new", "landed during the run");
-		expect(runtime.sectionForCall("task")).toEqual({ text: first.text, changed: false });
+		expect(runtime.sectionForCall("task")).toEqual({ text: first.text });
 		runtime.markBoundary();
 		const next = runtime.sectionForCall("task");
-		expect(next.changed).toBe(true);
+		expect(next.record).toEqual({ rankedFor: rankingKey("task"), sha256: sectionHash(next.text) });
 		expect(next.text).toContain("- new (local): landed during the run");
 		// A boundary with nothing changed is no change.
 		runtime.markBoundary();
-		expect(runtime.sectionForCall("task")).toEqual({ text: next.text, changed: false });
+		expect(runtime.sectionForCall("task")).toEqual({ text: next.text });
 	});
 });

@@ -3,7 +3,8 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import { AutoRefineSchedule } from "./auto-refine.js";
 import { checkName, HarnessError } from "./entries.js";
 import { Harness } from "./harness.js";
-import { renderHarnessSection } from "./prompt-index.js";
+import { type HarnessIndexRecord, indexRecord, sectionHash } from "./index-record.js";
+import { rankingKey, renderHarnessSection } from "./prompt-index.js";
 import { type RefineOutcome, rollbackRefinement, runRefinement } from "./refine.js";
 import type { RefinementTrigger } from "./types.js";
 
@@ -41,8 +42,10 @@ export class HarnessRuntime {
 	private opened: Harness | undefined;
 	private schedule: AutoRefineSchedule | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
-	/** The section as last rendered: for the stores' signature, ranked for `task`. */
-	private section: { signature: string; task: string; text: string } | undefined;
+	/** The section as last rendered: for the stores' signature, ranked for `rankedFor` (a `rankingKey`). */
+	private section: { signature: string; rankedFor: string; text: string } | undefined;
+	/** The session's recorded ranking, until the first section is rendered. */
+	private recorded: HarnessIndexRecord | undefined;
 	/** The section provider calls get: taken at the last boundary (see `sectionForCall`). */
 	private taken: string | undefined;
 	private atBoundary = true;
@@ -87,22 +90,46 @@ export class HarnessRuntime {
 	}
 
 	/**
+	 * Start from the ranking a session recorded (resume, fork): the first section is rendered for it
+	 * and kept when it hashes as recorded, i.e. when the harness has not changed since.
+	 */
+	restoreRanking(record: HarnessIndexRecord | undefined): void {
+		this.recorded = record;
+		this.section = undefined;
+	}
+
+	/**
 	 * The `# Continual Harness State` section for the next provider call. It changes only when the
 	 * harness does: a new task alone keeps the ranking it was rendered with (a changed system prompt
 	 * costs the provider's cache of the whole conversation), as does a write the index does not show
-	 * (a use counted, a rejected refinement). A real change ranks again for the newest task.
+	 * (a use counted, a rejected refinement), and so does a resume that finds the harness as its
+	 * record says. A real change ranks again for the newest task; `ranked` is then the record for
+	 * the session to keep (the ranking is the session's state), when there is an order to keep: a
+	 * kind with two entries or more.
 	 */
-	promptSection(task: string): string {
+	promptSection(task: string): { text: string; ranked?: HarnessIndexRecord } {
 		const harness = this.harness;
 		const signature = harness.signature();
-		const section = this.section;
-		if (section?.signature === signature) return section.text;
-		if (section && renderHarnessSection(harness, section.task) === section.text) {
-			this.section = { ...section, signature };
-			return section.text;
+		const recorded = this.recorded;
+		this.recorded = undefined;
+		if (!this.section && recorded) {
+			const text = renderHarnessSection(harness, recorded.rankedFor);
+			if (sectionHash(text) === recorded.sha256) {
+				this.section = { signature, rankedFor: recorded.rankedFor, text };
+				return { text };
+			}
 		}
-		this.section = { signature, task, text: renderHarnessSection(harness, task) };
-		return this.section.text;
+		const section = this.section;
+		if (section?.signature === signature) return { text: section.text };
+		if (section && renderHarnessSection(harness, section.rankedFor) === section.text) {
+			this.section = { ...section, signature };
+			return { text: section.text };
+		}
+		const rankedFor = rankingKey(task);
+		const text = renderHarnessSection(harness, rankedFor);
+		this.section = { signature, rankedFor, text };
+		// With at most one entry of each kind every task gives this text: there is no ranking to keep.
+		return ordersEntries(harness) ? { text, ranked: indexRecord(rankedFor, text) } : { text };
 	}
 
 	/**
@@ -116,16 +143,18 @@ export class HarnessRuntime {
 	/**
 	 * The section for this provider call: the one taken at the last boundary. A harness change
 	 * during a run (a background refinement that finishes, a cell's write) reaches the model from the
-	 * next boundary on, never between two calls of one run. `changed`: this call takes a section
-	 * other than the previous calls' (the session records that boundary).
+	 * next boundary on, never between two calls of one run. `record`: what the session records for
+	 * this call, when it ranks the index anew or takes a section other than the previous calls' (the
+	 * boundary: the system prompt changes here).
 	 */
-	sectionForCall(task: string): { text: string; changed: boolean } {
-		if (!this.atBoundary && this.taken !== undefined) return { text: this.taken, changed: false };
-		const text = this.promptSection(task);
+	sectionForCall(task: string): { text: string; record?: HarnessIndexRecord } {
+		if (!this.atBoundary && this.taken !== undefined) return { text: this.taken };
+		const { text, ranked } = this.promptSection(task);
 		const changed = this.taken !== undefined && text !== this.taken;
 		this.taken = text;
 		this.atBoundary = false;
-		return { text, changed };
+		const record = ranked ?? (changed && this.section ? indexRecord(this.section.rankedFor, text) : undefined);
+		return record ? { text, record } : { text };
 	}
 
 	/**
@@ -218,4 +247,10 @@ export class HarnessRuntime {
 		this.queue = run.catch(() => undefined);
 		return run;
 	}
+}
+
+/** Some kind holds two entries or more, so the task decides their order (and which ones show). */
+function ordersEntries(harness: Harness): boolean {
+	const kinds = harness.readable().entries.map((entry) => entry.kind);
+	return kinds.some((kind, index) => kinds.indexOf(kind) !== index);
 }

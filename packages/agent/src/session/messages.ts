@@ -20,12 +20,16 @@ declare module "@mariozechner/pi-agent-core" {
 	}
 }
 
-/** The single conversion from our messages to the wire type (the loop's `convertToLlm`). */
+/**
+ * The single conversion from our messages to the wire type (the loop's `convertToLlm`). A host
+ * message goes with timestamp 0: the copy a run holds is stamped when it is made and the session
+ * entry when it is written, so a resumed session would otherwise send different bytes for it.
+ */
 export function toLlmMessages(messages: AgentMessage[]): Message[] {
 	const out: Message[] = [];
 	for (const message of messages) {
 		if (message.role === "host") {
-			out.push({ role: "user", content: message.content, timestamp: message.timestamp });
+			out.push({ role: "user", content: message.content, timestamp: 0 });
 		} else if (message.role === "user" || message.role === "assistant" || message.role === "toolResult") {
 			out.push(message);
 		}

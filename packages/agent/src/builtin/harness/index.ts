@@ -6,18 +6,20 @@
  * runs in the background and stops at the session's abort and end. The harness itself lives in
  * `src/harness/`.
  */
-import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionFactory } from "../../extensions/api.js";
 import {
 	HARNESS_FILE,
+	HARNESS_INDEX_ENTRY,
 	type HarnessDirs,
+	type HarnessIndexRecord,
 	type HarnessRuntime,
 	latestUserText,
 	REFINEMENTS_FILE,
 	type RefinementTrigger,
 	type RefineOutcome,
+	recordedIndex,
 	trajectoryText,
 } from "../../harness/index.js";
 import { ensurePrivateDir } from "../../home/index.js";
@@ -28,17 +30,13 @@ export const HARNESS_EXTENSION_NAME = "builtin:harness";
 export const HARNESS_REQUESTS = { refine: "harness.refine", rollback: "harness.rollback" } as const;
 /** Custom entry recording each refinement on the branch (never sent to the model). */
 export const REFINEMENT_ENTRY = "harness_refinement";
-/**
- * Custom entry recorded where the harness section of the system prompt changes (at a run's start or
- * after a compaction): the boundary a changed harness reaches the model at. Data: `{sha256, chars}`
- * of the new section.
- */
-export const HARNESS_INDEX_ENTRY = "harness_index";
 
 export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 	return (api: ExtensionAPI) => {
 		/** What the index ranks against: the newest user prompt. */
 		let task = "";
+		/** Why the ranking recorded in the session could not be used, until the user is told. */
+		let unusableRecord: string | undefined;
 		const input = () => ({ trajectory: trajectoryText(api.getBranch()), task });
 		const noted = (outcome: RefineOutcome): RefineOutcome => {
 			const { id, trigger, status, summary, rollbackOf } = outcome.refinement;
@@ -65,6 +63,10 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		api.on("session_start", (event) => {
 			const harness = runtime.open(join(dirname(event.sessionFile), event.sessionId));
 			task = latestUserText(api.getBranch());
+			// The ranking the session recorded (resume, fork) is kept while the harness is unchanged.
+			const recorded = recordedIndex(api.getBranch());
+			unusableRecord = recorded.problem;
+			runtime.restoreRanking(recorded.record);
 			api.addKernelStartup(kernelStartup(harness.dirs), { names: ["refine"] });
 		});
 		// A fork starts with its parent's session store and refinement log (so its ids can be rolled back).
@@ -85,6 +87,22 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		});
 		/** Stores the user was told cannot be read (each problem once; the model sees it in the index). */
 		const warned = new Set<string>();
+		/** A ranking not yet in the session file (its write failed: tried again with the next call). */
+		let unrecorded: HarnessIndexRecord | undefined;
+		const recordRanking = (record: HarnessIndexRecord) => {
+			try {
+				api.appendEntry(HARNESS_INDEX_ENTRY, record);
+				unrecorded = undefined;
+			} catch (error) {
+				// The call goes on with the section; only a resume before the record lands would rank again.
+				// (`warned` also holds this entry's name, so the user is told once.)
+				if (!warned.has(HARNESS_INDEX_ENTRY))
+					api.warn(
+						`The harness index's ranking could not be recorded in the session (${(error as Error).message}); it is tried again with the next call.`,
+					);
+				warned.add(HARNESS_INDEX_ENTRY);
+			}
+		};
 		// The section is taken at a run's start and after a compaction only, so the calls of one run share
 		// one system prompt (the provider's cache) whatever changes the harness meanwhile.
 		api.on("turn_start", (event) => {
@@ -92,12 +110,12 @@ export function harnessExtension(runtime: HarnessRuntime): ExtensionFactory {
 		});
 		api.on("system_prompt", () => {
 			if (!runtime.isOpen) return undefined;
-			const { text, changed } = runtime.sectionForCall(task);
-			if (changed)
-				api.appendEntry(HARNESS_INDEX_ENTRY, {
-					sha256: createHash("sha256").update(text).digest("hex"),
-					chars: text.length,
-				});
+			// Said with the first call (the user hears it then; at start-up nothing listens yet).
+			if (unusableRecord) api.warn(unusableRecord);
+			unusableRecord = undefined;
+			const { text, record } = runtime.sectionForCall(task);
+			if (record) unrecorded = record;
+			if (unrecorded) recordRanking(unrecorded);
 			for (const problem of runtime.harness.readable().problems) {
 				if (!warned.has(problem)) api.warn(problem);
 				warned.add(problem);

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../session/index.js";
 import {
 	coalesceGoalContinuations,
-	EARLIER_GOAL_PROMPT,
 	normalizePoll,
+	SAME_POLL_RESULT,
 	shortenKernelNotices,
 	taskText,
 } from "./context-view.js";
@@ -38,23 +38,20 @@ describe("kernel-state notices", () => {
 		expect(text.startsWith("<ipython_state>")).toBe(true);
 	});
 
+	it("sends an earlier notice the same way once a newer one follows (what was sent is kept)", () => {
+		const before = [user("go"), note("kernel_fresh", "[first resume]")];
+		const after = [...before, user("again"), note("kernel_fresh", "[second resume]")];
+		expect(JSON.stringify(shortenKernelNotices(after).slice(0, 2))).toBe(JSON.stringify(shortenKernelNotices(before)));
+	});
+
 	it("counts the names an inventory left out ('and N more')", () => {
 		const text = inventory(3).replace("name_2 (int)", "name_2 (int), and 1,200 more (`dir()` lists them all)");
 		const trimmed = shortenKernelNotices([note("ipython_state", text)]);
 		expect((trimmed[0] as { content: string }).content).toContain("1203 names are defined");
 	});
 
-	it("shortens an earlier notice the same way once a newer one follows (what was sent stays the same)", () => {
-		const first = [user("go"), note("ipython_state", inventory(45))];
-		const later = [...first, user("again"), note("kernel_fresh", "[kernel restarted]")];
-		const sentFirst = shortenKernelNotices(first);
-		const sentLater = shortenKernelNotices(later);
-		expect(sentLater.slice(0, 2)).toEqual(sentFirst);
-		expect(sentLater.length).toBe(4);
-	});
-
-	it("leaves a single short notice alone and returns the very same list", () => {
-		const messages = [user("go"), note("ipython_state", inventory(5))];
+	it("leaves short notices alone and returns the very same list", () => {
+		const messages = [note("kernel_fresh", "[old note]"), user("go"), note("ipython_state", inventory(5))];
 		expect(shortenKernelNotices(messages)).toBe(messages);
 	});
 });
@@ -127,73 +124,93 @@ const running = (n: number) =>
 	`job ${uuid(n)} running, elapsed ${(n * 30.4).toFixed(1)}s at 2026-12-01T16:${String(n).padStart(2, "0")}:07Z (obs_${String(100 + n).padStart(6, "0")})`;
 const contents = (messages: AgentMessage[]) => messages.map((m) => (m as { content: unknown }).content);
 
+const FINISHED = "job finished after 3 retries: 3 files written to out/, exit status 0, full log in job.log";
+const resultTexts = (messages: AgentMessage[]) =>
+	messages.filter((m) => m.role === "toolResult").map((m) => (contents([m])[0] as { text: string }[])[0]?.text);
+/** JSON of each message: the bytes a provider is sent for it. */
+const bytes = (messages: AgentMessage[]) => messages.map((m) => JSON.stringify(m));
+
 describe("goal continuation coalescing", () => {
-	it("twenty identical idle polls collapse to one, with only the current prompt whole", () => {
+	it("twenty identical idle polls: the first is sent whole, the other nineteen as the same-result marker", () => {
 		const messages = [
 			user("watch the job until it ends"),
 			...Array.from({ length: 20 }, (_, i) => poll(i + 1, running(i + 1))).flat(),
 			prompt(21),
 		];
 		const out = coalesceGoalContinuations(messages);
-		expect(out.filter((m) => m.role === "toolResult").map((m) => contents([m])[0])).toEqual([
-			[{ type: "text", text: running(20) }],
-		]);
-		const prompts = out.filter((m) => m.role === "host").map((m) => (m as { content: string }).content);
-		expect(prompts).toEqual([
-			EARLIER_GOAL_PROMPT,
-			'Goal continuation 21: keep working on "watch the job" (elapsed 630s).',
-		]);
-		expect(out).toHaveLength(1 + 4 + 1);
-		// Every kept tool call still has its result right after it.
-		expect(out.map((m) => m.role)).toEqual(["user", "host", "assistant", "toolResult", "assistant", "host"]);
+		expect(resultTexts(out)).toEqual([running(1), ...Array.from({ length: 19 }, () => SAME_POLL_RESULT)]);
+		// Nothing is dropped, and every prompt and answer is sent as it was recorded.
+		expect(out).toHaveLength(messages.length);
+		out.forEach((message, index) => {
+			if (message.role !== "toolResult") expect(message).toBe(messages[index]);
+		});
+		// The marker keeps the result's place: its tool call id and tool name.
+		const marked = out[7] as { toolCallId: string; toolName: string };
+		const original = messages[7] as { toolCallId: string; toolName: string };
+		expect([marked.toolCallId, marked.toolName]).toEqual([original.toolCallId, original.toolName]);
 	});
 
-	it("distinct results, user steering and notices stay", () => {
+	it("never changes how a message already sent is sent: each call's messages extend the call before's", () => {
+		const steps = [
+			user("watch the job until it ends"),
+			...poll(1, running(1)),
+			...poll(2, running(2)),
+			...poll(3, FINISHED),
+			...poll(4, FINISHED),
+			user("also check the log for warnings"),
+			...poll(5, FINISHED),
+			note("rlm_notice", "sub-agent reviewer completed"),
+			...poll(6, FINISHED),
+			prompt(7),
+		];
+		let sent: string[] = [];
+		for (let length = 1; length <= steps.length; length++) {
+			const next = bytes(coalesceGoalContinuations(steps.slice(0, length)));
+			expect(next.slice(0, sent.length)).toEqual(sent);
+			sent = next;
+		}
+	});
+
+	it("distinct results, and a result after steering or a notice, are sent whole", () => {
 		const messages = [
 			...poll(1, running(1)),
 			...poll(2, running(2)),
-			...poll(3, "job finished: 3 files written"),
-			...poll(4, "job finished: 3 files written"),
+			...poll(3, FINISHED),
+			...poll(4, FINISHED),
 			user("also check the log for warnings"),
-			...poll(5, "job finished: 3 files written"),
+			...poll(5, FINISHED),
 			note("rlm_notice", "sub-agent reviewer completed"),
-			...poll(6, "job finished: 3 files written"),
+			...poll(6, FINISHED),
 			prompt(7),
 		];
-		const out = coalesceGoalContinuations(messages);
-		const results = out
-			.filter((m) => m.role === "toolResult")
-			.map((m) => (contents([m])[0] as { text: string }[])[0]?.text);
-		// 1 and 2 are the same poll (only ids and times differ); 3 equals 4; the steering and the notice keep 4, 5 and 6.
-		expect(results).toEqual([
-			running(2),
-			"job finished: 3 files written",
-			"job finished: 3 files written",
-			"job finished: 3 files written",
-		]);
-		expect(out.filter((m) => m.role === "user").length).toBe(1);
-		expect(out.some((m) => m.role === "host" && m.customType === "rlm_notice")).toBe(true);
-		const whole = out.filter(
-			(m) => m.role === "host" && (m as { content: string }).content.startsWith("Goal continuation"),
-		);
-		expect(whole).toHaveLength(1);
-	});
-
-	it("turns that called no tool collapse on their normalized text", () => {
-		const idle = (n: number) => [prompt(n), said(`Waiting; ${n * 5} min elapsed.`)];
-		const out = coalesceGoalContinuations([...idle(1), ...idle(2), ...idle(3), prompt(4)]);
-		expect(out.filter((m) => m.role === "assistant").map((m) => contents([m])[0])).toEqual([
-			[{ type: "text", text: "Waiting; 15 min elapsed." }],
+		// 2 is 1 again (only ids and times differ); 4 is 3 again; the steering and the notice keep 5 and 6 whole.
+		expect(resultTexts(coalesceGoalContinuations(messages))).toEqual([
+			running(1),
+			SAME_POLL_RESULT,
+			FINISHED,
+			SAME_POLL_RESULT,
+			FINISHED,
+			FINISHED,
 		]);
 	});
 
-	it("leaves a context with no goal prompt, or one current prompt, as the very same list", () => {
+	it("sends a repeated result no longer than the marker as it is", () => {
+		const short = "job running";
+		const messages = [...poll(1, short), ...poll(2, short), prompt(3)];
+		expect(coalesceGoalContinuations(messages)).toBe(messages);
+		expect(SAME_POLL_RESULT.length).toBeLessThan(FINISHED.length);
+	});
+
+	it("leaves a context with nothing repeated as the very same list", () => {
 		const plain = [user("go"), said("done")];
 		expect(coalesceGoalContinuations(plain)).toBe(plain);
-		const one = [user("go"), ...poll(1, running(1))];
+		const one = [user("go"), ...poll(1, running(1)), prompt(2)];
 		expect(coalesceGoalContinuations(one)).toBe(one);
-		const marked = coalesceGoalContinuations([...poll(1, "a"), ...poll(2, "b")]);
-		expect(coalesceGoalContinuations(marked)).toBe(marked);
+		const distinct = [...poll(1, "a"), ...poll(2, "b"), prompt(3)];
+		expect(coalesceGoalContinuations(distinct)).toBe(distinct);
+		const idle = (n: number) => [prompt(n), said(`Waiting; ${n * 5} min elapsed.`)];
+		const talk = [...idle(1), ...idle(2), ...idle(3), prompt(4)];
+		expect(coalesceGoalContinuations(talk)).toBe(talk);
 	});
 
 	it("normalizes observation ids, UUIDs, clock times and elapsed values, but not counts or progress", () => {

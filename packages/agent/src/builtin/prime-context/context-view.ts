@@ -11,8 +11,8 @@ export const RESTORED_TEXT_MAX = 4000;
 export const INVENTORY_MAX_NAMES = 20;
 /** The goal continuation prompt (a hidden host message only goals emit). */
 export const GOAL_CONTEXT_TYPE = "goal_context";
-/** What an earlier goal continuation prompt is shown as: only the current prompt is sent whole. */
-export const EARLIER_GOAL_PROMPT = "[An earlier goal prompt; only the current one is kept.]";
+/** What a goal continuation's poll result is sent as when it is the previous continuation's again. */
+export const SAME_POLL_RESULT = "[Unchanged: the previous continuation's result again, ids and times aside.]";
 
 /**
  * Builds the `<prime_context_task>` text for one provider call, or null when it would add nothing
@@ -118,40 +118,37 @@ export function contentText(content: unknown): string {
 }
 
 /**
- * Goal continuation coalescing. A continuation turn is a `goal_context` prompt and the assistant
- * and tool messages that follow it, up to the next message of any other kind. Consecutive
- * continuation turns whose normalized poll result is the same collapse into the newest one (the
- * earlier ones are left out whole, so every tool call keeps its result). Only the newest prompt
- * is sent whole; an earlier prompt of a turn that stays is replaced by a short marker. User
- * messages, other host messages (notices, transitions) and distinct results stay. Returns
+ * Goal continuation coalescing, without rewriting what was sent. A continuation turn is a
+ * `goal_context` prompt and the assistant and tool messages that follow it, up to the next message
+ * of any other kind. A tool result of a turn that directly follows another continuation turn is sent
+ * as `SAME_POLL_RESULT` when the tool result at the same place in that turn came from the same tool
+ * with the same normalized text (and it is longer than the marker): twenty identical polls of a
+ * long job are sent whole once. How a message is sent depends only on the messages before it, so
+ * every message is sent the same way on every later call and after a resume (the provider's cached
+ * prefix holds); nothing is dropped, and the transcript keeps every result whole. Returns
  * `messages` itself when nothing changes.
  */
 export function coalesceGoalContinuations(messages: AgentMessage[]): AgentMessage[] {
-	const turns: { start: number; end: number; key: string }[] = [];
-	messages.forEach((message, index) => {
+	let previous: { end: number; results: AgentMessage[] } | undefined;
+	const same = new Set<number>();
+	messages.forEach((message, start) => {
 		if (!isGoalContext(message)) return;
-		let end = index + 1;
+		let end = start + 1;
 		while (end < messages.length && isTurnPart(messages[end] as AgentMessage)) end++;
-		turns.push({ start: index, end, key: pollKey(messages.slice(index + 1, end)) });
-	});
-	if (turns.length === 0) return messages;
-	const dropped = new Set<number>();
-	turns.forEach((turn, i) => {
-		const next = turns[i + 1];
-		if (next && next.start === turn.end && next.key === turn.key) {
-			for (let index = turn.start; index < turn.end; index++) dropped.add(index);
+		const results: AgentMessage[] = [];
+		for (let index = start + 1; index < end; index++) {
+			const result = messages[index] as AgentMessage;
+			if (result.role !== "toolResult") continue;
+			const before = previous?.end === start ? previous.results[results.length] : undefined;
+			if (before && samePoll(before, result)) same.add(index);
+			results.push(result);
 		}
+		previous = { end, results };
 	});
-	const newest = (turns[turns.length - 1] as { start: number }).start;
-	const earlier = turns.filter((turn) => turn.start !== newest && !dropped.has(turn.start));
-	const stale = earlier.filter((turn) => (messages[turn.start] as HostMessage).content !== EARLIER_GOAL_PROMPT);
-	if (dropped.size === 0 && stale.length === 0) return messages;
-	const marked = new Set(stale.map((turn) => turn.start));
-	return messages.flatMap((message, index) => {
-		if (dropped.has(index)) return [];
-		if (marked.has(index)) return [{ ...(message as HostMessage), content: EARLIER_GOAL_PROMPT }];
-		return [message];
-	});
+	if (same.size === 0) return messages;
+	return messages.map((message, index) =>
+		same.has(index) ? { ...message, content: [{ type: "text", text: SAME_POLL_RESULT }] } : message,
+	) as AgentMessage[];
 }
 
 function isGoalContext(message: AgentMessage): boolean {
@@ -163,18 +160,15 @@ function isTurnPart(message: AgentMessage): boolean {
 }
 
 /**
- * What makes a continuation turn's poll new: the tool results it got (with the tools' names), or
- * the assistant's text when it called no tool, normalized so that observation ids, UUIDs, clock
- * times and elapsed values do not count.
+ * Two tool results of the same tool, text only, equal once their volatile parts are masked, the
+ * second longer than the marker that would replace it (a shorter one is sent as it is).
  */
-function pollKey(turn: readonly AgentMessage[]): string {
-	const results = turn.filter((message) => message.role === "toolResult");
-	if (results.length > 0) {
-		return results
-			.map((message) => `${(message as { toolName?: string }).toolName ?? ""}\u0000${normalizePoll(textOf(message))}`)
-			.join("\u0001");
-	}
-	return `text\u0000${normalizePoll(turn.map(textOf).join("\n"))}`;
+function samePoll(before: AgentMessage, after: AgentMessage): boolean {
+	if (before.role !== "toolResult" || after.role !== "toolResult") return false;
+	if (before.toolName !== after.toolName || before.isError !== after.isError) return false;
+	const textOnly = (message: typeof before) => message.content.every((part) => part.type === "text");
+	if (!textOnly(before) || !textOnly(after) || textOf(after).length <= SAME_POLL_RESULT.length) return false;
+	return normalizePoll(textOf(before)) === normalizePoll(textOf(after));
 }
 
 /** A poll result with its volatile parts replaced: observation ids, UUIDs, timestamps, clock times, elapsed values, capsule sizes. */
