@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { cell, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 import { FIXTURE } from "./mcp-fixture.js";
-import { expectPromptOnlyGrows } from "./prompt-growth.js";
+import { cachedShare, expectPromptOnlyGrows } from "./prompt-growth.js";
 
 const sessions = useFauxSessions({ provider: "fauxg", models: [{ id: "g" }] });
 
@@ -188,4 +188,7 @@ it("a long autonomous goal run (a child and its notice, goal continuations, a ha
 	// The memory made in request 3's cell waits for the next run: one system prompt for the whole run.
 	expectPromptOnlyGrows(root);
 	expect(root[10]?.systemPrompt).not.toContain("take small steps");
+	// What a provider's cache can bill at its cached rate: all but the new messages (74% before
+	// woken turns kept the system prompt and continuations stopped rewriting message 1).
+	expect(cachedShare(root).share).toBeGreaterThan(0.9);
 });

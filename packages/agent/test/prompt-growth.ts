@@ -147,3 +147,26 @@ function describeSystemChanges(requests: readonly Context[], growth: PromptGrowt
 	while (common < before.length && before[common] === after[common]) common++;
 	return `request ${at}'s system prompt differs from character ${common}:\nbefore: ${before.slice(common, common + 300)}\nafter:  ${after.slice(common, common + 300)}`;
 }
+
+/**
+ * The share of the bytes sent after the first request that repeat the previous request's prefix
+ * (system prompt, then messages in order, up to the first difference): what a provider's prompt
+ * cache can bill at its cached rate. The first request is left out (nothing is cached before it).
+ */
+export function cachedShare(requests: readonly Context[]): { cached: number; total: number; share: number } {
+	let cached = 0;
+	let total = 0;
+	for (let index = 1; index < requests.length; index++) {
+		const previous = requests[index - 1] as Context;
+		const current = requests[index] as Context;
+		const sent = [current.systemPrompt ?? "", ...current.messages.map(wireView)];
+		const before = [previous.systemPrompt ?? "", ...previous.messages.map(wireView)];
+		let same = 0;
+		while (same < sent.length && sent[same] === before[same]) same++;
+		for (const [at, part] of sent.entries()) {
+			total += part.length;
+			if (at < same) cached += part.length;
+		}
+	}
+	return { cached, total, share: total === 0 ? 0 : cached / total };
+}
