@@ -192,3 +192,25 @@ it("a long autonomous goal run (a child and its notice, goal continuations, a ha
 	// woken turns kept the system prompt and continuations stopped rewriting message 1).
 	expect(cachedShare(root).share).toBeGreaterThan(0.9);
 });
+
+it("Prime Context's task snapshot stays last and byte-identical while the task is unchanged, and changes once with it", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [cell("a = 1"), cell("b = 2"), fauxAssistantMessage("two"), cell("c = 3"), fauxAssistantMessage("three")],
+	});
+	expect((await started.agentSession.prompt("/pc focus fix the parser")).status).toBe("ok");
+	expect((await started.agentSession.prompt("first")).status).toBe("ok");
+	expect((await started.agentSession.prompt("/pc focus fix the lexer")).status).toBe("ok");
+	expect((await started.agentSession.prompt("second")).status).toBe("ok");
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(5);
+	const snapshots = root.map((request) => wireText(request.messages.at(-1) as never));
+	expect(snapshots.slice(0, 3).every((text) => text === snapshots[0])).toBe(true);
+	expect(snapshots[0]).toContain("fix the parser");
+	expect(snapshots[3]).toContain("fix the lexer");
+	const growth = expectPromptOnlyGrows(root);
+	expect(growth.snapshotChanges).toEqual([3]);
+});
