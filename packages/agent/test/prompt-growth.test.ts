@@ -1,9 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
+import { SYSTEM_PROMPT_ENTRY } from "../src/orchestrator/index.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
 import { useFauxSessions, wireText } from "./faux-session.js";
 import { FIXTURE } from "./mcp-fixture.js";
@@ -213,4 +215,38 @@ it("Prime Context's task snapshot stays last and byte-identical while the task i
 	expect(snapshots[3]).toContain("fix the lexer");
 	const growth = expectPromptOnlyGrows(root);
 	expect(growth.snapshotChanges).toEqual([3]);
+});
+
+it("a skill installed between two prompts changes the next run's system prompt once, and the session records that boundary", {
+	timeout: 120_000,
+}, async () => {
+	const started = await sessions.start();
+	const seen = scriptAgents(sessions, {
+		root: [
+			cell("a = 1"),
+			fauxAssistantMessage("one"),
+			cell("b = 2"),
+			fauxAssistantMessage("two"),
+			fauxAssistantMessage("three"),
+		],
+	});
+	expect((await started.agentSession.prompt("first")).status).toBe("ok");
+	// As `prime-agent skill install` in another terminal would leave it.
+	const skill = join(sessions.world.home, "skills", "csv-stats");
+	mkdirSync(skill, { recursive: true });
+	writeFileSync(
+		join(skill, "SKILL.md"),
+		"---\nname: csv-stats\ndescription: Column statistics of a CSV file.\n---\n\nUse it.\n",
+	);
+	writeFileSync(join(skill, "__init__.py"), "X = 1\n");
+	expect((await started.agentSession.prompt("second")).status).toBe("ok");
+	expect((await started.agentSession.prompt("third")).status).toBe("ok");
+
+	const root = requestsOf(seen, "root");
+	expect(root).toHaveLength(5);
+	expectPromptOnlyGrows(root, { system: [2] });
+	expect(root[2]?.systemPrompt).toContain("- csv-stats: Column statistics of a CSV file.");
+	const boundaries = started.session.customEntries(SYSTEM_PROMPT_ENTRY).map((entry) => entry.data);
+	const prompt = started.agentSession.agent.state.systemPrompt;
+	expect(boundaries).toEqual([{ sha256: createHash("sha256").update(prompt).digest("hex"), chars: prompt.length }]);
 });

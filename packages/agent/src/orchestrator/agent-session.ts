@@ -25,6 +25,7 @@ import { refuseCutOffCall } from "./cut-off-call.js";
 import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
+import { PromptBoundaries } from "./prompt-boundary.js";
 import type { RunOutcome } from "./run-outcome.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
@@ -74,6 +75,8 @@ export class AgentSession {
 	/** Entries recorded only once a prompt is sent, so opening a session and leaving changes nothing. */
 	private pending: NewEntry[] = [];
 	private readonly baseSystemPrompt: string;
+	/** Where a run's system prompt changed, recorded in the session. */
+	private readonly boundaries: PromptBoundaries;
 	private readonly compactionSettings: CompactionSettings;
 	/** What extensions append to the system prompt of the next provider call (`system_prompt`). */
 	private promptAppend = "";
@@ -107,6 +110,7 @@ export class AgentSession {
 			},
 		});
 		this.baseSystemPrompt = options.systemPrompt;
+		this.boundaries = new PromptBoundaries(session);
 		this.compactionSettings = options.compaction ?? DEFAULT_COMPACTION_SETTINGS;
 		this.compactions = new CompactionScheduler(
 			(reason, instructions) => this.compact(reason, instructions),
@@ -279,6 +283,7 @@ export class AgentSession {
 		const started = await this.bridge.beforeAgentStart(prompt, this.baseSystemPrompt, woken);
 		for (const message of started.messages) this.pushHiddenMessage(message);
 		this.agent.state.systemPrompt = started.systemPrompt;
+		this.boundaries.note(started.systemPrompt);
 	}
 
 	/**

@@ -3,6 +3,7 @@ export { AgentSession, type AgentSessionOptions, type SessionNotice } from "./ag
 export { CompactionScheduler } from "./compaction-scheduler.js";
 export { type BridgedSession, ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 export { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
+export { PromptBoundaries, SYSTEM_PROMPT_ENTRY } from "./prompt-boundary.js";
 export type { RunOutcome } from "./run-outcome.js";
 export { type RunSupervisor, type StopVerdict, type WouldStopEvent, wouldStop } from "./run-supervisor.js";
 export { parseSlashCommand, promptText, type SlashCommandCall } from "./slash-commands.js";
