@@ -121,3 +121,27 @@ describe.each(WAYS)("a goal set by a one-shot slash command is kept (%s)", (way)
 		expect(server?.requests).toHaveLength(0);
 	});
 });
+
+describe.each(WAYS)("a Prime Context task change made by a one-shot slash command is kept (%s)", (way) => {
+	it('-p "/pc focus ..." keeps the session; -c finds the focus again, and the model gets it with the next prompt', async () => {
+		const w = await start(way, [{ text: "Looking at the parser." }]);
+		const task = '<prime_context_task>\nFOCUS\n"fix the parser"\n</prime_context_task>\n';
+		const focus = await cli(w, "-p", "/pc focus fix the parser");
+		expect(focus.code).toBe(ExitCode.ok);
+		expect(focus.stdout).toBe(`Task updated: set focus.\n${task}`);
+		const files = sessionFiles(w);
+		expect(files).toHaveLength(1);
+		const id = (files[0] as string).replace(/\.jsonl$/, "");
+
+		const status = await cli(w, "-c", "-p", "/pc status");
+		expect(status.code).toBe(ExitCode.ok);
+		expect(status.stdout.split("\n")[1]).toMatch(new RegExp(`^session: ${id} \\(`));
+		expect(status.stdout.endsWith(task)).toBe(true);
+
+		const go = await cli(w, "-c", "-p", "go");
+		expect(go.code).toBe(ExitCode.ok);
+		expect(sessionFiles(w)).toEqual(files);
+		expect(server?.requests).toHaveLength(1);
+		expect(JSON.stringify(server?.requests[0])).toContain(JSON.stringify(task.trimEnd()).slice(1, -1));
+	});
+});
