@@ -110,7 +110,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	}
 	const { startSession } = await import("../startup/index.js");
 	const { localLink } = await import("../link/index.js");
-	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested };
+	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested, oneShot: prompt !== undefined };
 	const started = await startSession(startOptions);
 	let current: StartedSession | undefined = started;
 	try {

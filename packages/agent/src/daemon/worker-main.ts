@@ -35,6 +35,7 @@ try {
 		goal: options.goal,
 		autonomous: options.autonomous,
 		allowMissingKey: options.allowMissingKey,
+		oneShot: record.owner === "oneshot",
 		trustProject: options.trustProject,
 	});
 	worker = new Worker({

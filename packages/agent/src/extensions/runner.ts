@@ -18,6 +18,7 @@ import type {
 /** What the running session offers extensions; the agent session implements it. */
 export interface ExtensionHost {
 	appendEntry(customType: string, data: unknown): string;
+	keepSession(): void;
 	sendMessage(message: HiddenMessage, deliverAs?: Delivery): void;
 	getBranch(): readonly SessionEntry[];
 	getContextUsage(): ContextUsage;
@@ -82,6 +83,7 @@ export class ExtensionRunner {
 				commands.push([name.replace(/^\//, ""), command]);
 			},
 			appendEntry: (customType, data) => this.requireHost("appendEntry").appendEntry(customType, data),
+			keepSession: () => this.requireHost("keepSession").keepSession(),
 			sendMessage: (message, options) => this.requireHost("sendMessage").sendMessage(message, options?.deliverAs),
 			getBranch: () => this.requireHost("getBranch").getBranch(),
 			getContextUsage: () => this.requireHost("getContextUsage").getContextUsage(),

@@ -200,6 +200,13 @@ export interface ExtensionAPI {
 	/** Persist state on the active branch; never sent to the model. Returns the entry id. */
 	appendEntry(customType: string, data: unknown): string;
 	/**
+	 * Write the session file now if it is not written yet (it is otherwise written with the first
+	 * answer): call it when the user recorded state the extension keeps under the session's id (a
+	 * command's effect), so that `-c` and `--resume` find that state even when the session ended
+	 * before any answer. Merely opening a session must still leave no file.
+	 */
+	keepSession(): void;
+	/**
 	 * Send a hidden message to the model. Default delivery: `steer` while a run is going,
 	 * `nextTurn` when idle. It is recorded as a custom message entry when it enters the context.
 	 */

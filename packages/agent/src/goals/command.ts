@@ -22,11 +22,20 @@ function splitOptions(args: string): { options: Record<string, string>; rest: st
 	return { options, rest: rest.trim() };
 }
 
+/** What a set or resumed goal says when its work waits for a prompt, in a session that takes more prompts. */
+export const STARTS_WITH_NEXT_PROMPT = "Work on it starts with your next prompt.";
+
 /**
  * `/goal` shows the goal; `/goal pause`, `/goal resume [budget]`, `/goal clear`; anything else sets
  * a goal: `/goal [--tokens N] [--turns N] [--minutes N] <objective>`. Returns the answer for the user.
+ * `startsNow`: work on a goal set now starts at once; else `later` says when it starts.
  */
-export function runGoalCommand(args: string, goals: GoalController, startsNow: () => boolean): string {
+export function runGoalCommand(
+	args: string,
+	goals: GoalController,
+	startsNow: () => boolean,
+	later = STARTS_WITH_NEXT_PROMPT,
+): string {
 	const text = args.trim();
 	if (text === "") return describeGoal(goals.current());
 	if (text === "pause") {
@@ -44,7 +53,7 @@ export function runGoalCommand(args: string, goals: GoalController, startsNow: (
 			throw new GoalError(`unexpected "${rest}" after /goal resume; only --tokens, --turns and --minutes go there.`);
 		const now = startsNow();
 		const goal = goals.resume(budgetFrom(options, "/goal resume"));
-		return `Goal ${goal.id} resumed (budget: ${describeBudget(goal.budget)}). ${now ? "Working on it now." : "Work on it starts with your next prompt."}`;
+		return `Goal ${goal.id} resumed (budget: ${describeBudget(goal.budget)}). ${now ? "Working on it now." : later}`;
 	}
 	const parsed = splitOptions(text);
 	if (parsed.rest === "")
@@ -56,5 +65,5 @@ export function runGoalCommand(args: string, goals: GoalController, startsNow: (
 		previous && (previous.status === "active" || previous.status === "paused")
 			? ` It replaces goal ${previous.id}.`
 			: "";
-	return `Goal ${goal.id} set (budget: ${describeBudget(goal.budget)}).${replaced} ${now ? "Working on it now." : "Work on it starts with your next prompt."}`;
+	return `Goal ${goal.id} set (budget: ${describeBudget(goal.budget)}).${replaced} ${now ? "Working on it now." : later}`;
 }

@@ -18,8 +18,11 @@ import {
 /** What the goals need from the session: its branch, an entry, its sub-agents, a way to go on. */
 export interface GoalHost {
 	branch(): readonly SessionEntry[];
-	/** Append a `goal` custom entry. */
-	append(data: GoalData): void;
+	/**
+	 * Append a `goal` custom entry. `keep`: the user made this change (set, pause, resume, clear), so
+	 * it is written at once, even in a session that has no answer yet (see `AppendOptions.keep`).
+	 */
+	append(data: GoalData, keep: boolean): void;
 	/** Sub-agents are starting, running, or have a delivered message to take. */
 	childrenBusy(): boolean;
 	/** The session has a conversation (a goal set now starts a turn at once rather than with the next prompt). */
@@ -125,7 +128,7 @@ export class GoalController implements RunSupervisor {
 			...(isEmptyBudget(budget) ? {} : { budget }),
 			used: emptyUsage(),
 		};
-		this.write(goal, "set");
+		this.write(goal, "set", caller === "user");
 		this.idleContinuations = 0;
 		this.host.start(goalStartMessage(goal));
 		return goal;
@@ -133,7 +136,7 @@ export class GoalController implements RunSupervisor {
 
 	pause(): GoalData {
 		const goal = this.require("pause", ["active"], "only an active goal can be paused");
-		return this.write({ ...goal, status: "paused", reason: "paused by the user" }, "paused");
+		return this.write({ ...goal, status: "paused", reason: "paused by the user" }, "paused", true);
 	}
 
 	/** Resume a paused goal, or one stopped by its budget (then with a larger budget). */
@@ -154,6 +157,7 @@ export class GoalController implements RunSupervisor {
 		const resumed = this.write(
 			{ ...rest, status: "active", ...(isEmptyBudget(merged) ? {} : { budget: merged }) },
 			"resumed",
+			true,
 		);
 		this.idleContinuations = 0;
 		this.host.start(goalStartMessage(resumed));
@@ -163,7 +167,7 @@ export class GoalController implements RunSupervisor {
 	clear(): GoalData {
 		const goal = this.current();
 		if (!goal || goal.status === "cleared") throw new GoalError("there is no goal to clear.");
-		return this.write({ ...goal, status: "cleared", reason: "cleared by the user" }, "cleared");
+		return this.write({ ...goal, status: "cleared", reason: "cleared by the user" }, "cleared", true);
 	}
 
 	/**
@@ -323,10 +327,13 @@ export class GoalController implements RunSupervisor {
 		return goal;
 	}
 
-	/** Append the goal's new state (`used` is its whole usage up to now) and tell the listeners. */
-	private write(goal: GoalData, event?: GoalEventKind): GoalData {
+	/**
+	 * Append the goal's new state (`used` is its whole usage up to now) and tell the listeners.
+	 * `byUser`: a change the user made, kept even before the session's first answer.
+	 */
+	private write(goal: GoalData, event?: GoalEventKind, byUser = false): GoalData {
 		const data: GoalData = { ...goal, used: goal.used ?? emptyUsage() };
-		this.host.append(data);
+		this.host.append(data, byUser);
 		this.unsaved = emptyUsage();
 		this.unsavedFor = goal.id;
 		if (event) this.emit(event, data);

@@ -1,6 +1,6 @@
 /** Goals: an objective the host keeps the model working on until it is audited and complete. */
 
-export { runGoalCommand } from "./command.js";
+export { runGoalCommand, STARTS_WITH_NEXT_PROMPT } from "./command.js";
 export {
 	type GoalCaller,
 	GoalController,
@@ -22,6 +22,7 @@ export {
 	describeUsage,
 	duration,
 	emptyUsage,
+	unstartedGoal,
 } from "./state.js";
 export {
 	GOAL_CONTEXT,

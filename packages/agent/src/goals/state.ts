@@ -1,5 +1,13 @@
 import type { SessionEntry } from "../session/index.js";
-import { GOAL_ENTRY, GOAL_TEXT_LIMIT, type GoalBudget, type GoalData, GoalError, type GoalUsage } from "./types.js";
+import {
+	GOAL_CONTEXT,
+	GOAL_ENTRY,
+	GOAL_TEXT_LIMIT,
+	type GoalBudget,
+	type GoalData,
+	GoalError,
+	type GoalUsage,
+} from "./types.js";
 
 const STATUSES = new Set(["active", "paused", "complete", "budget_reached", "cleared"]);
 
@@ -13,6 +21,27 @@ export function currentGoal(branch: readonly SessionEntry[]): GoalData | undefin
 			return data as GoalData;
 	}
 	return undefined;
+}
+
+/**
+ * The branch's active goal when work on it never started: no goal message entered the conversation
+ * since the change that made it active (set or resumed). A goal the user set with a one-shot
+ * `-p "/goal ..."` is one: its start message was to go with a next prompt that process never had,
+ * so the session's next run sends it.
+ */
+export function unstartedGoal(branch: readonly SessionEntry[]): GoalData | undefined {
+	let goal: GoalData | undefined;
+	let started = false;
+	for (const entry of branch) {
+		if (entry.type === "custom_message" && entry.customType === GOAL_CONTEXT) started = true;
+		if (entry.type !== "custom" || entry.customType !== GOAL_ENTRY) continue;
+		const next = currentGoal([entry]);
+		if (!next) continue;
+		// An entry that only saves usage leaves the goal as it was; a set or a resume starts it anew.
+		if (next.status === "active" && (goal?.status !== "active" || goal.id !== next.id)) started = false;
+		goal = next;
+	}
+	return goal?.status === "active" && !started ? goal : undefined;
 }
 
 export function emptyUsage(): GoalUsage {

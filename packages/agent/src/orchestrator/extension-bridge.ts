@@ -55,6 +55,10 @@ export class ExtensionBridge implements ExtensionHost {
 		return this.host.session.appendCustom(customType, data);
 	}
 
+	keepSession(): void {
+		this.host.session.keep();
+	}
+
 	sendMessage(message: HiddenMessage, deliverAs?: Delivery): void {
 		const how = this.host.isRunning() ? (deliverAs ?? "steer") : "nextTurn";
 		this.host.deliver(message, how);

@@ -60,6 +60,25 @@ describe("session file", () => {
 		expect(listSessions(dir)).toEqual([]);
 	});
 
+	it("an entry appended with keep writes the file at once, with every entry before it; keep() writes what there is", () => {
+		const session = Session.create({ dir, cwd: "/project" });
+		session.appendCustom("note", { n: 1 });
+		expect(existsSync(session.path)).toBe(false);
+		session.appendCustom("goal", { id: "goal-1" }, { keep: true });
+		expect(session.persisted).toBe(true);
+		expect(lines(session.path).map((record) => record.customType ?? record.type)).toEqual(["session", "note", "goal"]);
+		session.appendCustom("note", { n: 2 });
+		expect(lines(session.path)).toHaveLength(4);
+		// Reopened, it is a session like any other: `-c` and `--resume` find it.
+		expect(Session.open(session.path).entries).toHaveLength(3);
+		expect(latestSession(dir, "/project")?.id).toBe(session.id);
+
+		const bare = Session.create({ dir, cwd: "/elsewhere" });
+		bare.keep();
+		bare.keep();
+		expect(lines(bare.path)).toEqual([bare.header]);
+	});
+
 	it("reopening restores the entries and continues from the last one", () => {
 		const session = Session.create({ dir, cwd: "/project" });
 		session.appendMessage(user("a"));

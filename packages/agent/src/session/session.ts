@@ -26,12 +26,22 @@ export interface CreateSessionOptions {
 	rlmChild?: SessionHeader["rlmChild"];
 }
 
+export interface AppendOptions {
+	/**
+	 * Write the file now, even before the first answer: the user recorded state worth keeping (a
+	 * goal set with `/goal`), which leaving before any answer must not lose. Without it such an
+	 * entry waits in memory for the first answer.
+	 */
+	keep?: boolean;
+}
+
 /**
  * One session: an append-only JSONL file (header line, then entries forming a tree).
  *
  * Contract:
  * - Nothing is written before the first assistant message (one that failed before producing any
- *   output does not count); a session opened and closed leaves no file.
+ *   output does not count), unless an append or `keep()` asks to keep the session (see
+ *   `AppendOptions.keep`); a session opened and closed leaves no file.
  * - After that, every entry is appended synchronously, so the file is always a valid JSONL prefix.
  * - An append the disk refuses (full, read-only) throws a `DiskWriteError` naming the file, leaves
  *   no part of its line in the file, and leaves the entry out of the tree too.
@@ -178,7 +188,7 @@ export class Session {
 	}
 
 	/** Append an entry under the leaf and make it the leaf. Returns its id. */
-	append(entry: NewEntry): string {
+	append(entry: NewEntry, options: AppendOptions = {}): string {
 		const full = {
 			...entry,
 			id: this.newId(),
@@ -186,7 +196,7 @@ export class Session {
 			timestamp: new Date().toISOString(),
 		} as SessionEntry;
 		// Written first: an entry the file did not take is not in the tree (the next one hangs where the file's last does).
-		this.persist(full);
+		this.persist(full, options.keep === true);
 		this.remember(full);
 		this.leaf = full.id;
 		return full.id;
@@ -204,8 +214,17 @@ export class Session {
 		return this.append({ type: "thinking_level_change", thinkingLevel });
 	}
 
-	appendCustom(customType: string, data: unknown): string {
-		return this.append({ type: "custom", customType, data });
+	appendCustom(customType: string, data: unknown, options: AppendOptions = {}): string {
+		return this.append({ type: "custom", customType, data }, options);
+	}
+
+	/**
+	 * Write the file now if it is not written yet, with every entry so far: state the user recorded
+	 * outside the session's entries (a Prime Context focus, kept under the session's id) is found
+	 * again by `-c` and `--resume` (see `AppendOptions.keep`).
+	 */
+	keep(): void {
+		if (!this.written) this.writeAll();
 	}
 
 	/** Custom entries of one type on the active branch, newest first. */
@@ -249,7 +268,7 @@ export class Session {
 		this.ordered.push(entry);
 	}
 
-	private persist(entry: SessionEntry): void {
+	private persist(entry: SessionEntry, keep: boolean): void {
 		if (this.written) {
 			writingTo(
 				this.path,
@@ -262,7 +281,7 @@ export class Session {
 				},
 				`resume it with \`prime-agent -r ${this.commandRef}\``,
 			);
-		} else if (isAnswerEntry(entry)) {
+		} else if (keep || isAnswerEntry(entry)) {
 			this.writeAll([entry]);
 		}
 	}
@@ -294,7 +313,7 @@ export class Session {
 		}
 	}
 
-	/** Write the whole file (the first answer, a fork): a write that fails leaves no file. */
+	/** Write the whole file (the first answer, a fork, a kept entry): a write that fails leaves no file. */
 	private writeAll(extra: SessionEntry[] = []): void {
 		const lines = [this.header, ...this.ordered, ...extra].map((record) => `${JSON.stringify(record)}\n`).join("");
 		writingTo(

@@ -13,6 +13,8 @@ import {
 	GoalController,
 	GoalError,
 	goalHostHandlers,
+	goalStartMessage,
+	unstartedGoal,
 } from "../goals/index.js";
 import type { AgentSession } from "../orchestrator/index.js";
 import type { Session } from "../session/index.js";
@@ -69,14 +71,19 @@ export interface LongRunning {
  */
 export async function wireLongRunning(
 	parts: LongRunningParts,
-	options: { goal?: { objective: string; budget: GoalBudget }; autonomous?: AutonomousConfig },
+	options: {
+		goal?: { objective: string; budget: GoalBudget };
+		autonomous?: AutonomousConfig;
+		/** The session serves one prompt, then ends (`-p`, `--mode json`): see `StartOptions.oneShot`. */
+		oneShot?: boolean;
+	},
 ): Promise<LongRunning> {
 	const { session, agentSession, children } = parts;
 	const hasConversation = () => agentSession.agent.state.messages.length > 0;
 	let starting = true;
 	const goals = new GoalController({
 		branch: () => session.branch(),
-		append: (data) => session.appendCustom(GOAL_ENTRY, data),
+		append: (data, keep) => session.appendCustom(GOAL_ENTRY, data, { keep }),
 		childrenBusy: () => children.busy,
 		hasConversation,
 		start: (message) => {
@@ -87,7 +94,11 @@ export async function wireLongRunning(
 		},
 	});
 	for (const [type, handler] of Object.entries(goalHostHandlers(goals))) parts.kernel.onHostRequest(type, handler);
-	await parts.extensions.load(GOALS_EXTENSION_NAME, goalsExtension(goals, hasConversation));
+	// A one-shot process ends after its command: the next prompt comes from the command line that continues the session.
+	const later = options.oneShot
+		? `Work on it starts when this session continues: prime-agent --resume ${session.id} -p "<prompt>" (or -c, the newest session here).`
+		: undefined;
+	await parts.extensions.load(GOALS_EXTENSION_NAME, goalsExtension(goals, hasConversation, later));
 	agentSession.subscribe((event) => goals.observe(event));
 	parts.onChildUsage((usage) => goals.addChildUsage(usage));
 	// A continuation held for sub-agents resumes once the last one has settled (after its notice is delivered).
@@ -98,6 +109,14 @@ export async function wireLongRunning(
 			});
 	});
 	if (options.goal) goals.create(options.goal.objective, options.goal.budget, "user");
+	else {
+		// Set or resumed by a process that ended before its next prompt (`-p "/goal ..."`): work starts with this one's.
+		const unstarted = unstartedGoal(session.branch());
+		if (unstarted) {
+			const start = goalStartMessage(goals.current() ?? unstarted);
+			agentSession.addHostNote(start.customType, String(start.content));
+		}
+	}
 	starting = false;
 	if (!options.autonomous) {
 		agentSession.setSupervisor(goals);

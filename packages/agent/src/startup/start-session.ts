@@ -81,6 +81,11 @@ export interface StartOptions {
 	 * need no model work (`-p "/pc status"`); a model call then fails with the missing-key error.
 	 */
 	allowMissingKey?: boolean;
+	/**
+	 * The session serves one prompt and ends (`-p`, `--mode json`): what a command says waits for
+	 * "your next prompt" names the command line that continues the session instead.
+	 */
+	oneShot?: boolean;
 	thinkingLevel?: ThinkingLevel;
 	/** Use this registry instead of pi-ai's catalogue plus models.json (embedding hosts, tests). */
 	registry?: ModelRegistry;
@@ -388,7 +393,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 			onChildUsage: (listener) => childUsageListeners.add(listener),
 			onChildEvent: (listener) => childListeners.add(listener),
 		},
-		{ goal: goalOption, autonomous: autonomousConfig },
+		{ goal: goalOption, autonomous: autonomousConfig, oneShot: options.oneShot },
 	);
 	if (resumed && usedIpython(session)) agentSession.addHostNote("kernel_fresh", statePlan.note ?? RESUMED_KERNEL_NOTE);
 	const heartbeat = options.child ? childHeartbeat(options.child, kernel, agentSession) : undefined;

@@ -21,6 +21,8 @@ export interface PcTarget {
 	recover(args: Record<string, unknown>): Promise<RecoveryResponse>;
 	readonly active: boolean;
 	setMode(on: boolean): void;
+	/** Write the session file now (see `ExtensionAPI.keepSession`): the task store is kept under its id. */
+	keep(): void;
 }
 
 /** Runs one `/pc` command; returns what to show. Bad input throws with the usage. */
@@ -32,6 +34,13 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 		// The command's failure line already says it failed; drop the response's own "Error: " prefix.
 		if (response.isError) throw new Error(response.text.replace(/^Error: /, ""));
 		return response.text;
+	};
+	// The user changed the task (kept in the archive under the session's id): the session is kept
+	// too, so `-c` finds the task again even when no answer came in this session yet.
+	const change = async (args: Record<string, unknown>) => {
+		const text = await answer(args);
+		target.keep();
+		return text;
 	};
 	switch (name) {
 		case "status": {
@@ -55,17 +64,17 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 		}
 		case "focus":
 			if (!text) throw usage("/pc focus needs the focus text, or `clear`");
-			return answer({ action: "update", focus: text === "clear" ? null : text });
+			return change({ action: "update", focus: text === "clear" ? null : text });
 		case "add":
 			if (!text) throw usage("/pc add needs the item's text");
-			return answer({ action: "update", add: [text] });
+			return change({ action: "update", add: [text] });
 		case "done":
 			if (!rest[0]) throw usage("/pc done needs an item id such as item_1");
-			return answer({ action: "update", complete: [rest[0]] });
+			return change({ action: "update", complete: [rest[0]] });
 		case "pin":
 		case "unpin":
 			if (!rest[0]) throw usage(`/pc ${name} needs an observation id`);
-			return answer({ action: "update", [name]: [rest[0]] });
+			return change({ action: "update", [name]: [rest[0]] });
 		case "mode": {
 			if (rest[0] !== "on" && rest[0] !== "off") throw usage("/pc mode takes on or off");
 			target.setMode(rest[0] === "on");

@@ -219,6 +219,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 				setMode: (on) => {
 					mode = on;
 				},
+				keep: () => api.keepSession(),
 			}),
 	});
 
