@@ -147,6 +147,19 @@ it("a time budget that runs out during a long cell stops the goal right after th
 	expect(goal?.reason).toMatch(/^time budget reached: \d+s of 1s used$/);
 });
 
+it("a goal set and then cleared (or paused) before the next prompt sends no start message with it", async () => {
+	for (const stop of ["/goal clear", "/goal pause"]) {
+		const seen = script([text("Hello.")]);
+		const started = await sessions.start();
+		await started.agentSession.prompt("/goal ship the parser");
+		await started.agentSession.prompt(stop);
+		expect((await started.agentSession.prompt("hello")).status).toBe("ok");
+		expect(seen).toHaveLength(1);
+		expect(seen[0]?.messages.map(wireText)).toEqual(["hello"]);
+		await started.dispose();
+	}
+});
+
 it("/goal shows, sets, pauses, resumes and clears the goal; bad use is an error that says what to do", async () => {
 	script([]);
 	const started = await sessions.start();

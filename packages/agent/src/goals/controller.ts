@@ -32,6 +32,8 @@ export interface GoalHost {
 	 * the next turn boundary when a run is going), else with the next prompt.
 	 */
 	start(message: HiddenMessage): void;
+	/** Take back a start message not sent yet: the goal was paused or cleared before the next prompt. */
+	withdrawStart(): void;
 }
 
 export type GoalEventKind =
@@ -136,6 +138,7 @@ export class GoalController implements RunSupervisor {
 
 	pause(): GoalData {
 		const goal = this.require("pause", ["active"], "only an active goal can be paused");
+		this.host.withdrawStart();
 		return this.write({ ...goal, status: "paused", reason: "paused by the user" }, "paused", true);
 	}
 
@@ -167,6 +170,7 @@ export class GoalController implements RunSupervisor {
 	clear(): GoalData {
 		const goal = this.current();
 		if (!goal || goal.status === "cleared") throw new GoalError("there is no goal to clear.");
+		this.host.withdrawStart();
 		return this.write({ ...goal, status: "cleared", reason: "cleared by the user" }, "cleared", true);
 	}
 

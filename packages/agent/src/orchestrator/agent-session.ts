@@ -202,6 +202,11 @@ export class AgentSession {
 		this.pending.push({ type: "custom_message", customType, content: text, display: false });
 	}
 
+	/** Take back the notes of `customType` added with `addHostNote` and not sent yet. */
+	withdrawHostNotes(customType: string): void {
+		this.pending = this.pending.filter((entry) => entry.type !== "custom_message" || entry.customType !== customType);
+	}
+
 	/** Names of the slash commands a prompt may start with (`/compact` and the extensions'). */
 	get commandNames(): string[] {
 		return [...new Set(["compact", ...(this.extensions?.commandNames ?? [])])].sort();

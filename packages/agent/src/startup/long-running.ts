@@ -8,6 +8,7 @@ import type { ExtensionRunner } from "../extensions/index.js";
 import {
 	budgetFrom,
 	checkText,
+	GOAL_CONTEXT,
 	GOAL_ENTRY,
 	type GoalBudget,
 	GoalController,
@@ -92,6 +93,7 @@ export async function wireLongRunning(
 				agentSession.addHostNote(message.customType, String(message.content));
 			else agentSession.deliverExternal(message);
 		},
+		withdrawStart: () => agentSession.withdrawHostNotes(GOAL_CONTEXT),
 	});
 	for (const [type, handler] of Object.entries(goalHostHandlers(goals))) parts.kernel.onHostRequest(type, handler);
 	// A one-shot process ends after its command: the next prompt comes from the command line that continues the session.
