@@ -1,10 +1,9 @@
 import { afterEach, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { anthropicMessagesServer, type LoopbackServer } from "./loopback-servers.js";
+import { anthropicModelWorld, type LoopbackServer } from "./loopback-servers.js";
 import { anthropicBodyGrowth } from "./prompt-growth.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
+import type { TempWorld } from "./temp-home.js";
 
 let world: TempWorld | undefined;
 let server: LoopbackServer | undefined;
@@ -28,23 +27,12 @@ function marks(body: Record<string, unknown>): number {
 it("with Prime Context's task snapshot last, each Anthropic request marks the end of its history for the cache, which the next request repeats", {
 	timeout: 120_000,
 }, async () => {
-	server = await anthropicMessagesServer([
+	({ world, server } = await anthropicModelWorld([
 		{ code: "print(await prime_context.update(focus='fix the bug', add=['read code', 'patch']))" },
 		{ code: "x = 41" },
 		{ code: "print(x + 1)" },
 		{ text: "done: 42" },
-	]);
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), LOOPBACK_KEY: "sk-loopback" });
-	world.writeHome("models.json", {
-		providers: {
-			proxy: {
-				baseUrl: server.baseUrl,
-				api: "anthropic-messages",
-				apiKeyEnv: "LOOPBACK_KEY",
-				models: [{ id: "claude-loopback", contextWindow: 200000, maxTokens: 8192 }],
-			},
-		},
-	});
+	]));
 	const io = memoryIo(world.project, world.env);
 	expect(await runCli(["-p", "fix the bug", "--model", "proxy/claude-loopback"], io)).toBe(0);
 	expect(io.out()).toBe("done: 42\n");

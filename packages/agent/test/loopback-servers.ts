@@ -209,3 +209,26 @@ export async function localModelWorld(script: ScriptedReply[]): Promise<{ world:
 	});
 	return { world, server };
 }
+
+/**
+ * A temp world with the kernel and an Anthropic-messages loopback server playing `script`, named in
+ * models.json as the model `proxy/claude-loopback` whose key is read from `LOOPBACK_KEY`. Close the
+ * server and clean the world up after the test.
+ */
+export async function anthropicModelWorld(
+	script: ScriptedReply[],
+): Promise<{ world: TempWorld; server: LoopbackServer }> {
+	const server = await anthropicMessagesServer(script);
+	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), LOOPBACK_KEY: "sk-loopback" });
+	world.writeHome("models.json", {
+		providers: {
+			proxy: {
+				baseUrl: server.baseUrl,
+				api: "anthropic-messages",
+				apiKeyEnv: "LOOPBACK_KEY",
+				models: [{ id: "claude-loopback", contextWindow: 200000, maxTokens: 8192 }],
+			},
+		},
+	});
+	return { world, server };
+}

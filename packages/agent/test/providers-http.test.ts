@@ -6,12 +6,7 @@ import { EMPTY_ANSWER } from "../src/orchestrator/empty-answer.js";
 import { memoryIo } from "./cli-io.js";
 import { spawnCliText } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
-import {
-	anthropicMessagesServer,
-	closedPort,
-	type LoopbackServer,
-	openAiCompletionsServer,
-} from "./loopback-servers.js";
+import { anthropicModelWorld, closedPort, type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let python: string;
@@ -89,18 +84,7 @@ describe("real provider path through pi-ai", () => {
 	});
 
 	it("an Anthropic-messages server as a custom base URL drives a tool call and an answer, with the key from the environment", async () => {
-		server = await anthropicMessagesServer(SCRIPT);
-		world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: python, LOOPBACK_KEY: "sk-loopback" });
-		world.writeHome("models.json", {
-			providers: {
-				proxy: {
-					baseUrl: server.baseUrl,
-					api: "anthropic-messages",
-					apiKeyEnv: "LOOPBACK_KEY",
-					models: [{ id: "claude-loopback", contextWindow: 200000, maxTokens: 8192 }],
-				},
-			},
-		});
+		({ world, server } = await anthropicModelWorld(SCRIPT));
 		const io = memoryIo(world.project, world.env);
 		const code = await runCli(["-p", "what is 6 times 7?", "--model", "proxy/claude-loopback"], io);
 		expect(code).toBe(0);
