@@ -87,11 +87,7 @@ it("prime-agent --autonomous with a gate that leaves `sleep 200 &` running ends 
 	const pgidFile = join(world.home, "gate.pgid");
 	onTestFinished(async () => {
 		// A failed test leaves nothing of the gate behind.
-		if (existsSync(pgidFile)) {
-			try {
-				process.kill(-Number(readFileSync(pgidFile, "utf8")), "SIGKILL");
-			} catch {}
-		}
+		killRecordedGroup(pgidFile);
 		await server.close();
 		world.cleanup();
 	});
@@ -216,11 +212,7 @@ it("the built prime-agent through its daemon: a gate leaving `sleep 200 &` ends 
 	const world = await makeDaemonWorld(Array.from({ length: 5 }, () => ({ text: "Done." })));
 	const pgidFile = join(world.home, "gate.pgid");
 	onTestFinished(async () => {
-		if (existsSync(pgidFile)) {
-			try {
-				process.kill(-Number(readFileSync(pgidFile, "utf8")), "SIGKILL");
-			} catch {}
-		}
+		killRecordedGroup(pgidFile);
 		await world.teardown();
 	});
 	const gate = `echo $$ > ${pgidFile}; sleep 200 & exit 1`;
@@ -263,3 +255,13 @@ it("the built prime-agent through its daemon: a gate leaving `sleep 200 &` ends 
 		"\n  failed    nonexistent-cmd-xyz (cannot run, exit 127)\nFix the gate's command in --gate on the command line (",
 	);
 });
+
+/** Kill the process group whose id the gate wrote to `pgidFile`, if it did (gone already is fine). */
+function killRecordedGroup(pgidFile: string): void {
+	if (!existsSync(pgidFile)) return;
+	try {
+		process.kill(-Number(readFileSync(pgidFile, "utf8")), "SIGKILL");
+	} catch {
+		// Gone, as it should be.
+	}
+}
