@@ -1,8 +1,13 @@
 import type { SessionNotice } from "../orchestrator/index.js";
 import { endSentence } from "../sentence.js";
 
-/** One line for the user about a compaction or an extension problem. */
+/**
+ * One line for the user about a compaction or an extension problem. None for the end of a
+ * `/compact` the user typed: the command's own answer says how it ended (said twice otherwise).
+ */
 export function describeNotice(notice: SessionNotice): string | undefined {
+	if ((notice.type === "compaction_end" || notice.type === "compaction_failed") && notice.reason === "command")
+		return undefined;
 	switch (notice.type) {
 		case "compaction_start":
 			return notice.reason === "overflow"
