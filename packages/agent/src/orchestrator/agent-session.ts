@@ -18,17 +18,17 @@ import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { DiskWriteError } from "../home/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
-import { IPYTHON_TOOL_NAME, type SessionKernel, unknownToolText } from "../tools/index.js";
+import { IPYTHON_TOOL_NAME, type SessionKernel } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
-import { EMPTY_ANSWER, isEmptyAnswer } from "./empty-answer.js";
 import { ExtensionBridge, type StartAnnouncement } from "./extension-bridge.js";
 import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.js";
 import { PromptBoundaries } from "./prompt-boundary.js";
-import type { RunOutcome } from "./run-outcome.js";
+import { type RunOutcome, runOutcome } from "./run-outcome.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
+import { hostMessage, recordMessage } from "./transcript.js";
 import { WakeScheduler } from "./wake-scheduler.js";
 
 export interface AgentSessionOptions {
@@ -455,32 +455,13 @@ export class AgentSession {
 	}
 
 	private outcome(before: number, emptyFails: boolean): RunOutcome {
-		const added = this.agent.state.messages.slice(Math.min(before, this.agent.state.messages.length));
-		const lastAssistant = [...added].reverse().find((message) => message.role === "assistant") as
-			| AssistantMessage
-			| undefined;
-		if (this.writeFailure)
-			return {
-				status: "error",
-				errorMessage: this.writeFailure.message,
-				writeFailure: this.writeFailure,
-				lastAssistant,
-			};
-		if (lastAssistant?.stopReason === "aborted") return { status: "aborted", lastAssistant };
-		if (this.kernelFailure)
-			return { status: "error", errorMessage: this.kernelFailure, kernelFailed: true, lastAssistant };
-		if (lastAssistant?.stopReason === "error" || this.agent.state.errorMessage) {
-			return {
-				status: "error",
-				errorMessage: lastAssistant?.errorMessage ?? this.agent.state.errorMessage,
-				lastAssistant,
-			};
-		}
-		const answers = added.filter((message) => message.role === "assistant") as AssistantMessage[];
-		if (emptyFails && answers.length > 0 && answers.every(isEmptyAnswer)) {
-			return { status: "error", errorMessage: EMPTY_ANSWER, lastAssistant };
-		}
-		return { status: "ok", lastAssistant };
+		const messages = this.agent.state.messages;
+		return runOutcome(messages.slice(Math.min(before, messages.length)), {
+			writeFailure: this.writeFailure,
+			kernelFailure: this.kernelFailure,
+			loopError: this.agent.state.errorMessage,
+			emptyFails,
+		});
 	}
 
 	/**
@@ -559,31 +540,14 @@ export class AgentSession {
 	/** Record a message; one the disk refused stops the run (the loop's failure), remembered for its outcome. */
 	private recordOrStop(message: AgentMessage): void {
 		try {
-			this.record(message);
+			recordMessage(
+				this.session,
+				message,
+				this.agent.state.tools.map((tool) => tool.name),
+			);
 		} catch (error) {
 			if (error instanceof DiskWriteError) this.writeFailure = error;
 			throw error;
-		}
-	}
-
-	private record(message: AgentMessage): void {
-		const tools = this.agent.state.tools.map((tool) => tool.name);
-		if (message.role === "toolResult" && message.isError && !tools.includes(message.toolName)) {
-			// The loop answers a call of a tool that does not exist with a bare "Tool bash not found".
-			// Replaced in place: the loop sends this same message on its next call, and the transcript keeps it.
-			message.content = [{ type: "text", text: unknownToolText(message.toolName, tools) }];
-		}
-		if (message.role === "host") {
-			const { customType, content, display, details } = message;
-			this.session.append({
-				type: "custom_message",
-				customType,
-				content,
-				display,
-				...(details !== undefined ? { details } : {}),
-			});
-		} else {
-			this.session.appendMessage(message);
 		}
 	}
 
@@ -617,15 +581,4 @@ export class AgentSession {
 	private notify(notice: SessionNotice): void {
 		for (const listener of this.noticeListeners) listener(notice);
 	}
-}
-
-function hostMessage(message: HiddenMessage): AgentMessage {
-	return {
-		role: "host",
-		customType: message.customType,
-		content: message.content,
-		display: false,
-		details: message.details,
-		timestamp: Date.now(),
-	};
 }

@@ -151,18 +151,7 @@ describe("goal continuation coalescing", () => {
 	});
 
 	it("never changes how a message already sent is sent: each call's messages extend the call before's", () => {
-		const steps = [
-			user("watch the job until it ends"),
-			...poll(1, running(1)),
-			...poll(2, running(2)),
-			...poll(3, FINISHED),
-			...poll(4, FINISHED),
-			user("also check the log for warnings"),
-			...poll(5, FINISHED),
-			note("rlm_notice", "sub-agent reviewer completed"),
-			...poll(6, FINISHED),
-			prompt(7),
-		];
+		const steps = [user("watch the job until it ends"), ...steeredPolls()];
 		let sent: string[] = [];
 		for (let length = 1; length <= steps.length; length++) {
 			const next = bytes(coalesceGoalContinuations(steps.slice(0, length)));
@@ -172,17 +161,7 @@ describe("goal continuation coalescing", () => {
 	});
 
 	it("distinct results, and a result after steering or a notice, are sent whole", () => {
-		const messages = [
-			...poll(1, running(1)),
-			...poll(2, running(2)),
-			...poll(3, FINISHED),
-			...poll(4, FINISHED),
-			user("also check the log for warnings"),
-			...poll(5, FINISHED),
-			note("rlm_notice", "sub-agent reviewer completed"),
-			...poll(6, FINISHED),
-			prompt(7),
-		];
+		const messages = steeredPolls();
 		// 2 is 1 again (only ids and times differ); 4 is 3 again; the steering and the notice keep 5 and 6 whole.
 		expect(resultTexts(coalesceGoalContinuations(messages))).toEqual([
 			running(1),
@@ -228,3 +207,18 @@ describe("goal continuation coalescing", () => {
 		);
 	});
 });
+
+/** Seven polls, two pairs of them equal, with a user's steering and a notice between the later ones. */
+function steeredPolls(): AgentMessage[] {
+	return [
+		...poll(1, running(1)),
+		...poll(2, running(2)),
+		...poll(3, FINISHED),
+		...poll(4, FINISHED),
+		user("also check the log for warnings"),
+		...poll(5, FINISHED),
+		note("rlm_notice", "sub-agent reviewer completed"),
+		...poll(6, FINISHED),
+		prompt(7),
+	];
+}
