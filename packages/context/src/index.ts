@@ -4,6 +4,7 @@
  */
 
 export {
+	AGED_STUB_POLICY,
 	type AgedObservation,
 	type AgeingInput,
 	type AgeingItem,

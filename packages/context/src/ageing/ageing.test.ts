@@ -133,7 +133,7 @@ describe("ageing: the stub", () => {
 			headline: "TEST_RESULT FAIL 2 failed, 40 passed",
 		});
 		expect(stub).toBe(
-			'[aged] obs_000012 · ipython · %%bash · 48,213 bytes, 812 lines · TEST_RESULT FAIL 2 failed, 40 passed · out of the prompt now, archived exactly: read it back with prime_context action=read id=obs_000012 (or action=search), or prime_context.text("obs_000012") in a cell',
+			"[aged] obs_000012 · ipython · %%bash · 48,213 bytes, 812 lines · TEST_RESULT FAIL 2 failed, 40 passed · prime_context action=read id=obs_000012",
 		);
 		expect(isAgedStub(stub)).toBe(true);
 	});
@@ -157,6 +157,6 @@ describe("ageing: the stub", () => {
 			lines: 1,
 			headline: null,
 		});
-		expect(bare.startsWith("[aged] obs_000002 · ipython · 5 bytes, 1 lines · out of the prompt")).toBe(true);
+		expect(bare).toBe("[aged] obs_000002 · ipython · 5 bytes, 1 lines · prime_context action=read id=obs_000002");
 	});
 });

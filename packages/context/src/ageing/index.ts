@@ -13,4 +13,11 @@ export {
 	planAgeing,
 } from "./plan.js";
 export { CACHE_LIFETIME_MS, type CachePrices, type CacheRatios, cacheRatios, PRICE_RATIOS } from "./prices.js";
-export { type AgedObservation, isAgedStub, renderAgedStub, STUB_COMMAND_MAX, STUB_PREFIX } from "./stub.js";
+export {
+	AGED_STUB_POLICY,
+	type AgedObservation,
+	isAgedStub,
+	renderAgedStub,
+	STUB_COMMAND_MAX,
+	STUB_PREFIX,
+} from "./stub.js";

@@ -19,6 +19,8 @@ export interface AgedObservation {
 
 /** Longest first line of a command a stub shows. */
 export const STUB_COMMAND_MAX = 80;
+/** Longest outcome line a stub shows (a host's record of it may come from an edited file). */
+export const STUB_HEADLINE_MAX = 200;
 /** Marks the stub; `isAgedStub` recognises it. */
 export const STUB_PREFIX = "[aged]";
 
@@ -28,9 +30,14 @@ export function renderAgedStub(observation: AgedObservation): string {
 	const command = firstLine(observation.command);
 	if (command) parts.push(command);
 	parts.push(`${observation.bytes.toLocaleString("en-US")} bytes, ${observation.lines.toLocaleString("en-US")} lines`);
-	if (observation.headline) parts.push(oneLine(observation.headline));
-	return `${parts.join(" · ")} · out of the prompt now, archived exactly: read it back with prime_context action=read id=${observation.id} (or action=search), or prime_context.text("${observation.id}") in a cell`;
+	if (observation.headline) parts.push(cut(oneLine(observation.headline), STUB_HEADLINE_MAX));
+	// The host's instructions explain stubs once (`AGED_STUB_POLICY`); the line names the read itself.
+	return `${parts.join(" · ")} · prime_context action=read id=${observation.id}`;
 }
+
+/** What a host tells its model once about stubs (a system prompt line). */
+export const AGED_STUB_POLICY =
+	'An `[aged] obs_...` line stands for an older tool output that left the prompt to save cost; it is archived exactly: read it back with prime_context action=read/search, or in the kernel `await prime_context.text("obs_...")`.';
 
 /** Whether `text` is an aged observation's stub. */
 export function isAgedStub(text: string): boolean {
@@ -40,8 +47,11 @@ export function isAgedStub(text: string): boolean {
 /** The first non-blank line of a command, control characters removed, cut to `STUB_COMMAND_MAX`. */
 function firstLine(command: string | null): string {
 	const line = (command ?? "").split("\n").find((text) => text.trim() !== "") ?? "";
-	const clean = oneLine(line).trim();
-	return clean.length > STUB_COMMAND_MAX ? `${clean.slice(0, STUB_COMMAND_MAX - 1)}…` : clean;
+	return cut(oneLine(line).trim(), STUB_COMMAND_MAX);
+}
+
+function cut(text: string, max: number): string {
+	return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 function oneLine(text: string): string {
