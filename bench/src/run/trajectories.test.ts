@@ -94,7 +94,7 @@ describe("trajectory replay of the prime-context arm", () => {
 		// ratios 6 calls to come do not pay for the re-write: nothing is aged.
 		expect(replays.map((replay) => [replay.aged, replay.cost])).toEqual([
 			[0, plain?.cost.anthropic],
-			[6, 73_819],
+			[6, 73_531],
 			[0, plain?.cost.anthropic],
 			[0, plain?.cost.openai],
 		]);

@@ -36,7 +36,7 @@ const stub = (id: string, i: number) =>
 	`[aged] ${id} · ipython · ${print(i)} · 6,002 bytes, 1 lines · prime_context action=read id=${id}`;
 
 describe("Prime Context ageing in the agent", () => {
-	it("on a model with no cache prices, each observation past the window of 5 is sent as its stub; every ageing is an entry; the stub's id reads the output back exactly", async () => {
+	it("on a model with no cache prices, each observation past the window of 3 is sent as its stub; every ageing is an entry; the stub's id reads the output back exactly", async () => {
 		const started = await sessions.start({ model: sessions.modelRef("plain") });
 		const codes = [1, 2, 3, 4, 5, 6, 7].map(print);
 		codes.push('print(await prime_context.text("obs_000001") == "1:" + "abcdefghij" * 600)');
@@ -44,15 +44,17 @@ describe("Prime Context ageing in the agent", () => {
 		expect((await started.agentSession.prompt("run them")).status).toBe("ok");
 		const root = seen.get("root") as Context[];
 		expect(root).toHaveLength(9);
-		// Request k sees k results: from request 6 on, the oldest beyond the newest five goes, one per call.
-		expectPromptOnlyGrows(root, { aged: [6, 7, 8] });
+		// Request k sees k results: from request 4 on, the oldest beyond the newest three goes, one per call.
+		expectPromptOnlyGrows(root, { aged: [4, 5, 6, 7, 8] });
 		const last = results(root[8]);
-		expect(last.slice(0, 3)).toEqual([stub("obs_000001", 1), stub("obs_000002", 2), stub("obs_000003", 3)]);
-		expect(last.slice(3)).toEqual([4, 5, 6, 7].map(output).concat(["True"]));
+		expect(last.slice(0, 5)).toEqual([1, 2, 3, 4, 5].map((i) => stub(`obs_00000${i}`, i)));
+		expect(last.slice(5)).toEqual([6, 7].map(output).concat(["True"]));
 		expect(records(started).map((record) => [record.reason, record.aged.map((aged) => aged.id)])).toEqual([
 			["uncached", ["obs_000001"]],
 			["uncached", ["obs_000002"]],
 			["uncached", ["obs_000003"]],
+			["uncached", ["obs_000004"]],
+			["uncached", ["obs_000005"]],
 		]);
 		// The transcript keeps every result whole.
 		const kept = started.session
@@ -62,9 +64,9 @@ describe("Prime Context ageing in the agent", () => {
 			);
 		expect(kept[0]).toBe(output(1));
 		const status = await started.agentSession.prompt("/pc status");
-		const saved = 3 * (1501 - Math.ceil(stub("obs_000001", 1).length / 4));
+		const saved = 5 * (1501 - Math.ceil(stub("obs_000001", 1).length / 4));
 		expect(status.command?.message?.split("\n").at(-1)).toBe(
-			`ageing: on (the newest 5 observations are never aged); 3 observations aged, about ${saved.toLocaleString("en-US")} tokens out of every call (last because the model has no cache prices); each stub names its id for read/search`,
+			`ageing: on (the newest 3 observations are never aged); 5 observations aged, about ${saved.toLocaleString("en-US")} tokens out of every call (last because the model has no cache prices); each stub names its id for read/search`,
 		);
 	});
 
@@ -79,32 +81,47 @@ describe("Prime Context ageing in the agent", () => {
 		expect((await resumed.agentSession.prompt("once more")).status).toBe("ok");
 		const root = seen.get("root") as Context[];
 		expect(root).toHaveLength(9);
-		expectPromptOnlyGrows(root, { aged: [6, 7] });
-		expect(results(root[8]).slice(0, 2)).toEqual([stub("obs_000001", 1), stub("obs_000002", 2)]);
+		expectPromptOnlyGrows(root, { aged: [4, 5, 6, 7] });
+		expect(results(root[8]).slice(0, 5)).toEqual([1, 2, 3, 4].map((i) => stub(`obs_00000${i}`, i)).concat([output(5)]));
 	});
 
-	it("on a cached model a short run ages nothing (it does not pay); a model change leaves the cache cold and ages all that is due at once", async () => {
+	it("on a cached model ageing waits until it pays; a model change leaves the cache cold and ages what is due at no re-billing", async () => {
 		const started = await sessions.start({ model: sessions.modelRef("cached") });
 		const seen = scriptAgents(sessions, {
-			root: [...cells([1, 2, 3, 4, 5, 6, 7].map(print)), fauxAssistantMessage("switched")],
+			root: [...cells([1, 2, 3, 4, 5].map(print)), fauxAssistantMessage("switched")],
 		});
 		expect((await started.agentSession.prompt("run them")).status).toBe("ok");
+		// Five calls in, removing two observations does not pay for re-billing the three after them.
 		expect(records(started)).toEqual([]);
 		await started.dispose();
 		const switched = await sessions.start({ resume: started.session.path, model: sessions.modelRef("cached-2") });
 		expect((await switched.agentSession.prompt("go on")).status).toBe("ok");
 		const root = seen.get("root") as Context[];
-		expect(root).toHaveLength(9);
-		expectPromptOnlyGrows(root, { aged: [8] });
+		expect(root).toHaveLength(7);
+		expectPromptOnlyGrows(root, { aged: [6] });
+		const stubTokens = Math.ceil(stub("obs_000001", 1).length / 4);
 		expect(records(switched)).toEqual([
 			{
-				aged: [
-					{ toolCallId: expect.any(String), id: "obs_000001" },
-					{ toolCallId: expect.any(String), id: "obs_000002" },
-				],
+				aged: [1, 2].map((i) => ({ toolCallId: expect.any(String), id: `obs_00000${i}` })),
 				reason: "cold-cache",
-				removedTokens: 2 * 1501 - 2 * Math.ceil(stub("obs_000001", 1).length / 4),
+				removedTokens: 2 * (1501 - stubTokens),
 				rebilledTokens: 0,
+			},
+		]);
+
+		// Seven calls in, four observations go at once: 5,876 tokens saved on this and the 7 calls
+		// expected (0.1 each) outweigh re-billing the 3,215 cached after them (1.25 - 0.1).
+		sessions.newWorld();
+		const longer = await sessions.start({ model: sessions.modelRef("cached") });
+		const more = scriptAgents(sessions, { root: cells([1, 2, 3, 4, 5, 6, 7].map(print)) });
+		expect((await longer.agentSession.prompt("run them")).status).toBe("ok");
+		expectPromptOnlyGrows(more.get("root") as Context[], { aged: [7] });
+		expect(records(longer)).toEqual([
+			{
+				aged: [1, 2, 3, 4].map((i) => ({ toolCallId: expect.any(String), id: `obs_00000${i}` })),
+				reason: "pays",
+				removedTokens: 4 * (1501 - stubTokens),
+				rebilledTokens: 3215,
 			},
 		]);
 	});

@@ -64,7 +64,7 @@ export interface ContextConfig {
 	readMaxBytes: number;
 	/** Old observations leave the prompt for a one-line stub when that pays (see `planAgeing`). Default true. */
 	ageing: boolean;
-	/** The newest this many observations are never aged. Default 5. */
+	/** The newest this many observations are never aged. Default 3. */
 	ageingWindow: number;
 }
 
@@ -74,7 +74,7 @@ export const DEFAULT_CONFIG: ContextConfig = {
 	capsuleMaxBytes: 6_144,
 	readMaxBytes: 65_536,
 	ageing: true,
-	ageingWindow: 5,
+	ageingWindow: 3,
 };
 
 /** Seed caps for model-facing recovery. */

@@ -56,7 +56,7 @@ describe("configuration files", () => {
 			capsuleMaxBytes: 6144,
 			readMaxBytes: 4096,
 			ageing: true,
-			ageingWindow: 5,
+			ageingWindow: 3,
 		});
 		expect(loaded.problems).toEqual([]);
 	});
