@@ -85,6 +85,34 @@ describe("Prime Context ageing in the agent", () => {
 		expect(results(root[8]).slice(0, 5)).toEqual([1, 2, 3, 4].map((i) => stub(`obs_00000${i}`, i)).concat([output(5)]));
 	});
 
+	it("a fork at an entry sends the prompt of that point, aged as it was then, and its stubs read back through the parent", async () => {
+		const first = await sessions.start({ model: sessions.modelRef("plain") });
+		const codes = [1, 2, 3, 4, 5, 6].map(print);
+		const seen = scriptAgents(sessions, {
+			root: [
+				...cells(codes),
+				cell('print(await prime_context.text("obs_000001") == "1:" + "abcdefghij" * 600)'),
+				fauxAssistantMessage("forked"),
+			],
+		});
+		expect((await first.agentSession.prompt("run them")).status).toBe("ok");
+		// The fork branches at the last answer of the parent's run: obs 1 to 3 were aged by then.
+		const answer = first.session
+			.branch()
+			.filter((entry) => entry.type === "message" && entry.message.role === "assistant")
+			.at(-1);
+		await first.dispose();
+		const forked = await sessions.start({ fork: first.session.path, at: answer?.id });
+		expect((await forked.agentSession.prompt("check the first")).status).toBe("ok");
+		const root = seen.get("root") as Context[];
+		expect(root).toHaveLength(9);
+		// The fork's first request (7) extends the parent's last (6) byte for byte; at 8 the read's
+		// result pushes the fourth out of the window.
+		expectPromptOnlyGrows(root, { aged: [4, 5, 6, 8] });
+		expect(results(root[8]).slice(0, 4)).toEqual([1, 2, 3, 4].map((i) => stub(`obs_00000${i}`, i)));
+		expect(results(root[8]).at(-1)).toBe("True");
+	});
+
 	it("on a cached model ageing waits until it pays; a model change leaves the cache cold and ages what is due at no re-billing", async () => {
 		const started = await sessions.start({ model: sessions.modelRef("cached") });
 		const seen = scriptAgents(sessions, {
