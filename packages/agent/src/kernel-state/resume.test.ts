@@ -33,6 +33,8 @@ const source = (dir: string, seal = new StateSeal(stateKeyPath(home))): RestoreS
 	sessionId: ID,
 	sessionsDir: sessions,
 	seal,
+	branch: [],
+	branched: false,
 });
 
 it("the home's own sealed snapshot is restored; the key is made once, private", () => {
@@ -40,9 +42,9 @@ it("the home's own sealed snapshot is restored; the key is made once, private", 
 	const state = snapshotIn(sessions);
 	seal.sign(state);
 	expect(statSync(stateKeyPath(home)).mode & 0o777).toBe(0o600);
-	expect(planStateRestore(source(sessions, seal))).toMatchObject({ restoreFrom: state });
+	expect(planStateRestore(source(sessions, seal))).toMatchObject({ restoreFrom: { dir: state } });
 	// A second process of the same home uses the same key.
-	expect(planStateRestore(source(sessions, new StateSeal(stateKeyPath(home))))).toMatchObject({ restoreFrom: state });
+	expect(planStateRestore(source(sessions, new StateSeal(stateKeyPath(home))))).toMatchObject({ restoreFrom: { dir: state } });
 });
 
 it("a manifest changed after its seal, sealed by another home, or never sealed is not restored", () => {
@@ -58,7 +60,7 @@ it("a manifest changed after its seal, sealed by another home, or never sealed i
 
 	const seal = new StateSeal(stateKeyPath(home));
 	seal.sign(state);
-	expect(planStateRestore(source(sessions, seal)).restoreFrom).toBe(state);
+	expect(planStateRestore(source(sessions, seal)).restoreFrom).toEqual({ dir: state });
 	writeFileSync(join(state, "manifest.json"), JSON.stringify({ ...MANIFEST, imports: { os: "os" } }));
 	expect(planStateRestore(source(sessions, seal)).restoreFrom).toBeUndefined();
 });

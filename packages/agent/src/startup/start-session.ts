@@ -30,7 +30,7 @@ import {
 	removeLeftoverTempFiles,
 	secureHomeFolders,
 } from "../home/index.js";
-import { kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
+import { cellEntry, kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
@@ -251,8 +251,16 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
 	// when this agent home saved them there (loading them runs code).
 	const seal = new StateSeal(stateKeyPath(paths.root));
+	// The state of the point the session continues from: a branch or fork gets its own point's.
 	const statePlan = picked
-		? planStateRestore({ sessionFile: picked.path, sessionId: picked.id, sessionsDir: paths.sessions, seal })
+		? planStateRestore({
+				sessionFile: picked.path,
+				sessionId: picked.id,
+				sessionsDir: paths.sessions,
+				seal,
+				branch: session.branch(),
+				branched: options.at !== undefined && options.at !== pickedLeaf,
+			})
 		: {};
 	if (statePlan.refused) notices.push(statePlan.refused);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
@@ -265,7 +273,12 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
 		outputDir: cellOutputDir(session.artifactDir),
-		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom, seal },
+		state: {
+			dir: kernelStateDir(session.artifactDir),
+			restoreFrom: statePlan.restoreFrom,
+			seal,
+			entryOf: (cellId) => cellEntry(session, cellId),
+		},
 		onStatus: (status) => {
 			for (const listener of statusListeners) listener(status);
 		},
