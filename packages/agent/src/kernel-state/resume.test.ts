@@ -44,7 +44,9 @@ it("the home's own sealed snapshot is restored; the key is made once, private", 
 	expect(statSync(stateKeyPath(home)).mode & 0o777).toBe(0o600);
 	expect(planStateRestore(source(sessions, seal))).toMatchObject({ restoreFrom: { dir: state } });
 	// A second process of the same home uses the same key.
-	expect(planStateRestore(source(sessions, new StateSeal(stateKeyPath(home))))).toMatchObject({ restoreFrom: { dir: state } });
+	expect(planStateRestore(source(sessions, new StateSeal(stateKeyPath(home))))).toMatchObject({
+		restoreFrom: { dir: state },
+	});
 });
 
 it("a manifest changed after its seal, sealed by another home, or never sealed is not restored", () => {

@@ -9,7 +9,9 @@ export const STATE_SEAL = "manifest.seal";
 
 /** The seal of the latest manifest, or of the one kept for `entry` (`entries/<entry>.seal`). */
 function sealPath(stateDir: string, entry?: string): string {
-	return entry === undefined ? join(stateDir, STATE_SEAL) : stateManifestPath(stateDir, entry).replace(/\.json$/, ".seal");
+	return entry === undefined
+		? join(stateDir, STATE_SEAL)
+		: stateManifestPath(stateDir, entry).replace(/\.json$/, ".seal");
 }
 
 /** The agent home's sealing key. */

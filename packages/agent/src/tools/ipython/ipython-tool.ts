@@ -51,15 +51,20 @@ export function createIpythonTool(kernel: SessionKernel): AgentTool<typeof ipyth
 		async execute(toolCallId, params, signal, onUpdate) {
 			const live = new LiveOutput();
 			let lastUpdate = 0;
-			const run = await kernel.run(normalizeCellCode(params.code), signal, (chunk) => {
-				live.push(chunk.text);
-				const now = Date.now();
-				if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
-					lastUpdate = now;
-					const latest = live.text();
-					onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
-				}
-			}, toolCallId);
+			const run = await kernel.run(
+				normalizeCellCode(params.code),
+				signal,
+				(chunk) => {
+					live.push(chunk.text);
+					const now = Date.now();
+					if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
+						lastUpdate = now;
+						const latest = live.text();
+						onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
+					}
+				},
+				toolCallId,
+			);
 			return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
 		},
 	};
