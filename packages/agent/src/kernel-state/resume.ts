@@ -1,6 +1,12 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative } from "node:path";
-import { readStateManifest, STATE_MANIFEST, type StateManifest, stateManifestPath } from "prime-agent-kernel";
+import {
+	readStateManifest,
+	STATE_ENTRIES,
+	STATE_MANIFEST,
+	type StateManifest,
+	stateManifestPath,
+} from "prime-agent-kernel";
 import { IPYTHON_TOOL_NAME } from "../tools/removed-tools.js";
 import { noSnapshotHereNote, resumeNote, type SnapshotPoint, unreadableStateNote } from "./notices.js";
 import type { StateSeal } from "./seal.js";
@@ -70,8 +76,9 @@ export function planStateRestore(source: RestoreSource): ResumePlan {
 			manifest = readStateManifest(own.dir, point.entry);
 		} else {
 			manifest = readStateManifest(own.dir);
-			// A save labelled with an entry belongs to a point this branch does not reach.
-			if (manifest && (manifest.entry !== undefined || source.branched)) {
+			// Only an older prime-agent's snapshot (no entries kept) is the end's, and only a resume of the end gets it.
+			const keptEntries = existsSync(join(own.dir, STATE_ENTRIES)) || manifest?.entry !== undefined;
+			if (manifest && (keptEntries || source.branched)) {
 				return isEmpty(manifest) ? {} : { note: noSnapshotHereNote() };
 			}
 		}
