@@ -99,7 +99,7 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	expect(forkId).not.toBe(session.id);
 	const forkManifest = readFileSync(join(world.home, "sessions", forkId, "kernel-state", "manifest.json"), "utf8");
 	expect(forkManifest).toContain('"double"');
-}, 60_000); // four command-line runs, each starting its own kernel
+}, 120_000); // four command-line runs, each starting its own kernel
 
 it("a corrupt snapshot does not break the resume: the model is told and the kernel starts empty", async () => {
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });

@@ -249,7 +249,9 @@ def _collect_garbage(directory: str, max_bytes: int, max_entries: int, keep_entr
     vars_dir = os.path.join(directory, VARS)
     entries_dir = os.path.join(directory, ENTRIES)
     sizes = {item.name: item.stat().st_size for item in os.scandir(vars_dir) if item.is_file()}
-    entries = [item for item in os.scandir(entries_dir) if item.name.endswith(".json")] if os.path.isdir(entries_dir) else []
+    entries = []
+    if os.path.isdir(entries_dir):
+        entries = [item for item in os.scandir(entries_dir) if item.name.endswith(".json")]
     if entries and sum(sizes.values()) <= max_bytes and len(entries) <= max_entries:
         return []
     keep = _manifest_files(os.path.join(directory, MANIFEST))
@@ -287,7 +289,9 @@ def restore(directory: str, namespace: dict[str, Any] | None = None, entry: str 
     if entry is not None and not _ENTRY_PATTERN.match(entry):
         report["corrupt"] = f"not a session entry id: {entry!r}"
         return report
-    manifest_path = os.path.join(directory, MANIFEST) if entry is None else os.path.join(directory, ENTRIES, f"{entry}.json")
+    manifest_path = os.path.join(directory, MANIFEST)
+    if entry is not None:
+        manifest_path = os.path.join(directory, ENTRIES, f"{entry}.json")
     if not os.path.exists(manifest_path):
         report["missing"] = True
         return report
