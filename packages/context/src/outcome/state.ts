@@ -56,6 +56,11 @@ interface IdEntry {
 	alias?: boolean;
 	/** Named by an explicit failure mark (`FAIL`, `FAILED`, `✖`, `not ok`): a failure whatever printed it. */
 	marked?: boolean;
+	/**
+	 * The test's own title, when the id is its whole title path joined in a way no separator tells
+	 * (mocha's `fullTitle` joins with spaces): a bare leaf of that title names the same test.
+	 */
+	covers?: string;
 }
 
 type Location = Outcome["locations"][number];
@@ -89,6 +94,8 @@ export interface LineFamily {
 export class ScanState {
 	private readonly ids: IdEntry[] = [];
 	private readonly idSeen = new Set<string>();
+	/** The recorded ids that are bare leaf titles so far (see `IdEntry.leaf`). */
+	private readonly leafIds = new Set<string>();
 	/** The marks the tracked ids were printed under. */
 	private readonly idMarks = new IdMarkCounter();
 	private unrecordedIds = 0;
@@ -200,6 +207,7 @@ export class ScanState {
 			leaf?: boolean;
 			alias?: boolean;
 			marked?: boolean;
+			covers?: string;
 			earlierLine?: boolean;
 			whole?: boolean;
 			verbatim?: boolean;
@@ -219,6 +227,11 @@ export class ScanState {
 		};
 		if (this.idSeen.has(id)) {
 			note(id);
+			// A whole id that a bare leaf spelled first (a test at the top level) is no leaf.
+			if (!entry.leaf && this.leafIds.delete(id)) {
+				const seen = this.ids.find((known) => known.id === id);
+				if (seen) seen.leaf = false;
+			}
 			return;
 		}
 		id = this.own(id);
@@ -233,6 +246,7 @@ export class ScanState {
 		}
 		this.idSeen.add(id);
 		note(id);
+		if (entry.leaf) this.leafIds.add(id);
 		this.ids.push({ id, ...entry });
 	}
 
@@ -240,6 +254,7 @@ export class ScanState {
 	removeId(id: string): void {
 		this.reports++;
 		if (!this.idSeen.delete(id)) return;
+		this.leafIds.delete(id);
 		this.idMarks.forget(id);
 		const index = this.ids.findIndex((entry) => entry.id === id);
 		if (index >= 0) this.ids.splice(index, 1);
@@ -443,7 +458,8 @@ export class ScanState {
 		const full = kept.filter((entry) => !entry.leaf);
 		// Every tail of a full id at a title separator (` › `, ` > `) names the same test as a bare leaf.
 		const tails = new Set<string>();
-		for (const { id } of full) {
+		for (const { id, covers } of full) {
+			if (covers !== undefined && covers !== id) tails.add(covers);
 			for (const separator of [" › ", " > "]) {
 				for (let at = id.indexOf(separator); at >= 0; at = id.indexOf(separator, at + 1)) {
 					tails.add(id.slice(at + separator.length));
