@@ -1,0 +1,41 @@
+import type { Api, Model } from "@mariozechner/pi-ai";
+
+/** The part of the compaction settings the answer's room depends on. */
+export interface AnswerReserveSettings {
+	/** Room left for the answer: compaction triggers above `contextWindow - reserveTokens`. */
+	reserveTokens: number;
+}
+
+/**
+ * The room compaction keeps free for the answer on a window: the setting, at most half the window
+ * (on windows smaller than twice the reserve, the answer gets half the window).
+ */
+export function answerReserve(settings: AnswerReserveSettings, contextWindow: number): number {
+	return Math.min(settings.reserveTokens, Math.floor(contextWindow / 2));
+}
+
+/**
+ * The most output tokens a request holding `promptTokens` may ask for: what the window leaves after
+ * the prompt, and never less than the reserve compaction keeps (the prompt is an estimate, and
+ * compaction holds it under `contextWindow - reserve`; a few hundred tokens would cut every answer
+ * short). A server that enforces its window (vLLM, OpenAI) refuses a request whose prompt and
+ * requested output together exceed it, however short the answer would have been.
+ */
+export function outputRoom(contextWindow: number, promptTokens: number, settings: AnswerReserveSettings): number {
+	return Math.max(contextWindow - promptTokens, answerReserve(settings, contextWindow));
+}
+
+/**
+ * `model` with its output maximum lowered to the room its window leaves (see `outputRoom`); the model
+ * itself when it already fits or says nothing of its window. Every provider sizes `max_tokens` from
+ * it (thinking budgets included), so a request never asks for more than the window holds.
+ */
+export function fitOutputToWindow<TApi extends Api>(
+	model: Model<TApi>,
+	promptTokens: number,
+	settings: AnswerReserveSettings,
+): Model<TApi> {
+	if (model.contextWindow <= 0 || model.maxTokens <= 0) return model;
+	const room = outputRoom(model.contextWindow, promptTokens, settings);
+	return room < model.maxTokens ? { ...model, maxTokens: room } : model;
+}
