@@ -90,6 +90,24 @@ describe("requests sized to the window", () => {
 		expect(server.calls.filter((call) => call.summary)).toHaveLength(2);
 	});
 
+	it("on a 16K window the summary requests are sized to the window too", { timeout: 180_000 }, async () => {
+		const small = 16_384;
+		const { server, world } = await serve(
+			{ window: small, enforce: true, reply: blocks(20) },
+			{ contextWindow: small },
+		);
+		const session = await start(world);
+		const outcome = await session.agentSession.prompt("print twenty blocks");
+		expect(outcome.status).toBe("ok");
+		expect(server.calls.filter((call) => call.refused)).toHaveLength(0);
+		expect(compactionsOf(session)).toBe(5);
+		// A summary asks for at most 80% of the reserve (13,107 tokens), which with its ~3,400-token prompt
+		// does not fit 16,384: it asks for what the window leaves.
+		const summaries = server.calls.filter((call) => call.summary);
+		expect(summaries.map((call) => call.maxTokens)).toEqual([13017, 12976, 12928, 12928, 12928]);
+		for (const call of server.calls) expect(call.prompt + (call.maxTokens as number)).toBeLessThanOrEqual(small);
+	});
+
 	it("a server whose window is smaller than the one configured refuses the output size: the error names the window to set, and nothing is compacted", {
 		timeout: 120_000,
 	}, async () => {
