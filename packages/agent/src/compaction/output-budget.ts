@@ -22,7 +22,8 @@ export function answerReserve(settings: AnswerReserveSettings, contextWindow: nu
  * requested output together exceed it, however short the answer would have been.
  */
 export function outputRoom(contextWindow: number, promptTokens: number, settings: AnswerReserveSettings): number {
-	return Math.max(contextWindow - promptTokens, answerReserve(settings, contextWindow));
+	// At least one token: a prompt that fills the window alone is the server's to refuse as too long.
+	return Math.max(contextWindow - promptTokens, answerReserve(settings, contextWindow), 1);
 }
 
 /**
