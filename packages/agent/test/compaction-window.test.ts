@@ -7,7 +7,7 @@ import { type StartedSession, startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
-import { type WindowServer, type WindowServerOptions, windowServer } from "./window-server.js";
+import { type WindowCall, type WindowServer, type WindowServerOptions, windowServer } from "./window-server.js";
 
 /** A 24K window, as a local server is often started (`vllm serve --max-model-len 24576`). */
 const WINDOW = 24_576;
@@ -108,6 +108,50 @@ describe("requests sized to the window", () => {
 		for (const call of server.calls) expect(call.prompt + (call.maxTokens as number)).toBeLessThanOrEqual(small);
 	});
 
+	it("a refinement's planning call, its prompt a long trajectory, asks for what the window leaves after it", {
+		timeout: 180_000,
+	}, async () => {
+		// Twenty cells, the answer, then the planning call of /refine: an empty plan.
+		const reply = (n: number) => (n <= 20 ? blocks(20)(n) : { text: "[]" });
+		const { server, world } = await serve({ window: WINDOW, enforce: true, reply }, { contextWindow: WINDOW });
+		const session = await start(world);
+		expect((await session.agentSession.prompt("print twenty blocks")).status).toBe("ok");
+		const refined = await session.agentSession.prompt("/refine");
+		expect(refined.status).toBe("ok");
+		expect(server.calls.filter((call) => call.refused)).toHaveLength(0);
+		const planning = server.calls.at(-1) as WindowCall;
+		expect(systemText(planning.body).startsWith("You maintain an AI coding agent's continual harness")).toBe(true);
+		// The newest 80,000 characters of the trajectory and the instructions: over 20,000 tokens of
+		// prompt, so the answer gets the few thousand left, not 16,384.
+		expect(planning.prompt).toBeGreaterThan(20_000);
+		expectFilledWindow(planning);
+	});
+
+	it("a skill's drafting call, its prompt a long trajectory, asks for what the window leaves after it", {
+		timeout: 180_000,
+	}, async () => {
+		// Twenty cells, one asking for a skill (the draft is no skill: the cell fails), then the answer.
+		const script = (n: number) =>
+			n < 20
+				? blocks(20)(n)
+				: n === 20
+					? { code: 'print(await skills.create("blocks", "print blocks", scope="project"))' }
+					: n === 21
+						? { text: "not a skill" }
+						: { text: "The draft did not validate." };
+		const { server, world } = await serve({ window: WINDOW, enforce: true, reply: script }, { contextWindow: WINDOW });
+		const session = await start(world);
+		expect((await session.agentSession.prompt("print twenty blocks, then make a skill")).status).toBe("ok");
+		expect(server.calls.filter((call) => call.refused)).toHaveLength(0);
+		const drafting = server.calls.filter(
+			(call) => systemText(call.body).includes("<trajectory>") || requestText(call.body).includes("<trajectory>"),
+		);
+		expect(drafting).toHaveLength(1);
+		// The newest 60,000 characters of the trajectory: 15,000 tokens and more of prompt.
+		expect((drafting[0] as WindowCall).prompt).toBeGreaterThan(15_000);
+		expectFilledWindow(drafting[0] as WindowCall);
+	});
+
 	it("a server whose window is smaller than the one configured refuses the output size: the error names the window to set, and nothing is compacted", {
 		timeout: 120_000,
 	}, async () => {
@@ -206,6 +250,23 @@ describe("what the summariser is shown of a long result", () => {
 		expect(gaps.reduce((sum, lines) => sum + lines, 0)).toBe(350);
 	});
 });
+
+/**
+ * A request whose answer was given what the window left after its prompt, no more (the agent
+ * estimates the prompt as the server counts it, to a token or two of rounding) and not 16,384.
+ */
+function expectFilledWindow(call: WindowCall): void {
+	const asked = call.maxTokens as number;
+	expect(asked).toBeLessThan(MAX_TOKENS);
+	expect(call.prompt + asked).toBeLessThanOrEqual(WINDOW);
+	expect(call.prompt + asked).toBeGreaterThan(WINDOW - 4);
+}
+
+/** The system prompt a request was sent with. */
+function systemText(body: Record<string, unknown>): string {
+	const system = (body.messages as { role: string; content: unknown }[]).find((message) => message.role === "system");
+	return typeof system?.content === "string" ? system.content : "";
+}
 
 /** The user message of a summary request (the conversation and the instructions). */
 function requestText(body: Record<string, unknown>): string {

@@ -23,7 +23,7 @@ export {
 	type KernelName,
 	listKernelNames,
 } from "./kernel-state.js";
-export { answerReserve, fitOutputToWindow, outputRoom } from "./output-budget.js";
+export { answerReserve, fitOneRequest, fitOutputToWindow, outputRoom } from "./output-budget.js";
 export { DEFAULT_EXCERPT_LIMITS, type ExcerptLimits, resultExcerpt } from "./result-excerpt.js";
 export { SUMMARY_SECTIONS, serializeConversation, summaryRequest } from "./summary-prompt.js";
 export {

@@ -1,4 +1,5 @@
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model, UserMessage } from "@mariozechner/pi-ai";
+import { requestTokens } from "./tokens.js";
 
 /** The part of the compaction settings the answer's room depends on. */
 export interface AnswerReserveSettings {
@@ -39,4 +40,17 @@ export function fitOutputToWindow<TApi extends Api>(
 	if (model.contextWindow <= 0 || model.maxTokens <= 0) return model;
 	const room = outputRoom(model.contextWindow, promptTokens, settings);
 	return room < model.maxTokens ? { ...model, maxTokens: room } : model;
+}
+
+/**
+ * `model` sized for one request outside the conversation (a refinement's planning, a skill's draft):
+ * no compaction holds its prompt under a trigger, so the answer gets what the window leaves after
+ * it, however little, rather than a reserve the server would refuse.
+ */
+export function fitOneRequest<TApi extends Api>(
+	model: Model<TApi>,
+	systemPrompt: string,
+	message: UserMessage,
+): Model<TApi> {
+	return fitOutputToWindow(model, requestTokens([message], systemPrompt), { reserveTokens: 0 });
 }
