@@ -160,7 +160,7 @@ it("a file damaged at line 2 offers no entries to continue from: it says to repa
 	const resumed = memoryIo(world.project, world.env);
 	expect(await runCli(["--model", "local/coder", "-r", ID, "-p", "go"], resumed)).toBe(2);
 	expect(resumed.err()).toBe(
-		`Error: Session file ${path} is damaged at line 2 (the entry aaaa0001 is its own parent).\n${advice}; this file was left untouched.\n`,
+		`Error: Session file ${path} is damaged at line 2 (the entry aaaa0001 is its own parent). The entry after it (line 3) is not read.\n${advice}; this file was left untouched.\n`,
 	);
 	const shown = memoryIo(world.project, world.env);
 	expect(await runCli(["sessions", ID], shown)).toBe(0);

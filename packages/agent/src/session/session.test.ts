@@ -243,7 +243,7 @@ describe("damage found while reading", () => {
 		],
 		[{ ...base, type: "mystery" }, 'unknown entry type "mystery"'],
 		[[1, 2], "not a JSON object"],
-		[{ type: "custom", customType: "goal", parentId: "aaaa0001", timestamp: at }, "id is missing"],
+		[{ ...base, id: 42, type: "custom", customType: "goal" }, "id must be a string"],
 		[
 			{ ...base, id: "aaaa0001", type: "custom", customType: "goal" },
 			"the entry id aaaa0001 was used by an earlier line",
