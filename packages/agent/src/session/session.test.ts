@@ -265,6 +265,52 @@ describe("damage found while reading", () => {
 		expect(listSessions(dir)).toEqual([]);
 	});
 
+	it("hostile lines are damage at their line, never a crash: NUL bytes, nesting too deep to write back, __proto__ keys read as data", () => {
+		const path = write([header, first]);
+		writeFileSync(
+			path,
+			`${readFileSync(path, "utf8")}\0\0\0\0\n${JSON.stringify({ ...base, type: "custom", customType: "x" })}\n`,
+		);
+		expect(() => Session.open(path)).toThrow(
+			`Session file ${path} is damaged at line 3. The entry after it (line 4) is not read.`,
+		);
+
+		// JSON.parse reads any depth; JSON.stringify (a fork, a request) overflows the stack on it.
+		const deep = `{"type":"custom","customType":"x","id":"aaaa0002","parentId":"aaaa0001","timestamp":"${at}","data":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+		writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(first)}\n${deep}\n`);
+		expect(() => Session.open(path)).toThrow(
+			`Session file ${path} is damaged at line 3 (it nests arrays or objects more than 512 levels deep, which no entry does).`,
+		);
+		expect(Session.open(path, { upToDamage: true }).fork().entries.length).toBe(1);
+
+		const polluting = `{"__proto__":{"polluted":true},"type":"custom","customType":"x","id":"aaaa0002","parentId":"aaaa0001","timestamp":"${at}"}`;
+		writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(first)}\n${polluting}\n`);
+		expect(Session.open(path).entries.length).toBe(2);
+		expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+	});
+
+	it("pi's version-1 compaction names its first kept entry by record index: it keeps that entry on", () => {
+		const linear = (message: AgentMessage) => ({ type: "message", timestamp: at, message });
+		const path = write([
+			{ type: "session", id: ID, timestamp: at, cwd: "/project" },
+			linear(user("old question")),
+			linear(assistant("old answer")),
+			linear(user("kept question")),
+			linear(assistant("kept answer")),
+			{ type: "compaction", timestamp: at, summary: "the old part", firstKeptEntryIndex: 3, tokensBefore: 50 },
+			linear(user("new question")),
+		]);
+		const session = Session.open(path);
+		expect(session.entry("line-6")).toMatchObject({ firstKeptEntryId: "line-4" });
+		expect(texts(session)).toEqual([
+			compactionSummaryText("the old part"),
+			"kept question",
+			"kept answer",
+			"new question",
+		]);
+		expect(session.readNotes.length).toBe(1);
+	});
+
 	it("a header id that is not the file's name, or not an id at all, is refused; the listing leaves the file out", () => {
 		const renamed = write([header, first], "renamed.jsonl");
 		expect(() => Session.open(renamed)).toThrow(
