@@ -106,21 +106,31 @@ function readLine(
 	return undefined;
 }
 
-/** Whether the JSON text of bytes `start` to `stop` opens more than `MAX_NESTING` levels (outside strings). */
+/**
+ * Whether the JSON text of bytes `start` to `stop` opens more than `MAX_NESTING` levels (outside
+ * strings). Strings, most of an entry's bytes, are skipped to their closing quote in one search.
+ */
 function nestedTooDeep(bytes: Buffer, start: number, stop: number): boolean {
+	if (stop - start <= MAX_NESTING) return false;
 	let depth = 0;
-	let inString = false;
 	for (let at = start; at < stop; at++) {
 		const byte = bytes[at];
-		if (inString) {
-			if (byte === 0x5c) at++;
-			else if (byte === 0x22) inString = false;
-		} else if (byte === 0x22) inString = true;
+		if (byte === 0x22) at = stringEnd(bytes, at, stop);
 		else if (byte === 0x5b || byte === 0x7b) {
 			if (++depth > MAX_NESTING) return true;
 		} else if (byte === 0x5d || byte === 0x7d) depth--;
 	}
 	return false;
+}
+
+/** Where the string opened by the quote at `quote` closes (`stop` when it does not). */
+function stringEnd(bytes: Buffer, quote: number, stop: number): number {
+	for (let at = bytes.indexOf(0x22, quote + 1); at !== -1 && at < stop; at = bytes.indexOf(0x22, at + 1)) {
+		let backslashes = 0;
+		while (bytes[at - 1 - backslashes] === 0x5c) backslashes++;
+		if (backslashes % 2 === 0) return at;
+	}
+	return stop;
 }
 
 /** The lines holding something from `start` to `end` (the line after `line` on). */
