@@ -30,4 +30,5 @@ export {
 	Session,
 	unreadText,
 } from "./session.js";
+export { MAX_LINE_BYTES, MAX_NESTING } from "./session-file.js";
 export * from "./types.js";
