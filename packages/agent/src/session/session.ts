@@ -353,9 +353,17 @@ export class Session {
 	 */
 	private rewriteAsTree(backup: string): void {
 		const original = readFileSync(this.path);
-		writeFileSync(backup, original, { mode: PRIVATE_FILE_MODE, flag: "wx" });
 		const temp = `${this.path}.${process.pid}.tmp`;
+		let backedUp = false;
 		try {
+			// Never over another file: "wx". Removed again below only when made here.
+			const fd = openSync(backup, "wx", PRIVATE_FILE_MODE);
+			backedUp = true;
+			try {
+				writeFileSync(fd, original);
+			} finally {
+				closeSync(fd);
+			}
 			// A fragment torn off the end is kept where it always goes; the tree holds only whole entries.
 			if (this.tornTail && !this.tornTail.parsed) saveTornFragment(this.path, this.tornTail);
 			const lines = [this.header, ...this.ordered].map((record) => `${JSON.stringify(record)}\n`).join("");
@@ -363,7 +371,7 @@ export class Session {
 			renameSync(temp, this.path);
 		} catch (error) {
 			rmSync(temp, { force: true });
-			rmSync(backup, { force: true });
+			if (backedUp) rmSync(backup, { force: true });
 			throw error;
 		}
 		this.tornTail = undefined;
