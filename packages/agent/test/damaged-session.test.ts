@@ -69,7 +69,7 @@ it("a parent cycle is damage at its line: `sessions FILE`, the listing and a res
 	const shown = await runBounded(["sessions", path]);
 	expect(shown.code, shown.stderr).toBe(0);
 	expect(shown.stdout).toContain(
-		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line). No entry comes before line 2",
+		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line). The entry after it (line 3) is not read. No entry comes before line 2",
 	);
 	// Far below the limit even on a loaded machine: reading stops at the line.
 	expect(shown.ms).toBeLessThan(15_000);
@@ -164,7 +164,9 @@ it("a file damaged at line 2 offers no entries to continue from: it says to repa
 	);
 	const shown = memoryIo(world.project, world.env);
 	expect(await runCli(["sessions", ID], shown)).toBe(0);
-	expect(shown.out()).toContain(`The file is damaged at line 2 (the entry aaaa0001 is its own parent). ${advice}.\n`);
+	expect(shown.out()).toContain(
+		`The file is damaged at line 2 (the entry aaaa0001 is its own parent). The entry after it (line 3) is not read. ${advice}.\n`,
+	);
 	expect(shown.out()).not.toContain("--fork");
 	const listed = memoryIo(world.project, world.env);
 	expect(await runCli(["sessions", "--all"], listed)).toBe(0);

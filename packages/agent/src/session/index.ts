@@ -26,7 +26,6 @@ export {
 	type AppendOptions,
 	afterDamage,
 	type CreateSessionOptions,
-	lineRanges,
 	Session,
 	unreadText,
 } from "./session.js";

@@ -23,9 +23,9 @@ export class EntryPlacer {
 	readonly repairs: string[] = [];
 
 	/**
-	 * Why `record` (on line `line`, at `index` among the records read) cannot come next in the file;
-	 * undefined when it can: it is then given its place (an id, a parent) and remembered. `records`
-	 * are those read so far, header first (a version-1 compaction names its first kept entry by index).
+	 * Why `record` (on line `line`) cannot come next in the file; undefined when it can: it is then
+	 * given its place (an id, a parent) and remembered. `records` are those read so far, header
+	 * first (a version-1 compaction names its first kept entry by its index among them).
 	 */
 	place(record: unknown, line: number, records: readonly unknown[]): string | undefined {
 		if (this.first) {

@@ -287,6 +287,10 @@ describe("damage found while reading", () => {
 		writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(first)}\n${polluting}\n`);
 		expect(Session.open(path).entries.length).toBe(2);
 		expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+		// A folder where the file should be: the reason, not a crash.
+		expect(() => Session.open(dir)).toThrow(
+			`Session file ${dir} cannot be read (illegal operation on a directory, read).`,
+		);
 	});
 
 	it("pi's version-1 compaction names its first kept entry by record index: it keeps that entry on", () => {

@@ -131,8 +131,13 @@ export class Session {
 		let scan: SessionFileScan;
 		try {
 			scan = scanSessionFile(path);
-		} catch {
-			throw new UserError(`Session file ${path} cannot be read.`, "List sessions with `prime-agent sessions`.");
+		} catch (error) {
+			// Not found, not allowed, a folder, more than 2 GB: the reason, in the system's words.
+			const reason = (error as Error).message.replace(/^[A-Z_]+: /, "");
+			throw new UserError(
+				`Session file ${path} cannot be read (${reason}).`,
+				"List sessions with `prime-agent sessions`.",
+			);
 		}
 		const header = scan.records[0] as SessionHeader | undefined;
 		if (!header && scan.damagedLine !== undefined) {
@@ -458,7 +463,7 @@ function linearNote(path: string, lines: number[]): string {
 }
 
 /** "line 4", "lines 2–1048", "lines 2–9, 12, 15–20": at most five ranges, then how many more. */
-export function lineRanges(lines: readonly number[]): string {
+function lineRanges(lines: readonly number[]): string {
 	const ranges: string[] = [];
 	for (let index = 0; index < lines.length; ) {
 		let end = index;
