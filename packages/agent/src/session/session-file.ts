@@ -33,7 +33,7 @@ export interface SessionFileScan {
 	 * `records` when they still form a whole entry), `offset` where it starts.
 	 */
 	tornTail?: { offset: number; fragment: Buffer; parsed: boolean };
-	/** Lines of entries written without a parent (an older, linear file), placed in file order. */
+	/** Lines of entries written without `id` or `parentId` (an older, linear file), placed in file order. */
 	linearLines: number[];
 	/** Compactions whose kept part could not be found, and what is kept instead (sentences for the user). */
 	repairs: string[];
