@@ -43,7 +43,7 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
+import { buildSessionContext, latestSession, openSessionRef, Session, unreadText } from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -149,8 +149,9 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	if (options.fork) {
 		picked = openSessionRef(options.fork, paths.sessions, options.cwd, true);
 		if (picked.damagedLine !== undefined) {
+			const unread = unreadText(picked.unreadLines);
 			notices.push(
-				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.`,
+				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.${unread ? ` ${unread}: repair line ${picked.damagedLine} of ${picked.path} by hand to keep ${picked.unreadLines?.count === 1 ? "it" : "them"}.` : ""}`,
 			);
 		}
 	} else if (options.resume) picked = openSessionRef(options.resume, paths.sessions, options.cwd);
@@ -160,6 +161,15 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		const latest = latestSession(paths.sessions, options.cwd);
 		if (latest) picked = Session.open(latest.path);
 		else notices.push("No earlier session in this directory; starting a new one.");
+	}
+	// What reading the file decided (entries placed in file order, a compaction's kept part): said, never silent.
+	if (picked) notices.push(...picked.readNotes);
+	if (picked?.linearBackup) {
+		notices.push(
+			options.fork
+				? `The fork is written as a tree; ${picked.path} is left as it is.`
+				: `When this session continues, its file is rewritten as a tree; the original is kept as ${picked.linearBackup}.`,
+		);
 	}
 	if (picked && options.at && !picked.entry(options.at)) {
 		throw new UserError(
