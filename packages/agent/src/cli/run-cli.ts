@@ -228,7 +228,7 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
-		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, true);
+		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, { upToDamage: true });
 		io.stdout.write(describeBranch(session));
 		if (session.damagedLine !== undefined) {
 			const what = `The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}`;

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
 import { foreignIdProblem, Session } from "./session.js";
@@ -117,10 +117,18 @@ export function latestSession(dir: string, cwd: string): SessionInfo | undefined
 /**
  * Open the session `ref` names (see `resolveSessionRef`). A file outside the agent home's sessions
  * folder `dir` is named in advice as the user typed it (an id finds no file there), not by its id.
+ * `beforeOpen` gets the file and what names it in advice before the file is read (to lock it).
  */
-export function openSessionRef(ref: string, dir: string, cwd: string, upToDamage = false): Session {
+export function openSessionRef(
+	ref: string,
+	dir: string,
+	cwd: string,
+	options: { upToDamage?: boolean; beforeOpen?: (path: string, ref: string) => void } = {},
+): Session {
 	const path = resolveSessionRef(ref, dir, cwd);
-	return Session.open(path, { upToDamage, ref: sessionCommandRef(ref, path, dir) });
+	const commandRef = sessionCommandRef(ref, path, dir);
+	options.beforeOpen?.(path, commandRef ?? basename(path).replace(/\.jsonl$/, ""));
+	return Session.open(path, { upToDamage: options.upToDamage, ref: commandRef });
 }
 
 /** `ref` quoted for a shell when it needs to be; undefined (the file's id names it) for a file in `dir`. */

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
 import { requireKernelPython } from "prime-agent-kernel";
@@ -43,7 +43,15 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
+import {
+	buildSessionContext,
+	latestSession,
+	lockSession,
+	openSessionRef,
+	removeDeadSessionLocks,
+	Session,
+	type SessionLock,
+} from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -107,6 +115,8 @@ export interface StartOptions {
 	 * the user approved runs (see `ProjectTrust`), and the notices say what did not.
 	 */
 	trustProject?: boolean;
+	/** The background daemon's key for this run (set by its worker): a second run of the session is told to attach to it. */
+	daemonAgent?: string;
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -118,6 +128,17 @@ const RESUMED_KERNEL_NOTE =
  * Every problem a user can fix is a `UserError` raised before anything runs.
  */
 export async function startSession(options: StartOptions): Promise<StartedSession> {
+	// The session is this run's alone (see `lockSession`) until it is disposed, or start-up fails.
+	const held: { lock?: SessionLock } = {};
+	try {
+		return await assembleSession(options, held);
+	} catch (error) {
+		held.lock?.release();
+		throw error;
+	}
+}
+
+async function assembleSession(options: StartOptions, held: { lock?: SessionLock }): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
 	const notices: string[] = [];
@@ -127,6 +148,7 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// Temp files of config and harness writes cut short by a kill (their process is gone).
 	removeLeftoverTempFiles(paths.root);
 	removeLeftoverTempFiles(join(paths.root, "harness"));
+	removeDeadSessionLocks(paths.sessions);
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
@@ -144,22 +166,33 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
 		return `${found.provider}/${found.id}`;
 	};
-	// The session to pick up (read only until every check below has passed).
+	// Taken before the file is read: a run that ends meanwhile has written all it will.
+	const holder = { agent: options.child?.name ?? "root", daemonAgent: options.daemonAgent };
+	const lock = (path: string, ref?: string) => {
+		held.lock = lockSession(path, { ...holder, session: basename(path).replace(/\.jsonl$/, "") }, ref);
+	};
+	// The session to pick up (read only until every check below has passed; a fork's only read).
 	let picked: Session | undefined;
 	if (options.fork) {
-		picked = openSessionRef(options.fork, paths.sessions, options.cwd, true);
+		picked = openSessionRef(options.fork, paths.sessions, options.cwd, { upToDamage: true });
 		if (picked.damagedLine !== undefined) {
 			notices.push(
 				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.`,
 			);
 		}
-	} else if (options.resume) picked = openSessionRef(options.resume, paths.sessions, options.cwd);
+	} else if (options.resume) {
+		picked = openSessionRef(options.resume, paths.sessions, options.cwd, { beforeOpen: lock });
+	}
 	// A passive sub-agent brought back by a message continues its own file.
-	else if (options.child?.resumeFile) picked = Session.open(options.child.resumeFile);
-	else if (options.continueLatest) {
+	else if (options.child?.resumeFile) {
+		lock(options.child.resumeFile);
+		picked = Session.open(options.child.resumeFile);
+	} else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
-		if (latest) picked = Session.open(latest.path);
-		else notices.push("No earlier session in this directory; starting a new one.");
+		if (latest) {
+			lock(latest.path);
+			picked = Session.open(latest.path);
+		} else notices.push("No earlier session in this directory; starting a new one.");
 	}
 	if (picked && options.at && !picked.entry(options.at)) {
 		throw new UserError(
@@ -247,6 +280,8 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	} else {
 		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
 	}
+	// A new session (a fork too) is locked before its file exists: `-c` elsewhere may pick it up once it does.
+	if (!held.lock) lock(session.path);
 	const resumed = session.persisted;
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
 	// when this agent home saved them there (loading them runs code).
@@ -442,11 +477,16 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		heartbeat,
 		checkModel,
 		dispose: async () => {
-			heartbeat?.stop();
-			longRunning.autonomous?.dispose();
-			await children.shutdown();
-			await agentSession.shutdown();
-			await kernel.dispose();
+			try {
+				heartbeat?.stop();
+				longRunning.autonomous?.dispose();
+				await children.shutdown();
+				await agentSession.shutdown();
+				await kernel.dispose();
+			} finally {
+				// After the kernel saved its variables: the next run of the session finds them.
+				held.lock?.release();
+			}
 		},
 	};
 }
