@@ -1,17 +1,24 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, expect, it } from "vitest";
 import { alive } from "./agent-scripts.js";
-import { type CliProcess, runCliText, spawnCli } from "./cli-process.js";
+import { type CliProcess, runCliText, spawnCli, spawnCliText, type TextCliProcess } from "./cli-process.js";
+import { type DaemonWorld, endDaemonTest, makeDaemonWorld } from "./daemon-world.js";
+import { useFauxSessions } from "./faux-session.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type HoldingServer, localModelWorld, openAiCompletionsServer } from "./loopback-servers.js";
 import type { TempWorld } from "./temp-home.js";
 import { makeTempWorld } from "./temp-home.js";
 
+const sessions = useFauxSessions({ provider: "fauxlock", models: [{ id: "l" }] });
 let world: TempWorld | undefined;
 let server: { close(): Promise<void> } | undefined;
-const running: CliProcess[] = [];
+let daemon: DaemonWorld | undefined;
+const running: (CliProcess | TextCliProcess)[] = [];
 afterEach(async () => {
+	await endDaemonTest(daemon, []);
+	daemon = undefined;
 	for (const cli of running.splice(0)) {
 		cli.child.kill("SIGKILL");
 		await cli.exitCode();
@@ -23,6 +30,7 @@ afterEach(async () => {
 });
 
 const MODEL = ["--model", "local/coder"];
+const SINCE = /since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/;
 
 /** The cell that holds the run: prints, then waits for `path` to appear. */
 const waitForFile = (path: string) =>
@@ -61,7 +69,7 @@ it("a second run of a session another process runs is refused, naming that proce
 		const second = await runCliText([...pick, "-p", "me too", ...MODEL], world.project, world.env);
 		expect(second.code).toBe(2);
 		expect(second.stdout).toBe("");
-		expect(second.stderr.replace(/since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, "since <time>")).toBe(
+		expect(second.stderr.replace(SINCE, "since <time>")).toBe(
 			`Error: Session ${id} is in use by another prime-agent process (process ${pid}, since <time>): two runs of one session would write into each other's conversation and kernel state.\n` +
 				`Wait for that run to end, or stop it (\`kill ${pid}\`), then resume again; or go on from a copy of it beside that run: \`prime-agent --fork ${id}\`.\n`,
 		);
@@ -109,4 +117,50 @@ it("a run killed before its session's first answer leaves a lock and no session 
 	const status = await runCliText(["-p", "/pc status", ...MODEL], world.project, world.env);
 	expect(status.code).toBe(0);
 	expect(locks()).toEqual([]);
+});
+
+it("a session a background agent runs is refused to an in-process run, which is told to attach to that agent", {
+	timeout: 180_000,
+}, async () => {
+	daemon = await makeDaemonWorld([{ code: waitForFile("/nonexistent/never") }]);
+	const chat = spawnCliText(MODEL, daemon.project, daemon.env);
+	running.push(chat);
+	chat.line("hold on");
+	await chat.waitFor("stderr", "ipython: import os");
+	chat.line("/exit");
+	expect(await chat.exitCode()).toBe(0);
+	const [agent] = await daemon.agents();
+	const { key, pid, sessionId } = agent as { key: string; pid: number; sessionId: string };
+
+	const here = await runCliText(["-r", sessionId, "-p", "me too", ...MODEL], daemon.project, {
+		...daemon.env,
+		PRIME_AGENT_IN_PROCESS: "1",
+	});
+	expect(here.code).toBe(2);
+	expect(here.stderr.replace(SINCE, "since <time>")).toBe(
+		`Error: Session ${sessionId} is in use by background agent ${key} (process ${pid}, since <time>): two runs of one session would write into each other's conversation and kernel state.\n` +
+			`Join that run with \`prime-agent attach ${key}\`, or stop it with \`prime-agent shutdown ${key}\` and resume again; or go on from a copy of it beside that run: \`prime-agent --fork ${sessionId}\`.\n`,
+	);
+	expect(daemon.server.requests).toHaveLength(1);
+});
+
+it("one process opening a session it already runs is refused until the first run is disposed", {
+	timeout: 120_000,
+}, async () => {
+	sessions.faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
+	const first = await sessions.start();
+	expect((await first.agentSession.prompt("start")).status).toBe("ok");
+	const id = first.session.id;
+	const refused = await sessions.start({ resume: id }).catch((error: Error & { hint?: string }) => error);
+	expect(refused).toBeInstanceOf(Error);
+	expect((refused as Error).message.replace(SINCE, "since <time>")).toBe(
+		`Session ${id} is in use by this prime-agent process (process ${process.pid}, since <time>): two runs of one session would write into each other's conversation and kernel state.`,
+	);
+	expect((refused as { hint?: string }).hint).toBe(
+		`Close that session before opening it again; or go on from a copy of it beside that run: \`prime-agent --fork ${id}\`.`,
+	);
+	await first.dispose();
+	const again = await sessions.start({ resume: id });
+	expect((await again.agentSession.prompt("again")).status).toBe("ok");
+	expect(again.session.path).toBe(first.session.path);
 });
