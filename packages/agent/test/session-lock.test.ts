@@ -1,15 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterEach, expect, it } from "vitest";
-import { alive } from "./agent-scripts.js";
 import { type CliProcess, runCliText, spawnCli, spawnCliText, type TextCliProcess } from "./cli-process.js";
 import { type DaemonWorld, endDaemonTest, makeDaemonWorld } from "./daemon-world.js";
 import { useFauxSessions } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type HoldingServer, localModelWorld, openAiCompletionsServer } from "./loopback-servers.js";
+import { localModelWorld } from "./loopback-servers.js";
 import type { TempWorld } from "./temp-home.js";
-import { makeTempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions({ provider: "fauxlock", models: [{ id: "l" }] });
 let world: TempWorld | undefined;
@@ -90,33 +87,34 @@ it("a second run of a session another process runs is refused, naming that proce
 	expect(existsSync(join(world.home, "sessions", `${id}.lock`))).toBe(false);
 });
 
-it("a run killed before its session's first answer leaves a lock and no session file; the next start removes that lock", {
+it("a new session is locked from its first answer on: -c while its cell runs is refused; the run's end releases it", {
 	timeout: 120_000,
 }, async () => {
-	const holding: HoldingServer = await openAiCompletionsServer([], { hold: () => true });
-	server = holding;
-	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
-	world.writeHome("models.json", {
-		providers: { local: { baseUrl: holding.baseUrl, api: "openai-completions", models: [{ id: "coder" }] } },
-	});
-	const cli = spawnCli(["--mode", "json", "-p", "hello", ...MODEL], world.project, world.env);
-	running.push(cli);
-	await holding.held(0);
-	const sessions = join(world.home, "sessions");
-	const locks = () => readdirSync(sessions).filter((name) => name.endsWith(".lock"));
-	expect(locks()).toHaveLength(1);
-	expect(readdirSync(sessions).filter((name) => name.endsWith(".jsonl"))).toEqual([]);
-	cli.child.kill("SIGKILL");
-	await cli.exitCode();
-	expect(alive(cli.child.pid as number)).toBe(false);
-	expect(locks()).toHaveLength(1);
+	const marker = "release-me";
+	const made = await localModelWorld([{ code: waitForFile(marker) }, { text: "done" }, { text: "next" }]);
+	world = made.world;
+	server = made.server;
+	const first = spawnCli(["--mode", "json", "-p", "go", ...MODEL], world.project, world.env);
+	running.push(first);
+	await first.waitForEvent((event) => event.type === "tool_execution_update");
+	const { path } = first.events[0] as { path: string };
+	const id = (path.split("/").pop() as string).replace(/\.jsonl$/, "");
+	const lock = join(world.home, "sessions", `${id}.lock`);
+	expect(existsSync(lock)).toBe(true);
 
-	const listed = await runCliText(["sessions"], world.project, world.env);
-	expect(listed.code).toBe(0);
-	// Any session start sweeps: one that needs no model call.
-	const status = await runCliText(["-p", "/pc status", ...MODEL], world.project, world.env);
-	expect(status.code).toBe(0);
-	expect(locks()).toEqual([]);
+	const second = await runCliText(["-c", "-p", "me too", ...MODEL], world.project, world.env);
+	expect(second.code).toBe(2);
+	expect(second.stderr.split("\n")[0]?.replace(SINCE, "since <time>")).toBe(
+		`Error: Session ${id} is in use by another prime-agent process (process ${first.child.pid}, since <time>): two runs of one session would write into each other's conversation and kernel state.`,
+	);
+
+	writeFileSync(join(world.project, marker), "1");
+	expect(await first.exitCode()).toBe(0);
+	expect(existsSync(lock)).toBe(false);
+	const third = await runCliText(["-c", "-p", "next", ...MODEL], world.project, world.env);
+	expect(third.stderr).toBe("");
+	expect(third.stdout).toBe("next\n");
+	expect(made.server.requests).toHaveLength(3);
 });
 
 it("a session a background agent runs is refused to an in-process run, which is told to attach to that agent", {

@@ -1,3 +1,4 @@
+import { writingTo } from "../home/index.js";
 import { takeProcessLock } from "../process-lock/index.js";
 
 /**
@@ -7,5 +8,5 @@ import { takeProcessLock } from "../process-lock/index.js";
  * The supervisor holds it until it exits.
  */
 export function takeSupervisorLock(path: string): boolean {
-	return takeProcessLock(path, {}, "start it again (any `prime-agent` command does)").taken;
+	return writingTo(path, () => takeProcessLock(path, {}), "start it again (any `prime-agent` command does)").taken;
 }

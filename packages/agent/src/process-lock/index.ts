@@ -4,4 +4,4 @@
  * every running session take one.
  */
 export { isSameProcess, processStartId } from "./process-identity.js";
-export { type ProcessLock, type ProcessLockHolder, removeDeadLock, takeProcessLock } from "./process-lock.js";
+export { type ProcessLock, type ProcessLockHolder, takeProcessLock } from "./process-lock.js";

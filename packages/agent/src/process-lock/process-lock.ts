@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { PRIVATE_FILE_MODE, writingTo } from "../home/index.js";
+import { PRIVATE_FILE_MODE } from "../home/index.js";
 import { isSameProcess, processStartId } from "./process-identity.js";
 
 /** What every process lock records of its holder: the process, told apart from a later one with its pid. */
@@ -24,9 +24,9 @@ export type ProcessLock<T> =
  * into place, which fails when the lock exists), so a rival never reads an empty lock and takes it
  * as stale. A lock whose holder is gone (it exited or was killed, even with kill -9) is removed,
  * only if it is still that lock. A lock this very process holds is refused like any other.
- * A disk that refuses the write is a `DiskWriteError` naming the lock, saying `retry`.
+ * A write the disk refuses throws its error as it is (the caller names what could not be written).
  */
-export function takeProcessLock<T extends object>(path: string, details: T, retry: string): ProcessLock<T> {
+export function takeProcessLock<T extends object>(path: string, details: T): ProcessLock<T> {
 	const startId = processStartId(process.pid) ?? "";
 	// The token tells this holding apart from another of the same process (release removes only its own).
 	const text = JSON.stringify({ ...details, pid: process.pid, startId, token: randomUUID() });
@@ -34,7 +34,7 @@ export function takeProcessLock<T extends object>(path: string, details: T, retr
 	const mine = `${path}.${process.pid}.tmp`;
 	let holder: (T & ProcessLockHolder) | undefined;
 	try {
-		writingTo(path, () => writeFileSync(mine, text, { mode: PRIVATE_FILE_MODE }), retry);
+		writeFileSync(mine, text, { mode: PRIVATE_FILE_MODE });
 		for (let attempt = 0; attempt < 3; attempt++) {
 			try {
 				linkSync(mine, path);
@@ -57,18 +57,6 @@ export function takeProcessLock<T extends object>(path: string, details: T, retr
 /** Remove the lock at `path` if it is still the one written as `text`. */
 function releaseLock(path: string, text: string): void {
 	if (readText(path) === text) rmSync(path, { force: true });
-}
-
-/**
- * Remove the lock at `path` when its holder is gone (a process killed while holding it), only if it
- * is still that lock. A live holder's lock stays.
- */
-export function removeDeadLock(path: string): void {
-	const seen = readText(path);
-	if (seen === undefined) return;
-	const holder = parseHolder<object>(seen);
-	if (holder && isSameProcess(holder.pid, holder.startId)) return;
-	if (readText(path) === seen) rmSync(path, { force: true });
 }
 
 function readText(path: string): string | undefined {

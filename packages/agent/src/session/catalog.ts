@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
 import { foreignIdProblem, Session } from "./session.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
+import type { SessionHolder } from "./session-lock.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export interface SessionInfo {
@@ -117,18 +118,16 @@ export function latestSession(dir: string, cwd: string): SessionInfo | undefined
 /**
  * Open the session `ref` names (see `resolveSessionRef`). A file outside the agent home's sessions
  * folder `dir` is named in advice as the user typed it (an id finds no file there), not by its id.
- * `beforeOpen` gets the file and what names it in advice before the file is read (to lock it).
+ * `holder`: this process runs it (locked before it is read; see `Session.open`).
  */
 export function openSessionRef(
 	ref: string,
 	dir: string,
 	cwd: string,
-	options: { upToDamage?: boolean; beforeOpen?: (path: string, ref: string) => void } = {},
+	options: { upToDamage?: boolean; holder?: SessionHolder } = {},
 ): Session {
 	const path = resolveSessionRef(ref, dir, cwd);
-	const commandRef = sessionCommandRef(ref, path, dir);
-	options.beforeOpen?.(path, commandRef ?? basename(path).replace(/\.jsonl$/, ""));
-	return Session.open(path, { upToDamage: options.upToDamage, ref: commandRef });
+	return Session.open(path, { ...options, ref: sessionCommandRef(ref, path, dir) });
 }
 
 /** `ref` quoted for a shell when it needs to be; undefined (the file's id names it) for a file in `dir`. */

@@ -23,11 +23,5 @@ export {
 export { describeBranch, entryLabel } from "./describe.js";
 export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
 export { type AppendOptions, afterDamage, type CreateSessionOptions, Session } from "./session.js";
-export {
-	lockSession,
-	removeDeadSessionLocks,
-	type SessionHolder,
-	type SessionLock,
-	sessionLockPath,
-} from "./session-lock.js";
+export { type SessionHolder, sessionLockPath } from "./session-lock.js";
 export * from "./types.js";

@@ -1,58 +1,71 @@
-import { readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
-import { ensurePrivateDir } from "../home/index.js";
-import { type ProcessLockHolder, removeDeadLock, takeProcessLock } from "../process-lock/index.js";
+import { ensurePrivateDir, writingTo } from "../home/index.js";
+import { type ProcessLockHolder, takeProcessLock } from "../process-lock/index.js";
 
-/** Beside `<id>.jsonl`: `<id>.lock`, while a process runs the session. */
-const LOCK_SUFFIX = ".lock";
-
-/** Who runs a session, as the lock records it for a second run to name. */
+/** Who runs a session, as its lock records it for a second run to name. */
 export interface SessionHolder {
-	/** The session's id. */
-	session: string;
 	/** The agent running it: `root`, or a sub-agent's name. */
 	agent: string;
 	/** The background daemon's agent key, when one of its workers runs it. */
 	daemonAgent?: string;
-	/** When it took the session (ISO time). */
-	since: string;
 }
+
+/** What the lock file holds: the holder, the session and since when (ISO time), and the process. */
+type LockRecord = SessionHolder & { session: string; since: string } & ProcessLockHolder;
 
 /** A session this process runs; `release` when its run ends (a process that dies releases it too). */
 export interface SessionLock {
 	release(): void;
 }
 
-/** The lock file of the session file at `sessionFile`. */
+/**
+ * The lock file of the session file at `sessionFile`: `<id>.lock` beside `<id>.jsonl`, beside its
+ * real file when it is named through a symbolic link (one session however it is named).
+ */
 export function sessionLockPath(sessionFile: string): string {
-	return `${sessionFile.replace(/\.jsonl$/, "")}${LOCK_SUFFIX}`;
+	let real = sessionFile;
+	try {
+		real = realpathSync(sessionFile);
+	} catch {
+		// Not written yet: a new session's file is made where it is named.
+	}
+	return `${real.replace(/\.jsonl$/, "")}.lock`;
 }
 
 /**
- * Take the session at `sessionFile` for this process, before its file is read: two runs of one
- * session would both write its file and its kernel-state folder, each appending under its own idea
- * of the branch. A session another live process runs (or this one, through another agent) is a
- * `UserError` naming that agent and process and saying what to do; a holder that died no longer
- * holds it. `ref` names the session in the advice (`prime-agent -r <ref>`).
+ * Take the session `id` at `sessionFile` for this process: two runs of one session would both
+ * write its file and its kernel-state folder, each appending under its own idea of the branch. A
+ * session another live process runs (or this one, through another run) is a `UserError` naming
+ * that agent and process and saying what to do; a holder that died no longer holds it. `ref` names
+ * the session in that advice; a disk that refuses the lock is a `DiskWriteError` about the session
+ * file, saying `retry`.
  */
 export function lockSession(
 	sessionFile: string,
-	holder: Omit<SessionHolder, "since">,
-	ref: string = holder.session,
+	id: string,
+	holder: SessionHolder,
+	advice: { ref: string; retry: string },
 ): SessionLock {
 	const path = sessionLockPath(sessionFile);
-	ensurePrivateDir(dirname(path));
-	const lock = takeProcessLock<SessionHolder>(
-		path,
-		{ ...holder, since: new Date().toISOString() },
-		`resume it with \`prime-agent -r ${ref}\``,
+	const lock = writingTo(
+		sessionFile,
+		() => {
+			ensurePrivateDir(dirname(path));
+			return takeProcessLock<Omit<LockRecord, keyof ProcessLockHolder>>(path, {
+				...holder,
+				session: id,
+				since: new Date().toISOString(),
+			});
+		},
+		advice.retry,
 	);
 	if (lock.taken) return lock;
-	throw sessionInUse(ref, path, lock.holder);
+	throw sessionInUse(advice.ref, path, lock.holder);
 }
 
-function sessionInUse(ref: string, path: string, holder: (SessionHolder & ProcessLockHolder) | undefined): UserError {
+function sessionInUse(ref: string, path: string, holder: LockRecord | undefined): UserError {
 	const fork = `or go on from a copy of it beside that run: \`prime-agent --fork ${ref}\``;
 	if (!holder) {
 		return new UserError(
@@ -61,38 +74,22 @@ function sessionInUse(ref: string, path: string, holder: (SessionHolder & Proces
 			ExitCode.usage,
 		);
 	}
-	const since = `since ${holder.since.replace("T", " ").slice(0, 19)} UTC`;
+	const since = `since ${String(holder.since).replace("T", " ").slice(0, 19)} UTC`;
 	const agent = holder.agent === "root" ? "" : `sub-agent "${holder.agent}" of `;
+	const clash = "two runs of one session would write into each other's conversation and kernel state.";
 	if (holder.daemonAgent) {
 		return new UserError(
-			`Session ${ref} is in use by ${agent}background agent ${holder.daemonAgent} (process ${holder.pid}, ${since}): two runs of one session would write into each other's conversation and kernel state.`,
+			`Session ${ref} is in use by ${agent}background agent ${holder.daemonAgent} (process ${holder.pid}, ${since}): ${clash}`,
 			`Join that run with \`prime-agent attach ${holder.daemonAgent}\`, or stop it with \`prime-agent shutdown ${holder.daemonAgent}\` and resume again; ${fork}.`,
 			ExitCode.usage,
 		);
 	}
-	const who = holder.pid === process.pid ? "this prime-agent process" : "another prime-agent process";
+	const self = holder.pid === process.pid;
 	return new UserError(
-		`Session ${ref} is in use by ${agent}${who} (process ${holder.pid}, ${since}): two runs of one session would write into each other's conversation and kernel state.`,
-		holder.pid === process.pid
+		`Session ${ref} is in use by ${agent}${self ? "this" : "another"} prime-agent process (process ${holder.pid}, ${since}): ${clash}`,
+		self
 			? `Close that session before opening it again; ${fork}.`
 			: `Wait for that run to end, or stop it (\`kill ${holder.pid}\`), then resume again; ${fork}.`,
 		ExitCode.usage,
 	);
-}
-
-/**
- * Remove the locks in `dir` (a sessions folder) whose holder is gone: a run killed before its
- * session's first answer leaves a lock and no session file. A live holder's lock stays.
- */
-export function removeDeadSessionLocks(dir: string): void {
-	let names: string[];
-	try {
-		names = readdirSync(dir);
-	} catch {
-		return;
-	}
-	for (const name of names) {
-		if (!name.endsWith(LOCK_SUFFIX)) continue;
-		removeDeadLock(join(dir, name));
-	}
 }

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
 import { requireKernelPython } from "prime-agent-kernel";
@@ -43,15 +43,7 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import {
-	buildSessionContext,
-	latestSession,
-	lockSession,
-	openSessionRef,
-	removeDeadSessionLocks,
-	Session,
-	type SessionLock,
-} from "../session/index.js";
+import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -128,17 +120,17 @@ const RESUMED_KERNEL_NOTE =
  * Every problem a user can fix is a `UserError` raised before anything runs.
  */
 export async function startSession(options: StartOptions): Promise<StartedSession> {
-	// The session is this run's alone (see `lockSession`) until it is disposed, or start-up fails.
-	const held: { lock?: SessionLock } = {};
+	// The session is this run's alone (see `Session`'s holder) until it is disposed, or start-up fails.
+	const held: { session?: Session } = {};
 	try {
 		return await assembleSession(options, held);
 	} catch (error) {
-		held.lock?.release();
+		held.session?.release();
 		throw error;
 	}
 }
 
-async function assembleSession(options: StartOptions, held: { lock?: SessionLock }): Promise<StartedSession> {
+async function assembleSession(options: StartOptions, held: { session?: Session }): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
 	const notices: string[] = [];
@@ -148,7 +140,6 @@ async function assembleSession(options: StartOptions, held: { lock?: SessionLock
 	// Temp files of config and harness writes cut short by a kill (their process is gone).
 	removeLeftoverTempFiles(paths.root);
 	removeLeftoverTempFiles(join(paths.root, "harness"));
-	removeDeadSessionLocks(paths.sessions);
 	if (options.tools) rejectRemovedTools(options.tools);
 	const settings = loadSettings(paths.settings);
 	const compaction = compactionSettingsFrom(settings.compaction, paths.settings);
@@ -166,12 +157,9 @@ async function assembleSession(options: StartOptions, held: { lock?: SessionLock
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
 		return `${found.provider}/${found.id}`;
 	};
-	// Taken before the file is read: a run that ends meanwhile has written all it will.
+	// Who runs the session this process picks up or creates: a second run of it is refused, naming this one.
 	const holder = { agent: options.child?.name ?? "root", daemonAgent: options.daemonAgent };
-	const lock = (path: string, ref?: string) => {
-		held.lock = lockSession(path, { ...holder, session: basename(path).replace(/\.jsonl$/, "") }, ref);
-	};
-	// The session to pick up (read only until every check below has passed; a fork's only read).
+	// The session to pick up (read only until every check below has passed; a fork's source only read).
 	let picked: Session | undefined;
 	if (options.fork) {
 		picked = openSessionRef(options.fork, paths.sessions, options.cwd, { upToDamage: true });
@@ -181,18 +169,14 @@ async function assembleSession(options: StartOptions, held: { lock?: SessionLock
 			);
 		}
 	} else if (options.resume) {
-		picked = openSessionRef(options.resume, paths.sessions, options.cwd, { beforeOpen: lock });
+		picked = held.session = openSessionRef(options.resume, paths.sessions, options.cwd, { holder });
 	}
 	// A passive sub-agent brought back by a message continues its own file.
-	else if (options.child?.resumeFile) {
-		lock(options.child.resumeFile);
-		picked = Session.open(options.child.resumeFile);
-	} else if (options.continueLatest) {
+	else if (options.child?.resumeFile) picked = held.session = Session.open(options.child.resumeFile, { holder });
+	else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
-		if (latest) {
-			lock(latest.path);
-			picked = Session.open(latest.path);
-		} else notices.push("No earlier session in this directory; starting a new one.");
+		if (latest) picked = held.session = Session.open(latest.path, { holder });
+		else notices.push("No earlier session in this directory; starting a new one.");
 	}
 	if (picked && options.at && !picked.entry(options.at)) {
 		throw new UserError(
@@ -263,25 +247,24 @@ async function assembleSession(options: StartOptions, held: { lock?: SessionLock
 	// Every check has passed: from here on the session may be written.
 	let session: Session;
 	if (picked && options.fork) {
-		session = picked.fork(options.at ?? picked.leafId);
+		session = held.session = picked.fork(options.at ?? picked.leafId, { holder });
 		notices.push(`Forked session ${picked.id} into ${session.id}.`);
 	} else if (picked) {
 		session = picked;
 		if (options.at) session.branchFrom(options.at);
 	} else if (options.child) {
 		const child = options.child;
-		session = Session.create({
+		session = held.session = Session.create({
 			dir: child.sessionDir,
 			cwd: options.cwd,
 			parentSession: child.parentSessionFile,
 			parentEntryId: child.parentEntryId,
 			rlmChild: { id: child.id, name: child.name, depth: child.depth },
+			holder,
 		});
 	} else {
-		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
+		session = held.session = Session.create({ dir: paths.sessions, cwd: options.cwd, holder });
 	}
-	// A new session (a fork too) is locked before its file exists: `-c` elsewhere may pick it up once it does.
-	if (!held.lock) lock(session.path);
 	const resumed = session.persisted;
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
 	// when this agent home saved them there (loading them runs code).
@@ -485,7 +468,7 @@ async function assembleSession(options: StartOptions, held: { lock?: SessionLock
 				await kernel.dispose();
 			} finally {
 				// After the kernel saved its variables: the next run of the session finds them.
-				held.lock?.release();
+				session.release();
 			}
 		},
 	};
