@@ -191,8 +191,9 @@ describe.skipIf(cannotMount !== undefined)(`a full disk${cannotMount ? ` (skippe
 		// Longer than the slack in the file's last page, which a full tmpfs still lets a write use.
 		const refused = await cli(["-r", id, "-p", `second ${"x".repeat(8000)}`]);
 		expect(refused.code).toBe(ExitCode.disk);
-		expect(refused.stderr).toContain(
-			`No space left on ${home} (tmpfs, 0 bytes free): ${path} could not be written. Free space on ${home}, then resume it with \`prime-agent -r ${id}\`.\n`,
+		// Refused at the start: taking the session for this run (its lock beside the file) is its first write.
+		expect(refused.stderr).toBe(
+			`Error: No space left on ${home} (tmpfs, 0 bytes free): ${path} could not be written.\nFree space on ${home}, then resume it with \`prime-agent -r ${id}\`.\n`,
 		);
 		expect(refused.stderr).not.toContain("Check the model id");
 		// The prompt the file did not take was not sent either.

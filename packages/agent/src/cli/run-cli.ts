@@ -235,7 +235,7 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
-		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, true);
+		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, { upToDamage: true });
 		io.stdout.write(describeBranch(session));
 		for (const note of session.readNotes) io.stdout.write(`${note}\n`);
 		if (session.damagedLine !== undefined) {

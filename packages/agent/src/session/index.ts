@@ -30,4 +30,5 @@ export {
 	unreadText,
 } from "./session.js";
 export { MAX_LINE_BYTES, MAX_NESTING } from "./session-file.js";
+export { type SessionHolder, sessionLockPath } from "./session-lock.js";
 export * from "./types.js";

@@ -17,6 +17,7 @@ import { ExitCode, UserError } from "../errors.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, writingTo } from "../home/index.js";
 import { buildSessionContext, type SessionContext } from "./context.js";
 import { repairTornTail, type SessionFileScan, saveTornFragment, scanSessionFile } from "./session-file.js";
+import { lockSession, type SessionHolder, type SessionLock } from "./session-lock.js";
 import {
 	type CustomEntry,
 	type NewEntry,
@@ -34,6 +35,8 @@ export interface CreateSessionOptions {
 	/** A sub-agent's link to the parent entry that spawned it. */
 	parentEntryId?: string | null;
 	rlmChild?: SessionHeader["rlmChild"];
+	/** This process runs the session: it is locked for it from its first write (see `Session.open`'s `holder`). */
+	holder?: SessionHolder;
 }
 
 export interface AppendOptions {
@@ -61,6 +64,9 @@ export interface AppendOptions {
  *   (see `placement.ts`) and left as it is until something is appended: then it is rewritten as a
  *   tree, its original kept beside it first (`linearBackup`), so the ids the entries were given
  *   stay theirs.
+ * - A session opened or created with a `holder` is this process's alone (`<id>.lock` beside the file)
+ *   from before its file is first read or written until `release()` or the process's end: a second
+ *   run of it, in this process or another, is refused naming the holder (see `lockSession`).
  */
 export class Session {
 	readonly header: SessionHeader;
@@ -73,6 +79,9 @@ export class Session {
 	private tornTail: SessionFileScan["tornTail"];
 	/** The file's length before an append that failed part-way and could not be cut back then. */
 	private cutTo: number | undefined;
+	/** Who runs the session here, and the lock taken for it (a new session's at its first write). */
+	private holder: SessionHolder | undefined;
+	private lock: SessionLock | undefined;
 	/** Set when opened `upToDamage`: the line where reading stopped. */
 	damagedLine: number | undefined;
 	/** What is wrong with `damagedLine`, when it parses as JSON. */
@@ -117,7 +126,9 @@ export class Session {
 			...(options.parentEntryId !== undefined ? { parentEntryId: options.parentEntryId } : {}),
 			...(options.rlmChild ? { rlmChild: options.rlmChild } : {}),
 		};
-		return new Session(header, join(options.dir, `${id}.jsonl`), [], false);
+		const session = new Session(header, join(options.dir, `${id}.jsonl`), [], false);
+		session.holder = options.holder;
+		return session;
 	}
 
 	/**
@@ -125,9 +136,30 @@ export class Session {
 	 * left out and moved aside into `<file>.torn` before the next append, so the next entry never
 	 * lands on it. A damaged line elsewhere is an error naming the line, unless `upToDamage` asks
 	 * for the entries before it (a fork continues from the last good entry). `ref` is what names the
-	 * file in advice when it is not its id (see `commandRef`, `sessionCommandRef`).
+	 * file in advice when it is not its id (see `commandRef`, `sessionCommandRef`). With `holder`
+	 * the session is locked for this process before the file is read, so a run that ends meanwhile
+	 * has written everything it will (see the class contract).
 	 */
-	static open(path: string, options: { upToDamage?: boolean; ref?: string } = {}): Session {
+	static open(path: string, options: { upToDamage?: boolean; ref?: string; holder?: SessionHolder } = {}): Session {
+		const { holder } = options;
+		// The file's name is its id (checked once it is read); a file that is not a session is refused then.
+		const id = basename(path).replace(/\.jsonl$/, "");
+		const ref = options.ref ?? id;
+		const lock = holder
+			? lockSession(path, id, holder, { ref, retry: `resume it with \`prime-agent -r ${ref}\`` })
+			: undefined;
+		try {
+			const session = Session.read(path, options);
+			session.holder = holder;
+			session.lock = lock;
+			return session;
+		} catch (error) {
+			lock?.release();
+			throw error;
+		}
+	}
+
+	private static read(path: string, options: { upToDamage?: boolean; ref?: string }): Session {
 		let scan: SessionFileScan;
 		try {
 			scan = scanSessionFile(path);
@@ -265,6 +297,12 @@ export class Session {
 		if (!this.written) this.writeAll();
 	}
 
+	/** Let other runs have the session (see the class contract); a session never locked ignores it. */
+	release(): void {
+		this.lock?.release();
+		this.lock = undefined;
+	}
+
 	/** Custom entries of one type on the active branch, newest first. */
 	customEntries(customType: string): CustomEntry[] {
 		return this.branch()
@@ -288,12 +326,14 @@ export class Session {
 	/**
 	 * A new session whose file holds the path from the root to `entryId` (default: the leaf),
 	 * with `parentSession` pointing back here. Written at once if that path has an assistant message.
+	 * `holder`: this process runs the fork (see the class contract).
 	 */
-	fork(entryId: string | null = this.leaf, dir: string = dirname(this.path)): Session {
+	fork(entryId: string | null = this.leaf, options: { dir?: string; holder?: SessionHolder } = {}): Session {
 		if (entryId !== null && !this.byId.has(entryId)) {
 			throw new UserError(`No entry ${entryId} in session ${this.id}.`, "Pick an entry id from the session file.");
 		}
-		const forked = Session.create({ dir, cwd: this.cwd, parentSession: this.path });
+		const dir = options.dir ?? dirname(this.path);
+		const forked = Session.create({ dir, cwd: this.cwd, parentSession: this.path, holder: options.holder });
 		const path = this.branch(entryId);
 		for (const entry of path) forked.remember(entry);
 		forked.leaf = entryId;
@@ -386,6 +426,10 @@ export class Session {
 	/** Write the whole file (the first answer, a fork, a kept entry): a write that fails leaves no file. */
 	private writeAll(extra: SessionEntry[] = []): void {
 		const lines = [this.header, ...this.ordered, ...extra].map((record) => `${JSON.stringify(record)}\n`).join("");
+		const retry = "send the request again (nothing of this session was saved)";
+		// Locked before the file exists: `-c` in another process may pick the session up once it does.
+		if (this.holder && !this.lock)
+			this.lock = lockSession(this.path, this.id, this.holder, { ref: this.commandRef, retry });
 		writingTo(
 			this.path,
 			() => {
@@ -398,7 +442,7 @@ export class Session {
 					throw error;
 				}
 			},
-			"send the request again (nothing of this session was saved)",
+			retry,
 		);
 		this.written = true;
 	}
