@@ -69,6 +69,11 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 	let tapFailure: string | null = null;
 	/** The last `✖ name` id, withdrawn if the next line says only that its subtests failed. */
 	let crossId: string | null = null;
+	/**
+	 * Tests listed under the dot reporter's `Failed tests:` (null before it): the reporter prints no
+	 * tally, so the list is its failure count.
+	 */
+	let dotFailures: number | null = null;
 	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
 	const suiteNames = new Set<string>();
 
@@ -88,7 +93,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		if (trimmed === "") return false;
 		if (crossId !== null) {
 			const group = SUBTESTS_FAILED.test(trimmed);
-			if (group) state.removeId(crossId);
+			if (group) {
+				state.removeId(crossId);
+				if (dotFailures !== null) countDotFailures(-1);
+			}
 			crossId = null;
 			if (group) return true;
 		}
@@ -112,7 +120,9 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			if (fail) return failHeader(fail[1], text);
 			// node's dot reporter: a row of dots, then `Failed tests:` and one `✖ name (time)` per failure.
 			if (trimmed === "Failed tests:" && text === trimmed) {
-				state.sawRunner("node-test");
+				// Failing todo tests are listed too (and not counted): the heading alone is no verdict.
+				dotFailures = 0;
+				state.summary(lineNo, "node-test", null);
 				return true;
 			}
 		}
@@ -136,6 +146,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
 				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true, verbatim: true });
 				crossId = cross[1];
+				if (dotFailures !== null && text === trimmed) countDotFailures(1);
 				return true;
 			}
 		}
@@ -342,6 +353,12 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		mochaTitle = null;
 	}
 	return { line, mode, end: endTitle };
+
+	/** A test listed under the dot reporter's `Failed tests:` (+1), or one that turned out a suite (-1). */
+	function countDotFailures(change: number): void {
+		dotFailures = (dotFailures ?? 0) + change;
+		state.setCounts("node-test", { failed: dotFailures }, true);
+	}
 
 	/** A linter's problem: its rule is the type; an error (not a warning) fails the run. */
 	function lintProblem(severity: string, rule: string | undefined, message: string, lineNo: number): void {

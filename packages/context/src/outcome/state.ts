@@ -92,6 +92,12 @@ export class ScanState {
 	/** The marks the tracked ids were printed under. */
 	private readonly idMarks = new IdMarkCounter();
 	private unrecordedIds = 0;
+	/** Recorded short names (`alias`), by their text: a whole id past the cap takes its short name's place. */
+	private readonly aliasEntries = new Map<string, IdEntry>();
+	/** Short names counted past the cap: their whole id, read later, is no further test. */
+	private readonly countedAliases = new Set<string>();
+	/** Short names of the whole ids read (`shortNames`): a short name read later past the cap is no further test. */
+	private readonly wholeShortNames = new Set<string>();
 	private readonly exceptions: Outcome["exceptions"] = [];
 	/** Distinct exceptions seen past the cap (`LIMITS.exceptions`): counted, not kept. */
 	private unrecordedExceptions = 0;
@@ -223,17 +229,56 @@ export class ScanState {
 		}
 		id = this.own(id);
 		if (this.ids.length >= LIMITS.failingIds) {
+			if (this.sameTestAsRead(id, entry.alias === true)) {
+				note(id);
+				return;
+			}
 			// Past the cap ids are only counted, so a capsule never claims to list them all.
 			if (this.idSeen.size < LIMITS.countedIds) {
 				this.idSeen.add(id);
 				note(id);
+				if (entry.alias) this.countedAliases.add(id);
 			}
 			this.unrecordedIds++;
 			return;
 		}
 		this.idSeen.add(id);
 		note(id);
-		this.ids.push({ id, ...entry });
+		const recorded = { id, ...entry };
+		this.ids.push(recorded);
+		if (entry.alias) this.aliasEntries.set(id, recorded);
+		else this.rememberShortNames(id);
+	}
+
+	/**
+	 * Past the cap: the id names a test read already under its other spelling (pytest prints a failing
+	 * test's short name over its traceback and its whole id in the summary, in either order), so it is
+	 * no further failing test. A whole id takes the place of its recorded short name in the list.
+	 */
+	private sameTestAsRead(id: string, alias: boolean): boolean {
+		if (alias) return this.wholeShortNames.has(id);
+		this.rememberShortNames(id);
+		for (const name of shortNames(id)) {
+			const entry = this.aliasEntries.get(name);
+			if (entry) {
+				this.aliasEntries.delete(name);
+				this.idSeen.delete(name);
+				this.idSeen.add(id);
+				entry.id = id;
+				entry.alias = false;
+				return true;
+			}
+			if (this.countedAliases.has(name)) {
+				this.countedAliases.delete(name);
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private rememberShortNames(id: string): void {
+		if (this.wholeShortNames.size >= LIMITS.countedIds) return;
+		for (const name of shortNames(id)) this.wholeShortNames.add(name);
 	}
 
 	/** Withdraws an id that turned out to name a group (a suite failing only through its tests). */
@@ -455,6 +500,17 @@ export class ScanState {
 			(entry) => entry.id,
 		);
 	}
+}
+
+/**
+ * The short names pytest prints over a whole id's traceback: the test's own name, and with its class
+ * (`Class.test_a[1]` for `t.py::Class::test_a[1]`). None for an id without `::`.
+ */
+function shortNames(id: string): string[] {
+	const parts = id.split("::");
+	const names: string[] = [];
+	for (let i = parts.length - 1; i >= 1; i--) names.push(parts.slice(i).join("."));
+	return names;
 }
 
 /** The length of the ellipsis a message cut short ends with (`...` or `…`); 0 when none. */
