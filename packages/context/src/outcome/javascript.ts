@@ -232,7 +232,9 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				const counts = countsIn(jest[2]);
 				if (jest[1] === "Tests") {
 					if (jestSuiteErrors > 0) counts.errors = jestSuiteErrors;
-					state.setCounts("jest", counts, false);
+					// The next run (another workspace's) counts its own.
+					jestSuiteErrors = 0;
+					state.setCounts("jest", counts, true);
 				}
 				const failed = (counts.failed ?? 0) > 0;
 				const clean = jest[1] === "Tests" && !failed && (counts.passed ?? 0) > 0;
@@ -242,7 +244,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const vitest = VITEST_TOTALS.exec(trimmed);
 			if (vitest) {
 				const counts = countsIn(vitest[2].replace(/\((\d+)\)\s*$/, "$1 total"));
-				if (vitest[1] === "Tests") state.setCounts("vitest", counts, false);
+				if (vitest[1] === "Tests") state.setCounts("vitest", counts, true);
 				const failed = (counts.failed ?? 0) > 0;
 				state.summary(
 					lineNo,

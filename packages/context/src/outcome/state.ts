@@ -2,6 +2,7 @@ import type { Outcome, OutcomeCounts } from "../types.js";
 import { type LineKind, noteShaped, type ShapedLines } from "./classify.js";
 import { IdMarkCounter } from "./id-marks.js";
 import { type Keep, keeper } from "./line-slot.js";
+import { SuiteTallies } from "./suites.js";
 import { clip } from "./visible.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
@@ -112,8 +113,12 @@ export class ScanState {
 	/** Runner of the latest recognised terminal summary; else of the strongest other sign. */
 	runner: string | null = null;
 	private runnerFromSummary = false;
-	counts: OutcomeCounts | null = null;
-	private countsRunner: string | null = null;
+	/** The tally of each suite the output holds (one per summary block; see `SuiteTallies`). */
+	private readonly tallies = new SuiteTallies();
+	/** The counts of the suite being read (null before any summary with counts). */
+	get counts(): OutcomeCounts | null {
+		return this.tallies.counts;
+	}
 	/** Definite failure evidence (failing ids, failed counts, FAILED lines, diagnostics). */
 	hardFailure = false;
 	/** Last line of evidence that only counts if no clean summary follows (a crash, an `error:` line). */
@@ -169,6 +174,12 @@ export class ScanState {
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
+	/** The last summary of `runner` was quoted in a run's report, not the end of a suite (see `SuiteTallies.quoted`). */
+	quotedSummary(runner: string): void {
+		this.reports++;
+		this.tallies.quoted(runner);
+	}
+
 	/** The current line without surrounding whitespace, and the spaces it ended with. */
 	private lineTrimmed = "";
 	private lineTrailing = "";
@@ -185,8 +196,12 @@ export class ScanState {
 		return this.colonSpaceAt;
 	}
 
+	/** The line being read (1-based). */
+	private lineNo = 0;
+
 	/** Called for every line before the parsers see it. */
-	startLine(text: string, trimmed: string): void {
+	startLine(text: string, trimmed: string, lineNo: number): void {
+		this.lineNo = lineNo;
 		this.lineTrimmed = trimmed;
 		this.colonSpaceAt = -2;
 		const last = text.charCodeAt(text.length - 1);
@@ -388,24 +403,22 @@ export class ScanState {
 		this.runnerFromSummary = true;
 		if (clean === true) this.lastCleanSummaryLine = lineNo;
 		if (clean === false) this.hardFailure = true;
+		this.tallies.verdict(runner, clean);
 	}
 
-	/** Counts of a summary. `fresh` starts a new tally (a new run); otherwise fields merge. */
+	/**
+	 * Counts of a summary. `fresh`: they restate the runner's whole tally (else fields merge into it);
+	 * after a summary line closed the tally they open the next suite (see `SuiteTallies`).
+	 */
 	setCounts(runner: string, counts: OutcomeCounts, fresh: boolean): void {
 		this.reports++;
-		if (fresh || this.counts === null || this.countsRunner !== runner) this.counts = {};
-		this.countsRunner = runner;
-		Object.assign(this.counts, counts);
+		this.tallies.set(runner, counts, fresh, this.lineNo);
 	}
 
 	/** Adds counts to the tally (runners that print one summary per test binary, like cargo). */
 	addCounts(runner: string, counts: OutcomeCounts): void {
 		this.reports++;
-		if (this.counts === null || this.countsRunner !== runner) this.counts = {};
-		this.countsRunner = runner;
-		for (const [key, value] of Object.entries(counts) as [keyof OutcomeCounts, number][]) {
-			this.counts[key] = (this.counts[key] ?? 0) + value;
-		}
+		this.tallies.add(runner, counts, this.lineNo);
 	}
 
 	softFailure(lineNo: number): void {
@@ -418,7 +431,7 @@ export class ScanState {
 		for (const [pattern, runner] of COMMAND_RUNNERS) if (command && pattern.test(command)) this.confirmRunner(runner);
 		const exitCode = exitHint ?? this.statedExitCode;
 		const failingIds = this.finalIds(exitCode !== 0);
-		const counts = this.finalCounts();
+		const { counts, suites, unlisted } = this.tallies.totals();
 		const failedCount = (counts?.failed ?? 0) + (counts?.errors ?? 0);
 		const terminalCrash =
 			this.softFailureLine > this.lastCleanSummaryLine && exitCode !== 0 && this.softFailureLine > 0;
@@ -455,21 +468,9 @@ export class ScanState {
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
 			exitCode,
+			...(suites.length > 0 ? { suites } : {}),
+			...(unlisted.suites > 0 ? { unlistedSuites: unlisted } : {}),
 		};
-	}
-
-	private finalCounts(): OutcomeCounts | null {
-		if (this.counts === null) return null;
-		const counts = { ...this.counts };
-		// unittest and uvu print a total and the non-passing counts; derive the rest.
-		if (this.countsRunner === "unittest" && counts.total !== undefined && counts.passed === undefined) {
-			counts.passed =
-				counts.total - (counts.failed ?? 0) - (counts.errors ?? 0) - (counts.skipped ?? 0) - (counts.xfailed ?? 0);
-		}
-		if (this.countsRunner === "uvu" && counts.total !== undefined && counts.failed === undefined) {
-			counts.failed = Math.max(0, counts.total - (counts.passed ?? 0) - (counts.skipped ?? 0));
-		}
-		return counts;
 	}
 
 	/**
