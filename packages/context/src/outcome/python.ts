@@ -344,7 +344,8 @@ export function createPythonParser(state: ScanState): LineFamily {
 				if (afterSummary && !pytestFailureSection && section[1] !== "test session starts")
 					state.quotedSummary("pytest");
 				afterSummary = false;
-				state.sawRunner("pytest");
+				if (section[1] === "test session starts") state.runStarts("pytest");
+				else state.sawRunner("pytest");
 				return true;
 			}
 			if (afterSummary && (PYTEST_HEADER.test(trimmed) || PYTEST_CAPTURED.test(trimmed))) {

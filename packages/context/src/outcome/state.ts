@@ -174,6 +174,12 @@ export class ScanState {
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
+	/** A run of `runner` starts (pytest's `test session starts`; see `SuiteTallies.runStarts`). */
+	runStarts(runner: string): void {
+		this.sawRunner(runner);
+		this.tallies.runStarts(runner);
+	}
+
 	/** The last summary of `runner` was quoted in a run's report, not the end of a suite (see `SuiteTallies.quoted`). */
 	quotedSummary(runner: string): void {
 		this.reports++;

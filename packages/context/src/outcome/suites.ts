@@ -13,7 +13,7 @@ interface Tally {
 	closed: boolean;
 	failed: boolean;
 	clean: boolean;
-	/** Quoted in a run's report (see `quoted`): no suite of this output. */
+	/** Nested in another run (`runStarts`) or quoted in a run's report (`quoted`): no suite of this output. */
 	nested: boolean;
 }
 
@@ -41,6 +41,8 @@ export class SuiteTallies {
 	/** A verdict printed before its suite's counts (jest's `Test Suites: 1 failed` over its `Tests:`). */
 	private pending: { runner: string; clean: boolean } | null = null;
 	private readonly unlisted = { suites: 0, failed: 0, counts: {} as OutcomeCounts };
+	/** Per runner, the runs started and not yet summed up (see `runStarts`). */
+	private readonly running = new Map<string, number>();
 
 	/** Counts of the suite being read (null before any). */
 	get counts(): OutcomeCounts | null {
@@ -76,6 +78,15 @@ export class SuiteTallies {
 	}
 
 	/**
+	 * A run of `runner` starts (pytest's `test session starts`). A run that starts before the one
+	 * around it printed its summary is nested in it (pytest's own tests print the runs they start):
+	 * its tally is quoted text.
+	 */
+	runStarts(runner: string): void {
+		this.running.set(runner, (this.running.get(runner) ?? 0) + 1);
+	}
+
+	/**
 	 * The last tally of `runner`, closed by its summary, was quoted in a run's report (pytest's own
 	 * tests print the runs they start, and more of the report follows): no suite of this output.
 	 */
@@ -88,6 +99,8 @@ export class SuiteTallies {
 		const tally = this.current;
 		if (tally !== null && tally.runner === runner && !tally.closed) {
 			tally.closed = true;
+			const runs = this.running.get(runner) ?? 0;
+			if (runs > 0) this.running.set(runner, runs - 1);
 			if (clean === false) tally.failed = true;
 			if (clean === true) tally.clean = true;
 		} else if (clean !== null) {
@@ -98,7 +111,7 @@ export class SuiteTallies {
 	/** The suites' counts and results. */
 	totals(): SuiteTotals {
 		const all = this.current ? [...this.done, this.current] : this.done;
-		// With every summary quoted (the run around them cut off), the quoted ones are all there is.
+		// With every summary nested or quoted (the run around them cut off), those are all there is.
 		const outer = all.filter((tally) => !tally.nested);
 		const tallies = outer.length > 0 ? outer : all;
 		const suites = tallies.map((tally): SuiteResult => {
@@ -124,7 +137,7 @@ export class SuiteTallies {
 			closed: false,
 			failed: pending?.clean === false,
 			clean: pending?.clean === true,
-			nested: false,
+			nested: (this.running.get(runner) ?? 0) > 1,
 		};
 	}
 
