@@ -83,7 +83,7 @@ const cases = loadCases();
 
 describe("labelled real outputs", () => {
 	it("has the corpus", () => {
-		expect(cases.length).toBeGreaterThanOrEqual(70);
+		expect(cases.length).toBeGreaterThanOrEqual(75);
 	});
 
 	describe.each(cases)("$name", ({ name, meta, output }) => {
