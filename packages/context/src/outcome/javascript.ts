@@ -73,6 +73,11 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 	let tapFailure: string | null = null;
 	/** The last `✖ name` id, withdrawn if the next line says only that its subtests failed. */
 	let crossId: string | null = null;
+	/**
+	 * Tests listed under the dot reporter's `Failed tests:` (null before it): the reporter prints no
+	 * tally, so the list is its failure count.
+	 */
+	let dotFailures: number | null = null;
 	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
 	const suiteNames = new Set<string>();
 	/** The suites (node's `▶` headings) holding the current line: a failing test's id is its title path. */
@@ -95,7 +100,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		if (trimmed === "") return false;
 		if (crossId !== null) {
 			const group = SUBTESTS_FAILED.test(trimmed);
-			if (group) state.removeId(crossId);
+			if (group) {
+				state.removeId(crossId);
+				if (dotFailures !== null) countDotFailures(-1);
+			}
 			crossId = null;
 			if (group) return true;
 		}
@@ -122,7 +130,9 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			if (fail) return failHeader(fail[1], text);
 			// node's dot reporter: a row of dots, then `Failed tests:` and one `✖ name (time)` per failure.
 			if (trimmed === "Failed tests:" && text === trimmed) {
-				state.sawRunner("node-test");
+				// Failing todo tests are listed too (and not counted): the heading alone is no verdict.
+				dotFailures = 0;
+				state.summary(lineNo, "node-test", null);
 				return true;
 			}
 		}
@@ -157,6 +167,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				const topLevel = suites.length === 0 && indent === 0 && suiteNames.size > 0 && !nodeFailingList;
 				state.addId(id, { leaf: suites.length === 0 && !topLevel, needs: "js-test", marked: true, verbatim: true });
 				crossId = id;
+				if (dotFailures !== null && text === trimmed) countDotFailures(1);
 				return true;
 			}
 		}
@@ -242,7 +253,9 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				const counts = countsIn(jest[2]);
 				if (jest[1] === "Tests") {
 					if (jestSuiteErrors > 0) counts.errors = jestSuiteErrors;
-					state.setCounts("jest", counts, false);
+					// The next run (another workspace's) counts its own.
+					jestSuiteErrors = 0;
+					state.setCounts("jest", counts, true);
 				}
 				const failed = (counts.failed ?? 0) > 0;
 				const clean = jest[1] === "Tests" && !failed && (counts.passed ?? 0) > 0;
@@ -252,7 +265,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const vitest = VITEST_TOTALS.exec(trimmed);
 			if (vitest) {
 				const counts = countsIn(vitest[2].replace(/\((\d+)\)\s*$/, "$1 total"));
-				if (vitest[1] === "Tests") state.setCounts("vitest", counts, false);
+				if (vitest[1] === "Tests") state.setCounts("vitest", counts, true);
 				const failed = (counts.failed ?? 0) > 0;
 				state.summary(
 					lineNo,
@@ -373,6 +386,12 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		state.addId(path.join(" "), { needs: "mocha", earlierLine: true, covers: title });
 	}
 	return { line, mode, end: endTitle };
+
+	/** A test listed under the dot reporter's `Failed tests:` (+1), or one that turned out a suite (-1). */
+	function countDotFailures(change: number): void {
+		dotFailures = (dotFailures ?? 0) + change;
+		state.setCounts("node-test", { failed: dotFailures }, true);
+	}
 
 	/** A linter's problem: its rule is the type; an error (not a warning) fails the run. */
 	function lintProblem(severity: string, rule: string | undefined, message: string, lineNo: number): void {
