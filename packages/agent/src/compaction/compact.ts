@@ -148,22 +148,24 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 		return { status: "nothing", message: "Nothing to compact: the recent conversation is all kept verbatim." };
 	}
 	options.onStart?.();
-	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(session.context().messages) };
+	const messages = session.context().messages;
+	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(messages) };
 	let fromExtension: string | undefined;
-	let cancelled = false;
+	let cancelled: string | undefined;
 	if (options.extensions) {
+		const threshold = compactionBudget(settings, options.model.contextWindow).threshold;
 		await options.extensions.emit(
 			"before_compact",
-			{ preparation, customInstructions: options.customInstructions, reason: options.reason },
+			{ preparation, customInstructions: options.customInstructions, reason: options.reason, threshold, messages },
 			(result, payload) => {
-				if (result?.cancel) cancelled = true;
+				if (result?.cancel) cancelled = result.reason || "An extension cancelled the compaction.";
 				else if (typeof result?.summary === "string") fromExtension = result.summary;
 				else return payload;
 				return "stop";
 			},
 		);
 	}
-	if (cancelled) return { status: "cancelled", message: "An extension cancelled the compaction." };
+	if (cancelled !== undefined) return { status: "cancelled", message: cancelled };
 	const listing = options.kernel ? await listKernelNames(options.kernel) : undefined;
 	const kernelNames = listing?.names?.map((entry) => entry.name);
 	let summary = fromExtension;

@@ -124,6 +124,7 @@ export class AgentSession {
 		this.bridge = new ExtensionBridge(options.extensions, {
 			session,
 			kernel: options.kernel,
+			model: () => this.model,
 			contextWindow: () => this.model.contextWindow,
 			isRunning: () => this.running,
 			deliver: (message, how) => this.deliver(message, how),
