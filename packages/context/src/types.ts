@@ -139,6 +139,22 @@ export interface Outcome {
 	summaryLines: number[];
 	/** Exit status, when the output states it or the host knew it. */
 	exitCode: number | null;
+	/**
+	 * Each test suite's result, in output order, when the output holds several (two runners in one
+	 * command, `npm test` over workspaces, logs put together; the first 99 and the last); `counts` is
+	 * then their sum. Absent for one suite.
+	 */
+	suites?: SuiteResult[];
+	/** Suites between the listed ones: how many, and how many of them failed (their counts are in the sum). */
+	unlistedSuites?: { suites: number; failed: number };
+}
+
+/** One suite's summary: its runner, counts and verdict, and the line of its last result line. */
+export interface SuiteResult {
+	runner: string;
+	counts: OutcomeCounts;
+	line: number;
+	status: "pass" | "fail" | "unknown";
 }
 
 export interface OutcomeCounts {

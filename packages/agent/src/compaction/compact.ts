@@ -13,13 +13,14 @@ import type { SessionKernel } from "../tools/index.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity, type FileActivity, formatFileActivity } from "./file-tracking.js";
 import { IPYTHON_STATE_TYPE, ipythonStateMessage, listKernelNames } from "./kernel-state.js";
+import { answerReserve, fitOutputToWindow } from "./output-budget.js";
 import {
 	SUMMARIZER_SYSTEM_PROMPT,
 	serializeConversation,
 	summaryRequest,
 	turnPrefixRequest,
 } from "./summary-prompt.js";
-import { contextTokens } from "./tokens.js";
+import { contextTokens, requestTokens } from "./tokens.js";
 
 /** `compaction` in settings.json. */
 export interface CompactionSettings {
@@ -51,9 +52,7 @@ export interface CompactionBudget {
 }
 
 export function compactionBudget(settings: CompactionSettings, contextWindow: number): CompactionBudget {
-	// On windows smaller than twice the reserve, the answer gets half the window.
-	const reserve = Math.min(settings.reserveTokens, Math.floor(contextWindow / 2));
-	const threshold = contextWindow - reserve;
+	const threshold = contextWindow - answerReserve(settings, contextWindow);
 	return { threshold, keepRecentTokens: Math.min(settings.keepRecentTokens, Math.floor(threshold / 2)) };
 }
 
@@ -213,15 +212,15 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 }
 
 async function requestSummary(options: CompactOptions, text: string): Promise<string> {
+	const message = { role: "user" as const, content: [{ type: "text" as const, text }], timestamp: Date.now() };
+	// The summary's own request is sized to the window too: its prompt is most of what is compacted.
+	const model = fitOutputToWindow(options.model, requestTokens([message], SUMMARIZER_SYSTEM_PROMPT), options.settings);
 	const response = await completeSimple(
-		options.model,
-		{
-			systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
-			messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }],
-		},
+		model,
+		{ systemPrompt: SUMMARIZER_SYSTEM_PROMPT, messages: [message] },
 		{
 			apiKey: options.apiKey,
-			maxTokens: Math.min(Math.floor(options.settings.reserveTokens * 0.8), options.model.maxTokens),
+			maxTokens: Math.min(Math.floor(options.settings.reserveTokens * 0.8), model.maxTokens),
 			signal: options.signal,
 		},
 	);
