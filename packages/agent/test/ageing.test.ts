@@ -111,6 +111,23 @@ describe("Prime Context ageing in the agent", () => {
 		expectPromptOnlyGrows(root, { aged: [4, 5, 6, 8] });
 		expect(results(root[8]).slice(0, 4)).toEqual([1, 2, 3, 4].map((i) => stub(`obs_00000${i}`, i)));
 		expect(results(root[8]).at(-1)).toBe("True");
+		// The fork's own outputs are numbered after its parent's: an id of the parent's history names one output.
+		const own = forked.session
+			.branch()
+			.flatMap((entry) =>
+				entry.type === "message" && entry.message.role === "toolResult"
+					? [(entry.message.details as { primeContext?: { id: string } } | undefined)?.primeContext?.id]
+					: [],
+			);
+		expect(own).toEqual([
+			"obs_000001",
+			"obs_000002",
+			"obs_000003",
+			"obs_000004",
+			"obs_000005",
+			"obs_000006",
+			"obs_000007",
+		]);
 	});
 
 	it("on a cached model ageing waits until it pays; a model change leaves the cache cold and ages what is due at no re-billing", async () => {

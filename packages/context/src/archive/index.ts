@@ -9,7 +9,14 @@ export {
 	resolveContextRoot,
 	SESSION_ID_RULE,
 } from "./paths.js";
-export { type OpenArchiveOptions, openSessionArchive, writeAtomically } from "./session-archive.js";
+export {
+	continueNumbering,
+	lastSequence,
+	type OpenArchiveOptions,
+	openSessionArchive,
+	SEQUENCE_FLOOR_FILE,
+	writeAtomically,
+} from "./session-archive.js";
 export {
 	ArchiveError,
 	type ArchiveWriter,

@@ -1,5 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	fsync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { type FileHandle, lstat, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -32,6 +42,11 @@ import {
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 const OUTPUT_FILE = "output.gz";
+/**
+ * A session's new observation ids start after the sequence this file holds: a fork's start after
+ * every id its parent showed, so an id in the parent's history never names an output of the fork.
+ */
+export const SEQUENCE_FLOOR_FILE = "sequence-floor";
 const META_FILE = "meta.json";
 const LIST_HINT = "list the archived ids with the list action (`prime-context list`)";
 
@@ -56,6 +71,36 @@ export async function openSessionArchive(options: OpenArchiveOptions): Promise<S
 	const sessionId = checkSessionId(options.sessionId);
 	const root = options.root ?? resolveContextRoot();
 	return new DiskArchive(sessionId, join(root, "sessions", sessionId));
+}
+
+/**
+ * The highest observation sequence of the archive in `dir`: its newest id, or the floor its ids
+ * start after (`continueNumbering`), whichever is higher; 0 for an archive not written yet.
+ */
+export function lastSequence(dir: string): number {
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+		throw error;
+	}
+	let highest = 0;
+	for (const name of names) {
+		const sequence = observationSequence(name);
+		if (sequence !== null && sequence > highest) highest = sequence;
+	}
+	if (names.includes(SEQUENCE_FLOOR_FILE)) {
+		const floor = Number.parseInt(readFileSync(join(dir, SEQUENCE_FLOOR_FILE), "utf8"), 10);
+		if (Number.isSafeInteger(floor) && floor > highest) highest = floor;
+	}
+	return highest;
+}
+
+/** New observation ids of the archive in `dir` start after `sequence` (a fork continues its parent's numbering). */
+export function continueNumbering(dir: string, sequence: number): void {
+	mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+	writeFileSync(join(dir, SEQUENCE_FLOOR_FILE), `${sequence}\n`, { mode: FILE_MODE });
 }
 
 class DiskArchive implements SessionArchive {
@@ -106,18 +151,11 @@ class DiskArchive implements SessionArchive {
 	}
 
 	private highestSequence(): number {
-		let highest = 0;
-		let names: string[];
 		try {
-			names = readdirSync(this.dir);
+			return lastSequence(this.dir);
 		} catch (error) {
 			throw new ArchiveError(`cannot read the archive directory ${this.dir}: ${reason(error)}`);
 		}
-		for (const name of names) {
-			const sequence = observationSequence(name);
-			if (sequence !== null && sequence > highest) highest = sequence;
-		}
-		return highest;
 	}
 
 	private async entries(): Promise<string[]> {

@@ -54,9 +54,12 @@ export function ageingRecords(branch: readonly SessionEntry[]): AgeingRecord[] {
 	);
 }
 
-/** The tool calls whose results are aged on `branch`. */
+/**
+ * The archive ids of the observations aged on `branch`. Keyed by archive id, unique in a session and
+ * its forks: a provider may give two tool calls of one session the same id.
+ */
 export function agedOn(branch: readonly SessionEntry[]): Set<string> {
-	return new Set(ageingRecords(branch).flatMap((record) => record.aged.map((aged) => aged.toolCallId)));
+	return new Set(ageingRecords(branch).flatMap((record) => record.aged.map((aged) => aged.id)));
 }
 
 /**
@@ -70,7 +73,7 @@ export function applyAgeing(messages: AgentMessage[], aged: ReadonlySet<string>)
 	let changed = false;
 	const out = messages.map((message) => {
 		const archived = ageable(message);
-		if (!archived || !aged.has(archived.message.toolCallId)) return message;
+		if (!archived || !aged.has(archived.as.id)) return message;
 		changed = true;
 		const stub = stubOf(archived.message, archived.as, calls.get(archived.message.toolCallId));
 		return { ...archived.message, content: [{ type: "text" as const, text: stub }] };
@@ -110,7 +113,7 @@ export function planFor(
 			tokens: estimateTokens(message),
 			observation: {
 				stubTokens: Math.ceil(stubOf(result, as, call).length / 4),
-				aged: aged.has(result.toolCallId),
+				aged: aged.has(as.id),
 				testCommand: as.headline?.startsWith("TEST_RESULT") && command ? command.trim() : null,
 				readBack: readBack.has(as.id),
 			},

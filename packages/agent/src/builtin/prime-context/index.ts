@@ -13,8 +13,10 @@ import {
 	ArchiveError,
 	BROKER_STATE_FILE,
 	type ContextSession,
+	continueNumbering,
 	copyObservations,
 	fileTaskStore,
+	lastSequence,
 	loadConfig,
 	openContextSession,
 	openSessionArchive,
@@ -23,6 +25,7 @@ import {
 	type RecoveryOptions,
 	type RecoveryResponse,
 	runRecovery,
+	SEQUENCE_FLOOR_FILE,
 	type WorkflowState,
 	workflowSection,
 	workflowStore,
@@ -119,6 +122,14 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			return;
 		}
 		const parent = await openSessionArchive({ root: session.root, sessionId: parentId });
+		// The fork's own ids start after every id of its parent (and of the parent's parents).
+		try {
+			continueNumbering(session.archive.dir, lastSequence(parent.dir));
+		} catch (error) {
+			api.warn(
+				`Prime Context: the fork's observation ids may repeat its parent's (${(error as Error).message}); read older outputs in the parent session.`,
+			);
+		}
 		const snapshot = await fileTaskStore(parent.dir).load();
 		await copyObservations(parent, session.archive, snapshot.pins).catch((error: Error) => {
 			api.warn(`Prime Context: pinned observations were not copied into the fork (${error.message}).`);
@@ -139,8 +150,10 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		if (!opened || !sessionFile || existsSync(sessionFile)) return;
 		const session = await opened;
 		// The workflow counted a provider call that never answered; with nothing archived that is all the state holds.
-		if ((await session.archive.list()).length === 0)
+		if ((await session.archive.list()).length === 0) {
 			await rm(join(session.archive.dir, BROKER_STATE_FILE), { force: true });
+			await rm(join(session.archive.dir, SEQUENCE_FLOOR_FILE), { force: true });
+		}
 		removeEmptyFolders([session.archive.dir, dirname(session.archive.dir), session.root]);
 	});
 
@@ -211,7 +224,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			});
 			if (record) {
 				api.appendEntry(AGEING_ENTRY_TYPE, record);
-				for (const { toolCallId } of record.aged) aged.add(toolCallId);
+				for (const { id } of record.aged) aged.add(id);
 				sent = applyAgeing(messages, aged);
 			}
 		}
