@@ -6,8 +6,8 @@
 import { PRICE_RATIOS as AGEING_PRICES } from "prime-agent-context";
 import type { AgeingRun, Arm } from "../arms/index.js";
 import type { Trajectory } from "../corpus/index.js";
-import { billRun, type PRICE_RATIOS, type RunBilling } from "../measure/billing.js";
-import { type Distribution, distribution } from "../measure/size.js";
+import { billRun, type RunBilling } from "../measure/billing.js";
+import { distribution } from "../measure/size.js";
 import {
 	type AgeableObservation,
 	estimatedRemaining,
@@ -15,33 +15,10 @@ import {
 	replayWithAgeing,
 	trueRemaining,
 } from "./ageing.js";
-import { observationTokensOf, Tally, type TrajectoryArmResult } from "./tally.js";
+import { type AgeingFigures, observationTokensOf, Tally, type TrajectoryArmResult } from "./tally.js";
 
 /** One replay of an ageing arm over the corpus. */
-export interface AgeingFigures {
-	/** The cache ratios the ageing was planned with, and the cost column it is billed in. */
-	prices: PriceColumn;
-	/** `estimated`: the agent's estimate of the calls to come; `true`: the calls that really followed (oracle). */
-	remaining: "estimated" | "true";
-	cumulativePromptTokens: number;
-	cachedPromptTokens: number;
-	/** Cost at the ratios it was planned with, in input-price units. */
-	cost: number;
-	peakPromptTokens: Distribution;
-	/** Observations aged by the end of their run, over all runs. */
-	aged: number;
-	/** Of those, read back byte-exact from the archive id their stub names. */
-	agedByteExact: number;
-	/** Aged observations whose read-back failed or differed. */
-	agedMismatches: string[];
-	/** Later commands of a run repeating the command of an observation aged by then. */
-	repeatedCommands: number;
-	/** Calls at which something was aged, and all calls. */
-	moments: number;
-	calls: number;
-}
-
-type PriceColumn = keyof typeof PRICE_RATIOS;
+type PriceColumn = AgeingFigures["prices"];
 
 /** The replays, in report order. */
 const REPLAYS: { prices: PriceColumn; remaining: AgeingFigures["remaining"] }[] = [

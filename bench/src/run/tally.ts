@@ -1,8 +1,7 @@
 /** A trajectory arm's figures, summed over the corpus run by run. */
 import type { Arm } from "../arms/index.js";
-import type { PromptMessage, RunBilling } from "../measure/billing.js";
+import type { PRICE_RATIOS, PromptMessage, RunBilling } from "../measure/billing.js";
 import { type Distribution, distribution } from "../measure/size.js";
-import type { AgeingFigures } from "./ageing-replays.js";
 
 export interface TrajectoryArmResult {
 	arm: string;
@@ -40,6 +39,29 @@ export interface TrajectoryArmResult {
 	 * ages the least). Every replay is listed, with the oracle's (the true remaining calls).
 	 */
 	ageing?: { window: number; replays: AgeingFigures[] };
+}
+
+export interface AgeingFigures {
+	/** The cache ratios the ageing was planned with, and the cost column it is billed in. */
+	prices: keyof typeof PRICE_RATIOS;
+	/** `estimated`: the agent's estimate of the calls to come; `true`: the calls that really followed (oracle). */
+	remaining: "estimated" | "true";
+	cumulativePromptTokens: number;
+	cachedPromptTokens: number;
+	/** Cost at the ratios it was planned with, in input-price units. */
+	cost: number;
+	peakPromptTokens: Distribution;
+	/** Observations aged by the end of their run, over all runs. */
+	aged: number;
+	/** Of those, read back byte-exact from the archive id their stub names. */
+	agedByteExact: number;
+	/** Aged observations whose read-back failed or differed. */
+	agedMismatches: string[];
+	/** Later commands of a run repeating the command of an observation aged by then. */
+	repeatedCommands: number;
+	/** Calls at which something was aged, and all calls. */
+	moments: number;
+	calls: number;
 }
 
 /** Tokens of the observation messages (views `v`, masked `m`, aged `s`) of every call. */

@@ -79,24 +79,25 @@ describe("trajectory replay of the prime-context arm", () => {
 		const [anthropic, openai] = replays;
 		expect(aged?.cost).toEqual({ anthropic: anthropic?.cost, openai: openai?.cost });
 		expect(aged?.cumulativePromptTokens).toBe(anthropic?.cumulativePromptTokens);
-		expect(aged?.ageing?.window).toBe(5);
-		expect(openai?.aged).toBe(6);
-		expect(openai?.moments).toBe(6);
-		// Calls 6, 7 and 8 each age the observation that leaves the window of 5 (0, 1, 2); the command of
+		expect(aged?.ageing?.window).toBe(3);
+		expect(openai?.aged).toBe(10);
+		expect(openai?.moments).toBe(10);
+		// Calls 4 to 8 each age the observation that leaves the window of 3 (0 to 4); the command of
 		// step 7 repeats that of step 0, aged by then: one repeat in each run.
 		expect(openai?.repeatedCommands).toBe(2);
 		for (const replay of replays) {
 			expect(replay.agedMismatches).toEqual([]);
 			expect(replay.agedByteExact).toBe(replay.aged);
 		}
-		// A run of 9 calls is short: at call 6 the estimate expects 6 more calls where 2 follow, so the
-		// OpenAI-priced ageing costs more than none; the oracle, knowing that, ages nothing. At Anthropic's
-		// ratios 6 calls to come do not pay for the re-write: nothing is aged.
+		// A run of 9 calls is short. At Anthropic's ratios the estimate expects as many calls to come as
+		// were made, ages four observations at once late in each run, and pays more than raw for it (the
+		// price of an estimate); the oracle, knowing the end, ages nothing. At OpenAI's ratios one
+		// observation a call from call 4 on pays (58,194 against raw's 63,865); the oracle ages 6 of them.
 		expect(replays.map((replay) => [replay.aged, replay.cost])).toEqual([
+			[8, 42_344.6],
+			[10, 58_194],
 			[0, plain?.cost.anthropic],
-			[6, 73_531],
-			[0, plain?.cost.anthropic],
-			[0, plain?.cost.openai],
+			[6, 56_467],
 		]);
 		expect(plain?.cost.openai).toBe(63_865);
 		expect(ours.recovery.byteExact).toBe(16);
@@ -119,7 +120,7 @@ describe("trajectory replay of the prime-context arm", () => {
 		};
 		const [, , aged] = await runTrajectories([trajectory("run-1")], [raw, lossy]);
 		const openai = aged?.ageing?.replays[1];
-		expect(openai?.aged).toBe(3);
+		expect(openai?.aged).toBe(5);
 		expect(openai?.agedByteExact).toBe(0);
 		expect(openai?.agedMismatches[0]).toMatch(/^run-1\/obs_\d+: read back \d+ bytes, recorded \d+$/);
 	});
@@ -128,8 +129,8 @@ describe("trajectory replay of the prime-context arm", () => {
 		const ours = new PrimeContextArm(primeContextDeps, join(scratch, "tested"));
 		const [, , aged] = await runTrajectories([testedFirst("run-1")], [raw, ours]);
 		const openai = aged?.ageing?.replays[1];
-		// Observations 1 and 2 leave the window and are aged; 0, the only test run, stays.
-		expect(openai?.aged).toBe(2);
+		// Observations 1 to 4 leave the window and are aged; 0, the only test run, stays.
+		expect(openai?.aged).toBe(4);
 		expect(openai?.repeatedCommands).toBe(0);
 	});
 });

@@ -13,8 +13,7 @@ import type { AgeableObservation } from "./ageing.js";
 import { AgeingReplays } from "./ageing-replays.js";
 import { observationTokensOf, Tally, type TrajectoryArmResult } from "./tally.js";
 
-export type { AgeingFigures } from "./ageing-replays.js";
-export type { TrajectoryArmResult } from "./tally.js";
+export type { AgeingFigures, TrajectoryArmResult } from "./tally.js";
 
 /**
  * Whether observation `index` is masked in a call that sees `observed` observations: sliding masking
