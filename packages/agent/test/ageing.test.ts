@@ -65,7 +65,7 @@ describe("Prime Context ageing in the agent", () => {
 		expect(kept[0]).toBe(output(1));
 		const status = await started.agentSession.prompt("/pc status");
 		const saved = 5 * (1501 - Math.ceil(stub("obs_000001", 1).length / 4));
-		expect(status.command?.message?.split("\n").at(-1)).toBe(
+		expect(status.command?.message?.split("\n").find((line) => line.startsWith("ageing:"))).toBe(
 			`ageing: on (the newest 3 observations are never aged); 5 observations aged, about ${saved.toLocaleString("en-US")} tokens out of every call (last because the model has no cache prices); each stub names its id for read/search`,
 		);
 	});

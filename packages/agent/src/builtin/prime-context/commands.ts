@@ -47,10 +47,9 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 	switch (name) {
 		case "status": {
 			// The status's own mode line reflects the config; the session's `/pc mode` wins here.
-			const mode = `mode: ${target.active ? "on" : "off"} (this session)`;
+			const mode = `mode: ${target.active ? "on" : "off"} (this session)\n${await target.ageing()}`;
 			const status = await answer({ action: "status" });
-			const ageing = await target.ageing();
-			return `${/^mode: .*$/m.test(status) ? status.replace(/^mode: .*$/m, mode) : `${mode}\n${status}`}\n${ageing}`;
+			return /^mode: .*$/m.test(status) ? status.replace(/^mode: .*$/m, mode) : `${mode}\n${status}`;
 		}
 		case "list":
 			return answer({ action: "list", ...(rest[0] ? { limit: integer(rest[0], "limit") } : {}) });
