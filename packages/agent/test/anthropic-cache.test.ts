@@ -46,5 +46,10 @@ it("with Prime Context's task snapshot last, each Anthropic request marks the en
 	expect(bodies.map(markedMessages)).toEqual([[0], [2, 3], [4, 5], [6, 7]]);
 	// The system prompt, the last tool and two messages: Anthropic's limit.
 	expect(bodies.map(marks)).toEqual([3, 4, 4, 4]);
-	expect(anthropicBodyGrowth(bodies)).toEqual({ systemPromptChanges: [], rewrites: [], snapshotChanges: [] });
+	expect(anthropicBodyGrowth(bodies)).toEqual({
+		systemPromptChanges: [],
+		rewrites: [],
+		snapshotChanges: [],
+		ageings: [],
+	});
 });
