@@ -13,6 +13,7 @@ import {
 	stripAnsi,
 	visibleLine,
 } from "../outcome/index.js";
+import { type FailureMessage, FailureMessages } from "./failure-messages.js";
 import { foldKey, foldsByText, shapeKey } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
@@ -39,6 +40,8 @@ export interface Selection {
 	decisive: KeptLine[];
 	/** Lines just before and after decisive failure, exception and error lines. */
 	context: KeptLine[];
+	/** The first failure's message and location, then one example of each other distinct message (`FailureMessages`). */
+	messages: FailureMessage[];
 	lines: number;
 	nonBlank: number;
 	kinds: Record<LineKind, number>;
@@ -202,6 +205,9 @@ export class LineSelector {
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
+	private readonly messages = new FailureMessages((raw, lineNo, bytes, kind) =>
+		keptLine(raw, lineNo, bytes, kind, this.own),
+	);
 	/** Per kind, the kept line of each fold key: a shape's key, or the text for evidence kinds (`foldKey`). */
 	private readonly decisiveByShape = new Map<LineKind, Map<string | number, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
@@ -291,6 +297,7 @@ export class LineSelector {
 			this.wantAfter = false;
 		}
 		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, facts, kept);
+		this.messages.line(capped, lineNo, whole, kind, () => this.shapeOf(facts, capped));
 		if (blank) return kind;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
@@ -415,6 +422,7 @@ export class LineSelector {
 			tail: this.tail.lines(),
 			decisive,
 			context: this.context,
+			messages: this.messages.finish(),
 			lines: this.count,
 			nonBlank: this.nonBlank,
 			kinds: Object.fromEntries(LINE_KINDS.map((kind, i) => [kind, this.kindCounts[i]])) as Record<LineKind, number>,
