@@ -214,8 +214,8 @@ export interface FailureMessageBlock {
 /**
  * The capsule's failure messages within `room` bytes (newlines included): `FIRST_FAILURE:` with the
  * first failure's message and location, then `OTHER_FAILURE_MESSAGES` with one example of each other
- * distinct message, those of a type not shown yet first; a line the selection counted (`decisive`)
- * shows its count, as in the excerpt. Each example's lines are taken message's
+ * distinct message, those of a type not shown yet first; a message's first line the selection
+ * counted (`decisive`) shows its count, as in the excerpt. Each example's lines are taken message's
  * first line, location, then the rest of the message, as far as the room allows; shown in line order.
  */
 export function failureMessageBlock(
@@ -229,11 +229,18 @@ export function failureMessageBlock(
 	const counted = new Map(decisive.map((k) => [k.line, k]));
 	if (examples.length === 0) return { lines: [], shown, bytes: 0 };
 	const [first, ...others] = examples;
-	const firstTypes = new Set(first.type ? [first.type] : []);
-	const ordered = [
-		...others.filter((e) => e.type !== null && !firstTypes.has(e.type)),
-		...others.filter((e) => e.type === null || firstTypes.has(e.type)),
-	];
+	// Those that name a type not named before come first, then the other messages.
+	const named = new Set(first.type ? [first.type] : []);
+	const newTypes: FailureMessage[] = [];
+	const variants: FailureMessage[] = [];
+	for (const example of others) {
+		if (example.type === null || named.has(example.type)) variants.push(example);
+		else {
+			named.add(example.type);
+			newTypes.push(example);
+		}
+	}
+	const ordered = [...newTypes, ...variants];
 	let left = room;
 	const take = (example: FailureMessage, heading: string | null): string[] => {
 		const headingBytes = heading === null ? 0 : utf8Bytes(heading) + 1;
@@ -242,12 +249,14 @@ export function failureMessageBlock(
 		let budget = left - headingBytes;
 		for (const kept of candidates) {
 			if (kept === null || shown.has(kept.line) || chosen.some((c) => c.line === kept.line)) continue;
-			const repeats = counted.get(kept.line)?.repeats ?? 1;
+			// Only the message's first line: a frame's count of its shape says nothing of this failure.
+			const repeats = kept === example.message[0] ? (counted.get(kept.line)?.repeats ?? 1) : 1;
 			const identical = foldsByText(kept.kind);
-			const text = renderExcerptLine(
-				{ line: kept.line, text: kept.text, priority: 0, bytes: kept.bytes, repeats, identical },
-				Math.min(maxLineBytes, budget - 1),
-			);
+			const entry = { line: kept.line, text: kept.text, priority: 0, bytes: kept.bytes, repeats, identical };
+			const whole = renderExcerptLine(entry, maxLineBytes);
+			// Only a message's first line may be cut short to fit: a frame or value cut short tells nothing.
+			const fits = whole !== null && utf8Bytes(whole) < budget;
+			const text = fits ? whole : kept === example.message[0] ? renderExcerptLine(entry, budget - 1) : null;
 			// An example shows its message's first line, or nothing.
 			if (text === null) {
 				if (chosen.length === 0) return [];
