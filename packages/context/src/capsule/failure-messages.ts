@@ -254,9 +254,10 @@ export function failureMessageBlock(
 			const identical = foldsByText(kept.kind);
 			const entry = { line: kept.line, text: kept.text, priority: 0, bytes: kept.bytes, repeats, identical };
 			const whole = renderExcerptLine(entry, maxLineBytes);
-			// Only a message's first line may be cut short to fit: a frame or value cut short tells nothing.
 			const fits = whole !== null && utf8Bytes(whole) < budget;
-			const text = fits ? whole : kept === example.message[0] ? renderExcerptLine(entry, budget - 1) : null;
+			// Only the first failure's message line may be cut short to fit; a cut line says little elsewhere.
+			const cut = kept === example.message[0] && example === first;
+			const text = fits ? whole : cut ? renderExcerptLine(entry, budget - 1) : null;
 			// An example shows its message's first line, or nothing.
 			if (text === null) {
 				if (chosen.length === 0) return [];
