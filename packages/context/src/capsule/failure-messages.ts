@@ -27,6 +27,8 @@ const MAX_EXAMPLES = 8;
 const MAX_VARIANTS = 3;
 /** A message's lines at most, its first included. */
 const MESSAGE_LINES = 4;
+/** Location lines of a run remembered, the last ones: a traceback's project frame is among its last few. */
+const RUN_LOCATIONS = 8;
 /** Lines after a message searched for its location when none is just above it. */
 const LOCATION_WINDOW = 60;
 
@@ -75,26 +77,33 @@ export class FailureMessages {
 	/** The example whose location is looked for below it, up to line `seekUntil`. */
 	private seeking: FailureMessage | null = null;
 	private seekUntil = 0;
-	/** The last location line of the current run of non-blank lines. */
-	private runRaw = "";
-	private runLine = 0;
-	private runBytes = 0;
+	/** The last location lines of the current run of non-blank lines (see `noteLocation`), and how many it had. */
+	private readonly runRaw: string[] = new Array<string>(RUN_LOCATIONS).fill("");
+	private readonly runLine: number[] = new Array<number>(RUN_LOCATIONS).fill(0);
+	private readonly runBytes: number[] = new Array<number>(RUN_LOCATIONS).fill(0);
+	private runLocations = 0;
 	/** 1: the last non-blank line was a failure's title; 2: then one blank line came. */
 	private afterFailure = 0;
-	/** The indentation of that title: a message under it is indented deeper. */
-	private titleIndent = 0;
+	/** That title: a message under it is indented deeper. */
+	private titleRaw = "";
 	/** The last non-blank line was an exception or error line. */
 	private previousMessage = false;
 
-	constructor(private readonly keep: KeepLine) {}
-
 	/**
-	 * Feeds one line: its capped raw text, its whole size and kind, and `shape`, which works out the
-	 * key of its shape (asked only of lines that may start a message).
+	 * `keep` builds a kept line of a line fed; `shapeOfLine` gives the key of the shape (`shapeKey`) of
+	 * the line being fed, asked only of a line that may start a message.
 	 */
-	line(raw: string, lineNo: number, bytes: number, kind: LineKind, shape: () => number): void {
+	constructor(
+		private readonly keep: KeepLine,
+		private readonly shapeOfLine: () => number,
+	) {}
+
+	/** Feeds one line: its capped raw text, its whole size and its kind. */
+	line(raw: string, lineNo: number, bytes: number, kind: LineKind): void {
+		// Every example taken and none being read: nothing more to do.
+		if (this.examples.length >= MAX_EXAMPLES && this.open === null && this.seeking === null) return;
 		if (kind === "blank") {
-			this.runLine = 0;
+			this.runLocations = 0;
 			this.previousMessage = false;
 			this.afterFailure = this.afterFailure === 1 ? 2 : 0;
 			if (this.open && (!this.crossing || ++this.blanks > 1)) this.closeOpen();
@@ -104,21 +113,39 @@ export class FailureMessages {
 		const message = kind === "exception" || kind === "error";
 		if (this.seeking) this.seek(raw, lineNo, bytes, kind, message);
 		const underTitle =
-			this.afterFailure === 2 && kind === "plain" && indentOf(raw) > this.titleIndent && !SEPARATOR.test(raw);
+			this.afterFailure === 2 && kind === "plain" && indentOf(raw) > indentOf(this.titleRaw) && !SEPARATOR.test(raw);
 		if (this.examples.length < MAX_EXAMPLES && ((message && !this.previousMessage) || underTitle)) {
-			this.start(raw, lineNo, bytes, kind, shape, underTitle);
+			this.start(raw, lineNo, bytes, kind, underTitle);
 		}
-		if (kind === "location" && !LIBRARY_FRAME.test(raw)) {
-			this.runRaw = raw;
-			this.runLine = lineNo;
-			this.runBytes = bytes;
-		}
+		if (kind === "location") this.noteLocation(raw, lineNo, bytes);
 		this.previousMessage = message;
-		this.afterFailure = kind === "failure" ? 1 : 0;
+		this.afterFailure = 0;
 		if (kind === "failure") {
-			this.runLine = 0;
-			this.titleIndent = indentOf(raw);
+			this.afterFailure = 1;
+			this.runLocations = 0;
+			this.titleRaw = raw;
 		}
+	}
+
+	/** Remembers a location line of the current run, the last `RUN_LOCATIONS` of them (their kind is checked only when used). */
+	private noteLocation(raw: string, lineNo: number, bytes: number): void {
+		const at = this.runLocations % RUN_LOCATIONS;
+		this.runRaw[at] = raw;
+		this.runLine[at] = lineNo;
+		this.runBytes[at] = bytes;
+		this.runLocations++;
+	}
+
+	/** The last of the project's location lines of the current run, kept; null when there is none. */
+	private runLocation(): KeptLine | null {
+		const oldest = Math.max(0, this.runLocations - RUN_LOCATIONS);
+		for (let i = this.runLocations - 1; i >= oldest; i--) {
+			const at = i % RUN_LOCATIONS;
+			if (!LIBRARY_FRAME.test(this.runRaw[at])) {
+				return this.keep(this.runRaw[at], this.runLine[at], this.runBytes[at], "location");
+			}
+		}
+		return null;
 	}
 
 	/** The examples, first-seen order. */
@@ -174,15 +201,8 @@ export class FailureMessages {
 		}
 	}
 
-	private start(
-		raw: string,
-		lineNo: number,
-		bytes: number,
-		kind: LineKind,
-		shape: () => number,
-		underTitle: boolean,
-	): void {
-		const key = shape();
+	private start(raw: string, lineNo: number, bytes: number, kind: LineKind, underTitle: boolean): void {
+		const key = this.shapeOfLine();
 		if (this.shapes.has(key)) return;
 		const kept = this.keep(raw, lineNo, bytes, kind);
 		const type = exceptionOf(kept.text.trim().replace(E_GUTTER, ""), false)?.type ?? null;
@@ -191,7 +211,7 @@ export class FailureMessages {
 		if (!newType && this.examples.length > 0) this.variants++;
 		if (type !== null) this.types.add(type);
 		this.shapes.add(key);
-		const location = this.runLine > 0 ? this.keep(this.runRaw, this.runLine, this.runBytes, "location") : null;
+		const location = this.runLocation();
 		const example: FailureMessage = { message: [kept], location, type };
 		this.examples.push(example);
 		this.seeking = null;

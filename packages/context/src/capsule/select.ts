@@ -205,9 +205,13 @@ export class LineSelector {
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
-	private readonly messages = new FailureMessages((raw, lineNo, bytes, kind) =>
-		keptLine(raw, lineNo, bytes, kind, this.own),
+	private readonly messages = new FailureMessages(
+		(raw, lineNo, bytes, kind) => keptLine(raw, lineNo, bytes, kind, this.own),
+		() => this.shapeOf(this.currentFacts, this.currentLine),
 	);
+	/** The line being fed and its facts, for `messages` to ask its shape of (remembered with the facts). */
+	private currentFacts: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null, scan: 0 };
+	private currentLine = "";
 	/** Per kind, the kept line of each fold key: a shape's key, or the text for evidence kinds (`foldKey`). */
 	private readonly decisiveByShape = new Map<LineKind, Map<string | number, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
@@ -297,7 +301,9 @@ export class LineSelector {
 			this.wantAfter = false;
 		}
 		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, facts, kept);
-		this.messages.line(capped, lineNo, whole, kind, () => this.shapeOf(facts, capped));
+		this.currentFacts = facts;
+		this.currentLine = capped;
+		this.messages.line(capped, lineNo, whole, kind);
 		if (blank) return kind;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
