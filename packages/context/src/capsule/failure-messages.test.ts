@@ -33,7 +33,7 @@ function capsuleOf(name: string, budget?: number) {
 
 describe("failure messages", () => {
 	it("show a pytest run's first failure and its other distinct message ahead of 287 failing ids that fill the capsule", () => {
-		const { run, capsule } = capsuleOf("071-local-pytest-287-failures-fill-capsule");
+		const { run, capsule } = capsuleOf("086-local-pytest-287-failures-fill-capsule");
 		expect(messageBlock(capsule.text)).toEqual([
 			"FIRST_FAILURE:",
 			"47: E       assert (3 % 7) != 3 [x286 lines of this shape]",
@@ -56,11 +56,11 @@ describe("failure messages", () => {
 
 	it("give way to failing ids that fit the ceiling only without them, and take what the ids leave", () => {
 		// At 2,576 bytes the 287 ids fit the 4x ceiling only alone; 16 bytes more leave room for the first failure.
-		const tight = capsuleOf("071-local-pytest-287-failures-fill-capsule", 2576).capsule;
+		const tight = capsuleOf("086-local-pytest-287-failures-fill-capsule", 2576).capsule;
 		expect(tight.text).toContain("FAILING_TESTS (287, all listed):");
 		expect(messageBlock(tight.text)).toEqual([]);
 		expect(Buffer.byteLength(tight.text)).toBeLessThanOrEqual(4 * 2576);
-		const roomier = capsuleOf("071-local-pytest-287-failures-fill-capsule", 2592).capsule;
+		const roomier = capsuleOf("086-local-pytest-287-failures-fill-capsule", 2592).capsule;
 		expect(roomier.text).toContain("FAILING_TESTS (287, all listed):");
 		expect(messageBlock(roomier.text)).toEqual([
 			"FIRST_FAILURE:",
