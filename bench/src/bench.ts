@@ -65,16 +65,14 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 		cases = smokeCases(cases);
 		trajectoryFiles = trajectoryFiles.slice(0, SMOKE.trajectories);
 	}
-	const trajectories: Trajectory[] = [];
-	for (const file of trajectoryFiles) trajectories.push(await readTrajectory(file));
+	const trajectories = await readTrajectories(trajectoryFiles);
 
 	const scratch = await mkdtemp(join(tmpdir(), "prime-bench-"));
 	try {
 		const speed = await timeBroker(cases, options, scratch);
 		const labelledOurs = new PrimeContextArm(options.primeContext, join(scratch, "labelled"));
 		const labelled = await runLabelled(cases, [...peerArms(), labelledOurs], progress);
-		const trajectoryOurs = new PrimeContextArm(options.primeContext, join(scratch, "trajectories"));
-		const replayed = await runTrajectories(trajectories, [...peerArms(), trajectoryOurs], progress);
+		const replay = await replayCorpus(trajectories, options.primeContext, join(scratch, "trajectories"), progress);
 		const arms: Arm[] = [...peerArms(), labelledOurs];
 		return {
 			generatedAt: new Date().toISOString(),
@@ -89,22 +87,83 @@ export async function runBenchmark(options: BenchmarkOptions): Promise<Benchmark
 					bytes: sumBytes(cases),
 					names: cases.map((item) => item.name),
 				},
-				trajectories: {
-					dir: options.trajectoriesDir,
-					count: trajectories.length,
-					observations: trajectories.reduce((sum, run) => sum + run.steps.length, 0),
-					bytes: trajectories.reduce(
-						(sum, run) => sum + run.steps.reduce((acc, step) => acc + Buffer.byteLength(step.observation), 0),
-						0,
-					),
-					ids: trajectories.map((run) => run.id),
-				},
+				trajectories: trajectoryCorpus(options.trajectoriesDir, trajectories),
 			},
 			arms: arms.map(({ name, rule }) => ({ name, rule })),
 			labelled,
-			trajectories: replayed,
-			recovery: { labelled: await labelledOurs.finish(), trajectories: await trajectoryOurs.finish() },
+			trajectories: replay.results,
+			recovery: { labelled: await labelledOurs.finish(), trajectories: replay.recovery },
 			speed,
+		};
+	} finally {
+		await rm(scratch, { recursive: true, force: true });
+	}
+}
+
+async function readTrajectories(files: string[]): Promise<Trajectory[]> {
+	const trajectories: Trajectory[] = [];
+	for (const file of files) trajectories.push(await readTrajectory(file));
+	return trajectories;
+}
+
+function trajectoryCorpus(dir: string, trajectories: Trajectory[]): BenchmarkResults["corpora"]["trajectories"] {
+	return {
+		dir,
+		count: trajectories.length,
+		observations: trajectories.reduce((sum, run) => sum + run.steps.length, 0),
+		bytes: trajectories.reduce(
+			(sum, run) => sum + run.steps.reduce((acc, step) => acc + Buffer.byteLength(step.observation), 0),
+			0,
+		),
+		ids: trajectories.map((run) => run.id),
+	};
+}
+
+/** Every arm over the trajectories (ours with and without ageing), and our archive's recovery check. */
+async function replayCorpus(
+	trajectories: Trajectory[],
+	deps: PrimeContextDeps,
+	root: string,
+	progress: (message: string) => void,
+): Promise<{ results: TrajectoryArmResult[]; recovery: RecoveryCheck }> {
+	const ours = new PrimeContextArm(deps, root);
+	const results = await runTrajectories(trajectories, [...peerArms(), ours], progress);
+	return { results, recovery: await ours.finish() };
+}
+
+export interface TrajectoriesOnlyResults {
+	generatedAt: string;
+	smoke: boolean;
+	node: string;
+	tokenizer: string;
+	config: ContextConfig;
+	corpus: BenchmarkResults["corpora"]["trajectories"];
+	trajectories: TrajectoryArmResult[];
+	recovery: RecoveryCheck;
+}
+
+/**
+ * Only the trajectory replay and its recovery check (`npm run bench -- --only trajectories`): every
+ * arm, ours with and without ageing, over the same runs as the full benchmark.
+ */
+export async function runTrajectoriesOnly(
+	options: Pick<BenchmarkOptions, "trajectoriesDir" | "smoke" | "primeContext" | "progress">,
+): Promise<TrajectoriesOnlyResults> {
+	let files = await listTrajectoryFiles(options.trajectoriesDir);
+	if (options.smoke) files = files.slice(0, SMOKE.trajectories);
+	const trajectories = await readTrajectories(files);
+	const scratch = await mkdtemp(join(tmpdir(), "prime-bench-"));
+	try {
+		const replay = await replayCorpus(trajectories, options.primeContext, scratch, options.progress ?? (() => {}));
+		return {
+			generatedAt: new Date().toISOString(),
+			smoke: options.smoke ?? false,
+			node: process.version,
+			tokenizer: "o200k_base (gpt-tokenizer)",
+			config: DEFAULT_CONFIG,
+			corpus: trajectoryCorpus(options.trajectoriesDir, trajectories),
+			trajectories: replay.results,
+			recovery: replay.recovery,
 		};
 	} finally {
 		await rm(scratch, { recursive: true, force: true });

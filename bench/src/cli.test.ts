@@ -42,10 +42,29 @@ describe("bench command line", () => {
 		);
 	});
 
+	it("runs only the trajectory replay with --only trajectories, which needs no labelled outputs folder", () => {
+		const options = parseArgs(
+			["--cases", join(scratch, "missing"), "--trajectories", scratch, "--only", "trajectories"],
+			join(scratch, "repo", "bench", "dist"),
+		);
+		expect(options).toEqual({
+			casesDir: join(scratch, "missing"),
+			trajectoriesDir: scratch,
+			outDir: resolve(scratch, "repo", "bench", "results"),
+			smoke: false,
+			only: "trajectories",
+		});
+		expect(() => parseArgs(["--trajectories", join(scratch, "gone"), "--only", "trajectories"], scratch)).toThrow(
+			`${join(scratch, "gone")} does not exist. pass --trajectories <dir> to point at a corpus.`,
+		);
+	});
+
 	it("rejects --only without a part or with a part it does not know", () => {
-		expect(() => parseArgs(["--only"], scratch)).toThrow("--only needs the part to run: speed (got nothing).");
+		expect(() => parseArgs(["--only"], scratch)).toThrow(
+			"--only needs the part to run: speed, trajectories (got nothing).",
+		);
 		expect(() => parseArgs(["--only", "labelled"], scratch)).toThrow(
-			"--only needs the part to run: speed (got labelled).",
+			"--only needs the part to run: speed, trajectories (got labelled).",
 		);
 	});
 

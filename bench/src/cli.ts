@@ -1,27 +1,29 @@
 #!/usr/bin/env node
 /**
- * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed]`
+ * `npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed|trajectories]`
  * Defaults: the repository's fixtures (`fixtures/`) and `bench/results/`.
  */
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { primeContextDeps } from "./arms/prime-context-binding.js";
-import { runBenchmark, runSpeedOnly } from "./bench.js";
-import { writeReport, writeSpeedReport } from "./report/index.js";
-import { losses, speedTargets, targets } from "./report/verdict.js";
+import { runBenchmark, runSpeedOnly, runTrajectoriesOnly } from "./bench.js";
+import { writeReport, writeSpeedReport, writeTrajectoriesReport } from "./report/index.js";
+import { losses, speedTargets, type Target, targets, trajectoryTargets } from "./report/verdict.js";
 
-const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed]
+const USAGE = `Usage: npm run bench -- [--cases <dir>] [--trajectories <dir>] [--out <dir>] [--smoke] [--only speed|trajectories]
   --cases <dir>          labelled outputs: <case>/output.txt + meta.json (default fixtures/outputs)
   --trajectories <dir>   mini-swe-agent .traj.json(.gz) files and agent session .jsonl files
                          (default fixtures/trajectories)
   --out <dir>            where results.json, results.md and the SVG chart go (default bench/results)
   --smoke                four cases (one capsule-sized), one trajectory, small speed buckets
   --only speed           only the broker's speed buckets (windows of the labelled outputs);
-                         writes speed.json and speed.md`;
+                         writes speed.json and speed.md
+  --only trajectories    only the trajectory replay (every arm, ours with and without ageing) and
+                         the recovery check of its archive; writes trajectories.json and trajectories.md`;
 
 /** Parts of the benchmark that run alone with `--only`. */
-const PARTS = ["speed"] as const;
+const PARTS = ["speed", "trajectories"] as const;
 
 export interface CliOptions {
 	casesDir: string;
@@ -57,14 +59,11 @@ export function parseArgs(argv: string[], scriptDir: string): CliOptions {
 	}
 	const casesDir = values.cases ?? resolve(fixtures, "outputs");
 	const trajectoriesDir = values.trajectories ?? resolve(fixtures, "trajectories");
-	// The speed buckets read only the labelled outputs.
-	const needed =
-		only === "speed"
-			? [["--cases", casesDir]]
-			: [
-					["--cases", casesDir],
-					["--trajectories", trajectoriesDir],
-				];
+	// The speed buckets read only the labelled outputs; the replay only the trajectories.
+	const needed = [
+		...(only === "trajectories" ? [] : [["--cases", casesDir]]),
+		...(only === "speed" ? [] : [["--trajectories", trajectoriesDir]]),
+	];
 	for (const [flag, dir] of needed) {
 		if (!existsSync(dir)) {
 			throw new UsageError(
@@ -128,9 +127,20 @@ async function main(): Promise<void> {
 		process.stdout.write(
 			`load average ${load(speed.speed.loadAverageBefore)} before, ${load(speed.speed.loadAverageAfter)} after; machine reference ${speed.speed.referenceMsBefore} ms before, ${speed.speed.referenceMsAfter} ms after (a fixed workload, lower is faster)\n`,
 		);
-		for (const target of speedTargets(speed.speed)) {
-			process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);
-		}
+		printTargets(speedTargets(speed.speed));
+		process.stdout.write(`\nWrote ${files.join(", ")}\n`);
+		return;
+	}
+	if (options.only === "trajectories") {
+		const replay = await runTrajectoriesOnly({
+			trajectoriesDir: options.trajectoriesDir,
+			smoke: options.smoke,
+			primeContext: primeContextDeps,
+			progress: progress.update,
+		});
+		progress.done();
+		const files = await writeTrajectoriesReport(replay, options.outDir);
+		printTargets(trajectoryTargets(replay.trajectories, replay.recovery));
 		process.stdout.write(`\nWrote ${files.join(", ")}\n`);
 		return;
 	}
@@ -143,13 +153,16 @@ async function main(): Promise<void> {
 	});
 	progress.done();
 	const files = await writeReport(results, options.outDir);
-	for (const target of targets(results)) {
-		process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);
-	}
+	printTargets(targets(results));
 	const lost = losses(results);
 	if (lost.length > 0)
 		process.stdout.write(`\nWhere prime-context loses:\n${lost.map((line) => `- ${line}`).join("\n")}\n`);
 	process.stdout.write(`\nWrote ${files.join(", ")}\n`);
+}
+
+function printTargets(list: Target[]): void {
+	for (const target of list)
+		process.stdout.write(`${target.met ? "met   " : "MISSED"} ${target.target}: ${target.measured}\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

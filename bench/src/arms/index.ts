@@ -9,7 +9,7 @@ export {
 	type PrimeContextDeps,
 	type RecoveryCheck,
 } from "./prime-context.js";
-export type { Arm, ArmRun, Observation } from "./types.js";
+export type { AgeingRun, ArchivedView, Arm, ArmRun, Observation } from "./types.js";
 
 const RULES: Record<string, string> = {
 	raw: "the output as is",

@@ -4,9 +4,15 @@
  * with tool, command, exit status and error flag. Every archived observation is read back and
  * compared byte for byte; on labelled cases every labelled fact is looked up with `search`.
  */
-import type { Decision, ObservationBroker, ObservationResult, SessionArchive } from "prime-agent-context";
+import {
+	type Decision,
+	type ObservationBroker,
+	type ObservationResult,
+	renderAgedStub,
+	type SessionArchive,
+} from "prime-agent-context";
 import type { CaseMeta } from "../corpus/index.js";
-import type { Arm, ArmRun, Observation } from "./types.js";
+import type { ArchivedView, Arm, ArmRun, Observation } from "./types.js";
 
 /** How the arm reaches the package (kept apart so the arm reads as the procedure it is). */
 export interface PrimeContextDeps {
@@ -62,7 +68,24 @@ export class PrimeContextArm implements Arm {
 
 	async open(runId: string): Promise<ArmRun> {
 		const { archive, broker } = await this.session(runId);
-		return { view: async (observation) => (await this.observe(archive, broker, observation)).text };
+		const observe = async (observation: Observation): Promise<ArchivedView> => {
+			const result = await this.observe(archive, broker, observation);
+			const stub = result.archived
+				? renderAgedStub({
+						id: result.id,
+						tool: observation.tool,
+						command: observation.command,
+						bytes: result.bytes,
+						lines: result.lines,
+						headline: result.headline,
+					})
+				: null;
+			return { text: result.text, stub, headline: result.headline };
+		};
+		return {
+			view: async (observation) => (await observe(observation)).text,
+			ageing: { observe, readBytes: (id) => archive.readBytes(id) },
+		};
 	}
 
 	/**

@@ -1,13 +1,13 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BenchmarkResults, SpeedOnlyResults } from "../bench.js";
+import type { BenchmarkResults, SpeedOnlyResults, TrajectoriesOnlyResults } from "../bench.js";
 import { retentionChart } from "./chart.js";
-import { resultsMarkdown, speedMarkdown } from "./markdown.js";
-import { OURS, speedTargets } from "./verdict.js";
+import { ageingMarkdown, billingTable, resultsMarkdown, speedMarkdown } from "./markdown.js";
+import { OURS, speedTargets, trajectoryTargets } from "./verdict.js";
 
 export { retentionChart } from "./chart.js";
-export { resultsMarkdown, speedMarkdown } from "./markdown.js";
-export { losses, speedTargets, targets } from "./verdict.js";
+export { ageingMarkdown, billingTable, resultsMarkdown, speedMarkdown } from "./markdown.js";
+export { COST_CEILINGS, losses, speedTargets, targets, trajectoryTargets } from "./verdict.js";
 
 export const CHART_FILE = "retention-vs-tokens.svg";
 
@@ -60,6 +60,32 @@ export async function writeSpeedReport(results: SpeedOnlyResults, outDir: string
 		`Generated ${results.generatedAt} with Node ${results.node} from ${results.corpus.count} labelled outputs (${results.corpus.bytes.toLocaleString("en-US")} bytes) of ${results.corpus.dir}.`,
 		"",
 		...speedMarkdown(results.speed),
+		...verdicts,
+		"",
+	];
+	await writeFile(files.md, md.join("\n"));
+	return Object.values(files);
+}
+
+/** Writes `trajectories.json` and `trajectories.md` (a replay-only run) into `outDir`; returns their paths. */
+export async function writeTrajectoriesReport(results: TrajectoriesOnlyResults, outDir: string): Promise<string[]> {
+	await mkdir(outDir, { recursive: true });
+	const files = { json: join(outDir, "trajectories.json"), md: join(outDir, "trajectories.md") };
+	await writeFile(files.json, `${JSON.stringify(results, null, "\t")}\n`);
+	const { corpus, recovery } = results;
+	const verdicts = trajectoryTargets(results.trajectories, recovery).map(
+		(t) => `- ${t.target}: ${t.measured} (${t.met ? "met" : "MISSED"})`,
+	);
+	const md = [
+		`# Trajectory replay${results.smoke ? " (smoke)" : ""}`,
+		"",
+		`Generated ${results.generatedAt} with Node ${results.node}; tokens are ${results.tokenizer}. ${corpus.count} runs, ${corpus.observations.toLocaleString("en-US")} observations, ${corpus.bytes.toLocaleString("en-US")} bytes, from ${corpus.dir}.`,
+		"",
+		...billingTable(results.trajectories),
+		"",
+		...ageingMarkdown(results.trajectories),
+		`Recovery: ${recovery.byteExact}/${recovery.observations} archived observations read back byte-exact (${recovery.notArchived.length} not archived).`,
+		"",
 		...verdicts,
 		"",
 	];

@@ -1,6 +1,7 @@
 /** `results.md`: the figures as tables. */
 import type { BenchmarkResults } from "../bench.js";
 import type { SpeedResult } from "../run/speed.js";
+import type { TrajectoryArmResult } from "../run/trajectories.js";
 import { losses, OURS, targets } from "./verdict.js";
 
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
@@ -101,8 +102,9 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 		"",
 		"## Trajectory replay: what a provider bills",
 		"",
-		...billingTable(results),
+		...billingTable(results.trajectories),
 		"",
+		...ageingMarkdown(results.trajectories),
 		"Cumulative input tokens are every call's whole prompt. With prompt caching, the part of a prompt identical to the previous call's (message by message from the start) is a cache read and the rest is new input: at Anthropic's ratios a read costs 0.1x and a cache write 1.25x the input price; at OpenAI's, cached input costs 0.5x (the highest published ratio) and new input 1x. Costs are in units of the plain input price per token, summed over all runs; output tokens are the same for every arm and left out. Masking an old observation rewrites a message in the middle of the prompt, so everything after it is billed as new again. The peak prompt is a run's largest single prompt, which is what forces compaction.",
 		"",
 		"## Recovery (prime-context)",
@@ -156,8 +158,8 @@ export function resultsMarkdown(results: BenchmarkResults, chartFile: string): s
 }
 
 /** Per arm: cumulative input tokens, cache reads, cache-aware cost at both price ratios, peak prompt per run. */
-function billingTable(results: BenchmarkResults): string[] {
-	const raw = results.trajectories.find((arm) => arm.arm === "raw");
+export function billingTable(trajectories: TrajectoryArmResult[]): string[] {
+	const raw = trajectories.find((arm) => arm.arm === "raw");
 	const times = (value: number, base: number | undefined) => (base ? `${(value / base).toFixed(2)}x` : "-");
 	const out = [
 		...header([
@@ -174,7 +176,7 @@ function billingTable(results: BenchmarkResults): string[] {
 			"max",
 		]),
 	];
-	for (const arm of results.trajectories) {
+	for (const arm of trajectories) {
 		out.push(
 			row([
 				bold(arm.arm, arm.arm),
@@ -191,6 +193,60 @@ function billingTable(results: BenchmarkResults): string[] {
 			]),
 		);
 	}
+	return out;
+}
+
+const REMAINING = { estimated: "estimated", true: "true (oracle)" } as const;
+
+/**
+ * The ageing replays of our arm: each priced with one column's ratios and billed in it, with the
+ * agent's estimate of the calls to come and with the true ones; what was aged, read back, repeated.
+ */
+export function ageingMarkdown(trajectories: TrajectoryArmResult[]): string[] {
+	const ours = trajectories.find((arm) => arm.ageing !== undefined);
+	const raw = trajectories.find((arm) => arm.arm === "raw");
+	if (!ours?.ageing) return [];
+	const out = [
+		`### Ageing (${ours.arm}, window ${ours.ageing.window})`,
+		"",
+		...header([
+			"priced and billed at",
+			"calls to come",
+			"cumulative input tokens",
+			"cost",
+			"x raw",
+			"peak prompt median",
+			"p90",
+			"max",
+			"aged",
+			"read back byte-exact",
+			"calls that aged",
+			"later commands repeating an aged one",
+		]),
+	];
+	for (const replay of ours.ageing.replays) {
+		out.push(
+			row([
+				replay.prices === "anthropic" ? "Anthropic's ratios" : "OpenAI's ratios",
+				REMAINING[replay.remaining],
+				int(replay.cumulativePromptTokens),
+				int(replay.cost),
+				raw ? `${(replay.cost / raw.cost[replay.prices]).toFixed(3)}x` : "-",
+				int(replay.peakPromptTokens.median),
+				int(replay.peakPromptTokens.p90),
+				int(replay.peakPromptTokens.max),
+				int(replay.aged),
+				`${replay.agedByteExact}/${replay.aged}`,
+				`${replay.moments}/${replay.calls}`,
+				int(replay.repeatedCommands),
+			]),
+		);
+	}
+	out.push(
+		"",
+		`The \`${ours.arm}\` row above takes each cost column from the replay whose ageing was priced with that column's ratios (estimated calls to come), and its tokens and peak prompts from the Anthropic-priced one. Before each call the package's \`planAgeing\` sees the history (system prompt and task first, never aged), the observations the previous call sent unchanged and \`estimateRemainingCalls\` of the calls so far; an aged observation stays aged, and its stub is a new message to the cache. A replay cannot show the extra call a model makes to read an aged output back; a later command repeating an aged observation's command is counted as a proxy for needing it back.`,
+		"",
+	);
 	return out;
 }
 

@@ -1,6 +1,8 @@
 /** The targets of BENCHMARK.md, checked against the figures, and the places our arm loses. */
+import type { RecoveryCheck } from "../arms/index.js";
 import type { BenchmarkResults } from "../bench.js";
 import type { SpeedResult } from "../run/speed.js";
+import type { TrajectoryArmResult } from "../run/trajectories.js";
 
 export const OURS = "prime-context";
 
@@ -55,18 +57,82 @@ export function targets(results: BenchmarkResults): Target[] {
 			met: beaten.length === 0,
 		});
 	}
-	for (const [corpus, check] of Object.entries(results.recovery)) {
-		list.push({
-			target: `recovery byte-exact = 100% (${corpus})`,
-			measured: `${check.byteExact}/${check.observations}`,
-			met: check.observations > 0 && check.byteExact === check.observations,
-		});
-	}
+	list.push(recoveryTarget("labelled", results.recovery.labelled));
+	list.push(...trajectoryTargets(results.trajectories, results.recovery.trajectories));
 	const search = results.recovery.labelled.search;
 	const found = search.failingIds.found + search.errorTypes.found + search.locations.found;
 	const total = search.failingIds.total + search.errorTypes.total + search.locations.total;
 	list.push({ target: "search finds every labelled fact", measured: `${found}/${total}`, met: found === total });
 	list.push(...speedTargets(results.speed));
+	return list;
+}
+
+function recoveryTarget(corpus: string, check: RecoveryCheck): Target {
+	return {
+		target: `recovery byte-exact = 100% (${corpus})`,
+		measured: `${check.byteExact}/${check.observations}`,
+		met: check.observations > 0 && check.byteExact === check.observations,
+	};
+}
+
+/** At most these multiples of raw's cost, at each column's cache ratios. */
+export const COST_CEILINGS = { anthropic: 0.93, openai: 0.72 } as const;
+
+const COLUMN_NAMES = { anthropic: "Anthropic's", openai: "OpenAI's" } as const;
+
+/**
+ * The trajectory replay's targets: our arm (the broker with ageing) costs the least of every arm at
+ * both price ratios and at most the ceilings of raw's cost, its median peak prompt per run is at most
+ * block masking's (under the ageing priced at either ratio), and every aged observation reads back
+ * byte-exact from the id its stub names; every archived observation reads back byte-exact.
+ */
+export function trajectoryTargets(arms: TrajectoryArmResult[], recovery: RecoveryCheck): Target[] {
+	const list: Target[] = [];
+	const ours = arms.find((arm) => arm.arm === OURS);
+	if (ours) {
+		const raw = arms.find((arm) => arm.arm === "raw");
+		for (const column of ["anthropic", "openai"] as const) {
+			const others = arms.filter((arm) => arm.arm !== OURS);
+			const cheapest = others.reduce<TrajectoryArmResult | undefined>(
+				(best, arm) => (best === undefined || arm.cost[column] < best.cost[column] ? arm : best),
+				undefined,
+			);
+			const cost = ours.cost[column];
+			list.push({
+				target: `lowest cost of every arm at ${COLUMN_NAMES[column]} cache ratios (trajectories)`,
+				measured: `${Math.round(cost)}; next ${cheapest ? `${cheapest.arm} ${Math.round(cheapest.cost[column])}` : "none"}`,
+				met: others.every((arm) => arm.cost[column] > cost),
+			});
+			if (raw) {
+				const times = cost / raw.cost[column];
+				list.push({
+					target: `cost <= ${COST_CEILINGS[column].toFixed(2)}x raw at ${COLUMN_NAMES[column]} cache ratios (trajectories)`,
+					measured: `${times.toFixed(3)}x`,
+					met: times <= COST_CEILINGS[column],
+				});
+			}
+		}
+		const block = arms.find((arm) => arm.arm === "block-masking");
+		const replays = (ours.ageing?.replays ?? []).filter((replay) => replay.remaining === "estimated");
+		const medians =
+			replays.length > 0 ? replays.map((replay) => replay.peakPromptTokens.median) : [ours.peakPromptTokens.median];
+		if (block) {
+			list.push({
+				target: "median peak prompt per run <= block masking's (trajectories)",
+				measured: `${replays.length > 0 ? replays.map((replay) => `${replay.peakPromptTokens.median} priced at ${COLUMN_NAMES[replay.prices]}`).join(", ") : ours.peakPromptTokens.median}; block masking ${block.peakPromptTokens.median}`,
+				met: Math.max(...medians) <= block.peakPromptTokens.median,
+			});
+		}
+		const all = ours.ageing?.replays ?? [];
+		const aged = all.reduce((sum, replay) => sum + replay.aged, 0);
+		const exact = all.reduce((sum, replay) => sum + replay.agedByteExact, 0);
+		list.push({
+			target: "aged observations read back byte-exact from their stub's id = 100% (trajectories)",
+			measured: aged === 0 ? "no observation aged" : `${exact}/${aged} (over ${all.length} replays)`,
+			met: aged > 0 && exact === aged,
+		});
+	}
+	list.push(recoveryTarget("trajectories", recovery));
 	return list;
 }
 

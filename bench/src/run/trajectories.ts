@@ -4,10 +4,17 @@
  * observation), so a run's cumulative prompt tokens are the sum over its calls. Token counts are
  * summed per message (no per-message framing overhead, the same for every arm).
  */
+import { DEFAULT_CONFIG } from "prime-agent-context";
 import { type Arm, maskedStub, type Observation } from "../arms/index.js";
 import type { Trajectory } from "../corpus/index.js";
 import { billRun, type PromptMessage } from "../measure/billing.js";
-import { bytesOf, type Distribution, distribution, tokensOf } from "../measure/size.js";
+import { bytesOf, tokensOf } from "../measure/size.js";
+import type { AgeableObservation } from "./ageing.js";
+import { AgeingReplays } from "./ageing-replays.js";
+import { observationTokensOf, Tally, type TrajectoryArmResult } from "./tally.js";
+
+export type { AgeingFigures } from "./ageing-replays.js";
+export type { TrajectoryArmResult } from "./tally.js";
 
 /**
  * Whether observation `index` is masked in a call that sees `observed` observations: sliding masking
@@ -22,38 +29,6 @@ export function isMasked(arm: Arm, index: number, observed: number): boolean {
 	return index < boundary;
 }
 
-export interface TrajectoryArmResult {
-	arm: string;
-	rule: string;
-	runs: number;
-	observations: number;
-	/** Per observation, the view when first shown. */
-	bytes: Distribution;
-	tokens: Distribution;
-	/** Sum over all runs of every call's prompt tokens. */
-	cumulativePromptTokens: number;
-	/** The observation part of that sum. */
-	cumulativeObservationTokens: number;
-	/** Per run cumulative prompt tokens. */
-	perRunPromptTokens: Distribution;
-	/** Of the cumulative prompt tokens, those in a prefix identical to the previous call's (cache reads). */
-	cachedPromptTokens: number;
-	/** Cache-aware cost of all runs, in input-price units (see `PRICE_RATIOS`). */
-	cost: { anthropic: number; openai: number };
-	/** Per run, its largest single prompt. */
-	peakPromptTokens: Distribution;
-	/** Every run's figures, in corpus order. */
-	perRun: {
-		id: string;
-		calls: number;
-		promptTokens: number;
-		observationTokens: number;
-		peakPromptTokens: number;
-		cost: { anthropic: number; openai: number };
-	}[];
-	viewsLargerThanInput: number;
-}
-
 export function stepObservation(step: Trajectory["steps"][number]): Observation {
 	return {
 		tool: step.tool ?? "bash",
@@ -64,23 +39,19 @@ export function stepObservation(step: Trajectory["steps"][number]): Observation 
 	};
 }
 
+/** Suffix of the row of an ageing arm's broker alone. */
+export const NO_AGEING = "-no-ageing";
+
 export async function runTrajectories(
 	trajectories: Trajectory[],
 	arms: Arm[],
 	progress: (message: string) => void = () => {},
+	window: number = DEFAULT_CONFIG.ageingWindow,
 ): Promise<TrajectoryArmResult[]> {
 	const results: TrajectoryArmResult[] = [];
 	for (const arm of arms) {
-		const viewBytes: number[] = [];
-		const viewTokens: number[] = [];
-		const perRun: TrajectoryArmResult["perRun"] = [];
-		let prompt = 0;
-		let observationPart = 0;
-		let cached = 0;
-		let anthropic = 0;
-		let openai = 0;
-		const peaks: number[] = [];
-		let larger = 0;
+		const plain = new Tally();
+		let aged: AgeingReplays | undefined;
 		for (const [index, trajectory] of trajectories.entries()) {
 			progress(`trajectories ${arm.name} ${index + 1}/${trajectories.length} ${trajectory.id}`);
 			const run = await arm.open(trajectory.id);
@@ -88,19 +59,28 @@ export async function runTrajectories(
 			const assistants = [...trajectory.steps.map((step) => step.assistant), ...trajectory.trailing].map(tokensOf);
 			const seen: number[] = [];
 			const stubs: number[] = [];
+			const ageable: AgeableObservation[] = [];
+			const stubTexts: (string | null)[] = [];
 			for (const step of trajectory.steps) {
-				const view = await run.view(stepObservation(step));
+				const observation = stepObservation(step);
+				const archived = run.ageing ? await run.ageing.observe(observation) : null;
+				const view = archived ? archived.text : await run.view(observation);
 				const tokens = tokensOf(view);
-				const bytes = bytesOf(view);
-				if (bytes > bytesOf(step.observation)) larger++;
-				viewBytes.push(bytes);
-				viewTokens.push(tokens);
+				plain.view(bytesOf(view), tokens, bytesOf(view) > bytesOf(step.observation));
 				seen.push(tokens);
 				stubs.push(arm.mask === undefined ? tokens : tokensOf(maskedStub(view)));
+				if (archived) {
+					stubTexts.push(archived.stub);
+					ageable.push({
+						tokens,
+						stubTokens: archived.stub === null ? null : tokensOf(archived.stub),
+						testCommand: archived.headline?.startsWith("TEST_RESULT") ? step.command : null,
+						command: step.command,
+					});
+				}
 			}
 			// Call k produces assistant message k and sees observations 0..k-1.
 			const calls: PromptMessage[][] = [];
-			let runObservations = 0;
 			for (let call = 0; call < assistants.length; call++) {
 				const prompt: PromptMessage[] = [{ key: "fixed", tokens: fixed }];
 				const observed = Math.min(call, seen.length);
@@ -109,42 +89,29 @@ export async function runTrajectories(
 					if (i >= seen.length) continue;
 					const hidden = isMasked(arm, i, observed);
 					prompt.push({ key: hidden ? `m${i}` : `v${i}`, tokens: hidden ? stubs[i] : seen[i] });
-					runObservations += hidden ? stubs[i] : seen[i];
 				}
 				calls.push(prompt);
 			}
 			const bill = billRun(calls);
-			prompt += bill.inputTokens;
-			observationPart += runObservations;
-			cached += bill.cachedTokens;
-			anthropic += bill.cost.anthropic;
-			openai += bill.cost.openai;
-			peaks.push(bill.peakPromptTokens);
-			perRun.push({
-				id: trajectory.id,
-				calls: assistants.length,
-				promptTokens: bill.inputTokens,
-				observationTokens: runObservations,
-				peakPromptTokens: bill.peakPromptTokens,
-				cost: bill.cost,
+			plain.run(trajectory.id, assistants.length, bill, observationTokensOf(calls), bill.cost);
+			if (!run.ageing) continue;
+			aged ??= new AgeingReplays(window);
+			await aged.add({
+				trajectory,
+				fixedTokens: fixed,
+				assistantTokens: assistants,
+				observations: ageable,
+				stubs: stubTexts,
+				archive: run.ageing,
 			});
 		}
-		results.push({
-			arm: arm.name,
-			rule: arm.rule,
-			runs: trajectories.length,
-			observations: viewTokens.length,
-			bytes: distribution(viewBytes),
-			tokens: distribution(viewTokens),
-			cumulativePromptTokens: prompt,
-			cumulativeObservationTokens: observationPart,
-			perRunPromptTokens: distribution(perRun.map((run) => run.promptTokens)),
-			cachedPromptTokens: cached,
-			cost: { anthropic, openai },
-			peakPromptTokens: distribution(peaks),
-			perRun,
-			viewsLargerThanInput: larger,
-		});
+		const base = plain.result(arm, trajectories.length);
+		if (!aged) {
+			results.push(base);
+			continue;
+		}
+		results.push({ ...base, arm: `${arm.name}${NO_AGEING}`, rule: `${arm.rule}; no ageing` });
+		results.push(aged.result(arm, base));
 	}
 	return results;
 }

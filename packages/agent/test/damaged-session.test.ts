@@ -69,7 +69,7 @@ it("a parent cycle is damage at its line: `sessions FILE`, the listing and a res
 	const shown = await runBounded(["sessions", path]);
 	expect(shown.code, shown.stderr).toBe(0);
 	expect(shown.stdout).toContain(
-		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line). No entry comes before line 2",
+		"The file is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line). The entry after it (line 3) is not read. No entry comes before line 2",
 	);
 	// Far below the limit even on a loaded machine: reading stops at the line.
 	expect(shown.ms).toBeLessThan(15_000);
@@ -160,11 +160,13 @@ it("a file damaged at line 2 offers no entries to continue from: it says to repa
 	const resumed = memoryIo(world.project, world.env);
 	expect(await runCli(["--model", "local/coder", "-r", ID, "-p", "go"], resumed)).toBe(2);
 	expect(resumed.err()).toBe(
-		`Error: Session file ${path} is damaged at line 2 (the entry aaaa0001 is its own parent).\n${advice}; this file was left untouched.\n`,
+		`Error: Session file ${path} is damaged at line 2 (the entry aaaa0001 is its own parent). The entry after it (line 3) is not read.\n${advice}; this file was left untouched.\n`,
 	);
 	const shown = memoryIo(world.project, world.env);
 	expect(await runCli(["sessions", ID], shown)).toBe(0);
-	expect(shown.out()).toContain(`The file is damaged at line 2 (the entry aaaa0001 is its own parent). ${advice}.\n`);
+	expect(shown.out()).toContain(
+		`The file is damaged at line 2 (the entry aaaa0001 is its own parent). The entry after it (line 3) is not read. ${advice}.\n`,
+	);
 	expect(shown.out()).not.toContain("--fork");
 	const listed = memoryIo(world.project, world.env);
 	expect(await runCli(["sessions", "--all"], listed)).toBe(0);

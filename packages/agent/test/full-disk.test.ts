@@ -121,6 +121,40 @@ describe.skipIf(cannotMount !== undefined)(`a full disk${cannotMount ? ` (skippe
 		expect(records(session.path).length).toBe(4);
 	});
 
+	it("a linear file whose rewrite as a tree the disk refuses is left byte for byte, with no backup or temp file; after space returns the append rewrites it and keeps the original", () => {
+		const { dir, fill, free } = smallDisk();
+		const id = "0a1d0000-0000-4000-8000-00000000d15c";
+		const path = join(dir, "sessions", `${id}.jsonl`);
+		mkdirSync(join(dir, "sessions"));
+		const linear = [
+			{ type: "session", id, timestamp: "2026-01-01T00:00:00.000Z", cwd: dir },
+			{ type: "message", timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: "q", timestamp: 1 } },
+			{ type: "message", timestamp: "2026-01-01T00:00:00.000Z", message: answer("a".repeat(30_000)) },
+		];
+		const text = `${linear.map((record) => JSON.stringify(record)).join("\n")}\n`;
+		writeFileSync(path, text);
+		const session = Session.open(path);
+		expect(session.linearBackup).toBe(`${path}.linear`);
+		fill();
+		expect(() => session.appendMessage({ role: "user", content: "next", timestamp: 2 })).toThrow(
+			`No space left on ${dir} (tmpfs, 0 bytes free): ${path} could not be written.`,
+		);
+		expect(readFileSync(path, "utf8")).toBe(text);
+		expect(existsSync(`${path}.linear`)).toBe(false);
+		expect(tempFilesUnder(dir)).toEqual([]);
+		expect(session.entries.length).toBe(2);
+
+		free();
+		const next = session.appendMessage({ role: "user", content: "next", timestamp: 2 });
+		expect(readFileSync(`${path}.linear`, "utf8")).toBe(text);
+		expect(records(path).map((record) => [record.id, record.parentId])).toEqual([
+			[id, undefined],
+			["line-2", null],
+			["line-3", "line-2"],
+			[next, "line-3"],
+		]);
+	});
+
 	it("a session's first write refused leaves no file; no temp file either", () => {
 		const { dir, fill } = smallDisk();
 		const session = Session.create({ dir: join(dir, "sessions"), cwd: dir });
@@ -157,8 +191,9 @@ describe.skipIf(cannotMount !== undefined)(`a full disk${cannotMount ? ` (skippe
 		// Longer than the slack in the file's last page, which a full tmpfs still lets a write use.
 		const refused = await cli(["-r", id, "-p", `second ${"x".repeat(8000)}`]);
 		expect(refused.code).toBe(ExitCode.disk);
-		expect(refused.stderr).toContain(
-			`No space left on ${home} (tmpfs, 0 bytes free): ${path} could not be written. Free space on ${home}, then resume it with \`prime-agent -r ${id}\`.\n`,
+		// Refused at the start: taking the session for this run (its lock beside the file) is its first write.
+		expect(refused.stderr).toBe(
+			`Error: No space left on ${home} (tmpfs, 0 bytes free): ${path} could not be written.\nFree space on ${home}, then resume it with \`prime-agent -r ${id}\`.\n`,
 		);
 		expect(refused.stderr).not.toContain("Check the model id");
 		// The prompt the file did not take was not sent either.

@@ -75,7 +75,9 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	const model = await withModel([{ code: check }, { code: "data['k'] = 8\nprint(data['k'])" }, { text: "all back" }]);
 	await runCli(["--resume", session.id, "-p", "use them"]);
 	const firstRequest = JSON.stringify(model.requests[0].messages);
-	expect(firstRequest).toContain("The state saved after earlier cells is restored when it starts");
+	expect(firstRequest).toMatch(
+		/The state saved after cell 1 of this conversation \(entry [0-9a-f]{8}\), its last cell, is restored when it starts/,
+	);
 	const result = toolResultSent(model, 1);
 	expect(result).toContain("came back from the saved state");
 	for (const name of ["data", "double", "Point", "p", "socket"]) expect(result).toContain(name);
@@ -97,23 +99,30 @@ it("a resumed session in a new process gets back a dict, a function and a class 
 	expect(forkId).not.toBe(session.id);
 	const forkManifest = readFileSync(join(world.home, "sessions", forkId, "kernel-state", "manifest.json"), "utf8");
 	expect(forkManifest).toContain('"double"');
-}, 60_000); // four command-line runs, each starting its own kernel
+}, 120_000); // four command-line runs, each starting its own kernel
 
 it("a corrupt snapshot does not break the resume: the model is told and the kernel starts empty", async () => {
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests() });
 	await withModel([{ code: "kept = 1" }, { text: "set up" }]);
 	const first = await runCli(["-p", "define"]);
 	const session = first.events[0] as { id: string };
-	const manifestPath = join(world.home, "sessions", session.id, "kernel-state", "manifest.json");
-	expect(readFileSync(manifestPath, "utf8")).toContain('"kept"');
+	const stateDir = join(world.home, "sessions", session.id, "kernel-state");
+	const manifests = [
+		join(stateDir, "manifest.json"),
+		...readdirSync(join(stateDir, "entries"))
+			.filter((name) => name.endsWith(".json"))
+			.map((name) => join(stateDir, "entries", name)),
+	];
+	expect(manifests).toHaveLength(2);
+	for (const manifest of manifests) expect(readFileSync(manifest, "utf8")).toContain('"kept"');
 	// The damage happens between the two runs.
-	writeFileSync(manifestPath, '{"format": 1, "variables": [');
+	for (const manifest of manifests) writeFileSync(manifest, '{"format": 1, "variables": [');
 
 	const model = await withModel([{ code: "print('kept' in dir())" }, { text: "fine" }]);
 	await runCli(["--resume", session.id, "-p", "go on"]);
 	expect(JSON.stringify(model.requests[0].messages)).toContain("its saved state could not be read");
 	expect(toolResultSent(model, 1)).toContain("False");
-});
+}, 60_000); // two command-line runs, each starting its own kernel
 
 /** A session kernel saving into `<home>/state`; `nextSave()` resolves with the names of the next save. */
 function savingKernel(): { kernel: SessionKernel; nextSave(): Promise<string[]>; saves(): number } {

@@ -14,6 +14,11 @@ export interface PromptGrowth {
 	rewrites: { request: number; message: number; before: string; after: string }[];
 	/** Indexes `i` of the requests whose trailing task snapshot differs from request `i - 1`'s. */
 	snapshotChanges: number[];
+	/**
+	 * Indexes `i` of the requests that differ from request `i - 1` only by ageing: tool results sent
+	 * as Prime Context's one-line stub (`[aged] obs_...`) instead of their content, the rest growing.
+	 */
+	ageings: number[];
 }
 
 const SNAPSHOT_START = "<prime_context_task>";
@@ -93,14 +98,32 @@ function asBlocks(message: WireMessage): WireMessage {
 		: message;
 }
 
+/** Whether `after` is the tool result `before` sent as an aged stub. */
+function isAgeing(before: string, after: string | undefined): boolean {
+	if (after === undefined) return false;
+	const was = JSON.parse(before) as { role: string; toolCallId?: string; tool_use_id?: string };
+	const now = JSON.parse(after) as { role: string; toolCallId?: string; content?: { text?: string }[] };
+	return (
+		was.role === "toolResult" &&
+		now.role === "toolResult" &&
+		was.toolCallId === now.toolCallId &&
+		now.content?.length === 1 &&
+		now.content[0]?.text?.startsWith("[aged] obs_") === true
+	);
+}
+
 function growthOf(views: readonly RequestView[]): PromptGrowth {
-	const growth: PromptGrowth = { systemPromptChanges: [], rewrites: [], snapshotChanges: [] };
+	const growth: PromptGrowth = { systemPromptChanges: [], rewrites: [], snapshotChanges: [], ageings: [] };
 	for (let index = 1; index < views.length; index++) {
 		const before = views[index - 1] as RequestView;
 		const after = views[index] as RequestView;
 		if (before.system !== after.system) growth.systemPromptChanges.push(index);
 		const differs = before.history.findIndex((message, at) => after.history[at] !== message);
-		if (differs >= 0)
+		const onlyAged = before.history.every(
+			(message, at) => after.history[at] === message || isAgeing(message, after.history[at]),
+		);
+		if (differs >= 0 && onlyAged) growth.ageings.push(index);
+		else if (differs >= 0)
 			growth.rewrites.push({
 				request: index,
 				message: differs,
@@ -116,14 +139,16 @@ function growthOf(views: readonly RequestView[]): PromptGrowth {
 /**
  * Asserts the property over `requests`: the system prompt changes exactly at `boundaries.system`
  * and the history is rewritten exactly at `boundaries.history` (request indexes where the session
- * recorded a boundary: a compaction, a harness or model change); everywhere else it only grows.
+ * recorded a boundary: a compaction, a harness or model change) and aged exactly at
+ * `boundaries.aged` (where Prime Context recorded an ageing); everywhere else it only grows.
  * A failure shows the first rewritten message, before and after.
  */
 export function expectPromptOnlyGrows(
 	requests: readonly Context[],
-	boundaries: { system?: number[]; history?: number[] } = {},
+	boundaries: { system?: number[]; history?: number[]; aged?: number[] } = {},
 ): PromptGrowth {
 	const growth = promptGrowth(requests);
+	expect(growth.ageings, "requests where old tool results became aged stubs").toEqual(boundaries.aged ?? []);
 	expect(
 		growth.rewrites.map((rewrite) => rewrite.request),
 		describeRewrites(growth),

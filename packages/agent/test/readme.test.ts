@@ -8,6 +8,7 @@ import { DEFAULT_MCP_TIMEOUT_MS, MAX_MCP_TIMEOUT_MS } from "../src/mcp/index.js"
 import { MAX_MESSAGE_CHARS, MAX_PENDING, MAX_SENDS_PER_MINUTE } from "../src/messages/index.js";
 import { CONTEXT_FILE_MAX_CHARS } from "../src/prompt/index.js";
 import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS } from "../src/providers/index.js";
+import { MAX_LINE_BYTES, MAX_NESTING } from "../src/session/index.js";
 import {
 	CREATOR_TRAJECTORY_CHARS,
 	IMPORT_CHECK_TIMEOUT_MS,
@@ -24,6 +25,9 @@ const grouped = (n: number) => n.toLocaleString("en-US");
 it("the numbers the README states are the ones the code uses", () => {
 	expect(README).toContain(grouped(VISIBLE_OUTPUT_CAP));
 	expect(README).toContain(TRUNCATION_MARKER);
+	expect(README).toContain(
+		`a line longer than ${MAX_LINE_BYTES / 1024 / 1024} MB or nesting arrays and objects more than ${MAX_NESTING} levels`,
+	);
 	expect(README).toContain(`\`contextWindow\` default ${DEFAULT_CONTEXT_WINDOW}`);
 	expect(README).toContain(`\`maxTokens\` default ${DEFAULT_MAX_TOKENS}`);
 	expect(README).toContain(grouped(CONTEXT_FILE_MAX_CHARS));

@@ -51,7 +51,7 @@ it("--resume and --continue pick the session up with its conversation, and say t
 		"assistant:ipython",
 		"toolResult:(no output)",
 		"assistant:stored",
-		"user:[This session continues in a new IPython kernel. The state saved after earlier cells is restored when it starts, before your first cell runs: x. The first cell's result says which names came back.]",
+		`user:[This session continues in a new IPython kernel. The state saved after cell 1 of this conversation (entry ${first.session.branch().find((entry) => entry.type === "message" && entry.message.role === "toolResult")?.id}), its last cell, is restored when it starts, before your first cell runs: x. The first cell's result says which names came back.]`,
 		"user:what was x?",
 	]);
 	await resumed.dispose();

@@ -85,7 +85,9 @@ it("a line damaged in the middle is named by `sessions`, and a fork continues fr
 	expect(resume.out()).toContain("The file is damaged at line 5");
 
 	const forked = await sessions.start({ fork: id });
-	expect(forked.notices).toContain(`Session ${id} is damaged at line 5; the fork holds the entries before that line.`);
+	expect(forked.notices).toContain(
+		`Session ${id} is damaged at line 5; the fork holds the entries before that line. The entry after it (line 6) is not read: repair line 5 of ${path} by hand to keep it.`,
+	);
 	expect((await forked.agentSession.prompt("go on")).status).toBe("ok");
 	expect(forked.session.context().messages.map((message) => message.role)).toEqual([
 		"user",

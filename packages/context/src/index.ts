@@ -4,6 +4,25 @@
  */
 
 export {
+	AGED_STUB_POLICY,
+	type AgedObservation,
+	type AgeingInput,
+	type AgeingItem,
+	type AgeingPlan,
+	type AgeingReason,
+	ageingCandidates,
+	CACHE_LIFETIME_MS,
+	type CachePrices,
+	type CacheRatios,
+	cacheRatios,
+	estimateRemainingCalls,
+	isAgedStub,
+	PRICE_RATIOS,
+	planAgeing,
+	renderAgedStub,
+	STUB_PREFIX,
+} from "./ageing/index.js";
+export {
 	ArchiveError,
 	type ArchiveWriter,
 	CHUNK_BYTES,

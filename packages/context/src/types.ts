@@ -43,6 +43,8 @@ export interface ObservationResult {
 	/** Bytes and lines of the archived text. */
 	bytes: number;
 	lines: number;
+	/** The outcome line (`TEST_RESULT FAIL 2 failed, 7 passed`, `COMMAND_RESULT FAIL exit 2`), or null when nothing is known. */
+	headline: string | null;
 	/** False when the archive could not be written; `text` then carries the original output. */
 	archived: boolean;
 	/** Why archiving failed, when it did. */
@@ -60,6 +62,10 @@ export interface ContextConfig {
 	capsuleMaxBytes: number;
 	/** Budget for human-facing reads (`/pc read`, CLI `read`); also an upper bound for model recovery. */
 	readMaxBytes: number;
+	/** Old observations leave the prompt for a one-line stub when that pays (see `planAgeing`). Default true. */
+	ageing: boolean;
+	/** The newest this many observations are never aged. Default 3. */
+	ageingWindow: number;
 }
 
 export const DEFAULT_CONFIG: ContextConfig = {
@@ -67,6 +73,8 @@ export const DEFAULT_CONFIG: ContextConfig = {
 	minTextBytes: 24_576,
 	capsuleMaxBytes: 6_144,
 	readMaxBytes: 65_536,
+	ageing: true,
+	ageingWindow: 3,
 };
 
 /** Seed caps for model-facing recovery. */
@@ -131,6 +139,22 @@ export interface Outcome {
 	summaryLines: number[];
 	/** Exit status, when the output states it or the host knew it. */
 	exitCode: number | null;
+	/**
+	 * Each test suite's result, in output order, when the output holds several (two runners in one
+	 * command, `npm test` over workspaces, logs put together; the first 99 and the last); `counts` is
+	 * then their sum. Absent for one suite.
+	 */
+	suites?: SuiteResult[];
+	/** Suites between the listed ones: how many, and how many of them failed (their counts are in the sum). */
+	unlistedSuites?: { suites: number; failed: number };
+}
+
+/** One suite's summary: its runner, counts and verdict, and the line of its last result line. */
+export interface SuiteResult {
+	runner: string;
+	counts: OutcomeCounts;
+	line: number;
+	status: "pass" | "fail" | "unknown";
 }
 
 export interface OutcomeCounts {

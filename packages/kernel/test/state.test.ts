@@ -157,6 +157,46 @@ describe("kernel state snapshots", () => {
 		expect(await value(second, "variable_with_a_rather_long_name_2999")).toBe("2999");
 	});
 
+	it("keeps a manifest per entry that share the unchanged variables, and restores any of them exactly", async () => {
+		const dir = join(workDir, "entries");
+		const kernel = await freshKernel();
+		await kernel.execute("big = list(range(20000))\nstep = 1");
+		const first = await saveKernelState(kernel, dir, { entry: "e1" });
+		expect(first.written).toBe(2);
+		await kernel.execute("step = 2");
+		const second = await saveKernelState(kernel, dir, { entry: "e2" });
+		// Only the changed variable is written again; both manifests name the same file for `big`.
+		expect(second.written).toBe(1);
+		expect((await readdir(join(dir, "vars"))).length).toBe(3);
+		expect(readStateManifest(dir, "e1")?.entry).toBe("e1");
+		expect(readStateManifest(dir)?.entry).toBe("e2");
+
+		const earlier = await freshKernel();
+		expect((await restoreKernelState(earlier, dir, "e1")).restored.sort()).toEqual(["big", "step"]);
+		expect(await value(earlier, "(step, len(big), big[-1])")).toBe("(1, 20000, 19999)");
+		const later = await freshKernel();
+		await restoreKernelState(later, dir, "e2");
+		expect(await value(later, "step")).toBe("2");
+		// An id that could name another file is refused on both sides.
+		expect((await restoreKernelState(later, dir, "../manifest")).corrupt).toBe("not a session entry id: '../manifest'");
+		await expect(saveKernelState(kernel, dir, { entry: "../x" })).rejects.toThrow('"../x" is not a session entry id.');
+	});
+
+	it("past its bound the history drops its oldest entries and the files only they named", async () => {
+		const dir = join(workDir, "bounded");
+		const kernel = await freshKernel();
+		const saves = [];
+		for (const n of [1, 2, 3, 4]) {
+			await kernel.execute(`blob = bytes([${n}]) * 100_000`);
+			saves.push(await saveKernelState(kernel, dir, { entry: `e${n}`, maxHistoryBytes: 350_000 }));
+		}
+		// The fourth save passed 350 kB; the history went back under half of it: only e4 is left.
+		expect(saves.map((save) => save.prunedEntries.sort())).toEqual([[], [], [], ["e1", "e2", "e3"]]);
+		expect((await readdir(join(dir, "entries"))).sort()).toEqual(["e4.json"]);
+		expect(await readdir(join(dir, "vars"))).toEqual([saves[3]?.variables[0]?.file]);
+		expect(readStateManifest(dir, "e1")).toBeUndefined();
+	});
+
 	it("reports a missing snapshot as missing", async () => {
 		const kernel = await freshKernel();
 		const restored = await restoreKernelState(kernel, join(workDir, "nothing-here"));

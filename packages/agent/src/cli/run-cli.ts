@@ -2,7 +2,14 @@ import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import type { InteractiveUi } from "../modes/index.js";
-import { afterDamage, describeBranch, describeChildren, listSessions, openSessionRef } from "../session/index.js";
+import {
+	afterDamage,
+	describeBranch,
+	describeChildren,
+	listSessions,
+	openSessionRef,
+	unreadText,
+} from "../session/index.js";
 import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
@@ -228,10 +235,12 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
-		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, true);
+		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, { upToDamage: true });
 		io.stdout.write(describeBranch(session));
+		for (const note of session.readNotes) io.stdout.write(`${note}\n`);
 		if (session.damagedLine !== undefined) {
-			const what = `The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}`;
+			const unread = unreadText(session.unreadLines);
+			const what = `The file is damaged at line ${session.damagedLine}${session.damage ? ` (${session.damage})` : ""}${unread ? `. ${unread}` : ""}`;
 			io.stdout.write(
 				session.entries.length > 0
 					? `${what}: the entries above come before it. Continue from them with \`prime-agent --fork ${session.commandRef} --at <entry>\`.\n`

@@ -13,13 +13,14 @@ import type { SessionKernel } from "../tools/index.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity, type FileActivity, formatFileActivity } from "./file-tracking.js";
 import { IPYTHON_STATE_TYPE, ipythonStateMessage, listKernelNames } from "./kernel-state.js";
+import { answerReserve, fitOutputToWindow } from "./output-budget.js";
 import {
 	SUMMARIZER_SYSTEM_PROMPT,
 	serializeConversation,
 	summaryRequest,
 	turnPrefixRequest,
 } from "./summary-prompt.js";
-import { contextTokens } from "./tokens.js";
+import { contextTokens, requestTokens } from "./tokens.js";
 
 /** `compaction` in settings.json. */
 export interface CompactionSettings {
@@ -51,9 +52,7 @@ export interface CompactionBudget {
 }
 
 export function compactionBudget(settings: CompactionSettings, contextWindow: number): CompactionBudget {
-	// On windows smaller than twice the reserve, the answer gets half the window.
-	const reserve = Math.min(settings.reserveTokens, Math.floor(contextWindow / 2));
-	const threshold = contextWindow - reserve;
+	const threshold = contextWindow - answerReserve(settings, contextWindow);
 	return { threshold, keepRecentTokens: Math.min(settings.keepRecentTokens, Math.floor(threshold / 2)) };
 }
 
@@ -149,22 +148,24 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 		return { status: "nothing", message: "Nothing to compact: the recent conversation is all kept verbatim." };
 	}
 	options.onStart?.();
-	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(session.context().messages) };
+	const messages = session.context().messages;
+	const preparation = { ...prepared.preparation, tokensBefore: contextTokens(messages) };
 	let fromExtension: string | undefined;
-	let cancelled = false;
+	let cancelled: string | undefined;
 	if (options.extensions) {
+		const threshold = compactionBudget(settings, options.model.contextWindow).threshold;
 		await options.extensions.emit(
 			"before_compact",
-			{ preparation, customInstructions: options.customInstructions, reason: options.reason },
+			{ preparation, customInstructions: options.customInstructions, reason: options.reason, threshold, messages },
 			(result, payload) => {
-				if (result?.cancel) cancelled = true;
+				if (result?.cancel) cancelled = result.reason || "An extension cancelled the compaction.";
 				else if (typeof result?.summary === "string") fromExtension = result.summary;
 				else return payload;
 				return "stop";
 			},
 		);
 	}
-	if (cancelled) return { status: "cancelled", message: "An extension cancelled the compaction." };
+	if (cancelled !== undefined) return { status: "cancelled", message: cancelled };
 	const listing = options.kernel ? await listKernelNames(options.kernel) : undefined;
 	const kernelNames = listing?.names?.map((entry) => entry.name);
 	let summary = fromExtension;
@@ -211,15 +212,15 @@ export async function compactSession(options: CompactOptions): Promise<CompactRe
 }
 
 async function requestSummary(options: CompactOptions, text: string): Promise<string> {
+	const message = { role: "user" as const, content: [{ type: "text" as const, text }], timestamp: Date.now() };
+	// The summary's own request is sized to the window too: its prompt is most of what is compacted.
+	const model = fitOutputToWindow(options.model, requestTokens([message], SUMMARIZER_SYSTEM_PROMPT), options.settings);
 	const response = await completeSimple(
-		options.model,
-		{
-			systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
-			messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }],
-		},
+		model,
+		{ systemPrompt: SUMMARIZER_SYSTEM_PROMPT, messages: [message] },
 		{
 			apiKey: options.apiKey,
-			maxTokens: Math.min(Math.floor(options.settings.reserveTokens * 0.8), options.model.maxTokens),
+			maxTokens: Math.min(Math.floor(options.settings.reserveTokens * 0.8), model.maxTokens),
 			signal: options.signal,
 		},
 	);

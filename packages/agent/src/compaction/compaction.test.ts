@@ -4,7 +4,7 @@ import type { SessionEntry } from "../session/index.js";
 import { compactionBudget, DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from "./compact.js";
 import { findCutPoint } from "./cut-point.js";
 import { collectFileActivity } from "./file-tracking.js";
-import { ipythonStateMessage } from "./kernel-state.js";
+import { IPYTHON_STATE_TYPE, ipythonStateMessage } from "./kernel-state.js";
 
 let counter = 0;
 function entry(message: AgentMessage): SessionEntry {
@@ -69,6 +69,21 @@ describe("findCutPoint", () => {
 		expect(cut.turnStartIndex).toBe(0);
 		const kept = entries.slice(cut.firstKeptIndex);
 		expect(kept[0]?.type === "message" && kept[0].message.role).toBe("assistant");
+	});
+
+	it("does not take the <ipython_state> note a compaction appended for the start of a turn", () => {
+		const note: SessionEntry = {
+			type: "custom_message",
+			id: "note",
+			parentId: null,
+			timestamp: new Date(0).toISOString(),
+			customType: IPYTHON_STATE_TYPE,
+			content: "<ipython_state>\n</ipython_state>",
+			display: false,
+		};
+		// Mid-run: the note sits between two cells of the turn that was running when it was appended.
+		const entries = [assistantCall(10, "a"), toolResult(10, "a"), note, assistantCall(10, "b"), toolResult(500, "b")];
+		expect(findCutPoint(entries, 0, 5, 400)).toEqual({ firstKeptIndex: 3, turnStartIndex: -1 });
 	});
 
 	it("keeps a single entry larger than the threshold whole", () => {

@@ -1,4 +1,5 @@
 import type { SessionEntry } from "../session/index.js";
+import { IPYTHON_STATE_TYPE } from "./kernel-state.js";
 import { estimateEntryTokens } from "./tokens.js";
 
 /** Where a compaction cuts the branch. */
@@ -23,8 +24,14 @@ export function isValidCutPoint(entry: SessionEntry): boolean {
 	return role === "user" || role === "assistant" || role === "host";
 }
 
+/**
+ * An entry that starts a turn. Not the `<ipython_state>` note a compaction appends: it lands in the
+ * middle of the turn that was running, and taken for a turn's start it would split every later
+ * compaction into a second summary call that never sees the previous summary.
+ */
 function isTurnStart(entry: SessionEntry): boolean {
-	if (entry.type === "branch_summary" || entry.type === "custom_message") return true;
+	if (entry.type === "custom_message") return entry.customType !== IPYTHON_STATE_TYPE;
+	if (entry.type === "branch_summary") return true;
 	return entry.type === "message" && (entry.message.role === "user" || entry.message.role === "host");
 }
 

@@ -23,5 +23,13 @@ export {
 	type KernelName,
 	listKernelNames,
 } from "./kernel-state.js";
+export { answerReserve, fitOneRequest, fitOutputToWindow, outputRoom } from "./output-budget.js";
+export { DEFAULT_EXCERPT_LIMITS, type ExcerptLimits, resultExcerpt } from "./result-excerpt.js";
 export { SUMMARY_SECTIONS, serializeConversation, summaryRequest } from "./summary-prompt.js";
-export { contextTokens, estimateEntryTokens, estimateTokens } from "./tokens.js";
+export {
+	contextTokens,
+	estimateEntryTokens,
+	estimateTokens,
+	requestTokens,
+	type ToolDefinition,
+} from "./tokens.js";

@@ -35,6 +35,8 @@ export interface KernelListing {
 	 * from a snapshot); the listing cell received it, so it must reach the model with the state.
 	 */
 	notice?: string;
+	/** Why the kernel restarted since the previous listing (each time): its names may have changed with it. */
+	restarts?: string[];
 }
 
 /**
@@ -43,16 +45,24 @@ export interface KernelListing {
  */
 export async function listKernelNames(kernel: SessionKernel): Promise<KernelListing | undefined> {
 	if (!kernel.started || kernel.busy) return undefined;
+	const restarts = kernel.takeRestarts();
+	const since = restarts.length > 0 ? { restarts } : {};
 	try {
 		const run = await kernel.run(listNamesCode(kernel.injectedNames));
 		const line = run.cell.stdout.split("\n").find((text) => text.startsWith(MARK));
-		if (run.cell.status !== "ok" || !line) return { notice: run.resetNotice };
+		if (run.cell.status !== "ok" || !line) return { notice: run.resetNotice, ...since };
 		const listed = JSON.parse(line.slice(MARK.length)) as { total: number; names: [string, string][] };
 		const names = listed.names.map(([name, type]) => ({ name, type }));
-		return { names, total: listed.total, notice: run.resetNotice };
+		return { names, total: listed.total, notice: run.resetNotice, ...since };
 	} catch {
-		return {};
+		return since;
 	}
+}
+
+/** The first line of a state note after restarts the model already heard of, one by one, in its cells' results. */
+function restartedText(reasons: string[]): string {
+	const times = reasons.length === 1 ? "once" : `${reasons.length} times`;
+	return `The conversation above was compacted. The IPython kernel restarted ${times} since the last state note (${reasons.join("; ")}): names defined before a restart are there only if its snapshot restored them.`;
 }
 
 /** The hidden message after a compaction: the kernel persisted, and these names are still defined. */
@@ -60,6 +70,7 @@ export function ipythonStateMessage(listing: KernelListing): string {
 	const names = listing.names;
 	const lines = ["<ipython_state>"];
 	if (listing.notice) lines.push(listing.notice);
+	else if (listing.restarts?.length) lines.push(restartedText(listing.restarts));
 	else lines.push("The conversation above was compacted, but the IPython kernel persisted: nothing was reset.");
 	if (names === undefined) {
 		lines.push("Its names could not be listed; check with `print(dir())` before defining anything again.");

@@ -1,5 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { messageText } from "../session/index.js";
+import { resultExcerpt } from "./result-excerpt.js";
 
 /** The six sections every summary has, in this order. */
 export const SUMMARY_SECTIONS = [
@@ -41,10 +42,10 @@ const FORMAT = `## Goal
 const KERNEL_RULE =
 	"The agent works in a persistent IPython kernel that is NOT reset by this summary: every variable, function and import defined in earlier cells is still there. Under Critical Context, list the kernel names worth remembering and what each holds, and note that they are still defined and must not be redefined or re-read.";
 
-/** Tool results longer than this are shortened in the transcript given to the summariser. */
-const RESULT_CHARS = 4000;
-
-/** The conversation as plain text for the summariser; long tool results are shortened. */
+/**
+ * The conversation as plain text for the summariser; a long tool result is shown by its first and
+ * last lines and the lines that decide what it did (see `resultExcerpt`).
+ */
 export function serializeConversation(messages: readonly AgentMessage[]): string {
 	const lines: string[] = [];
 	for (const message of messages) {
@@ -61,12 +62,7 @@ export function serializeConversation(messages: readonly AgentMessage[]): string
 				}
 			}
 		} else if (message.role === "toolResult") {
-			const text = messageText(message);
-			const shown =
-				text.length > RESULT_CHARS
-					? `${text.slice(0, RESULT_CHARS)}\n[... ${text.length - RESULT_CHARS} more characters not shown]`
-					: text;
-			lines.push(`[${message.isError ? "Tool error" : "Tool result"}]:\n${shown}`);
+			lines.push(`[${message.isError ? "Tool error" : "Tool result"}]:\n${resultExcerpt(messageText(message))}`);
 		}
 	}
 	return lines.join("\n\n");

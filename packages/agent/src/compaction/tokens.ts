@@ -5,6 +5,13 @@ import { COMPACTION_SUMMARY_TYPE, type SessionEntry } from "../session/index.js"
 /** Characters per token of the estimate (a deliberate overestimate for code and English). */
 const CHARS_PER_TOKEN = 4;
 
+/** What a request sends of a tool. */
+export interface ToolDefinition {
+	name: string;
+	description?: string;
+	parameters?: unknown;
+}
+
 /** Estimated tokens of one message: every text, thinking, tool call and image counted (chars / 4). */
 export function estimateTokens(message: AgentMessage): number {
 	const content = (message as { content?: unknown }).content;
@@ -44,6 +51,31 @@ export function estimateEntryTokens(entry: SessionEntry): number {
  * summary are trusted, else the compacted context would look as large as before and compact again.
  */
 export function contextTokens(messages: readonly AgentMessage[]): number {
+	return measuredTokens(messages) ?? messages.reduce((sum, message) => sum + estimateTokens(message), 0);
+}
+
+/**
+ * Tokens one request holds: as `contextTokens` when a provider counted them (its count covers the
+ * system prompt and tool definitions it was sent); else the estimate of the messages, the system
+ * prompt and the tool definitions.
+ */
+export function requestTokens(
+	messages: readonly AgentMessage[],
+	systemPrompt: string,
+	tools: readonly ToolDefinition[] = [],
+): number {
+	const measured = measuredTokens(messages);
+	if (measured !== undefined) return measured;
+	// Only what a provider is sent of a tool (its other fields may hold anything, even cycles).
+	const definitions = JSON.stringify(
+		tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+	);
+	const overhead = Math.ceil((systemPrompt.length + definitions.length) / CHARS_PER_TOKEN);
+	return overhead + messages.reduce((sum, message) => sum + estimateTokens(message), 0);
+}
+
+/** The newest trusted usage plus the estimate of what follows it; undefined when no answer reported usage. */
+function measuredTokens(messages: readonly AgentMessage[]): number | undefined {
 	const summary = messages.find((message) => message.role === "host" && message.customType === COMPACTION_SUMMARY_TYPE);
 	const since = summary?.timestamp ?? Number.NEGATIVE_INFINITY;
 	for (let index = messages.length - 1; index >= 0; index--) {
@@ -56,7 +88,7 @@ export function contextTokens(messages: readonly AgentMessage[]): number {
 			after += estimateTokens(messages[later] as AgentMessage);
 		return usage + after;
 	}
-	return messages.reduce((sum, message) => sum + estimateTokens(message), 0);
+	return undefined;
 }
 
 function usageTokens(message: AssistantMessage): number {

@@ -37,6 +37,7 @@ try {
 		allowMissingKey: options.allowMissingKey,
 		oneShot: record.owner === "oneshot",
 		trustProject: options.trustProject,
+		daemonAgent: key,
 	});
 	worker = new Worker({
 		key,

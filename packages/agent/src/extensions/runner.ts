@@ -1,4 +1,5 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { Api, Model } from "@mariozechner/pi-ai";
 import type { HostRequestHandler } from "prime-agent-kernel";
 import { childEnvironment } from "../child-env/index.js";
 import type { SessionEntry } from "../session/index.js";
@@ -21,6 +22,7 @@ export interface ExtensionHost {
 	keepSession(): void;
 	sendMessage(message: HiddenMessage, deliverAs?: Delivery): void;
 	getBranch(): readonly SessionEntry[];
+	getModel(): Model<Api>;
 	getContextUsage(): ContextUsage;
 	requestCompaction(customInstructions?: string): void;
 	onHostRequest(type: string, handler: HostRequestHandler): () => void;
@@ -86,6 +88,7 @@ export class ExtensionRunner {
 			keepSession: () => this.requireHost("keepSession").keepSession(),
 			sendMessage: (message, options) => this.requireHost("sendMessage").sendMessage(message, options?.deliverAs),
 			getBranch: () => this.requireHost("getBranch").getBranch(),
+			getModel: () => this.requireHost("getModel").getModel(),
 			getContextUsage: () => this.requireHost("getContextUsage").getContextUsage(),
 			compact: (options) => this.requireHost("compact").requestCompaction(options?.customInstructions),
 			warn: (message) => this.report({ path, phase: "warning", message }),

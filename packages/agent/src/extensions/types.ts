@@ -133,8 +133,17 @@ export interface ExtensionEvents {
 	 * that text instead of asking the model. The first handler that decides wins.
 	 */
 	before_compact: {
-		event: { preparation: CompactionPreparation; customInstructions?: string; reason: CompactionReason };
-		result: { cancel?: boolean; summary?: string } | undefined;
+		event: {
+			preparation: CompactionPreparation;
+			customInstructions?: string;
+			reason: CompactionReason;
+			/** Tokens above which the context compacts (a `threshold` compaction runs because the context is over it). */
+			threshold: number;
+			/** The messages the context holds now, as the next call would send them before `context` handlers. */
+			messages: AgentMessage[];
+		};
+		/** `reason`: what the user is told instead of the summary (default: an extension cancelled it). */
+		result: { cancel?: boolean; reason?: string; summary?: string } | undefined;
 	};
 	/** A compaction entry was written. `fromExtension`: the summary came from a `before_compact` handler. */
 	compact: { event: { entry: CompactionEntry; fromExtension: boolean }; result: undefined };
@@ -213,6 +222,8 @@ export interface ExtensionAPI {
 	sendMessage(message: HiddenMessage, options?: { deliverAs?: Delivery }): void;
 	/** The active branch, root first. */
 	getBranch(): readonly SessionEntry[];
+	/** The model of the next provider call (its `cost` prices a cached prefix; `contextWindow` its size). */
+	getModel(): Model<Api>;
 	getContextUsage(): ContextUsage;
 	/** Ask for a compaction: now when idle, else at the next turn boundary. */
 	compact(options?: { customInstructions?: string }): void;

@@ -1,4 +1,5 @@
 import { type Api, type AssistantMessage, completeSimple, type Model } from "@mariozechner/pi-ai";
+import { fitOneRequest } from "../compaction/index.js";
 import {
 	baseSystemPromptRefusal,
 	checkKind,
@@ -314,10 +315,13 @@ async function ask(
 ): Promise<{ text: string; stopReason: AssistantMessage["stopReason"] } | { error: string }> {
 	let response: AssistantMessage;
 	try {
+		const message = { role: "user" as const, content: [{ type: "text" as const, text }], timestamp: Date.now() };
+		// The trajectory fills much of a small window: the answer asks for what is left.
+		const fitted = fitOneRequest(model.model, systemPrompt, message);
 		response = await completeSimple(
-			model.model,
-			{ systemPrompt, messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }] },
-			{ apiKey: model.apiKey, maxTokens: Math.min(model.model.maxTokens, 16_384), signal: model.signal },
+			fitted,
+			{ systemPrompt, messages: [message] },
+			{ apiKey: model.apiKey, maxTokens: Math.min(fitted.maxTokens, 16_384), signal: model.signal },
 		);
 	} catch (error) {
 		return { error: (error as Error).message };

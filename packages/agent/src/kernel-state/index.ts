@@ -1,9 +1,19 @@
 /**
- * Kernel variables across sessions: debounced dill snapshots sealed by the agent home, restore on
- * resume (only of this home's own snapshots), and the notes telling the model.
+ * Kernel variables across sessions: debounced dill snapshots sealed by the agent home and kept per
+ * session entry, restore on resume of the branch point's own state (only of this home's own
+ * snapshots), the last snapshot back after a restart, and the notes telling the model.
  */
-export { restoreNotice, resumeNote, unreadableStateNote } from "./notices.js";
-export { planStateRestore, type RestoreSource, type ResumePlan } from "./resume.js";
+export { cellEntry, type EntryTree } from "./cell-entry.js";
+export {
+	noSnapshotHereNote,
+	RESUMED_FROM,
+	restartRestoredFrom,
+	restoreNotice,
+	resumeNote,
+	type SnapshotPoint,
+	unreadableStateNote,
+} from "./notices.js";
+export { type BranchEntry, planStateRestore, type RestoreSource, type ResumePlan, type StateSource } from "./resume.js";
 export { STATE_SEAL, StateSeal, stateKeyPath } from "./seal.js";
 export {
 	INJECTED_HANDLES,

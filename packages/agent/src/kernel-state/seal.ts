@@ -1,11 +1,18 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { STATE_MANIFEST } from "prime-agent-kernel";
+import { stateManifestPath } from "prime-agent-kernel";
 import { PRIVATE_FILE_MODE, STATE_KEY_FILE, writeFileAtomically } from "../home/index.js";
 
 /** The seal beside a snapshot's manifest. */
 export const STATE_SEAL = "manifest.seal";
+
+/** The seal of the latest manifest, or of the one kept for `entry` (`entries/<entry>.seal`). */
+function sealPath(stateDir: string, entry?: string): string {
+	return entry === undefined
+		? join(stateDir, STATE_SEAL)
+		: stateManifestPath(stateDir, entry).replace(/\.json$/, ".seal");
+}
 
 /** The agent home's sealing key. */
 export function stateKeyPath(agentHome: string): string {
@@ -24,19 +31,22 @@ export class StateSeal {
 	/** @param keyPath The key file in the agent home. */
 	constructor(private readonly keyPath: string) {}
 
-	/** Seal the manifest a save just wrote in `stateDir`. Throws when it cannot (the save is then reported failed). */
-	sign(stateDir: string): void {
-		const seal = this.mac(readFileSync(join(stateDir, STATE_MANIFEST)), this.key(true) as Buffer);
-		writeFileAtomically(join(stateDir, STATE_SEAL), seal, PRIVATE_FILE_MODE);
+	/**
+	 * Seal the manifest a save just wrote in `stateDir` (the latest, or the one kept for `entry`).
+	 * Throws when it cannot (the save is then reported failed).
+	 */
+	sign(stateDir: string, entry?: string): void {
+		const seal = this.mac(readFileSync(stateManifestPath(stateDir, entry)), this.key(true) as Buffer);
+		writeFileAtomically(sealPath(stateDir, entry), seal, PRIVATE_FILE_MODE);
 	}
 
-	/** Whether the manifest in `stateDir` carries this home's seal (false without a key, a seal or a manifest). */
-	check(stateDir: string): boolean {
+	/** Whether a manifest in `stateDir` carries this home's seal (false without a key, a seal or a manifest). */
+	check(stateDir: string, entry?: string): boolean {
 		const key = this.key(false);
 		if (!key) return false;
 		try {
-			const expected = Buffer.from(this.mac(readFileSync(join(stateDir, STATE_MANIFEST)), key));
-			const found = readFileSync(join(stateDir, STATE_SEAL));
+			const expected = Buffer.from(this.mac(readFileSync(stateManifestPath(stateDir, entry)), key));
+			const found = readFileSync(sealPath(stateDir, entry));
 			return found.length === expected.length && timingSafeEqual(found, expected);
 		} catch {
 			return false;

@@ -34,6 +34,12 @@ export interface StateSaverOptions {
 	quietMs?: number;
 	/** Seals each save as this agent home's; without it a snapshot is never restored (see `planStateRestore`). */
 	seal?: StateSeal;
+	/**
+	 * The session entry of a cell (its id as `cellEnded` got it: the tool call's id), asked at save
+	 * time: the save is kept for that entry too, so a branch from there restores it. Undefined when
+	 * the entry is not recorded (the save then only replaces the latest).
+	 */
+	entryOf?: (cellId: string) => string | undefined;
 	/** Told of every save, for diagnostics. A failed save never fails a cell. */
 	onSaved?: (outcome: StateSaveOutcome) => void;
 }
@@ -50,6 +56,10 @@ export class StateSaver {
 	private dirty = false;
 	private saving: Promise<void> | undefined;
 	private target: Kernel | undefined;
+	/** The last successful cell with an id, when no cell with an id failed after it. */
+	private cellId: string | undefined;
+	/** The last save that succeeded: what a restarted kernel can get back. */
+	private saved: { dir: string; entry?: string } | undefined;
 
 	constructor(private readonly options: StateSaverOptions) {}
 
@@ -60,8 +70,17 @@ export class StateSaver {
 		if (this.dirty) await this.save();
 	}
 
-	/** A cell ended. Only a successful cell marks the namespace as worth saving. */
-	cellEnded(kernel: Kernel, succeeded: boolean): void {
+	/** The snapshot the last successful save wrote (undefined before one). */
+	get lastSaved(): { dir: string; entry?: string } | undefined {
+		return this.saved;
+	}
+
+	/**
+	 * A cell ended. Only a successful cell marks the namespace as worth saving. `cellId` names the
+	 * cell for `entryOf`; a failed one clears it (its partial changes belong to no cell's snapshot).
+	 */
+	cellEnded(kernel: Kernel, succeeded: boolean, cellId?: string): void {
+		if (cellId !== undefined) this.cellId = succeeded ? cellId : undefined;
 		if (!succeeded) return;
 		this.target = kernel;
 		this.dirty = true;
@@ -76,6 +95,7 @@ export class StateSaver {
 		this.clearTimer();
 		this.dirty = false;
 		this.target = undefined;
+		this.cellId = undefined;
 	}
 
 	/** Save now if anything changed since the last save (session end). Never throws. */
@@ -94,9 +114,12 @@ export class StateSaver {
 		if (!kernel?.alive || !this.dirty) return;
 		this.dirty = false;
 		const { dir, seal } = this.options;
-		this.saving = saveKernelState(kernel, dir, { exclude: this.options.exclude?.() ?? INJECTED_HANDLES })
+		const entry = this.cellId === undefined ? undefined : this.options.entryOf?.(this.cellId);
+		this.saving = saveKernelState(kernel, dir, { exclude: this.options.exclude?.() ?? INJECTED_HANDLES, entry })
 			.then((report) => {
+				if (entry !== undefined) seal?.sign(dir, entry);
 				seal?.sign(dir);
+				this.saved = { dir, ...(entry !== undefined ? { entry } : {}) };
 				return report;
 			})
 			.then(

@@ -1,6 +1,7 @@
 import { isContextOverflow } from "@mariozechner/pi-ai";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { RunOutcome } from "../orchestrator/index.js";
+import { describeOutputRefusal, parseOutputRefusal } from "../providers/index.js";
 import { endSentence } from "../sentence.js";
 import type { StartedSession } from "../startup/index.js";
 
@@ -32,6 +33,11 @@ export function describeOutcome(outcome: RunOutcome, started: StartedSession): O
 	if (outcome.status === "aborted") {
 		return { exitCode: ExitCode.interrupted, message: `Interrupted.${resume}` };
 	}
+	// The size of the answer asked for was refused, not the conversation: compacting did not run, and would not help.
+	const refusal = outcome.status === "error" ? parseOutputRefusal(outcome.lastAssistant?.errorMessage) : undefined;
+	if (refusal) {
+		return { exitCode: ExitCode.modelError, message: `${describeOutputRefusal(started.model, refusal)}${resume}` };
+	}
 	if (
 		outcome.status === "error" &&
 		outcome.lastAssistant &&
@@ -56,9 +62,11 @@ const NOT_JSON = /in JSON at position \d+|Unexpected token .* is not valid JSON|
 
 /** A failed model call for the user: which model (and server) failed, the provider's cause, what to do. */
 export function describeModelFailure(
-	model: { provider: string; id: string; baseUrl?: string },
+	model: { provider: string; id: string; baseUrl?: string; contextWindow?: number },
 	errorMessage: string | undefined,
 ): string {
+	const refusal = parseOutputRefusal(errorMessage);
+	if (refusal) return describeOutputRefusal(model, refusal);
 	let cause = (errorMessage ?? "unknown error").trim();
 	// A reply that is no JSON says nothing of where it came from: most often not the model's API.
 	if (NOT_JSON.test(cause)) cause = `its reply is not valid JSON (${cause}), so "baseUrl" may not be the server's API`;

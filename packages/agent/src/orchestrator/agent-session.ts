@@ -12,11 +12,14 @@ import {
 	compactSession,
 	contextTokens,
 	DEFAULT_COMPACTION_SETTINGS,
+	fitOutputToWindow,
+	requestTokens,
 	shouldCompact,
 } from "../compaction/index.js";
 import { UserError } from "../errors.js";
 import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
 import { DiskWriteError } from "../home/index.js";
+import { parseOutputRefusal } from "../providers/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
 import { IPYTHON_TOOL_NAME, type SessionKernel } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
@@ -80,6 +83,8 @@ export class AgentSession {
 	private readonly compactionSettings: CompactionSettings;
 	/** What extensions append to the system prompt of the next provider call (`system_prompt`). */
 	private promptAppend = "";
+	/** Tokens the next provider call's prompt holds (see `beforeProviderCall`): its answer is sized to the window left. */
+	private callPromptTokens = 0;
 	/** A compaction happened during the current run: the loop's own message list is stale. */
 	private compactedInRun = false;
 	/** Turns started by delivered messages (sub-agent notices, agent messages). */
@@ -119,6 +124,7 @@ export class AgentSession {
 		this.bridge = new ExtensionBridge(options.extensions, {
 			session,
 			kernel: options.kernel,
+			model: () => this.model,
 			contextWindow: () => this.model.contextWindow,
 			isRunning: () => this.running,
 			deliver: (message, how) => this.deliver(message, how),
@@ -139,10 +145,11 @@ export class AgentSession {
 			convertToLlm: toLlmMessages,
 			getApiKey: () => this.apiKey(),
 			sessionId: session.id,
-			// Sections extensions append (the harness index) follow the run's system prompt on every call.
+			// Sections extensions append (the harness index) follow the run's system prompt on every call;
+			// the answer asked for is what the window leaves after the prompt.
 			streamFn: (model, context, options) =>
 				streamWithCallSignal(
-					model,
+					fitOutputToWindow(model, this.callPromptTokens, this.compactionSettings),
 					this.promptAppend ? { ...context, systemPrompt: `${context.systemPrompt}\n\n${this.promptAppend}` } : context,
 					options,
 				),
@@ -266,10 +273,12 @@ export class AgentSession {
 		await this.flushPending();
 		await this.startRun(text, false);
 		let outcome = await this.run(() => this.agent.prompt(text), true);
+		// A refused output size is no overflow: compacting would not change it (the outcome names it).
 		if (
 			outcome.status === "error" &&
 			outcome.lastAssistant &&
-			isContextOverflow(outcome.lastAssistant, this.model.contextWindow)
+			isContextOverflow(outcome.lastAssistant, this.model.contextWindow) &&
+			!parseOutputRefusal(outcome.lastAssistant.errorMessage)
 		) {
 			outcome = await this.retryAfterOverflow(outcome);
 		}
@@ -533,7 +542,13 @@ export class AgentSession {
 		if (request || due) await this.compact(request?.reason ?? "threshold", request?.customInstructions);
 		if (this.compactedInRun) current = this.session.context().messages;
 		const transformed = await this.bridge.transformContext(current);
-		this.promptAppend = await this.bridge.systemPromptAppend(this.agent.state.systemPrompt);
+		const systemPrompt = this.agent.state.systemPrompt;
+		this.promptAppend = await this.bridge.systemPromptAppend(systemPrompt);
+		this.callPromptTokens = requestTokens(
+			transformed,
+			this.promptAppend ? `${systemPrompt}\n\n${this.promptAppend}` : systemPrompt,
+			this.agent.state.tools,
+		);
 		return transformed;
 	}
 

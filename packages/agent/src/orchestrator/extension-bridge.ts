@@ -7,7 +7,7 @@ import type {
 	BeforeToolCallContext,
 	BeforeToolCallResult,
 } from "@mariozechner/pi-agent-core";
-import type { ToolResultMessage } from "@mariozechner/pi-ai";
+import type { Api, Model, ToolResultMessage } from "@mariozechner/pi-ai";
 import type { HostRequestHandler } from "prime-agent-kernel";
 import { contextTokens } from "../compaction/index.js";
 import type { ContextUsage, Delivery, ExtensionHost, ExtensionRunner, HiddenMessage } from "../extensions/index.js";
@@ -17,6 +17,8 @@ import type { SessionKernel } from "../tools/index.js";
 /** What the bridge needs from the running session: a narrow view, no loop internals. */
 export interface BridgedSession {
 	readonly session: Session;
+	/** The model of the next provider call. */
+	model(): Model<Api>;
 	contextWindow(): number;
 	isRunning(): boolean;
 	readonly kernel?: SessionKernel;
@@ -66,6 +68,10 @@ export class ExtensionBridge implements ExtensionHost {
 
 	getBranch(): readonly SessionEntry[] {
 		return this.host.session.branch();
+	}
+
+	getModel(): Model<Api> {
+		return this.host.model();
 	}
 
 	getContextUsage(): ContextUsage {

@@ -19,4 +19,5 @@ export {
 	loadModelsFile,
 	type ModelsFile,
 } from "./models-file.js";
+export { describeOutputRefusal, type OutputRefusal, parseOutputRefusal } from "./output-refusal.js";
 export { ModelRegistry, parseModelRef } from "./registry.js";

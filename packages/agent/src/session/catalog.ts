@@ -4,6 +4,7 @@ import { ExitCode, UserError } from "../errors.js";
 import { messageText } from "./messages.js";
 import { foreignIdProblem, Session } from "./session.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
+import type { SessionHolder } from "./session-lock.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 export interface SessionInfo {
@@ -117,10 +118,16 @@ export function latestSession(dir: string, cwd: string): SessionInfo | undefined
 /**
  * Open the session `ref` names (see `resolveSessionRef`). A file outside the agent home's sessions
  * folder `dir` is named in advice as the user typed it (an id finds no file there), not by its id.
+ * `holder`: this process runs it (locked before it is read; see `Session.open`).
  */
-export function openSessionRef(ref: string, dir: string, cwd: string, upToDamage = false): Session {
+export function openSessionRef(
+	ref: string,
+	dir: string,
+	cwd: string,
+	options: { upToDamage?: boolean; holder?: SessionHolder } = {},
+): Session {
 	const path = resolveSessionRef(ref, dir, cwd);
-	return Session.open(path, { upToDamage, ref: sessionCommandRef(ref, path, dir) });
+	return Session.open(path, { ...options, ref: sessionCommandRef(ref, path, dir) });
 }
 
 /** `ref` quoted for a shell when it needs to be; undefined (the file's id names it) for a file in `dir`. */

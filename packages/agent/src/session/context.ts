@@ -55,7 +55,11 @@ export function compactionBoundary(branch: readonly SessionEntry[]): CompactionB
 	if (compactionIndex < 0) return { compactionIndex, start: 0 };
 	const compaction = branch[compactionIndex] as CompactionEntry;
 	const kept = branch.findIndex((entry) => entry.id === compaction.firstKeptEntryId);
-	return { compaction, compactionIndex, start: kept >= 0 && kept < compactionIndex ? kept : compactionIndex + 1 };
+	if (kept >= 0 && kept < compactionIndex) return { compaction, compactionIndex, start: kept };
+	// No kept part before it (a file read from disk has one where it can, see `placement.ts`): keep
+	// all the model saw verbatim before this compaction rather than lose cells.
+	const before = compactionIndex > 0 ? compactionBoundary(branch.slice(0, compactionIndex)).start : 1;
+	return { compaction, compactionIndex, start: before };
 }
 
 /**

@@ -22,5 +22,13 @@ export {
 } from "./context.js";
 export { describeBranch, entryLabel } from "./describe.js";
 export { type HostMessage, messageText, toLlmMessages } from "./messages.js";
-export { type AppendOptions, afterDamage, type CreateSessionOptions, Session } from "./session.js";
+export {
+	type AppendOptions,
+	afterDamage,
+	type CreateSessionOptions,
+	Session,
+	unreadText,
+} from "./session.js";
+export { MAX_LINE_BYTES, MAX_NESTING } from "./session-file.js";
+export { type SessionHolder, sessionLockPath } from "./session-lock.js";
 export * from "./types.js";

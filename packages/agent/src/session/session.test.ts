@@ -243,7 +243,7 @@ describe("damage found while reading", () => {
 		],
 		[{ ...base, type: "mystery" }, 'unknown entry type "mystery"'],
 		[[1, 2], "not a JSON object"],
-		[{ type: "custom", customType: "goal", parentId: "aaaa0001", timestamp: at }, "id is missing"],
+		[{ ...base, id: 42, type: "custom", customType: "goal" }, "id must be a string"],
 		[
 			{ ...base, id: "aaaa0001", type: "custom", customType: "goal" },
 			"the entry id aaaa0001 was used by an earlier line",
@@ -263,6 +263,56 @@ describe("damage found while reading", () => {
 			`Session file ${path} is damaged at line 1 (cwd must be a string): it has no header, so nothing in it can be resumed or forked.`,
 		);
 		expect(listSessions(dir)).toEqual([]);
+	});
+
+	it("hostile lines are damage at their line, never a crash: NUL bytes, nesting too deep to write back, __proto__ keys read as data", () => {
+		const path = write([header, first]);
+		writeFileSync(
+			path,
+			`${readFileSync(path, "utf8")}\0\0\0\0\n${JSON.stringify({ ...base, type: "custom", customType: "x" })}\n`,
+		);
+		expect(() => Session.open(path)).toThrow(
+			`Session file ${path} is damaged at line 3. The entry after it (line 4) is not read.`,
+		);
+
+		// JSON.parse reads any depth; JSON.stringify (a fork, a request) overflows the stack on it.
+		const deep = `{"type":"custom","customType":"x","id":"aaaa0002","parentId":"aaaa0001","timestamp":"${at}","data":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+		writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(first)}\n${deep}\n`);
+		expect(() => Session.open(path)).toThrow(
+			`Session file ${path} is damaged at line 3 (it nests arrays or objects more than 512 levels deep, which no entry does).`,
+		);
+		expect(Session.open(path, { upToDamage: true }).fork().entries.length).toBe(1);
+
+		const polluting = `{"__proto__":{"polluted":true},"type":"custom","customType":"x","id":"aaaa0002","parentId":"aaaa0001","timestamp":"${at}"}`;
+		writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(first)}\n${polluting}\n`);
+		expect(Session.open(path).entries.length).toBe(2);
+		expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+		// A folder where the file should be: the reason, not a crash.
+		expect(() => Session.open(dir)).toThrow(
+			`Session file ${dir} cannot be read (illegal operation on a directory, read).`,
+		);
+	});
+
+	it("pi's version-1 compaction names its first kept entry by record index: it keeps that entry on", () => {
+		const linear = (message: AgentMessage) => ({ type: "message", timestamp: at, message });
+		const path = write([
+			{ type: "session", id: ID, timestamp: at, cwd: "/project" },
+			linear(user("old question")),
+			linear(assistant("old answer")),
+			linear(user("kept question")),
+			linear(assistant("kept answer")),
+			{ type: "compaction", timestamp: at, summary: "the old part", firstKeptEntryIndex: 3, tokensBefore: 50 },
+			linear(user("new question")),
+		]);
+		const session = Session.open(path);
+		expect(session.entry("line-6")).toMatchObject({ firstKeptEntryId: "line-4" });
+		expect(texts(session)).toEqual([
+			compactionSummaryText("the old part"),
+			"kept question",
+			"kept answer",
+			"new question",
+		]);
+		expect(session.readNotes.length).toBe(1);
 	});
 
 	it("a header id that is not the file's name, or not an id at all, is refused; the listing leaves the file out", () => {

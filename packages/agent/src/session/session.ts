@@ -1,12 +1,23 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	existsSync,
+	fstatSync,
+	ftruncateSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { AgentMessage, ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { isSessionId, SESSION_ID_RULE } from "prime-agent-context";
 import { ExitCode, UserError } from "../errors.js";
 import { ensurePrivateDir, PRIVATE_FILE_MODE, writingTo } from "../home/index.js";
 import { buildSessionContext, type SessionContext } from "./context.js";
-import { repairTornTail, type SessionFileScan, scanSessionFile } from "./session-file.js";
+import { repairTornTail, type SessionFileScan, saveTornFragment, scanSessionFile } from "./session-file.js";
+import { lockSession, type SessionHolder, type SessionLock } from "./session-lock.js";
 import {
 	type CustomEntry,
 	type NewEntry,
@@ -24,6 +35,8 @@ export interface CreateSessionOptions {
 	/** A sub-agent's link to the parent entry that spawned it. */
 	parentEntryId?: string | null;
 	rlmChild?: SessionHeader["rlmChild"];
+	/** This process runs the session: it is locked for it from its first write (see `Session.open`'s `holder`). */
+	holder?: SessionHolder;
 }
 
 export interface AppendOptions {
@@ -47,6 +60,13 @@ export interface AppendOptions {
  *   no part of its line in the file, and leaves the entry out of the tree too.
  * - The active branch is the path from the root to `leafId`; new entries hang under the leaf.
  *   Reopening a file makes its last entry the leaf.
+ * - A file written without entry links (an older, linear file) is read as one branch in file order
+ *   (see `placement.ts`) and left as it is until something is appended: then it is rewritten as a
+ *   tree, its original kept beside it first (`linearBackup`), so the ids the entries were given
+ *   stay theirs.
+ * - A session opened or created with a `holder` is this process's alone (`<id>.lock` beside the file)
+ *   from before its file is first read or written until `release()` or the process's end: a second
+ *   run of it, in this process or another, is refused naming the holder (see `lockSession`).
  */
 export class Session {
 	readonly header: SessionHeader;
@@ -59,10 +79,25 @@ export class Session {
 	private tornTail: SessionFileScan["tornTail"];
 	/** The file's length before an append that failed part-way and could not be cut back then. */
 	private cutTo: number | undefined;
+	/** Who runs the session here, and the lock taken for it (a new session's at its first write). */
+	private holder: SessionHolder | undefined;
+	private lock: SessionLock | undefined;
 	/** Set when opened `upToDamage`: the line where reading stopped. */
 	damagedLine: number | undefined;
 	/** What is wrong with `damagedLine`, when it parses as JSON. */
 	damage: string | undefined;
+	/** Set with `damagedLine`: the lines after it that hold entries, which were not read. */
+	unreadLines: SessionFileScan["unreadLines"];
+	/**
+	 * What was decided while reading the file that the user should know: entries placed in file
+	 * order, a compaction's kept part that could not be found. Each a sentence naming the lines.
+	 */
+	readNotes: string[] = [];
+	/**
+	 * Set for a file read in file order, until it is rewritten as a tree before the next append:
+	 * where its original is kept then.
+	 */
+	linearBackup: string | undefined;
 	/**
 	 * What names this file in advice (`--resume`, `--fork`, `sessions`): its id, which finds a file in
 	 * the agent home's sessions folder; for a file elsewhere, the path it was opened by.
@@ -91,7 +126,9 @@ export class Session {
 			...(options.parentEntryId !== undefined ? { parentEntryId: options.parentEntryId } : {}),
 			...(options.rlmChild ? { rlmChild: options.rlmChild } : {}),
 		};
-		return new Session(header, join(options.dir, `${id}.jsonl`), [], false);
+		const session = new Session(header, join(options.dir, `${id}.jsonl`), [], false);
+		session.holder = options.holder;
+		return session;
 	}
 
 	/**
@@ -99,14 +136,40 @@ export class Session {
 	 * left out and moved aside into `<file>.torn` before the next append, so the next entry never
 	 * lands on it. A damaged line elsewhere is an error naming the line, unless `upToDamage` asks
 	 * for the entries before it (a fork continues from the last good entry). `ref` is what names the
-	 * file in advice when it is not its id (see `commandRef`, `sessionCommandRef`).
+	 * file in advice when it is not its id (see `commandRef`, `sessionCommandRef`). With `holder`
+	 * the session is locked for this process before the file is read, so a run that ends meanwhile
+	 * has written everything it will (see the class contract).
 	 */
-	static open(path: string, options: { upToDamage?: boolean; ref?: string } = {}): Session {
+	static open(path: string, options: { upToDamage?: boolean; ref?: string; holder?: SessionHolder } = {}): Session {
+		const { holder } = options;
+		// The file's name is its id (checked once it is read); a file that is not a session is refused then.
+		const id = basename(path).replace(/\.jsonl$/, "");
+		const ref = options.ref ?? id;
+		const lock = holder
+			? lockSession(path, id, holder, { ref, retry: `resume it with \`prime-agent -r ${ref}\`` })
+			: undefined;
+		try {
+			const session = Session.read(path, options);
+			session.holder = holder;
+			session.lock = lock;
+			return session;
+		} catch (error) {
+			lock?.release();
+			throw error;
+		}
+	}
+
+	private static read(path: string, options: { upToDamage?: boolean; ref?: string }): Session {
 		let scan: SessionFileScan;
 		try {
 			scan = scanSessionFile(path);
-		} catch {
-			throw new UserError(`Session file ${path} cannot be read.`, "List sessions with `prime-agent sessions`.");
+		} catch (error) {
+			// Not found, not allowed, a folder, more than 2 GB: the reason, in the system's words.
+			const reason = (error as Error).message.replace(/^[A-Z_]+: /, "");
+			throw new UserError(
+				`Session file ${path} cannot be read (${reason}).`,
+				"List sessions with `prime-agent sessions`.",
+			);
 		}
 		const header = scan.records[0] as SessionHeader | undefined;
 		if (!header && scan.damagedLine !== undefined) {
@@ -120,8 +183,9 @@ export class Session {
 		}
 		refuseForeignId(path, header.id);
 		if (scan.damagedLine !== undefined && !options.upToDamage) {
+			const unread = unreadText(scan.unreadLines);
 			throw new UserError(
-				`Session file ${path} is damaged at line ${scan.damagedLine}${scan.damage ? ` (${scan.damage})` : ""}.`,
+				`Session file ${path} is damaged at line ${scan.damagedLine}${scan.damage ? ` (${scan.damage})` : ""}.${unread ? ` ${unread}.` : ""}`,
 				`${afterDamage(scan.records.length - 1, scan.damagedLine, options.ref ?? header.id)}; this file was left untouched.`,
 			);
 		}
@@ -136,6 +200,12 @@ export class Session {
 		session.tornTail = scan.tornTail;
 		session.damagedLine = scan.damagedLine;
 		session.damage = scan.damage;
+		session.unreadLines = scan.unreadLines;
+		if (scan.linearLines.length > 0) {
+			session.linearBackup = freeBackupPath(path);
+			session.readNotes.push(linearNote(path, scan.linearLines));
+		}
+		session.readNotes.push(...scan.repairs);
 		if (options.ref) session.commandRef = options.ref;
 		return session;
 	}
@@ -227,6 +297,12 @@ export class Session {
 		if (!this.written) this.writeAll();
 	}
 
+	/** Let other runs have the session (see the class contract); a session never locked ignores it. */
+	release(): void {
+		this.lock?.release();
+		this.lock = undefined;
+	}
+
 	/** Custom entries of one type on the active branch, newest first. */
 	customEntries(customType: string): CustomEntry[] {
 		return this.branch()
@@ -250,12 +326,14 @@ export class Session {
 	/**
 	 * A new session whose file holds the path from the root to `entryId` (default: the leaf),
 	 * with `parentSession` pointing back here. Written at once if that path has an assistant message.
+	 * `holder`: this process runs the fork (see the class contract).
 	 */
-	fork(entryId: string | null = this.leaf, dir: string = dirname(this.path)): Session {
+	fork(entryId: string | null = this.leaf, options: { dir?: string; holder?: SessionHolder } = {}): Session {
 		if (entryId !== null && !this.byId.has(entryId)) {
 			throw new UserError(`No entry ${entryId} in session ${this.id}.`, "Pick an entry id from the session file.");
 		}
-		const forked = Session.create({ dir, cwd: this.cwd, parentSession: this.path });
+		const dir = options.dir ?? dirname(this.path);
+		const forked = Session.create({ dir, cwd: this.cwd, parentSession: this.path, holder: options.holder });
 		const path = this.branch(entryId);
 		for (const entry of path) forked.remember(entry);
 		forked.leaf = entryId;
@@ -273,6 +351,7 @@ export class Session {
 			writingTo(
 				this.path,
 				() => {
+					if (this.linearBackup) this.rewriteAsTree(this.linearBackup);
 					if (this.tornTail) {
 						repairTornTail(this.path, this.tornTail);
 						this.tornTail = undefined;
@@ -313,9 +392,44 @@ export class Session {
 		}
 	}
 
+	/**
+	 * Replace a file read in file order by the same entries with their links written out, keeping
+	 * its bytes in `backup` first. A write that fails leaves the file as it was (and no backup).
+	 */
+	private rewriteAsTree(backup: string): void {
+		const original = readFileSync(this.path);
+		const temp = `${this.path}.${process.pid}.tmp`;
+		let backedUp = false;
+		try {
+			// Never over another file: "wx". Removed again below only when made here.
+			const fd = openSync(backup, "wx", PRIVATE_FILE_MODE);
+			backedUp = true;
+			try {
+				writeFileSync(fd, original);
+			} finally {
+				closeSync(fd);
+			}
+			// A fragment torn off the end is kept where it always goes; the tree holds only whole entries.
+			if (this.tornTail && !this.tornTail.parsed) saveTornFragment(this.path, this.tornTail);
+			const lines = [this.header, ...this.ordered].map((record) => `${JSON.stringify(record)}\n`).join("");
+			writeFileSync(temp, lines, { mode: PRIVATE_FILE_MODE });
+			renameSync(temp, this.path);
+		} catch (error) {
+			rmSync(temp, { force: true });
+			if (backedUp) rmSync(backup, { force: true });
+			throw error;
+		}
+		this.tornTail = undefined;
+		this.linearBackup = undefined;
+	}
+
 	/** Write the whole file (the first answer, a fork, a kept entry): a write that fails leaves no file. */
 	private writeAll(extra: SessionEntry[] = []): void {
 		const lines = [this.header, ...this.ordered, ...extra].map((record) => `${JSON.stringify(record)}\n`).join("");
+		const retry = "send the request again (nothing of this session was saved)";
+		// Locked before the file exists: `-c` in another process may pick the session up once it does.
+		if (this.holder && !this.lock)
+			this.lock = lockSession(this.path, this.id, this.holder, { ref: this.commandRef, retry });
 		writingTo(
 			this.path,
 			() => {
@@ -328,7 +442,7 @@ export class Session {
 					throw error;
 				}
 			},
-			"send the request again (nothing of this session was saved)",
+			retry,
 		);
 		this.written = true;
 	}
@@ -376,6 +490,41 @@ function isAnswerEntry(entry: SessionEntry): boolean {
 	const { stopReason, content } = entry.message;
 	if (stopReason !== "error" && stopReason !== "aborted") return true;
 	return content.some((part) => (part.type === "text" ? part.text !== "" : true));
+}
+
+/** `<file>.linear`, or `<file>.linear.2`, … when that is taken: where a linear file's original is kept. */
+function freeBackupPath(path: string): string {
+	for (let n = 1; ; n++) {
+		const candidate = `${path}.linear${n > 1 ? `.${n}` : ""}`;
+		if (!existsSync(candidate)) return candidate;
+	}
+}
+
+/** What the user hears of a file read in file order. */
+function linearNote(path: string, lines: number[]): string {
+	const count = lines.length;
+	return `Session file ${path} has ${count} ${count === 1 ? "entry" : "entries"} written without entry links (an older, linear format; ${lineRanges(lines)}): each was placed after the entry on the line before it, as one conversation.`;
+}
+
+/** "line 4", "lines 2–1048", "lines 2–9, 12, 15–20": at most five ranges, then how many more. */
+function lineRanges(lines: readonly number[]): string {
+	const ranges: string[] = [];
+	for (let index = 0; index < lines.length; ) {
+		let end = index;
+		while (end + 1 < lines.length && (lines[end + 1] as number) === (lines[end] as number) + 1) end++;
+		ranges.push(end > index ? `${lines[index]}–${lines[end]}` : `${lines[index]}`);
+		index = end + 1;
+	}
+	const shown = ranges.slice(0, 5).join(", ");
+	const more = ranges.length > 5 ? ` and ${ranges.length - 5} more ranges` : "";
+	return `${lines.length === 1 ? "line" : "lines"} ${shown}${more}`;
+}
+
+/** "The 138 entries after it (lines 9–146) are not read", or "" when nothing follows the damage. */
+export function unreadText(unread: SessionFileScan["unreadLines"]): string {
+	if (!unread) return "";
+	const where = unread.count === 1 ? `line ${unread.first}` : `lines ${unread.first}–${unread.last}`;
+	return `${unread.count === 1 ? "The entry" : `The ${unread.count} entries`} after it (${where}) ${unread.count === 1 ? "is" : "are"} not read`;
 }
 
 /**

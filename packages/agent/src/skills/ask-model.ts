@@ -1,4 +1,5 @@
 import { type Api, completeSimple, type Model } from "@mariozechner/pi-ai";
+import { fitOneRequest } from "../compaction/index.js";
 
 /** The session's current model and key, read at each call (the model may change mid-session). */
 export interface SessionModel {
@@ -8,10 +9,12 @@ export interface SessionModel {
 
 /** One call outside the conversation (nothing is recorded); the answer's text, or a throw saying why not. */
 export async function askModel(session: SessionModel, systemPrompt: string, text: string): Promise<string> {
-	const model = session.model();
+	const message = { role: "user" as const, content: [{ type: "text" as const, text }], timestamp: Date.now() };
+	// The trajectory fills much of a small window: the answer asks for what is left.
+	const model = fitOneRequest(session.model(), systemPrompt, message);
 	const response = await completeSimple(
 		model,
-		{ systemPrompt, messages: [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }] },
+		{ systemPrompt, messages: [message] },
 		{ apiKey: session.apiKey(), maxTokens: Math.min(model.maxTokens, 16_384) },
 	);
 	if (response.stopReason === "error" || response.stopReason === "aborted") {

@@ -30,7 +30,7 @@ import {
 	removeLeftoverTempFiles,
 	secureHomeFolders,
 } from "../home/index.js";
-import { kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
+import { cellEntry, kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
@@ -43,7 +43,7 @@ import {
 	requireCredential,
 	resolveModelRef,
 } from "../providers/index.js";
-import { buildSessionContext, latestSession, openSessionRef, Session } from "../session/index.js";
+import { buildSessionContext, latestSession, openSessionRef, Session, unreadText } from "../session/index.js";
 import {
 	cellOutputDir,
 	createIpythonTool,
@@ -107,6 +107,8 @@ export interface StartOptions {
 	 * the user approved runs (see `ProjectTrust`), and the notices say what did not.
 	 */
 	trustProject?: boolean;
+	/** The background daemon's key for this run (set by its worker): a second run of the session is told to attach to it. */
+	daemonAgent?: string;
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -118,6 +120,17 @@ const RESUMED_KERNEL_NOTE =
  * Every problem a user can fix is a `UserError` raised before anything runs.
  */
 export async function startSession(options: StartOptions): Promise<StartedSession> {
+	// The session is this run's alone (see `Session`'s holder) until it is disposed, or start-up fails.
+	const held: { session?: Session } = {};
+	try {
+		return await assembleSession(options, held);
+	} catch (error) {
+		held.session?.release();
+		throw error;
+	}
+}
+
+async function assembleSession(options: StartOptions, held: { session?: Session }): Promise<StartedSession> {
 	const env = options.env ?? process.env;
 	const paths = agentPaths(agentDir(env));
 	const notices: string[] = [];
@@ -144,22 +157,36 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
 		return `${found.provider}/${found.id}`;
 	};
-	// The session to pick up (read only until every check below has passed).
+	// Who runs the session this process picks up or creates: a second run of it is refused, naming this one.
+	const holder = { agent: options.child?.name ?? "root", daemonAgent: options.daemonAgent };
+	// The session to pick up (read only until every check below has passed; a fork's source only read).
 	let picked: Session | undefined;
 	if (options.fork) {
-		picked = openSessionRef(options.fork, paths.sessions, options.cwd, true);
+		picked = openSessionRef(options.fork, paths.sessions, options.cwd, { upToDamage: true });
 		if (picked.damagedLine !== undefined) {
+			const unread = unreadText(picked.unreadLines);
 			notices.push(
-				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.`,
+				`Session ${picked.id} is damaged at line ${picked.damagedLine}; the fork holds the entries before that line.${unread ? ` ${unread}: repair line ${picked.damagedLine} of ${picked.path} by hand to keep ${picked.unreadLines?.count === 1 ? "it" : "them"}.` : ""}`,
 			);
 		}
-	} else if (options.resume) picked = openSessionRef(options.resume, paths.sessions, options.cwd);
+	} else if (options.resume) {
+		picked = held.session = openSessionRef(options.resume, paths.sessions, options.cwd, { holder });
+	}
 	// A passive sub-agent brought back by a message continues its own file.
-	else if (options.child?.resumeFile) picked = Session.open(options.child.resumeFile);
+	else if (options.child?.resumeFile) picked = held.session = Session.open(options.child.resumeFile, { holder });
 	else if (options.continueLatest) {
 		const latest = latestSession(paths.sessions, options.cwd);
-		if (latest) picked = Session.open(latest.path);
+		if (latest) picked = held.session = Session.open(latest.path, { holder });
 		else notices.push("No earlier session in this directory; starting a new one.");
+	}
+	// What reading the file decided (entries placed in file order, a compaction's kept part): said, never silent.
+	if (picked) notices.push(...picked.readNotes);
+	if (picked?.linearBackup) {
+		notices.push(
+			options.fork
+				? `The fork is written as a tree; ${picked.path} is left as it is.`
+				: `When this session continues, its file is rewritten as a tree; the original is kept as ${picked.linearBackup}.`,
+		);
 	}
 	if (picked && options.at && !picked.entry(options.at)) {
 		throw new UserError(
@@ -230,29 +257,38 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 	// Every check has passed: from here on the session may be written.
 	let session: Session;
 	if (picked && options.fork) {
-		session = picked.fork(options.at ?? picked.leafId);
+		session = held.session = picked.fork(options.at ?? picked.leafId, { holder });
 		notices.push(`Forked session ${picked.id} into ${session.id}.`);
 	} else if (picked) {
 		session = picked;
 		if (options.at) session.branchFrom(options.at);
 	} else if (options.child) {
 		const child = options.child;
-		session = Session.create({
+		session = held.session = Session.create({
 			dir: child.sessionDir,
 			cwd: options.cwd,
 			parentSession: child.parentSessionFile,
 			parentEntryId: child.parentEntryId,
 			rlmChild: { id: child.id, name: child.name, depth: child.depth },
+			holder,
 		});
 	} else {
-		session = Session.create({ dir: paths.sessions, cwd: options.cwd });
+		session = held.session = Session.create({ dir: paths.sessions, cwd: options.cwd, holder });
 	}
 	const resumed = session.persisted;
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
 	// when this agent home saved them there (loading them runs code).
 	const seal = new StateSeal(stateKeyPath(paths.root));
+	// The state of the point the session continues from: a branch or fork gets its own point's.
 	const statePlan = picked
-		? planStateRestore({ sessionFile: picked.path, sessionId: picked.id, sessionsDir: paths.sessions, seal })
+		? planStateRestore({
+				sessionFile: picked.path,
+				sessionId: picked.id,
+				sessionsDir: paths.sessions,
+				seal,
+				branch: session.branch(),
+				branched: options.at !== undefined && options.at !== pickedLeaf,
+			})
 		: {};
 	if (statePlan.refused) notices.push(statePlan.refused);
 	const statusListeners = new Set<(status: KernelStatus) => void>();
@@ -265,7 +301,12 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
 		outputDir: cellOutputDir(session.artifactDir),
-		state: { dir: kernelStateDir(session.artifactDir), restoreFrom: statePlan.restoreFrom, seal },
+		state: {
+			dir: kernelStateDir(session.artifactDir),
+			restoreFrom: statePlan.restoreFrom,
+			seal,
+			entryOf: (cellId) => cellEntry(session, cellId),
+		},
 		onStatus: (status) => {
 			for (const listener of statusListeners) listener(status);
 		},
@@ -442,11 +483,16 @@ export async function startSession(options: StartOptions): Promise<StartedSessio
 		heartbeat,
 		checkModel,
 		dispose: async () => {
-			heartbeat?.stop();
-			longRunning.autonomous?.dispose();
-			await children.shutdown();
-			await agentSession.shutdown();
-			await kernel.dispose();
+			try {
+				heartbeat?.stop();
+				longRunning.autonomous?.dispose();
+				await children.shutdown();
+				await agentSession.shutdown();
+				await kernel.dispose();
+			} finally {
+				// After the kernel saved its variables: the next run of the session finds them.
+				session.release();
+			}
 		},
 	};
 }

@@ -5,6 +5,7 @@
 import { stat } from "node:fs/promises";
 import type { ArchiveWriter, SessionArchive } from "../archive/types.js";
 import { capsuleBudgets } from "../capsule/index.js";
+import { outcomeHeadline } from "../capsule/status.js";
 import type { BrokerMetrics, ContextConfig, ObservationBroker, ObservationInput, ObservationResult } from "../types.js";
 import { cleanLinesFor, normalizeWorkflow, observeWorkflow, workflowObservation } from "../workflow/index.js";
 import { decide, type EarlierBodies, type Verdict } from "./decide.js";
@@ -198,6 +199,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 				source: scan.source,
 				bytes: scan.bytes,
 				lines: scan.lines,
+				headline: outcomeHeadline(scan.outcome, facts),
 				archived: false,
 				archiveError: `observation not archived (${reason}); the original output is shown instead. Check that the Prime Context storage directory is writable and has free space.`,
 			};
@@ -261,6 +263,7 @@ export async function createBroker(options: BrokerOptions): Promise<ObservationB
 			source: scan.source,
 			bytes: scan.bytes,
 			lines: scan.lines,
+			headline: outcomeHeadline(scan.outcome, facts),
 			archived: true,
 		};
 		return record(result, (latest) => {

@@ -58,7 +58,7 @@ const DECISIVE_PRIORITY: Partial<Record<LineKind, number>> = {
 };
 
 function toExcerpt(kept: KeptLine, priority: number): ExcerptLine {
-	const identical = foldsByText(kept.kind);
+	const identical = foldsByText(kept.kind) || kept.afterFold === true;
 	return { line: kept.line, text: kept.text, priority, bytes: kept.bytes, repeats: kept.repeats, identical };
 }
 
@@ -97,7 +97,7 @@ function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>, la
 	return ordered.filter((c) => {
 		const kind = kinds.get(c.line);
 		if (kind === "summary") return true;
-		const shape = foldKey(kind, c.text);
+		const shape = c.identical ? c.text : foldKey(kind, c.text);
 		// A last line of evidence identical to one shown is in that line's count already.
 		if (c.line === lastLine && !(foldsByText(kind) && seen.has(shape))) return true;
 		if (seen.has(shape)) return false;

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { capsuleFor } from "../../test/capsule-for.js";
 
@@ -26,5 +28,20 @@ describe("excerpt", () => {
 		expect(capsule.text.split("\n").filter((row) => row.includes("RuntimeError: cache corrupted"))).toEqual([
 			"3001: RuntimeError: cache corrupted [x2 identical lines]",
 		]);
+	});
+
+	it("keeps what tells failures apart under an exception line folded with an identical one", () => {
+		// node's spec reporter: three failures print the same `AssertionError ...: Expected values to be
+		// strictly equal:` line and differ in the values under it.
+		const output = readFileSync(
+			fileURLToPath(
+				new URL("../../../../fixtures/outputs/084-node-test-spec-repeated-assertion/output.txt", import.meta.url),
+			),
+			"utf8",
+		);
+		const shown = capsuleFor(output)
+			.text.split("\n")
+			.filter((row) => row.includes("!=="));
+		expect(shown.map((row) => row.replace(/^\d+: +/, ""))).toEqual(["2 !== 3", "6 !== 7", "'a' !== 'b'"]);
 	});
 });

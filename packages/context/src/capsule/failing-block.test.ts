@@ -1,4 +1,8 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { capsuleFor } from "../../test/capsule-for.js";
 import type { Outcome } from "../types.js";
 import { REST_BY_FILE, restSearchHints } from "./build.js";
 import { fileOfId } from "./failing-block.js";
@@ -58,5 +62,18 @@ describe("restSearchHints", () => {
 		// A short name that a listed whole id stands for (`a` of `tests/t_a.py::a`) is found with it.
 		expect(restSearchHints("obs_000001", outcome(marked, ["a"]))).not.toContain(REST_BY_FILE);
 		expect(restSearchHints("obs_000001", { ...outcome(marked), unmarkedUnrecordedIds: 1 })).toContain(REST_BY_FILE);
+	});
+});
+
+describe("a capsule of more failing tests than a scan records", () => {
+	it("counts pytest's 2,600 failures as 2,600, each test named by its short name and its whole id", () => {
+		// A real pytest 9 run (`-q --tb=short`): 5,200 names, past the 5,000 a scan records.
+		const output = gunzipSync(
+			readFileSync(fileURLToPath(new URL("../../test/fixtures/pytest-2600-failed-q.txt.gz", import.meta.url))),
+		).toString("utf8");
+		const text = capsuleFor(output).text;
+		expect(text).toMatch(/\nFAILING_TESTS \(2600; \d+ listed here, \d+ more below\):\n/);
+		expect(text).toContain('\nSearch the rest: prime_context action=search id=obs_000001 query="FAILED"\n');
+		expect(text).not.toContain(REST_BY_FILE);
 	});
 });

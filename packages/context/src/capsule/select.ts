@@ -31,6 +31,12 @@ export interface KeptLine {
 	repeats: number;
 	/** An evidence line (never folded by shape) whose shape an earlier kept line already has. */
 	shapeSeen?: boolean;
+	/**
+	 * A line kept after an evidence line that was folded into an identical one (node's assertion
+	 * `6 !== 7` under a repeated `AssertionError ...: Expected values to be strictly equal:`): what
+	 * tells the two failures apart, so it is folded only with an identical line, never by shape.
+	 */
+	afterFold?: boolean;
 }
 
 export interface Selection {
@@ -240,6 +246,10 @@ export class LineSelector {
 	private evidence: string[] | null = [];
 	private evidenceSize = 0;
 	private wantAfter = false;
+	/** The line wanted after (`wantAfter`) follows an evidence line folded into an identical one. */
+	private afterFold = false;
+	/** Trimmed texts of the lines kept after evidence lines: after a folded one, each is kept once. */
+	private readonly afterTexts = new Set<string>();
 	private count = 0;
 	private nonBlank = 0;
 	/** Lines of each kind, by `KindRole.index`. */
@@ -297,7 +307,7 @@ export class LineSelector {
 			if (inHead) this.head.push(kept);
 		}
 		if (wantAfter) {
-			if (!decisive) this.context.push(kept as KeptLine);
+			if (!decisive) this.keepAfter(kept as KeptLine);
 			this.wantAfter = false;
 		}
 		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, facts, kept);
@@ -386,6 +396,11 @@ export class LineSelector {
 		const same = byShape.get(key);
 		if (same) {
 			same.repeats++;
+			// The line after says what differs (an assertion's values, a message's second line).
+			if (WITH_CONTEXT.has(kind) && byText && this.context.length < this.limits.contextLines) {
+				this.wantAfter = true;
+				this.afterFold = true;
+			}
 			return built;
 		}
 		const used = this.perKind.get(kind) ?? 0;
@@ -408,8 +423,23 @@ export class LineSelector {
 				);
 			}
 			this.wantAfter = true;
+			this.afterFold = false;
 		}
 		return kept;
+	}
+
+	/**
+	 * Keeps the line after an evidence line; after one folded into an identical line, only when no line
+	 * of the same text (indentation aside) was kept after another: it would say nothing new.
+	 */
+	private keepAfter(kept: KeptLine): void {
+		const text = kept.text.trim();
+		if (this.afterFold) {
+			if (this.afterTexts.has(text)) return;
+			kept.afterFold = true;
+		}
+		this.afterTexts.add(this.own(text));
+		this.context.push(kept);
 	}
 
 	/** `quoted`: a diff's line, a file's text compared exactly (a `5s` in it is no duration of this run). */

@@ -1,7 +1,15 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseOutcome } from "../outcome/index.js";
 import type { Outcome } from "../types.js";
-import { exceptionsLine, outcomeHeadline, runStatus } from "./status.js";
+import { exceptionsLine, outcomeHeadline, runStatus, statusLines } from "./status.js";
+
+/** A real output of the labelled corpus: pytest fails 2 of 4, then node's test runner passes 3 of 3 (exit 0). */
+const TWO_RUNNERS = readFileSync(
+	fileURLToPath(new URL("../../../../fixtures/outputs/082-pytest-then-node-test-spec/output.txt", import.meta.url)),
+	"utf8",
+);
 
 function outcome(partial: Partial<Outcome>): Outcome {
 	return {
@@ -48,5 +56,34 @@ describe("status lines", () => {
 		);
 		// The same exceptions again (a summary repeating them) add nothing.
 		expect(parseOutcome([...lines, ...lines].join("\n")).unrecordedExceptions).toBe(500);
+	});
+
+	it("states each suite's result under the sum of their counts, and fails when any suite failed", () => {
+		expect(statusLines(parseOutcome(TWO_RUNNERS), { isError: false, exitCode: 0 })).toEqual([
+			"TEST_RESULT FAIL 2 failed, 5 passed (sum of 2 suites), exit 0",
+			"SUITE FAIL 2 failed, 2 passed (pytest, line 36)",
+			"SUITE PASS 3/3 (node-test, line 43)",
+		]);
+	});
+
+	it("lists at most eight suites, the failed ones first, and counts the others", () => {
+		// Six logs of the same two runs put together: six failing pytest suites, six passing node suites.
+		const lines = statusLines(parseOutcome(TWO_RUNNERS.repeat(6)), { isError: false });
+		expect(lines[0]).toBe("TEST_RESULT FAIL 12 failed, 30 passed (sum of 12 suites)");
+		expect(lines.slice(1, 9).map((line) => line.replace(/ \(.*/, ""))).toEqual([
+			"SUITE FAIL 2 failed, 2 passed",
+			"SUITE PASS 3/3",
+			"SUITE FAIL 2 failed, 2 passed",
+			"SUITE PASS 3/3",
+			"SUITE FAIL 2 failed, 2 passed",
+			"SUITE FAIL 2 failed, 2 passed",
+			"SUITE FAIL 2 failed, 2 passed",
+			"SUITE FAIL 2 failed, 2 passed",
+		]);
+		expect(lines.slice(9)).toEqual(["SUITES: and 4 more, none of them failed"]);
+		// Past the listed suites, the failed ones between are counted.
+		const many = statusLines(parseOutcome(TWO_RUNNERS.repeat(60)), { isError: false });
+		expect(many[0]).toBe("TEST_RESULT FAIL 120 failed, 300 passed (sum of 120 suites)");
+		expect(many.slice(-1)).toEqual(["SUITES: and 112 more, 52 of them failed"]);
 	});
 });

@@ -1,4 +1,4 @@
-import type { Outcome, OutcomeCounts } from "../types.js";
+import type { Outcome, OutcomeCounts, SuiteResult } from "../types.js";
 
 /** What the host knew about the run besides its text. */
 export interface RunFacts {
@@ -55,14 +55,9 @@ export function outcomeHeadline(outcome: Outcome, facts: RunFacts): string | nul
 	const exit = exitCode !== null && exitCode !== undefined ? ` exit ${exitCode}` : "";
 	const runner = outcome.runner && outcome.runner !== "exit-status" ? ` (${outcome.runner})` : "";
 	if (outcome.counts) {
-		const c = outcome.counts;
-		if (status === "pass") {
-			const total = countsTotal(c);
-			const others = countsText({ ...c, passed: 0 });
-			const extra = others.endsWith(" total") ? "" : `, ${others}`;
-			return `TEST_RESULT PASS ${c.passed ?? 0}/${total}${extra}`;
-		}
-		return `TEST_RESULT ${status === "fail" ? "FAIL" : "UNKNOWN"} ${countsText(c)}${exit ? `,${exit}` : ""}`;
+		const suites = suiteCount(outcome);
+		const sum = suites > 1 ? ` (sum of ${suites} suites)` : "";
+		return `TEST_RESULT ${resultText(status, outcome.counts)}${sum}${status !== "pass" && exit ? `,${exit}` : ""}`;
 	}
 	if (status === "pass") return `COMMAND_RESULT PASS${exit}${runner}`;
 	if (status === "fail") return `COMMAND_RESULT FAIL${exit}${runner}`;
@@ -71,11 +66,58 @@ export function outcomeHeadline(outcome: Outcome, facts: RunFacts): string | nul
 	return null;
 }
 
-/** Every status line of a capsule: the headline, then an explicit tool-error line when there was one. */
+/** `PASS 9/9`, `PASS 8/9, 1 skipped`, `FAIL 2 failed, 7 passed`, `UNKNOWN 9 total`. */
+function resultText(status: "pass" | "fail" | "unknown", counts: OutcomeCounts): string {
+	if (status === "pass") {
+		const others = countsText({ ...counts, passed: 0 });
+		const extra = others.endsWith(" total") ? "" : `, ${others}`;
+		return `PASS ${counts.passed ?? 0}/${countsTotal(counts)}${extra}`;
+	}
+	return `${status === "fail" ? "FAIL" : "UNKNOWN"} ${countsText(counts)}`;
+}
+
+function suiteCount(outcome: Outcome): number {
+	return (outcome.suites?.length ?? 0) + (outcome.unlistedSuites?.suites ?? 0);
+}
+
+/** Suites listed one a line under the headline, at most; the failed ones first. */
+export const MAX_SUITE_LINES = 8;
+
+/**
+ * One line per suite when the output holds several (`SUITE FAIL 2 failed, 2 passed (pytest, line
+ * 36)`), in output order, at most `MAX_SUITE_LINES`: the failed suites are chosen first, and the
+ * rest are counted on a last line. A failed suite is never left out without its count.
+ */
+export function suiteLines(outcome: Outcome): string[] {
+	const suites = outcome.suites ?? [];
+	if (suiteCount(outcome) < 2) return [];
+	const failedFirst = [...suites.keys()].sort(
+		(a, b) => Number(suites[b].status === "fail") - Number(suites[a].status === "fail") || a - b,
+	);
+	const shown = new Set(failedFirst.slice(0, MAX_SUITE_LINES));
+	const lines = suites
+		.filter((_, i) => shown.has(i))
+		.map(
+			(suite: SuiteResult) => `SUITE ${resultText(suite.status, suite.counts)} (${suite.runner}, line ${suite.line})`,
+		);
+	const rest = suites.filter((_, i) => !shown.has(i));
+	const more = rest.length + (outcome.unlistedSuites?.suites ?? 0);
+	if (more > 0) {
+		const failed = rest.filter((suite) => suite.status === "fail").length + (outcome.unlistedSuites?.failed ?? 0);
+		lines.push(`SUITES: and ${more} more, ${failed > 0 ? `${failed} of them failed` : "none of them failed"}`);
+	}
+	return lines;
+}
+
+/**
+ * Every status line of a capsule: the headline, each suite's result when there are several, then an
+ * explicit tool-error line when there was one.
+ */
 export function statusLines(outcome: Outcome, facts: RunFacts): string[] {
 	const lines: string[] = [];
 	const headline = outcomeHeadline(outcome, facts);
 	if (headline) lines.push(headline);
+	if (outcome.counts) lines.push(...suiteLines(outcome));
 	if (facts.isError) lines.push("TOOL_ERROR: the tool reported an error; this result is an error, not a success.");
 	return lines;
 }

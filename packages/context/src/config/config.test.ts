@@ -50,7 +50,14 @@ describe("configuration files", () => {
 		await writeFile(join(agentDir, "prime-context.json"), JSON.stringify({ minTextBytes: 1000, readMaxBytes: 4096 }));
 		await writeProject(JSON.stringify({ minTextBytes: 2000, enabled: false }));
 		const loaded = await loadConfig({ cwd: join(repo, "src"), env });
-		expect(loaded.config).toEqual({ enabled: false, minTextBytes: 2000, capsuleMaxBytes: 6144, readMaxBytes: 4096 });
+		expect(loaded.config).toEqual({
+			enabled: false,
+			minTextBytes: 2000,
+			capsuleMaxBytes: 6144,
+			readMaxBytes: 4096,
+			ageing: true,
+			ageingWindow: 3,
+		});
 		expect(loaded.problems).toEqual([]);
 	});
 

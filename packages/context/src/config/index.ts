@@ -38,6 +38,8 @@ export const CONFIG_RULES: Record<keyof ContextConfig, Rule> = {
 	// Below 512 bytes a capsule cannot keep its recovery boundary.
 	capsuleMaxBytes: positiveInteger(512),
 	readMaxBytes: positiveInteger(1024),
+	ageing: { describe: "true or false", accepts: (value) => typeof value === "boolean" },
+	ageingWindow: positiveInteger(1),
 };
 
 /** The nearest ancestor of `cwd` holding `.git` (directory or worktree file), else `cwd` itself. */

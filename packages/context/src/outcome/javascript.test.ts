@@ -111,7 +111,70 @@ describe("mocha", () => {
 			"     TypeError: Cannot read properties of null (reading 'x')",
 			"      at Context.<anonymous> (test/a.spec.js:5:46)",
 		);
-		expect(parseOutcome(text).failingIds).toEqual(["case 12 of group 20", "case 25 of group 20", "case 1"]);
+		expect(parseOutcome(text).failingIds).toEqual([
+			"group 20 case 12 of group 20",
+			"group 20 case 25 of group 20",
+			"group 30 nested case 1",
+		]);
+	});
+
+	it("names each failing test by its whole title path, joined as mocha's fullTitle joins it", () => {
+		// jshttp/mime-types, mocha 10 spec reporter: one title fails in two groups.
+		const text = lines(
+			"  mimeTypes",
+			"    .lookup(extension)",
+			"      1) should be case insensitive",
+			"    .lookup(path)",
+			"      2) should be case insensitive",
+			"      path with dotfile",
+			"        3) should return false when extension-less",
+			"",
+			"  44 passing (95ms)",
+			"  3 failing",
+			"",
+			"  1) mimeTypes",
+			"       .lookup(extension)",
+			"         should be case insensitive:",
+			"     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"      at Context.<anonymous> (test/test.js:177:14)",
+			"",
+			"  2) mimeTypes",
+			"       .lookup(path)",
+			"         should be case insensitive:",
+			"     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"  3) mimeTypes",
+			"       .lookup(path)",
+			"         path with dotfile",
+			"           should return false when extension-less:",
+			"     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+		);
+		const outcome = parseOutcome(text);
+		expect(outcome.failingIds).toEqual([
+			"mimeTypes .lookup(extension) should be case insensitive",
+			"mimeTypes .lookup(path) should be case insensitive",
+			"mimeTypes .lookup(path) path with dotfile should return false when extension-less",
+		]);
+		expect(outcome.counts?.failed).toBe(3);
+	});
+
+	it("keeps a top-level test whose title a nested failing test ends with", () => {
+		const text = lines(
+			"  1) works",
+			"  suite",
+			"    2) works",
+			"",
+			"  0 passing (3ms)",
+			"  2 failing",
+			"",
+			"  1) works:",
+			"     Error: top",
+			"",
+			"  2) suite",
+			"       works:",
+			"     Error: nested",
+		);
+		expect(parseOutcome(text).failingIds).toEqual(["works", "suite works"]);
 	});
 
 	it("takes a message that follows a one-level title at once for no level of its path", () => {
@@ -176,6 +239,79 @@ describe("node's test runner", () => {
 			"Error: before failed",
 			"TypeError [Error]: bad child",
 		]);
+	});
+
+	it("names a test of a nested spec run by its suites' titles and its own, as node joins its fullName", () => {
+		// jshttp/mime-types under node 20's spec reporter: one title fails in two suites, and the list
+		// of failing tests at the end names each by its own title only.
+		const text = lines(
+			"▶ mimeTypes",
+			"  ▶ .lookup(extension)",
+			"    ✔ should work without the leading dot (0.08ms)",
+			"    ✖ should be case insensitive (0.4ms)",
+			"      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"  ✖ .lookup(extension) (1.2ms)",
+			"  ▶ .lookup(path)",
+			"    ✖ should be case insensitive (0.3ms)",
+			"      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"    ▶ path with dotfile",
+			"      ✖ should return false when extension-less (0.2ms)",
+			"        AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"    ✖ path with dotfile (0.5ms)",
+			"  ✖ .lookup(path) (1.5ms)",
+			"  ✔ extension conflicts (0.1ms)",
+			"✖ mimeTypes (3.1ms)",
+			"✖ exports its version (0.2ms)",
+			"  Error: no version",
+			"ℹ tests 5",
+			"ℹ suites 4",
+			"ℹ pass 1",
+			"ℹ fail 4",
+			"",
+			"✖ failing tests:",
+			"",
+			"test at test/test.js:176:5",
+			"✖ should be case insensitive (0.4ms)",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"test at test/test.js:212:5",
+			"✖ should be case insensitive (0.3ms)",
+			"  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+			"",
+			"test at test/test.js:223:7",
+			"✖ should return false when extension-less (0.2ms)",
+			"",
+			"test at test/test.js:250:1",
+			"✖ exports its version (0.2ms)",
+			"  Error: no version",
+		);
+		const outcome = parseOutcome(text, { exitCode: 1 });
+		expect(outcome.failingIds).toEqual([
+			"mimeTypes > .lookup(extension) > should be case insensitive",
+			"mimeTypes > .lookup(path) > should be case insensitive",
+			"mimeTypes > .lookup(path) > path with dotfile > should return false when extension-less",
+			"exports its version",
+		]);
+		expect(outcome.counts?.failed).toBe(4);
+	});
+
+	it("keeps a top-level test of a nested spec run whose title a nested failing test ends with", () => {
+		const text = lines(
+			"▶ suite",
+			"  ✖ works (0.3ms)",
+			"    Error: nested",
+			"✖ suite (0.9ms)",
+			"✖ works (0.2ms)",
+			"  Error: top",
+			"ℹ fail 2",
+			"✖ failing tests:",
+			"✖ works (0.3ms)",
+			"✖ works (0.2ms)",
+		);
+		expect(parseOutcome(text, { exitCode: 1 }).failingIds).toEqual(["suite > works", "works"]);
 	});
 
 	it("reads an error's name quoted either way in TAP YAML (vitest quotes with double quotes)", () => {

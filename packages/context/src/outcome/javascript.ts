@@ -3,6 +3,7 @@ import { startsWithText } from "./affixes.js";
 import { isDigitCode, isUpperCode } from "./chars.js";
 import { add } from "./counted.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
+import { TitlePath } from "./title-path.js";
 
 /** `FAIL  file > suite > test`, `FAIL src/x.test.ts`, `FAIL  file [ file ]`, uvu `FAIL  Suite  "test"`. */
 const FAIL_HEADER = /^FAIL\s+(\S.*)$/;
@@ -37,6 +38,10 @@ const TAP_SKIPPED = /^(?:SKIP|TODO)\b/i;
 /** TAP YAML of a group that failed only because its children did; the children carry the ids. */
 const TAP_GROUP_FAILURE = /^(?:type: 'suite'|failureType: 'subtestsFailed')$/;
 const SUITE_START = /^▶ (\S.*)$/;
+/** node's spec reporter lists every failing test again at the end, by its own title, under this line. */
+const NODE_FAILING_LIST = "✖ failing tests:";
+/** Levels of a mocha title path read at most. */
+const MOCHA_PATH_MAX = 16;
 /** webpack's problem header: `ERROR in ./src/index.js 3:11`, `WARNING in ./src/a.js 2:0-17`. */
 const WEBPACK_PROBLEM = /^(ERROR|WARNING) in (\S+) (\d+):(\d+)(?:-\d+(?::\d+)?)?$/;
 /** webpack's verdict: `webpack 5.113.0 compiled with 1 error in 574 ms`, `... compiled successfully in 80 ms`. */
@@ -57,9 +62,8 @@ const UVU_TALLY = /^(Total|Passed|Skipped):\s+(\d+)$/;
 export function createJavascriptParser(state: ScanState): LineFamily {
 	/** Mocha prints failure details after `N failing`: numbered title paths whose leaf ends with `:`. */
 	let mochaDetails = false;
-	/** Last line of the title path being read after a numbered failure header (mocha details). */
-	let mochaTitle: string | null = null;
-	let mochaTitleLines = 0;
+	/** The title path being read after a numbered failure header (mocha details), outermost level first. */
+	let mochaPath: string[] | null = null;
 	let mochaTitleIndent = 0;
 	let jestFailFile: string | null = null;
 	let nodeCounts: OutcomeCounts | null = null;
@@ -69,18 +73,26 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 	let tapFailure: string | null = null;
 	/** The last `✖ name` id, withdrawn if the next line says only that its subtests failed. */
 	let crossId: string | null = null;
+	/**
+	 * Tests listed under the dot reporter's `Failed tests:` (null before it): the reporter prints no
+	 * tally, so the list is its failure count.
+	 */
+	let dotFailures: number | null = null;
 	/** Suites of node's spec reporter (`▶ name`); a suite's own `✖` line names no test. */
 	const suiteNames = new Set<string>();
+	/** The suites (node's `▶` headings) holding the current line: a failing test's id is its title path. */
+	const suitePath = new TitlePath();
+	/** In node's list of failing tests at the end of a spec run: each test there is named by its own title. */
+	let nodeFailingList = false;
 
 	const line: LineParser = (text, trimmed, lineNo) => {
-		if (mochaTitle !== null) {
+		if (mochaPath !== null) {
 			// Each level of the title path is indented deeper than the one before; the last level is the
 			// test's own title, ending with a colon. The error message that follows is indented less.
 			const indent = text.length - text.trimStart().length;
-			if (trimmed !== "" && indent > mochaTitleIndent && mochaTitleLines < 8) {
-				mochaTitle = trimmed;
+			if (trimmed !== "" && indent > mochaTitleIndent && mochaPath.length < MOCHA_PATH_MAX) {
+				mochaPath.push(trimmed);
 				mochaTitleIndent = indent;
-				mochaTitleLines++;
 				return true;
 			}
 			endTitle();
@@ -88,7 +100,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		if (trimmed === "") return false;
 		if (crossId !== null) {
 			const group = SUBTESTS_FAILED.test(trimmed);
-			if (group) state.removeId(crossId);
+			if (group) {
+				state.removeId(crossId);
+				if (dotFailures !== null) countDotFailures(-1);
+			}
 			crossId = null;
 			if (group) return true;
 		}
@@ -104,15 +119,20 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		}
 		if (first === 0x25b6 /* ▶ */) {
 			const suite = SUITE_START.exec(trimmed);
-			if (suite && suiteNames.size < SUITE_NAMES_MAX) suiteNames.add(suite[1]);
-			return suite !== null;
+			if (suite === null) return false;
+			if (suiteNames.size < SUITE_NAMES_MAX) suiteNames.add(suite[1]);
+			suitePath.open(indentOf(text), suite[1]);
+			nodeFailingList = false;
+			return true;
 		}
 		if (first === 70 /* F */) {
 			const fail = FAIL_HEADER.exec(trimmed);
 			if (fail) return failHeader(fail[1], text);
 			// node's dot reporter: a row of dots, then `Failed tests:` and one `✖ name (time)` per failure.
 			if (trimmed === "Failed tests:" && text === trimmed) {
-				state.sawRunner("node-test");
+				// Failing todo tests are listed too (and not counted): the heading alone is no verdict.
+				dotFailures = 0;
+				state.summary(lineNo, "node-test", null);
 				return true;
 			}
 		}
@@ -132,10 +152,22 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		if (first === 0xd7 || first === 0x2715 || first === 0x2717 || first === 0x2716 || first === 0x2718) {
 			if (ESLINT_PROBLEMS.test(trimmed)) return false;
 			if (first === 0x2716 && CROSS_TODO.test(trimmed)) return true;
+			if (trimmed === NODE_FAILING_LIST) nodeFailingList = true;
 			const cross = CROSS.exec(trimmed);
-			if (cross && !cross[1].endsWith(":") && !suiteNames.has(cross[1])) {
-				state.addId(cross[1], { leaf: true, needs: "js-test", marked: true, verbatim: true });
-				crossId = cross[1];
+			if (cross && !cross[1].endsWith(":")) {
+				const indent = indentOf(text);
+				// A suite's own result line (at its heading's indent, or naming a suite outside any) names no test.
+				if (suitePath.closes(indent, cross[1])) return true;
+				const suites = suitePath.titles();
+				if (suites.length === 0 && suiteNames.has(cross[1])) return true;
+				// node's spec reporter nests a test under its suites' headings: its id is the title path,
+				// joined as node joins a test's `fullName`. A bare title is a leaf that a path may hold,
+				// unless it is a top-level test of a nested run (not the list of failing tests at its end).
+				const id = suites.length > 0 ? [...suites, cross[1]].join(" > ") : cross[1];
+				const topLevel = suites.length === 0 && indent === 0 && suiteNames.size > 0 && !nodeFailingList;
+				state.addId(id, { leaf: suites.length === 0 && !topLevel, needs: "js-test", marked: true, verbatim: true });
+				crossId = id;
+				if (dotFailures !== null && text === trimmed) countDotFailures(1);
 				return true;
 			}
 		}
@@ -201,10 +233,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const numbered = MOCHA_NUMBERED.exec(trimmed);
 			if (numbered) {
 				if (!mochaDetails) {
-					state.addId(numbered[2], { needs: "mocha" });
+					// The progress line names a test by its own title: the details after `N failing` give its path.
+					state.addId(numbered[2], { needs: "mocha", leaf: true });
 				} else {
-					mochaTitle = numbered[2];
-					mochaTitleLines = 1;
+					mochaPath = [numbered[2]];
 					// Mocha indents each level of the path after the first by 5 + 2 x level columns, whatever the
 					// number's width (`  100) suite` puts the suite where the next level goes): a deeper level is
 					// indented more than 4 columns past the number; the error message (5 columns) is not.
@@ -221,7 +253,9 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 				const counts = countsIn(jest[2]);
 				if (jest[1] === "Tests") {
 					if (jestSuiteErrors > 0) counts.errors = jestSuiteErrors;
-					state.setCounts("jest", counts, false);
+					// The next run (another workspace's) counts its own.
+					jestSuiteErrors = 0;
+					state.setCounts("jest", counts, true);
 				}
 				const failed = (counts.failed ?? 0) > 0;
 				const clean = jest[1] === "Tests" && !failed && (counts.passed ?? 0) > 0;
@@ -231,7 +265,7 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 			const vitest = VITEST_TOTALS.exec(trimmed);
 			if (vitest) {
 				const counts = countsIn(vitest[2].replace(/\((\d+)\)\s*$/, "$1 total"));
-				if (vitest[1] === "Tests") state.setCounts("vitest", counts, false);
+				if (vitest[1] === "Tests") state.setCounts("vitest", counts, true);
 				const failed = (counts.failed ?? 0) > 0;
 				state.summary(
 					lineNo,
@@ -330,18 +364,34 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		return false;
 	};
 	// A mocha title path being read, a TAP failure's YAML block and a `✖` id read the lines that follow them.
-	// `suiteNames` only grows, and a known suite only turns a claimed `✖ name` line into an unclaimed
-	// one: a line found inert stays inert, so the set is no part of the mode.
-	const mode = () => (mochaTitle !== null || tapFailure !== null || crossId !== null ? -1 : mochaDetails ? 1 : 0);
+	// `suiteNames` and `suitePath` change and matter only on the lines this parser claims (`▶` headings,
+	// `✖` results), which are never found inert, so they are no part of the mode.
+	const mode = () =>
+		mochaPath !== null || tapFailure !== null || crossId !== null
+			? -1
+			: (mochaDetails ? 1 : 0) | (nodeFailingList ? 2 : 0);
 	/**
 	 * A title path ended (by a line indented less, or by the end of the output): its last level, ending
-	 * with a colon, names the failing test. It was read on an earlier line than the current one.
+	 * with a colon, is the failing test's own title, and the whole path joined with spaces is its id, as
+	 * mocha's `fullTitle()` joins it (its JSON reporter's id). It was read on an earlier line than the
+	 * current one.
 	 */
 	function endTitle(): void {
-		if (mochaTitle?.endsWith(":")) state.addId(mochaTitle.slice(0, -1), { needs: "mocha", earlierLine: true });
-		mochaTitle = null;
+		const path = mochaPath;
+		mochaPath = null;
+		const last = path?.[path.length - 1];
+		if (path === null || last === undefined || !last.endsWith(":")) return;
+		const title = last.slice(0, -1);
+		path[path.length - 1] = title;
+		state.addId(path.join(" "), { needs: "mocha", earlierLine: true, covers: title });
 	}
 	return { line, mode, end: endTitle };
+
+	/** A test listed under the dot reporter's `Failed tests:` (+1), or one that turned out a suite (-1). */
+	function countDotFailures(change: number): void {
+		dotFailures = (dotFailures ?? 0) + change;
+		state.setCounts("node-test", { failed: dotFailures }, true);
+	}
 
 	/** A linter's problem: its rule is the type; an error (not a warning) fails the run. */
 	function lintProblem(severity: string, rule: string | undefined, message: string, lineNo: number): void {
@@ -378,6 +428,10 @@ export function createJavascriptParser(state: ScanState): LineFamily {
 		}
 		return false;
 	}
+}
+
+function indentOf(text: string): number {
+	return text.length - text.trimStart().length;
 }
 
 function countsIn(text: string): OutcomeCounts {

@@ -198,7 +198,8 @@ describe("runners beyond the labelled corpus", () => {
 				"     AssertionError: 1 == 2",
 			),
 		);
-		expect(outcome.failingIds).toEqual(["adds numbers"]);
+		// The progress line's bare title names the test the details name by its whole path.
+		expect(outcome.failingIds).toEqual(["math adds numbers"]);
 		expect(outcome.status).toBe("fail");
 	});
 
@@ -382,12 +383,12 @@ describe("failure evidence without a known runner or exit status", () => {
 describe("failing ids", () => {
 	it("names a mocha test whose title path ends the output, streamed or whole", () => {
 		const text = ["  1 failing", "  1) suite", "       test:", ""];
-		expect(parseOutcome(text.join("\n"), { command: "mocha" }).failingIds).toEqual(["test"]);
+		expect(parseOutcome(text.join("\n"), { command: "mocha" }).failingIds).toEqual(["suite test"]);
 		const scanner = createOutcomeScanner();
 		text.forEach((line, index) => {
 			scanner.line(line, index + 1);
 		});
-		expect(scanner.finish({ command: "mocha" }).failingIds).toEqual(["test"]);
+		expect(scanner.finish({ command: "mocha" }).failingIds).toEqual(["suite test"]);
 	});
 
 	it("clips a long id or message before a character cut in half, never inside it", () => {
@@ -410,7 +411,7 @@ describe("failing ids", () => {
 			),
 			{ command: "mocha" },
 		);
-		expect(outcome.failingIds).toEqual(["b"]);
+		expect(outcome.failingIds).toEqual(["suite b"]);
 	});
 
 	it("lists each test once, in first-seen order, across verbose lines, xdist lines and the short summary", () => {
@@ -529,6 +530,6 @@ describe("node's test runner groups", () => {
 		const outcome = parseOutcome(
 			lines("▶ parser", "  ✖ parses (0.5ms)", "✖ parser (1.1ms)", "ℹ tests 1", "ℹ pass 0", "ℹ fail 1"),
 		);
-		expect(outcome.failingIds).toEqual(["parses"]);
+		expect(outcome.failingIds).toEqual(["parser > parses"]);
 	});
 });

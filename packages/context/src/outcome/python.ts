@@ -1,7 +1,7 @@
 import { endsWithText, startsWithText } from "./affixes.js";
 import { isSpaceCode } from "./chars.js";
 import { DOCTEST_SUMMARY } from "./classify.js";
-import { countsOfPairs } from "./counted.js";
+import { countsOfPairs, parseCountedLine } from "./counted.js";
 import { exceptionOf } from "./diagnostics.js";
 import type { LineFamily, LineParser, ScanState } from "./state.js";
 
@@ -17,6 +17,10 @@ const PYTEST_SECTION =
 const PYTEST_HEADER = /^_{3,} (.+?) _{3,}$/;
 const PYTEST_HEADER_PREFIX = /^(?:ERROR collecting |ERROR at (?:setup|teardown) of |\[doctest\] )/;
 const PYTEST_BANG = /^!{3,} (.+?) !{3,}$/;
+/** pytest's progress line (`..F.s [ 40%]`): a run's first line under `-q`. */
+const PYTEST_PROGRESS = /^[.FEsxX]+\s+\[\s*\d+%\]$/;
+/** A captured-output section of a failure's report: `---- Captured stdout call ----`. */
+const PYTEST_CAPTURED = /^-{3,} Captured \S+(?: \S+)? -{3,}$/;
 /** A node id's file: letters of any script, digits and `_./\-`. */
 const PYTEST_FILE = /^[\p{L}\p{M}\p{N}_./\\-]+\.(?:py|txt|rst|md)$/u;
 /** A node id's file whose folders or name hold spaces (`my tests/test_a.py`): it must have a folder. */
@@ -138,6 +142,12 @@ export function createPythonParser(state: ScanState): LineFamily {
 	let unittestHeaderLine = -1;
 	/** Inside pytest's FAILURES or ERRORS section, where `____ name ____` headers name failing tests. */
 	let pytestFailureSection = false;
+	/**
+	 * A pytest summary was read and no run has started since: more of a run's report (a failure's
+	 * header, a captured-output section, the short summary, another summary) says it was quoted in
+	 * that report (pytest's own tests print the runs they start), not the end of a run.
+	 */
+	let afterSummary = false;
 	/**
 	 * Exception types the `E` lines of the current pytest traceback stated, by class name alone. The
 	 * `path:N: Type` line that ends the traceback names the same exception again (by its bare
@@ -330,8 +340,17 @@ export function createPythonParser(state: ScanState): LineFamily {
 			if (section) {
 				pytestFailureSection = section[1] === "FAILURES" || section[1] === "ERRORS";
 				statedTypes = [];
-				state.sawRunner("pytest");
+				// A run's report opens with its header, or under `-q` with its failures or errors.
+				if (afterSummary && !pytestFailureSection && section[1] !== "test session starts")
+					state.quotedSummary("pytest");
+				afterSummary = false;
+				if (section[1] === "test session starts") state.runStarts("pytest");
+				else state.sawRunner("pytest");
 				return true;
+			}
+			if (afterSummary && (PYTEST_HEADER.test(trimmed) || PYTEST_CAPTURED.test(trimmed))) {
+				state.quotedSummary("pytest");
+				afterSummary = false;
 			}
 			const header = pytestFailureSection ? PYTEST_HEADER.exec(trimmed) : null;
 			if (header) {
@@ -339,13 +358,20 @@ export function createPythonParser(state: ScanState): LineFamily {
 				state.addId(header[1].replace(PYTEST_HEADER_PREFIX, ""), { needs: "pytest", alias: true });
 				return true;
 			}
-			if (first === 61 && /^={3,} .* ={3,}$/.test(trimmed)) pytestFailureSection = false;
+			if (first === 61 && /^={3,} .* ={3,}$/.test(trimmed)) {
+				pytestFailureSection = false;
+				if (parseCountedLine(trimmed)?.timed) pytestSummary();
+			}
 			const bang = PYTEST_BANG.exec(trimmed);
 			if (bang && /Interrupted|stopping after|KeyboardInterrupt/.test(bang[1])) {
 				state.summary(lineNo, "pytest", false);
 				return true;
 			}
 		}
+
+		// `-q` ends a run with a bare summary, and opens the next with its progress line.
+		if (first >= 48 && first <= 57 && parseCountedLine(trimmed)?.timed) pytestSummary();
+		if (afterSummary && PYTEST_PROGRESS.test(trimmed)) afterSummary = false;
 
 		if (first === 82 /* R */) {
 			const ran = UNITTEST_RAN.exec(trimmed);
@@ -366,13 +392,16 @@ export function createPythonParser(state: ScanState): LineFamily {
 
 		return false;
 	};
+	/** A pytest summary line: one read before it since the last run start was quoted (see `afterSummary`). */
+	function pytestSummary(): void {
+		if (afterSummary) state.quotedSummary("pytest");
+		afterSummary = true;
+	}
 	// A traceback or an exception group reads the lines that follow it, and so do a unittest header
 	// (`Doctest: `) and doctest's list of failing items.
 	const mode = (lineNo: number) =>
 		tracebackIndent >= 0 || inGroup || doctestItems || unittestHeaderLine === lineNo - 1
 			? -1
-			: pytestFailureSection
-				? 1
-				: 0;
+			: (pytestFailureSection ? 1 : 0) | (afterSummary ? 2 : 0);
 	return { line, mode };
 }

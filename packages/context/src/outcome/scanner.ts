@@ -96,7 +96,7 @@ export function createOutcomeScanner(options: ScanOptions = {}): OutcomeScanner 
 			const mode = modes(lineNo);
 			if (mode >= 0 && seen === inert(mode, state.runnersConfirmed)) return;
 			const trimmed = trimmedVisibleLine(raw);
-			state.startLine(text, trimmed);
+			state.startLine(text, trimmed, lineNo);
 			const reports = state.reports;
 			const failed = state.hardFailure;
 			const exitCode = state.statedExitCode;

@@ -2,6 +2,7 @@ import type { Outcome, OutcomeCounts } from "../types.js";
 import { type LineKind, noteShaped, type ShapedLines } from "./classify.js";
 import { IdMarkCounter } from "./id-marks.js";
 import { type Keep, keeper } from "./line-slot.js";
+import { SuiteTallies } from "./suites.js";
 import { clip } from "./visible.js";
 
 /** Bounds that keep a scan's memory constant whatever the output's size. */
@@ -56,6 +57,11 @@ interface IdEntry {
 	alias?: boolean;
 	/** Named by an explicit failure mark (`FAIL`, `FAILED`, `✖`, `not ok`): a failure whatever printed it. */
 	marked?: boolean;
+	/**
+	 * The test's own title, when the id is its whole title path joined in a way no separator tells
+	 * (mocha's `fullTitle` joins with spaces): a bare leaf of that title names the same test.
+	 */
+	covers?: string;
 }
 
 type Location = Outcome["locations"][number];
@@ -89,9 +95,17 @@ export interface LineFamily {
 export class ScanState {
 	private readonly ids: IdEntry[] = [];
 	private readonly idSeen = new Set<string>();
+	/** The recorded ids that are bare leaf titles so far (see `IdEntry.leaf`). */
+	private readonly leafIds = new Set<string>();
 	/** The marks the tracked ids were printed under. */
 	private readonly idMarks = new IdMarkCounter();
 	private unrecordedIds = 0;
+	/** Recorded short names (`alias`), by their text: a whole id past the cap takes its short name's place. */
+	private readonly aliasEntries = new Map<string, IdEntry>();
+	/** Short names counted past the cap: their whole id, read later, is no further test. */
+	private readonly countedAliases = new Set<string>();
+	/** Short names of the whole ids read (`shortNames`): a short name read later past the cap is no further test. */
+	private readonly wholeShortNames = new Set<string>();
 	private readonly exceptions: Outcome["exceptions"] = [];
 	/** Distinct exceptions seen past the cap (`LIMITS.exceptions`): counted, not kept. */
 	private unrecordedExceptions = 0;
@@ -106,8 +120,12 @@ export class ScanState {
 	/** Runner of the latest recognised terminal summary; else of the strongest other sign. */
 	runner: string | null = null;
 	private runnerFromSummary = false;
-	counts: OutcomeCounts | null = null;
-	private countsRunner: string | null = null;
+	/** The tally of each suite the output holds (one per summary block; see `SuiteTallies`). */
+	private readonly tallies = new SuiteTallies();
+	/** The counts of the suite being read (null before any summary with counts). */
+	get counts(): OutcomeCounts | null {
+		return this.tallies.counts;
+	}
 	/** Definite failure evidence (failing ids, failed counts, FAILED lines, diagnostics). */
 	hardFailure = false;
 	/** Last line of evidence that only counts if no clean summary follows (a crash, an `error:` line). */
@@ -163,6 +181,18 @@ export class ScanState {
 		if (!this.runnerFromSummary && this.runner === null) this.runner = runner;
 	}
 
+	/** A run of `runner` starts (pytest's `test session starts`; see `SuiteTallies.runStarts`). */
+	runStarts(runner: string): void {
+		this.sawRunner(runner);
+		this.tallies.runStarts(runner);
+	}
+
+	/** The last summary of `runner` was quoted in a run's report, not the end of a suite (see `SuiteTallies.quoted`). */
+	quotedSummary(runner: string): void {
+		this.reports++;
+		this.tallies.quoted(runner);
+	}
+
 	/** The current line without surrounding whitespace, and the spaces it ended with. */
 	private lineTrimmed = "";
 	private lineTrailing = "";
@@ -179,8 +209,12 @@ export class ScanState {
 		return this.colonSpaceAt;
 	}
 
+	/** The line being read (1-based). */
+	private lineNo = 0;
+
 	/** Called for every line before the parsers see it. */
-	startLine(text: string, trimmed: string): void {
+	startLine(text: string, trimmed: string, lineNo: number): void {
+		this.lineNo = lineNo;
 		this.lineTrimmed = trimmed;
 		this.colonSpaceAt = -2;
 		const last = text.charCodeAt(text.length - 1);
@@ -200,6 +234,7 @@ export class ScanState {
 			leaf?: boolean;
 			alias?: boolean;
 			marked?: boolean;
+			covers?: string;
 			earlierLine?: boolean;
 			whole?: boolean;
 			verbatim?: boolean;
@@ -219,27 +254,73 @@ export class ScanState {
 		};
 		if (this.idSeen.has(id)) {
 			note(id);
+			// A whole id that a bare leaf spelled first (a test at the top level) is no leaf.
+			if (!entry.leaf && this.leafIds.delete(id)) {
+				const seen = this.ids.find((known) => known.id === id);
+				if (seen) seen.leaf = false;
+			}
 			return;
 		}
 		id = this.own(id);
 		if (this.ids.length >= LIMITS.failingIds) {
+			if (this.sameTestAsRead(id, entry.alias === true)) {
+				note(id);
+				return;
+			}
 			// Past the cap ids are only counted, so a capsule never claims to list them all.
 			if (this.idSeen.size < LIMITS.countedIds) {
 				this.idSeen.add(id);
 				note(id);
+				if (entry.alias) this.countedAliases.add(id);
 			}
 			this.unrecordedIds++;
 			return;
 		}
 		this.idSeen.add(id);
 		note(id);
-		this.ids.push({ id, ...entry });
+		if (entry.leaf) this.leafIds.add(id);
+		const recorded = { id, ...entry };
+		this.ids.push(recorded);
+		if (entry.alias) this.aliasEntries.set(id, recorded);
+		else this.rememberShortNames(id);
+	}
+
+	/**
+	 * Past the cap: the id names a test read already under its other spelling (pytest prints a failing
+	 * test's short name over its traceback and its whole id in the summary, in either order), so it is
+	 * no further failing test. A whole id takes the place of its recorded short name in the list.
+	 */
+	private sameTestAsRead(id: string, alias: boolean): boolean {
+		if (alias) return this.wholeShortNames.has(id);
+		this.rememberShortNames(id);
+		for (const name of shortNames(id)) {
+			const entry = this.aliasEntries.get(name);
+			if (entry) {
+				this.aliasEntries.delete(name);
+				this.idSeen.delete(name);
+				this.idSeen.add(id);
+				entry.id = id;
+				entry.alias = false;
+				return true;
+			}
+			if (this.countedAliases.has(name)) {
+				this.countedAliases.delete(name);
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private rememberShortNames(id: string): void {
+		if (this.wholeShortNames.size >= LIMITS.countedIds) return;
+		for (const name of shortNames(id)) this.wholeShortNames.add(name);
 	}
 
 	/** Withdraws an id that turned out to name a group (a suite failing only through its tests). */
 	removeId(id: string): void {
 		this.reports++;
 		if (!this.idSeen.delete(id)) return;
+		this.leafIds.delete(id);
 		this.idMarks.forget(id);
 		const index = this.ids.findIndex((entry) => entry.id === id);
 		if (index >= 0) this.ids.splice(index, 1);
@@ -343,24 +424,22 @@ export class ScanState {
 		this.runnerFromSummary = true;
 		if (clean === true) this.lastCleanSummaryLine = lineNo;
 		if (clean === false) this.hardFailure = true;
+		this.tallies.verdict(runner, clean);
 	}
 
-	/** Counts of a summary. `fresh` starts a new tally (a new run); otherwise fields merge. */
+	/**
+	 * Counts of a summary. `fresh`: they restate the runner's whole tally (else fields merge into it);
+	 * after a summary line closed the tally they open the next suite (see `SuiteTallies`).
+	 */
 	setCounts(runner: string, counts: OutcomeCounts, fresh: boolean): void {
 		this.reports++;
-		if (fresh || this.counts === null || this.countsRunner !== runner) this.counts = {};
-		this.countsRunner = runner;
-		Object.assign(this.counts, counts);
+		this.tallies.set(runner, counts, fresh, this.lineNo);
 	}
 
 	/** Adds counts to the tally (runners that print one summary per test binary, like cargo). */
 	addCounts(runner: string, counts: OutcomeCounts): void {
 		this.reports++;
-		if (this.counts === null || this.countsRunner !== runner) this.counts = {};
-		this.countsRunner = runner;
-		for (const [key, value] of Object.entries(counts) as [keyof OutcomeCounts, number][]) {
-			this.counts[key] = (this.counts[key] ?? 0) + value;
-		}
+		this.tallies.add(runner, counts, this.lineNo);
 	}
 
 	softFailure(lineNo: number): void {
@@ -373,7 +452,7 @@ export class ScanState {
 		for (const [pattern, runner] of COMMAND_RUNNERS) if (command && pattern.test(command)) this.confirmRunner(runner);
 		const exitCode = exitHint ?? this.statedExitCode;
 		const failingIds = this.finalIds(exitCode !== 0);
-		const counts = this.finalCounts();
+		const { counts, suites, unlisted } = this.tallies.totals();
 		const failedCount = (counts?.failed ?? 0) + (counts?.errors ?? 0);
 		const terminalCrash =
 			this.softFailureLine > this.lastCleanSummaryLine && exitCode !== 0 && this.softFailureLine > 0;
@@ -410,21 +489,9 @@ export class ScanState {
 			locations: [...this.projectLocations, ...this.libraryLocations],
 			summaryLines: [...this.summaryLines],
 			exitCode,
+			...(suites.length > 0 ? { suites } : {}),
+			...(unlisted.suites > 0 ? { unlistedSuites: unlisted } : {}),
 		};
-	}
-
-	private finalCounts(): OutcomeCounts | null {
-		if (this.counts === null) return null;
-		const counts = { ...this.counts };
-		// unittest and uvu print a total and the non-passing counts; derive the rest.
-		if (this.countsRunner === "unittest" && counts.total !== undefined && counts.passed === undefined) {
-			counts.passed =
-				counts.total - (counts.failed ?? 0) - (counts.errors ?? 0) - (counts.skipped ?? 0) - (counts.xfailed ?? 0);
-		}
-		if (this.countsRunner === "uvu" && counts.total !== undefined && counts.failed === undefined) {
-			counts.failed = Math.max(0, counts.total - (counts.passed ?? 0) - (counts.skipped ?? 0));
-		}
-		return counts;
 	}
 
 	/**
@@ -443,7 +510,8 @@ export class ScanState {
 		const full = kept.filter((entry) => !entry.leaf);
 		// Every tail of a full id at a title separator (` › `, ` > `) names the same test as a bare leaf.
 		const tails = new Set<string>();
-		for (const { id } of full) {
+		for (const { id, covers } of full) {
+			if (covers !== undefined && covers !== id) tails.add(covers);
 			for (const separator of [" › ", " > "]) {
 				for (let at = id.indexOf(separator); at >= 0; at = id.indexOf(separator, at + 1)) {
 					tails.add(id.slice(at + separator.length));
@@ -455,6 +523,17 @@ export class ScanState {
 			(entry) => entry.id,
 		);
 	}
+}
+
+/**
+ * The short names pytest prints over a whole id's traceback: the test's own name, and with its class
+ * (`Class.test_a[1]` for `t.py::Class::test_a[1]`). None for an id without `::`.
+ */
+function shortNames(id: string): string[] {
+	const parts = id.split("::");
+	const names: string[] = [];
+	for (let i = parts.length - 1; i >= 1; i--) names.push(parts.slice(i).join("."));
+	return names;
 }
 
 /** The length of the ellipsis a message cut short ends with (`...` or `…`); 0 when none. */

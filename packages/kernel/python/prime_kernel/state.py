@@ -1,9 +1,16 @@
 """Save the user namespace to a folder with dill, one file per variable, and restore it later.
 
-One object that cannot be pickled loses only its own name. The folder holds ``manifest.json`` and
-``vars/<sha256>.pkl``; a variable file is named by its content, so an unchanged value is not
-written again, and the manifest is replaced atomically last, so a crash mid-save leaves the
-previous snapshot whole. Everything is private to the user (folders 0700, files 0600).
+One object that cannot be pickled loses only its own name. The folder holds ``manifest.json`` (the
+latest save) and ``vars/<sha256>.pkl``; a variable file is named by its content, so an unchanged
+value is not written again, and the manifest is replaced atomically last, so a crash mid-save
+leaves the previous snapshot whole. Everything is private to the user (folders 0700, files 0600).
+
+A save labelled with a session entry also keeps ``entries/<entry>.json``, the same manifest, so
+the state as of any earlier point of the session can be restored (a branch, a fork). Manifests
+share the variable files, so a cell that changes one small variable adds one small file and one
+small manifest. Variable files no manifest names are removed at once while no entry manifest is
+kept; once the history passes its bound (bytes of variable files, or number of entry manifests),
+the oldest entry manifests go until it is back under half the bound, then the files none names.
 
 Never saved: IPython's own names (output history ``_``, ``Out``, ``In``, ``_i*``, ``_oh``, ``_dh``,
 ``exit``, ``quit``, ``get_ipython``, dunder names, anything IPython put there itself), the names the
@@ -35,6 +42,11 @@ import dill
 
 MANIFEST = "manifest.json"
 VARS = "vars"
+ENTRIES = "entries"
+# What an entry manifest may be named by (a session entry id); anything else is refused.
+_ENTRY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_HISTORY_BYTES = 256 * 1024 * 1024
+MAX_HISTORY_ENTRIES = 1000
 FORMAT = 1
 MAX_VARIABLE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
@@ -138,9 +150,15 @@ def save(
     namespace: dict[str, Any] | None = None,
     max_variable_bytes: int = MAX_VARIABLE_BYTES,
     max_total_bytes: int = MAX_TOTAL_BYTES,
+    entry: str | None = None,
+    max_history_bytes: int = MAX_HISTORY_BYTES,
+    max_history_entries: int = MAX_HISTORY_ENTRIES,
 ) -> dict[str, Any]:
-    """Snapshot the namespace into `directory`; returns a report (the manifest plus `written`)."""
+    """Snapshot the namespace into `directory`; returns a report (the manifest plus `written`).
+    With `entry`, the manifest is also kept as ``entries/<entry>.json``."""
     began = time.monotonic()
+    if entry is not None and not _ENTRY_PATTERN.match(entry):
+        raise ValueError(f"not a session entry id: {entry!r}")
     ns, hidden = _user_namespace(namespace)
     excluded = set(exclude)
     vars_dir = os.path.join(directory, VARS)
@@ -191,7 +209,7 @@ def save(
             }
         )
 
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT,
         "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "total_bytes": total,
@@ -199,23 +217,81 @@ def save(
         "imports": imports,
         "unsaveable": unsaveable,
     }
-    _write_atomically(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1).encode("utf-8"), durable=True)
-    # Only now may files the new manifest does not name go (the old manifest needed them).
-    keep = {entry["file"] for entry in variables}
-    for entry in os.listdir(vars_dir):
-        if entry not in keep:
+    if entry is not None:
+        manifest["entry"] = entry
+    data = json.dumps(manifest, indent=1).encode("utf-8")
+    entries_dir = os.path.join(directory, ENTRIES)
+    if entry is not None:
+        _private_dir(entries_dir)
+        _write_atomically(os.path.join(entries_dir, f"{entry}.json"), data, durable=True)
+    _write_atomically(os.path.join(directory, MANIFEST), data, durable=True)
+    # Only now may files no manifest names go (the old manifest needed them).
+    pruned = _collect_garbage(directory, max_history_bytes, max_history_entries, keep_entry=entry)
+    return {
+        **manifest,
+        "written": written,
+        "pruned_entries": pruned,
+        "duration_ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+
+def _manifest_files(path: str) -> set[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {str(item["file"]) for item in json.load(handle).get("variables", [])}
+    except Exception:  # noqa: BLE001 - an unreadable manifest names nothing (its restore reports it)
+        return set()
+
+
+def _collect_garbage(directory: str, max_bytes: int, max_entries: int, keep_entry: str | None) -> list[str]:
+    """Remove the variable files no manifest names: at once without entry manifests, else only once
+    the history passes a bound, after dropping its oldest entry manifests. Returns the entries dropped."""
+    vars_dir = os.path.join(directory, VARS)
+    entries_dir = os.path.join(directory, ENTRIES)
+    sizes = {item.name: item.stat().st_size for item in os.scandir(vars_dir) if item.is_file()}
+    entries = []
+    if os.path.isdir(entries_dir):
+        entries = [item for item in os.scandir(entries_dir) if item.name.endswith(".json")]
+    if entries and sum(sizes.values()) <= max_bytes and len(entries) <= max_entries:
+        return []
+    keep = _manifest_files(os.path.join(directory, MANIFEST))
+    dropped: list[str] = []
+    # Newest first: a manifest is kept while the files of those kept fit in half the bound.
+    ordered = sorted(entries, key=lambda item: item.stat().st_mtime_ns, reverse=True)
+    for index, item in enumerate(ordered):
+        name = item.name.removesuffix(".json")
+        files = _manifest_files(item.path)
+        grown = keep | files
+        fits = sum(sizes.get(file, 0) for file in grown) <= max_bytes // 2 and index < max(1, max_entries // 2)
+        if fits or name == keep_entry:
+            keep = grown
+            continue
+        for stale in (item.path, os.path.join(entries_dir, f"{name}.seal")):
             try:
-                os.unlink(os.path.join(vars_dir, entry))
+                os.unlink(stale)
             except OSError:
                 pass
-    return {**manifest, "written": written, "duration_ms": round((time.monotonic() - began) * 1000, 1)}
+        dropped.append(name)
+    for name in sizes:
+        if name not in keep:
+            try:
+                os.unlink(os.path.join(vars_dir, name))
+            except OSError:
+                pass
+    return dropped
 
 
-def restore(directory: str, namespace: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Load a snapshot into the namespace. Never raises for a bad snapshot: it is reported."""
+def restore(directory: str, namespace: dict[str, Any] | None = None, entry: str | None = None) -> dict[str, Any]:
+    """Load a snapshot into the namespace: the latest save, or the one kept for `entry`. Never
+    raises for a bad snapshot: it is reported."""
     ns, _hidden = _user_namespace(namespace)
     report: dict[str, Any] = {"restored": [], "imports": [], "failed": [], "unsaveable": []}
+    if entry is not None and not _ENTRY_PATTERN.match(entry):
+        report["corrupt"] = f"not a session entry id: {entry!r}"
+        return report
     manifest_path = os.path.join(directory, MANIFEST)
+    if entry is not None:
+        manifest_path = os.path.join(directory, ENTRIES, f"{entry}.json")
     if not os.path.exists(manifest_path):
         report["missing"] = True
         return report

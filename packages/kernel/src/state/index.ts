@@ -4,11 +4,13 @@ export {
 	type SavedVariable,
 	type SaveStateOptions,
 	STATE_CAPS,
+	STATE_ENTRIES,
 	STATE_MANIFEST,
 	type StateManifest,
 	type StateRestoreReport,
 	type StateSaveReport,
 	StateSnapshotError,
 	saveKernelState,
+	stateManifestPath,
 	type UnsaveableVariable,
 } from "./snapshot.js";

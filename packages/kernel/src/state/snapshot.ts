@@ -11,11 +11,35 @@ export const STATE_CAPS = { variableBytes: 16 * 1024 * 1024, totalBytes: 256 * 1
 /** The file naming every saved variable; written last and atomically, so it is always whole. */
 export const STATE_MANIFEST = "manifest.json";
 
+/** The folder of manifests kept per session entry (`<entry>.json`), sharing `vars/` with the latest. */
+export const STATE_ENTRIES = "entries";
+
+/** What a session entry id must look like to name a manifest file (anything else is refused). */
+const ENTRY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The manifest of a snapshot folder: the latest save, or the one kept for `entry`. Throws for an
+ * entry id that could not name a file of the folder (a session file is untrusted).
+ */
+export function stateManifestPath(dir: string, entry?: string): string {
+	if (entry === undefined) return join(dir, STATE_MANIFEST);
+	if (!ENTRY_ID.test(entry)) throw new StateSnapshotError(`"${entry}" is not a session entry id.`);
+	return join(dir, STATE_ENTRIES, `${entry}.json`);
+}
+
 export interface SaveStateOptions {
 	/** Names never saved (handles the caller injects again after a restore). */
 	exclude?: readonly string[];
 	maxVariableBytes?: number;
 	maxTotalBytes?: number;
+	/**
+	 * The session entry this state belongs to (the result of the cell it follows): the manifest is
+	 * also kept as `entries/<entry>.json`, so a branch from that entry can restore it.
+	 */
+	entry?: string;
+	/** Bound of the kept history (variable files, entry manifests); past it the oldest entries go. */
+	maxHistoryBytes?: number;
+	maxHistoryEntries?: number;
 }
 
 export interface SavedVariable {
@@ -45,11 +69,15 @@ export interface StateManifest {
 	/** Module bindings (`np` -> `numpy`): never pickled, imported again on restore. */
 	imports: Record<string, string>;
 	unsaveable: UnsaveableVariable[];
+	/** The session entry the save was labelled with (absent in older snapshots and unlabelled saves). */
+	entry?: string;
 }
 
 export interface StateSaveReport extends StateManifest {
 	/** Variable files written by this save (unchanged values keep their file). */
 	written: number;
+	/** Entry manifests this save dropped because the history passed its bound. */
+	prunedEntries: string[];
 	/** Time spent inside the kernel. */
 	durationMs: number;
 }
@@ -90,17 +118,31 @@ export async function saveKernelState(
 		`max_variable_bytes=${Math.floor(options.maxVariableBytes ?? STATE_CAPS.variableBytes)}`,
 		`max_total_bytes=${Math.floor(options.maxTotalBytes ?? STATE_CAPS.totalBytes)}`,
 	];
+	if (options.entry !== undefined) {
+		stateManifestPath(dir, options.entry);
+		args.push(`entry=${pythonString(options.entry)}`);
+	}
+	if (options.maxHistoryBytes !== undefined) args.push(`max_history_bytes=${Math.floor(options.maxHistoryBytes)}`);
+	if (options.maxHistoryEntries !== undefined)
+		args.push(`max_history_entries=${Math.floor(options.maxHistoryEntries)}`);
 	const raw = await runStateCell(kernel, `save(${args.join(", ")})`, "save");
-	return { ...manifestFromPython(raw), written: Number(raw.written ?? 0), durationMs: Number(raw.duration_ms ?? 0) };
+	return {
+		...manifestFromPython(raw),
+		written: Number(raw.written ?? 0),
+		prunedEntries: asArray(raw.pruned_entries).map(String),
+		durationMs: Number(raw.duration_ms ?? 0),
+	};
 }
 
 /**
- * Load the snapshot in `dir` into the kernel's namespace (imports, then cell-defined classes and
- * functions, then the other values). A missing or corrupt snapshot is reported, never thrown:
- * the kernel then simply starts empty. Run it before injecting live handles, so those win.
+ * Load the snapshot in `dir` (the latest save, or the one kept for `entry`) into the kernel's
+ * namespace (imports, then cell-defined classes and functions, then the other values). A missing
+ * or corrupt snapshot is reported, never thrown: the kernel then simply starts empty. Run it
+ * before injecting live handles, so those win.
  */
-export async function restoreKernelState(kernel: Kernel, dir: string): Promise<StateRestoreReport> {
-	const raw = await runStateCell(kernel, `restore(${pythonString(dir)})`, "restore");
+export async function restoreKernelState(kernel: Kernel, dir: string, entry?: string): Promise<StateRestoreReport> {
+	const call = entry === undefined ? pythonString(dir) : `${pythonString(dir)}, entry=${pythonString(entry)}`;
+	const raw = await runStateCell(kernel, `restore(${call})`, "restore");
 	return {
 		restored: asArray(raw.restored).map(String),
 		imports: asArray(raw.imports).map(String),
@@ -115,11 +157,11 @@ export async function restoreKernelState(kernel: Kernel, dir: string): Promise<S
 }
 
 /**
- * Read a snapshot's manifest without a kernel: `undefined` when there is none; throws with the
- * file name when it exists but is unreadable.
+ * Read a snapshot's manifest (the latest, or the one kept for `entry`) without a kernel:
+ * `undefined` when there is none; throws with the file name when it exists but is unreadable.
  */
-export function readStateManifest(dir: string): StateManifest | undefined {
-	const path = join(dir, STATE_MANIFEST);
+export function readStateManifest(dir: string, entry?: string): StateManifest | undefined {
+	const path = stateManifestPath(dir, entry);
 	let text: string;
 	try {
 		text = readFileSync(path, "utf8");
@@ -177,6 +219,7 @@ function manifestFromPython(raw: Record<string, unknown>): StateManifest {
 			Object.entries((raw.imports as Record<string, unknown>) ?? {}).map(([name, module]) => [name, String(module)]),
 		),
 		unsaveable: asArray(raw.unsaveable).map(toUnsaveable),
+		...(typeof raw.entry === "string" ? { entry: raw.entry } : {}),
 	};
 }
 

@@ -21,6 +21,8 @@ export interface PcTarget {
 	recover(args: Record<string, unknown>): Promise<RecoveryResponse>;
 	readonly active: boolean;
 	setMode(on: boolean): void;
+	/** One line on ageing in this session: on or off, what is aged and what it saves. */
+	ageing(): Promise<string>;
 	/** Write the session file now (see `ExtensionAPI.keepSession`): the task store is kept under its id. */
 	keep(): void;
 }
@@ -47,7 +49,8 @@ export async function runPcCommand(line: string, target: PcTarget): Promise<stri
 			// The status's own mode line reflects the config; the session's `/pc mode` wins here.
 			const mode = `mode: ${target.active ? "on" : "off"} (this session)`;
 			const status = await answer({ action: "status" });
-			return /^mode: .*$/m.test(status) ? status.replace(/^mode: .*$/m, mode) : `${mode}\n${status}`;
+			const ageing = await target.ageing();
+			return `${/^mode: .*$/m.test(status) ? status.replace(/^mode: .*$/m, mode) : `${mode}\n${status}`}\n${ageing}`;
 		}
 		case "list":
 			return answer({ action: "list", ...(rest[0] ? { limit: integer(rest[0], "limit") } : {}) });

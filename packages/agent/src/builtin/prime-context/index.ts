@@ -27,7 +27,17 @@ import {
 	workflowSection,
 	workflowStore,
 } from "prime-agent-context";
-import type { ExtensionAPI, HostMessage } from "../../extensions/api.js";
+import type { ExtensionAPI, HostMessage, SessionEntry } from "../../extensions/api.js";
+import {
+	AGEING_ENTRY_TYPE,
+	agedOn,
+	ageingRecords,
+	applyAgeing,
+	cacheIsCold,
+	planFor,
+	removedSinceLastAnswer,
+	withArchivedAs,
+} from "./ageing.js";
 import { childSessionId } from "./child-archive.js";
 import { runPcCommand } from "./commands.js";
 import { coalesceGoalContinuations, shortenKernelNotices, taskMessage, taskText } from "./context-view.js";
@@ -151,9 +161,21 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			command: typeof code === "string" ? code : undefined,
 			contextUsage: api.getContextUsage().fraction,
 		});
-		if (!result.archived) api.warn(`Prime Context: output not archived (${result.archiveError ?? "unknown reason"}).`);
-		if (result.decision === "pass-through") return undefined;
-		return { content: [{ type: "text", text: result.text }, ...images] };
+		if (!result.archived) {
+			api.warn(`Prime Context: output not archived (${result.archiveError ?? "unknown reason"}).`);
+			return result.decision === "pass-through"
+				? undefined
+				: { content: [{ type: "text", text: result.text }, ...images] };
+		}
+		// The archive id goes with the result, so that ageing can later send it as a stub naming it.
+		const details = withArchivedAs(event.details, {
+			id: result.id,
+			bytes: result.bytes,
+			lines: result.lines,
+			headline: result.headline,
+		});
+		if (result.decision === "pass-through") return { details };
+		return { content: [{ type: "text", text: result.text }, ...images], details };
 	});
 
 	api.on("context", async (event) => {
@@ -161,12 +183,67 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		const session = await opened;
 		const branch = api.getBranch();
 		const workflow = await syncWorkflow(session, branch);
-		const trimmed = shortenKernelNotices(coalesceGoalContinuations(event.messages));
+		const trimmed = ageMessages(session, branch, shortenKernelNotices(coalesceGoalContinuations(event.messages)));
 		const section = workflow ? workflowSection(workflow) : null;
 		const text = taskText(await session.tasks.load(), branch, trimmed, section);
 		if (text === null) return trimmed === event.messages ? undefined : { messages: trimmed };
 		if (lastTask?.content !== text) lastTask = taskMessage(text);
 		return { messages: [...trimmed, lastTask as AgentMessage] };
+	});
+
+	/**
+	 * The messages with every aged tool result sent as its stub, after ageing what is due on this
+	 * call (recorded as an entry first, so the session can rebuild these bytes).
+	 */
+	function ageMessages(
+		session: ContextSession,
+		branch: ReturnType<ExtensionAPI["getBranch"]>,
+		messages: AgentMessage[],
+	): AgentMessage[] {
+		const aged = agedOn(branch);
+		let sent = applyAgeing(messages, aged);
+		if (session.config.ageing) {
+			const { record } = planFor(sent, aged, {
+				prices: api.getModel().cost,
+				window: session.config.ageingWindow,
+				callsSoFar: answersOn(branch),
+				cacheCold: cacheIsCold(branch, Date.now()),
+			});
+			if (record) {
+				api.appendEntry(AGEING_ENTRY_TYPE, record);
+				for (const { toolCallId } of record.aged) aged.add(toolCallId);
+				sent = applyAgeing(messages, aged);
+			}
+		}
+		return sent;
+	}
+
+	// Ageing comes before compaction: a threshold compaction is skipped when ageing every
+	// observation that may go brings the context under the threshold.
+	api.on("before_compact", async (event) => {
+		if (event.reason !== "threshold" || !active() || !opened) return undefined;
+		const session = await opened;
+		if (!session.config.ageing) return undefined;
+		const branch = api.getBranch();
+		// Ageing recorded since the newest answer is not in any usage the provider reported yet.
+		const before = event.preparation.tokensBefore - removedSinceLastAnswer(branch);
+		const skip = (removed: number) => ({
+			cancel: true,
+			reason: `Not compacted: Prime Context aged old observations out of the prompt instead (about ${removed.toLocaleString("en-US")} tokens fewer; each stub names the id that reads it back).`,
+		});
+		if (before <= event.threshold) return skip(event.preparation.tokensBefore - before);
+		const aged = agedOn(branch);
+		const sent = applyAgeing(shortenKernelNotices(coalesceGoalContinuations(event.messages)), aged);
+		const { record } = planFor(sent, aged, {
+			prices: api.getModel().cost,
+			window: session.config.ageingWindow,
+			callsSoFar: answersOn(branch),
+			cacheCold: false,
+			force: true,
+		});
+		if (!record || before - record.removedTokens > event.threshold) return undefined;
+		api.appendEntry(AGEING_ENTRY_TYPE, record);
+		return skip(event.preparation.tokensBefore - before + record.removedTokens);
 	});
 
 	/** Tells the tracker what the branch holds and that a provider call is coming; a failure is reported once, never fatal. */
@@ -220,6 +297,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 					mode = on;
 				},
 				keep: () => api.keepSession(),
+				ageing: async () => describeAgeing((await context()).config, api.getBranch()),
 			}),
 	});
 
@@ -288,4 +366,27 @@ async function sessionIdOf(sessionFile: string): Promise<string | undefined> {
 	} catch {
 		return undefined;
 	}
+}
+
+/** Provider calls answered on `branch` (every assistant message, compacted ones included). */
+function answersOn(branch: readonly SessionEntry[]): number {
+	return branch.filter((entry) => entry.type === "message" && entry.message.role === "assistant").length;
+}
+
+/** `/pc status`'s ageing line. */
+function describeAgeing(config: ContextSession["config"], branch: readonly SessionEntry[]): string {
+	if (!config.ageing) return "ageing: off (prime-context.json `ageing`)";
+	const records = ageingRecords(branch);
+	const aged = records.reduce((sum, record) => sum + record.aged.length, 0);
+	const removed = records.reduce((sum, record) => sum + record.removedTokens, 0);
+	const window = `the newest ${config.ageingWindow} observations are never aged`;
+	if (aged === 0) return `ageing: on (${window}); nothing aged yet`;
+	const last = records.at(-1)?.reason ?? "pays";
+	const why = {
+		"cold-cache": "the cache was cold",
+		uncached: "the model has no cache prices",
+		pays: "it paid",
+		"window-full": "the context was full",
+	}[last];
+	return `ageing: on (${window}); ${aged} observation${aged === 1 ? "" : "s"} aged, about ${removed.toLocaleString("en-US")} tokens out of every call (last because ${why}); each stub names its id for read/search`;
 }

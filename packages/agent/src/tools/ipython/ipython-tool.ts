@@ -48,18 +48,23 @@ export function createIpythonTool(kernel: SessionKernel): AgentTool<typeof ipyth
 		description: DESCRIPTION,
 		parameters: ipythonParameters,
 		executionMode: "sequential",
-		async execute(_toolCallId, params, signal, onUpdate) {
+		async execute(toolCallId, params, signal, onUpdate) {
 			const live = new LiveOutput();
 			let lastUpdate = 0;
-			const run = await kernel.run(normalizeCellCode(params.code), signal, (chunk) => {
-				live.push(chunk.text);
-				const now = Date.now();
-				if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
-					lastUpdate = now;
-					const latest = live.text();
-					onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
-				}
-			});
+			const run = await kernel.run(
+				normalizeCellCode(params.code),
+				signal,
+				(chunk) => {
+					live.push(chunk.text);
+					const now = Date.now();
+					if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
+						lastUpdate = now;
+						const latest = live.text();
+						onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
+					}
+				},
+				toolCallId,
+			);
 			return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
 		},
 	};
@@ -78,11 +83,13 @@ function modelText(run: CellRun): string {
 		parts.push("[the cell ignored the interrupt and is still running; the next cell starts when it ends]");
 	} else if (run.kernelRestarted) {
 		parts.push(
-			"[the cell ignored the interrupt, so the kernel was killed: every variable, import and function defined before is gone; the next cell runs in a new kernel]",
+			"[the cell ignored the interrupt, so the kernel was killed: the next cell runs in a new kernel, which gets back the variables saved before this cell when there are some (its result says which)]",
 		);
 	} else if (cell.status === "aborted") parts.push("[cell interrupted; the kernel kept its state]");
 	if (cell.status === "died")
-		parts.push("[the kernel process died; it restarts on the next call and earlier variables are gone]");
+		parts.push(
+			"[the kernel process died; it restarts on the next call, with the variables saved before this cell when there are some (the next result says which)]",
+		);
 	if (parts.length === 0) parts.push("(no output)");
 	return parts.join("\n");
 }

@@ -12,10 +12,13 @@ import {
 import { ensurePrivateDir } from "../../home/index.js";
 import {
 	INJECTED_HANDLES,
+	RESUMED_FROM,
+	restartRestoredFrom,
 	restoreNotice,
 	type StateSaveOutcome,
 	StateSaver,
 	type StateSeal,
+	type StateSource,
 } from "../../kernel-state/index.js";
 
 /** The `prime_agent_runtime` package directory, put first on the kernel's PYTHONPATH. */
@@ -55,11 +58,19 @@ export interface SessionKernelOptions {
 	onStatus?: (status: KernelStatus) => void;
 	/**
 	 * Variables across sessions: after successful cells (debounced) and at `dispose()` the namespace
-	 * is saved to `dir`; the first kernel started loads `restoreFrom` before the runtime injects its
-	 * handles (so the live handles win). Without it nothing is saved. `seal` marks each save as this
-	 * agent home's (a restore loads only sealed snapshots, see `planStateRestore`).
+	 * is saved to `dir`, kept for the session entry `entryOf` names for the cell (see `StateSaver`);
+	 * the first kernel started loads `restoreFrom` before the runtime injects its handles (so the
+	 * live handles win), and a kernel started after a restart loads the last snapshot. Without it
+	 * nothing is saved. `seal` marks each save as this agent home's (a restore loads only sealed
+	 * snapshots, see `planStateRestore`).
 	 */
-	state?: { dir: string; restoreFrom?: string; seal?: StateSeal; onSaved?: (outcome: StateSaveOutcome) => void };
+	state?: {
+		dir: string;
+		restoreFrom?: StateSource;
+		seal?: StateSeal;
+		onSaved?: (outcome: StateSaveOutcome) => void;
+		entryOf?: (cellId: string) => string | undefined;
+	};
 }
 
 /**
@@ -110,8 +121,14 @@ export class SessionKernel {
 	private readonly extraPythonPath: string[] = [];
 	/** Names extensions' start-up code defines: never saved, never listed as the model's. */
 	private readonly extraNames: string[] = [];
-	/** Cleared once the first kernel has tried the restore. */
-	private restoreFrom: string | undefined;
+	/** What the next kernel started loads (cleared once it tried), and how its notice names it. */
+	private restoreFrom: { source: StateSource; from: string } | undefined;
+	/** The snapshot the current kernel was loaded from: a restart before any save gets it back. */
+	private loadedFrom: StateSource | undefined;
+	/** A restart was noted and its kernel is not started yet. */
+	private restartPending = false;
+	/** Why the kernel restarted, since `takeRestarts()` last asked. */
+	private restarts: string[] = [];
 	/**
 	 * Asked when a cell keeps running after an interrupt; an interactive mode sets it to ask the
 	 * user. Without it the kernel is restarted, so a session can never hang on one cell.
@@ -127,9 +144,10 @@ export class SessionKernel {
 				dir: state.dir,
 				seal: state.seal,
 				onSaved: state.onSaved,
+				entryOf: state.entryOf,
 				exclude: () => this.injectedNames,
 			});
-		this.restoreFrom = state?.restoreFrom;
+		if (state?.restoreFrom) this.restoreFrom = { source: state.restoreFrom, from: RESUMED_FROM };
 		// `edit()` reports each diff; the cell's result carries them.
 		this.onHostRequest("file.edit", (payload) => {
 			this.diffs.push({
@@ -170,8 +188,24 @@ export class SessionKernel {
 		return this.kernel !== undefined;
 	}
 
-	/** Run one cell. `signal` (the run's abort) and `interruptCell()` both interrupt it. */
-	async run(code: string, signal?: AbortSignal, onStream?: (chunk: StreamChunk) => void): Promise<CellRun> {
+	/**
+	 * Why the kernel restarted (each time) since the last call, which forgets them: a note about
+	 * the kernel (`<ipython_state>`) says so.
+	 */
+	takeRestarts(): string[] {
+		return this.restarts.splice(0);
+	}
+
+	/**
+	 * Run one cell. `signal` (the run's abort) and `interruptCell()` both interrupt it. `cellId`
+	 * (the tool call's id) lets the snapshot after it be kept for the cell's session entry.
+	 */
+	async run(
+		code: string,
+		signal?: AbortSignal,
+		onStream?: (chunk: StreamChunk) => void,
+		cellId?: string,
+	): Promise<CellRun> {
 		const kernel = await this.ensureKernel();
 		const controller = new AbortController();
 		const forward = () => controller.abort();
@@ -183,7 +217,7 @@ export class SessionKernel {
 			this.diffs = [];
 			this.written = new Set();
 			const cell = await kernel.execute(code, { signal: controller.signal, onStream });
-			this.saver?.cellEnded(kernel, cell.status === "ok");
+			this.saver?.cellEnded(kernel, cell.status === "ok", cellId);
 			const run: CellRun = { cell, diffs: this.diffs, writtenFiles: [...this.written].sort() };
 			if (this.pendingNotice) {
 				run.resetNotice = this.pendingNotice;
@@ -264,9 +298,21 @@ export class SessionKernel {
 		if (kernel) await kernel.shutdown().catch(() => kernel.kill());
 	}
 
+	/**
+	 * The kernel is gone: the next one starts with the last snapshot (taken before the cell that
+	 * stopped it; a save never describes the empty kernel in between), and its first cell says so.
+	 */
 	private markReset(reason: string): void {
 		this.saver?.kernelReplaced();
-		this.pendingNotice = `[Kernel restarted: ${reason}. Every variable, import and function defined before is gone; define again what you need.]`;
+		this.restarts.push(reason);
+		this.restartPending = true;
+		const last = this.saver?.lastSaved ?? this.loadedFrom;
+		if (last) {
+			this.restoreFrom = { source: last, from: restartRestoredFrom() };
+			this.pendingNotice = `[Kernel restarted: ${reason}.]`;
+		} else {
+			this.pendingNotice = `[Kernel restarted: ${reason}. Every variable, import and function defined before is gone; define again what you need.]`;
+		}
 	}
 
 	private async ensureKernel(): Promise<Kernel> {
@@ -274,6 +320,7 @@ export class SessionKernel {
 		if (this.kernel?.alive) return this.kernel;
 		if (this.kernel && !this.kernel.alive) {
 			this.options.onStatus?.({ phase: "restarting", reason: "the kernel process exited" });
+			if (!this.restartPending) this.markReset("the kernel process exited between cells");
 			const dead = this.kernel;
 			this.kernel = undefined;
 			dead.kill();
@@ -295,10 +342,13 @@ export class SessionKernel {
 			ensurePrivateDir(this.options.outputDir);
 			const restoreFrom = this.restoreFrom;
 			this.restoreFrom = undefined;
+			this.restartPending = false;
+			this.loadedFrom = restoreFrom?.source;
 			// With a snapshot to restore, the runtime is installed after it, so its live handles win.
 			let kernel = await this.launch(restoreFrom ? undefined : this.startupCode);
-			if (restoreFrom && !(await this.restoreThenInstall(kernel, restoreFrom))) {
+			if (restoreFrom && !(await this.restoreThenInstall(kernel, restoreFrom.source, restoreFrom.from))) {
 				kernel.kill();
+				this.loadedFrom = undefined;
 				kernel = await this.launch(this.startupCode);
 			}
 			this.installedHandlers = new Map();
@@ -329,9 +379,14 @@ export class SessionKernel {
 	 * Load the snapshot (a broken one is reported, not thrown), then inject the runtime's handles.
 	 * False when the kernel died while loading: the caller then starts an empty one.
 	 */
-	private async restoreThenInstall(kernel: Kernel, dir: string): Promise<boolean> {
+	private async restoreThenInstall(kernel: Kernel, source: StateSource, from: string): Promise<boolean> {
 		try {
-			const notice = restoreNotice(await restoreKernelState(kernel, dir));
+			const report = await restoreKernelState(kernel, source.dir, source.entry);
+			const notice =
+				restoreNotice(report, from) ??
+				(from === RESUMED_FROM
+					? undefined
+					: `[The snapshot to restore (${from}) is gone: every variable, import and function defined before is gone; define again what you need.]`);
 			if (notice) this.pendingNotice = this.pendingNotice ? `${this.pendingNotice}\n${notice}` : notice;
 		} catch (error) {
 			const started = kernel.alive ? "some earlier names may be missing" : "the kernel died, so it started again empty";
