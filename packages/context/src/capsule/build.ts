@@ -3,6 +3,7 @@ import type { Outcome } from "../types.js";
 import { capsuleLinesBytes, utf8Bytes } from "./escape.js";
 import { failingIdsBlock, fileOfId } from "./failing-block.js";
 import { compactFailingIds } from "./failing-ids.js";
+import { failureMessageBlock } from "./failure-messages.js";
 import { locationLines } from "./locations.js";
 import type { ExcerptLine } from "./pack.js";
 import { type CapsuleHeader, type RenderedCapsule, renderCapsule } from "./render.js";
@@ -105,14 +106,15 @@ function onePerShape(candidates: ExcerptLine[], kinds: Map<number, LineKind>, la
 	});
 }
 
-function excerptFor(input: StructuredCapsuleInput, failed: boolean): ExcerptLine[] {
+function excerptFor(input: StructuredCapsuleInput, failed: boolean, shown: ReadonlySet<number>): ExcerptLine[] {
 	const { selection } = input;
 	const kinds = new Map<number, LineKind>();
 	for (const k of [...selection.head, ...selection.tail, ...selection.context, ...selection.decisive]) {
 		kinds.set(k.line, k.kind);
 	}
 	const last = selection.tail.findLast((k) => k.kind !== "blank")?.line ?? 0;
-	let candidates = onePerShape(rawExcerpt(input), kinds, last);
+	// The failure messages above show their lines already.
+	let candidates = onePerShape(rawExcerpt(input), kinds, last).filter((c) => !shown.has(c.line));
 	// In a compact failure capsule, bullet prose (staged requirements, notes) must not take room from evidence.
 	if (failed && input.budget <= 2048) candidates = candidates.filter((c) => kinds.get(c.line) !== "bullet");
 	return candidates;
@@ -323,21 +325,28 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 	}
 	if (kind === "trace" && !decisive) footer.push(traceAdvice(facts.command));
 	const compact = input.budget <= 2048;
+	const maxLineBytes = kind === "clean" ? 160 : compact ? 200 : 256;
+	// A failing capsule shows the first failure's message and one example of each other message ahead
+	// of the failing ids, in the room kept for evidence: a capsule full of ids still says what fails.
+	const reserve = evidenceReserve(input.budget, true);
+	const withMessages = failed && kind !== "clean" && kind !== "binary";
+	let messages = failureMessageBlock(withMessages ? selection.messages : [], reserve, maxLineBytes, selection.decisive);
 	const parts = {
 		header,
 		notice:
 			kind === "binary" ? BINARY_NOTICE : LARGE_KINDS.has(kind) ? NOTICE : NOTICE.replace("Large output", "Output"),
 		recoveryOnlyNotice: RECOVERY_ONLY_NOTICE,
 		status,
+		messages: messages.lines,
 		failingIds: [] as string[],
-		excerpt: excerptFor(input, failed),
-		maxLineBytes: kind === "clean" ? 160 : compact ? 200 : 256,
+		excerpt: excerptFor(input, failed, messages.shown),
+		maxLineBytes,
 		footer,
 	};
 	if (kind !== "clean") {
 		// With the ids overflowing, the capsule may take its recovery-only form: count the longer notice.
 		const notice = utf8Bytes(RECOVERY_ONLY_NOTICE) > utf8Bytes(parts.notice) ? RECOVERY_ONLY_NOTICE : parts.notice;
-		const withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, excerpt: [] }, input.budget).text);
+		let withoutIds = utf8Bytes(renderCapsule({ ...parts, notice, excerpt: [] }, input.budget).text);
 		// Failing ids may take the capsule past its budget, up to a hard ceiling; past that they are
 		// counted per file, with the search that lists them.
 		const ceiling = Math.min(FAILING_IDS_CEILING * input.budget, header.bytes);
@@ -350,7 +359,22 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		};
 		let idRoom = ceiling - withoutIds;
 		parts.failingIds = failingIdsBlock(ids, unrecorded, idRoom, restHints, outcome.counts?.failed);
-		if (parts.failingIds.length > 0 && parts.failingIds[0].endsWith("more below):")) {
+		const overflows = (block: readonly string[]) => block.length > 0 && block[0].endsWith("more below):");
+		const messagesBytes = messages.bytes;
+		if (overflows(parts.failingIds) && messagesBytes > 0) {
+			// Every id that fits under the ceiling stays listed: the messages then get what the ids leave.
+			const all = failingIdsBlock(ids, unrecorded, idRoom + messagesBytes, restHints, outcome.counts?.failed);
+			if (!overflows(all)) {
+				const left = idRoom + messagesBytes - capsuleLinesBytes(all);
+				messages = failureMessageBlock(selection.messages, Math.min(reserve, left), maxLineBytes, selection.decisive);
+				parts.messages = messages.lines;
+				parts.excerpt = excerptFor(input, failed, messages.shown);
+				withoutIds += messages.bytes - messagesBytes;
+				idRoom = ceiling - withoutIds;
+				parts.failingIds = all;
+			}
+		}
+		if (overflows(parts.failingIds)) {
 			// The ids overflow: keep a share of their room for the locations (as much as they need, if less).
 			const wanted = Math.min(
 				Math.floor(idRoom * LOCATIONS_SHARE_OF_OVERFLOW),
@@ -367,7 +391,9 @@ export function buildStructuredCapsule(input: StructuredCapsuleInput): Structure
 		// reserve (no excerpt fits then), the locations get what both the budget beside the other fixed
 		// parts and the ceiling beside the ids leave, so many ids never crowd out every location.
 		const fixed = utf8Bytes(renderCapsule({ ...parts, excerpt: [] }, input.budget).text);
-		const room = input.budget - fixed - evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
+		// The failure messages are evidence: they take their bytes out of the evidence reserve.
+		const evidence = evidenceReserve(input.budget, failed || outcome.exceptions.length > 0);
+		const room = input.budget - fixed - Math.max(0, evidence - messages.bytes);
 		let locations = fixed <= input.budget && room > 0 ? locationLines(outcome, room) : [];
 		if (locations.length === 0 && (fixed > input.budget || parts.failingIds.length > 0)) {
 			const crowded = Math.min(input.budget - withoutIds, ceiling - fixed);

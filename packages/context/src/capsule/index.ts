@@ -7,10 +7,12 @@
  * `TOOL_ERROR`, `EXCEPTIONS: ...`); `LOCATIONS (N in F files; each line is path:line,line,... under
  * <dir>/):` then one row per file, `path:12,40,77` (that file's lines, ascending; paths relative to
  * `<dir>` when stated), most decisive files first, and a `(+N more locations ...)` note when cut;
+ * in a failing capsule, `FIRST_FAILURE:` (the first failure's message and location, `N: text`) and
+ * `OTHER_FAILURE_MESSAGES` (one example of each other message; see `FailureMessages`);
  * `FAILING_TESTS (N, all listed):` one id per line (past a ceiling of 4x the budget: as many as fit,
  * then the rest counted per file with the search that lists them, a quarter of the overflowing room
  * going to the locations instead); excerpt lines `N: text`; the recovery hints. Everything but the
- * failing-id block fits the budget.
+ * failing-id block fits the budget; the failure messages never cost an id that fits the ceiling.
  */
 export {
 	type CapsuleBudgets,
@@ -36,6 +38,7 @@ export {
 export { escapedPrefix, escapeXmlAttribute, escapeXmlText, unescapeXmlText, utf8Bytes } from "./escape.js";
 export { failingIdsBlock, fileOfId } from "./failing-block.js";
 export { compactFailingIds } from "./failing-ids.js";
+export { type FailureMessage, FailureMessages, failureMessageBlock } from "./failure-messages.js";
 export { type LocationRank, locationLines, rankLocations } from "./locations.js";
 export { type ExcerptLine, type PackedExcerpt, type PackOptions, packExcerpt, renderExcerptLine } from "./pack.js";
 export {

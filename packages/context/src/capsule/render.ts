@@ -20,6 +20,8 @@ export interface CapsuleParts {
 	recoveryOnlyNotice?: string;
 	/** Outcome and status lines (plain text; escaped here). */
 	status: string[];
+	/** The failure messages (`failureMessageBlock`): rendered and escaped already; shown before the failing ids. */
+	messages?: readonly string[];
 	/** The failing-test block (`failingIdsBlock`): kept whole, even past the budget (see `renderCapsule`). */
 	failingIds?: readonly string[];
 	/** Excerpt candidates with their original line numbers. */
@@ -54,8 +56,8 @@ function block(lines: readonly string[]): string {
 }
 
 /**
- * Fits a capsule into `budget` bytes: the fixed parts (envelope, notice, status, failing ids,
- * footer) first, then as much excerpt as the rest allows. When the rest is too small for any
+ * Fits a capsule into `budget` bytes: the fixed parts (envelope, notice, status, failure messages,
+ * failing ids, footer) first, then as much excerpt as the rest allows. When the rest is too small for any
  * excerpt, the compact recovery-only form is used. The budget is never exceeded, with one
  * deliberate exception: the failing-test block is kept whole, so a run with more failing ids than
  * the budget holds gets a capsule up to the block's own ceiling (see `buildStructuredCapsule`).
@@ -63,7 +65,8 @@ function block(lines: readonly string[]): string {
 export function renderCapsule(parts: CapsuleParts, budget: number): RenderedCapsule {
 	const open = `${openTag(parts.header)}\n`;
 	const fixedTail = block(parts.footer) + CLOSE_TAG;
-	const middle = block(parts.status) + block(parts.failingIds ?? []);
+	const messages = (parts.messages ?? []).map((line) => `${line}\n`).join("");
+	const middle = block(parts.status) + messages + block(parts.failingIds ?? []);
 	const withNotice = (notice: string) => open + block([notice]) + middle;
 	const head = withNotice(parts.notice);
 	const room = budget - utf8Bytes(head) - utf8Bytes(fixedTail);

@@ -13,6 +13,7 @@ import {
 	stripAnsi,
 	visibleLine,
 } from "../outcome/index.js";
+import { type FailureMessage, FailureMessages } from "./failure-messages.js";
 import { foldKey, foldsByText, shapeKey } from "./shape.js";
 
 /** A line the selector kept, with its original coordinates. */
@@ -45,6 +46,8 @@ export interface Selection {
 	decisive: KeptLine[];
 	/** Lines just before and after decisive failure, exception and error lines. */
 	context: KeptLine[];
+	/** The first failure's message and location, then one example of each other distinct message (`FailureMessages`). */
+	messages: FailureMessage[];
 	lines: number;
 	nonBlank: number;
 	kinds: Record<LineKind, number>;
@@ -208,6 +211,13 @@ export class LineSelector {
 	private readonly decisive: KeptLine[] = [];
 	private readonly lastSummary: KeptLine[] = [];
 	private readonly context: KeptLine[] = [];
+	private readonly messages = new FailureMessages(
+		(raw, lineNo, bytes, kind) => keptLine(raw, lineNo, bytes, kind, this.own),
+		() => this.shapeOf(this.currentFacts, this.currentLine),
+	);
+	/** The line being fed and its facts, for `messages` to ask its shape of (remembered with the facts). */
+	private currentFacts: LineFacts = { kind: "plain", role: roleOf("plain"), shape: null, scan: 0 };
+	private currentLine = "";
 	/** Per kind, the kept line of each fold key: a shape's key, or the text for evidence kinds (`foldKey`). */
 	private readonly decisiveByShape = new Map<LineKind, Map<string | number, KeptLine>>();
 	private readonly perKind = new Map<LineKind, number>();
@@ -301,6 +311,9 @@ export class LineSelector {
 			this.wantAfter = false;
 		}
 		if (decisive) kept = this.keepDecisive(capped, lineNo, whole, kind, facts, kept);
+		this.currentFacts = facts;
+		this.currentLine = capped;
+		this.messages.line(capped, lineNo, whole, kind);
 		if (blank) return kind;
 		this.previousRaw = capped;
 		this.previousLine = lineNo;
@@ -445,6 +458,7 @@ export class LineSelector {
 			tail: this.tail.lines(),
 			decisive,
 			context: this.context,
+			messages: this.messages.finish(),
 			lines: this.count,
 			nonBlank: this.nonBlank,
 			kinds: Object.fromEntries(LINE_KINDS.map((kind, i) => [kind, this.kindCounts[i]])) as Record<LineKind, number>,

@@ -17,6 +17,7 @@
  */
 export { stripAnsi, visibleLine } from "./ansi.js";
 export { classifyLine, type LineKind, noteShaped, type ShapedLines } from "./classify.js";
+export { exceptionOf } from "./diagnostics.js";
 export { type DiffLine, DiffReader, isDiffTarget } from "./diff.js";
 export { type IdMark, markAround, UNSAFE_MARK } from "./id-marks.js";
 export { type Keep, keeper, LINE_SLOTS, type LineMemo, LineTable, lineSlot } from "./line-slot.js";
