@@ -110,3 +110,20 @@ export function holdSessionStarts(world: TempWorld): { extensionPath: string; ho
 	);
 	return { extensionPath: join(world.project, "hold-ext.mjs"), hold };
 }
+
+/** A faux step that replies with `text` and remembers the conversation the model was sent. */
+export function recordingAnswer(text: string, seen: Context[]): (context: Context) => AssistantMessage {
+	return (context: Context) => {
+		seen.push(JSON.parse(JSON.stringify(context)));
+		return fauxAssistantMessage(text);
+	};
+}
+
+/** Each message of a request as `role:first text` (or the first tool call's name). */
+export function sentTexts(context: Context): string[] {
+	return context.messages.map((message) => {
+		if (typeof message.content === "string") return `${message.role}:${message.content}`;
+		const first = message.content[0] as { type: string; text?: string; name?: string };
+		return `${message.role}:${first.text ?? first.name}`;
+	});
+}

@@ -4,6 +4,7 @@ import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { Session } from "../src/session/index.js";
+import { recordingAnswer as answer, sentTexts } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 
@@ -64,21 +65,6 @@ function writeSession(records: unknown[]): { path: string; text: string } {
 	writeFileSync(path, text);
 	return { path, text };
 }
-
-/** Reply with `text` and remember the conversation the model was sent. */
-function answer(text: string, seen: Context[]) {
-	return (context: Context) => {
-		seen.push(JSON.parse(JSON.stringify(context)));
-		return fauxAssistantMessage(text);
-	};
-}
-
-const sentTexts = (context: Context) =>
-	context.messages.map((message) => {
-		if (typeof message.content === "string") return `${message.role}:${message.content}`;
-		const first = message.content[0] as { type: string; text?: string; name?: string };
-		return `${message.role}:${first.text ?? first.name}`;
-	});
 
 it("a linear file (no id, no parentId, no version: pi's first format) resumes with its whole conversation, and is rewritten as a tree with its original kept", async () => {
 	const seen: Context[] = [];

@@ -5,6 +5,7 @@ import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { listSessions, Session } from "../src/session/index.js";
 import type { StartedSession, StartOptions } from "../src/startup/index.js";
+import { recordingAnswer as answer, sentTexts } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
 import type { TempWorld } from "./temp-home.js";
@@ -13,21 +14,6 @@ const sessions = useFauxSessions();
 let world: TempWorld;
 
 const start = (options: Partial<StartOptions> = {}): Promise<StartedSession> => sessions.start(options);
-
-/** Reply with `text` and remember the conversation the model was sent. */
-function answer(text: string, seen: Context[]) {
-	return (context: Context) => {
-		seen.push(JSON.parse(JSON.stringify(context)));
-		return fauxAssistantMessage(text);
-	};
-}
-
-const sentTexts = (context: Context) =>
-	context.messages.map((message) => {
-		if (typeof message.content === "string") return `${message.role}:${message.content}`;
-		const first = message.content[0] as { type: string; text?: string; name?: string };
-		return `${message.role}:${first.text ?? first.name}`;
-	});
 
 it("--resume and --continue pick the session up with its conversation, and say the kernel is new", async () => {
 	world = sessions.newWorld();

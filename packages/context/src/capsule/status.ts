@@ -1,4 +1,7 @@
+import { countsTotal } from "../outcome/counted.js";
 import type { Outcome, OutcomeCounts, SuiteResult } from "../types.js";
+
+export { countsTotal };
 
 /** What the host knew about the run besides its text. */
 export interface RunFacts {
@@ -15,20 +18,6 @@ export function runStatus(outcome: Outcome, facts: RunFacts): "pass" | "fail" | 
 	if (facts.isError || (exitCode !== null && exitCode !== undefined && exitCode !== 0)) return "fail";
 	if (outcome.status === "fail" || outcome.failingIds.length > 0) return "fail";
 	return outcome.status;
-}
-
-/** Tests a summary counted: its stated total, else the sum of its counts. */
-export function countsTotal(counts: OutcomeCounts): number {
-	if (counts.total !== undefined) return counts.total;
-	return (
-		(counts.passed ?? 0) +
-		(counts.failed ?? 0) +
-		(counts.errors ?? 0) +
-		(counts.skipped ?? 0) +
-		(counts.todo ?? 0) +
-		(counts.xfailed ?? 0) +
-		(counts.xpassed ?? 0)
-	);
 }
 
 function countsText(counts: OutcomeCounts): string {

@@ -108,3 +108,17 @@ export function add(counts: OutcomeCounts, word: string, value: number): void {
 	const field = COUNT_FIELDS[word.toLowerCase()];
 	if (field) counts[field] = (counts[field] ?? 0) + value;
 }
+
+/** Tests a summary counted: its stated total, else the sum of its counts. */
+export function countsTotal(counts: OutcomeCounts): number {
+	if (counts.total !== undefined) return counts.total;
+	return (
+		(counts.passed ?? 0) +
+		(counts.failed ?? 0) +
+		(counts.errors ?? 0) +
+		(counts.skipped ?? 0) +
+		(counts.todo ?? 0) +
+		(counts.xfailed ?? 0) +
+		(counts.xpassed ?? 0)
+	);
+}

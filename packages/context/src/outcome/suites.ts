@@ -1,4 +1,5 @@
 import type { OutcomeCounts, SuiteResult } from "../types.js";
+import { countsTotal } from "./counted.js";
 
 /** Suites listed one by one in an outcome; the others are only counted and summed. */
 export const LISTED_SUITES = 100;
@@ -179,14 +180,5 @@ function addCounts(sum: OutcomeCounts, counts: OutcomeCounts): void {
 	for (const [key, value] of Object.entries(counts) as [keyof OutcomeCounts, number][]) {
 		if (key !== "total") sum[key] = (sum[key] ?? 0) + value;
 	}
-	const total =
-		counts.total ??
-		(counts.passed ?? 0) +
-			(counts.failed ?? 0) +
-			(counts.errors ?? 0) +
-			(counts.skipped ?? 0) +
-			(counts.todo ?? 0) +
-			(counts.xfailed ?? 0) +
-			(counts.xpassed ?? 0);
-	sum.total = (sum.total ?? 0) + total;
+	sum.total = (sum.total ?? 0) + countsTotal(counts);
 }
