@@ -1,7 +1,7 @@
 import { exceptionOf, type LineKind, stripAnsi } from "../outcome/index.js";
 import { utf8Bytes } from "./escape.js";
+import type { KeptLine } from "./kept-line.js";
 import { renderExcerptLine } from "./pack.js";
-import type { KeptLine } from "./select.js";
 import { foldsByText } from "./shape.js";
 
 /**
