@@ -1,3 +1,5 @@
+import { type CachePrices, type CacheRatios, cacheRatios, PRICE_RATIOS as PRICES } from "prime-agent-context";
+
 /**
  * What a provider bills for a replayed run, with prompt caching. Each call re-sends the whole
  * history; the part identical to the previous call's prompt (message by message, from the start) is
@@ -10,9 +12,16 @@
  * Output tokens are the same for every arm and left out; the cache is assumed warm between calls.
  */
 export const PRICE_RATIOS = {
-	anthropic: { read: 0.1, write: 1.25 },
-	openai: { read: 0.5, write: 1 },
+	anthropic: ratiosOf(PRICES.anthropic),
+	openai: ratiosOf(PRICES.openai),
 } as const;
+
+/** The ratios of published cache prices (the ones the agent's ageing plans with). */
+function ratiosOf(prices: CachePrices): CacheRatios {
+	const ratios = cacheRatios(prices);
+	if (!ratios) throw new Error("published cache prices have a cache read price");
+	return ratios;
+}
 
 /** One message of a call's prompt: what it is (equal keys mean identical content) and its tokens. */
 export interface PromptMessage {

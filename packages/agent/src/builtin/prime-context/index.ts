@@ -33,6 +33,7 @@ import {
 import type { ExtensionAPI, HostMessage, SessionEntry } from "../../extensions/api.js";
 import {
 	AGEING_ENTRY_TYPE,
+	type AgeingOptions,
 	agedOn,
 	ageingRecords,
 	applyAgeing,
@@ -216,12 +217,11 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		const aged = agedOn(branch);
 		let sent = applyAgeing(messages, aged);
 		if (session.config.ageing) {
-			const { record } = planFor(sent, aged, {
-				prices: api.getModel().cost,
-				window: session.config.ageingWindow,
-				callsSoFar: answersOn(branch),
-				cacheCold: cacheIsCold(branch, Date.now()),
-			});
+			const { record } = planFor(
+				sent,
+				aged,
+				ageingOptions(session, branch, { cacheCold: cacheIsCold(branch, Date.now()) }),
+			);
 			if (record) {
 				api.appendEntry(AGEING_ENTRY_TYPE, record);
 				for (const { id } of record.aged) aged.add(id);
@@ -229,6 +229,20 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 			}
 		}
 		return sent;
+	}
+
+	/** What the plan needs of this session: the model's prices, the window and the calls made so far. */
+	function ageingOptions(
+		session: ContextSession,
+		branch: readonly SessionEntry[],
+		moment: { cacheCold: boolean; force?: boolean },
+	): AgeingOptions {
+		return {
+			prices: api.getModel().cost,
+			window: session.config.ageingWindow,
+			callsSoFar: answersOn(branch),
+			...moment,
+		};
 	}
 
 	// Ageing comes before compaction: a threshold compaction is skipped when ageing every
@@ -247,13 +261,7 @@ export default async function primeContextExtension(api: ExtensionAPI): Promise<
 		if (before <= event.threshold) return skip(event.preparation.tokensBefore - before);
 		const aged = agedOn(branch);
 		const sent = applyAgeing(shortenKernelNotices(coalesceGoalContinuations(event.messages)), aged);
-		const { record } = planFor(sent, aged, {
-			prices: api.getModel().cost,
-			window: session.config.ageingWindow,
-			callsSoFar: answersOn(branch),
-			cacheCold: false,
-			force: true,
-		});
+		const { record } = planFor(sent, aged, ageingOptions(session, branch, { cacheCold: false, force: true }));
 		if (!record || before - record.removedTokens > event.threshold) return undefined;
 		api.appendEntry(AGEING_ENTRY_TYPE, record);
 		return skip(event.preparation.tokensBefore - before + record.removedTokens);
