@@ -8,7 +8,44 @@ export const VISIBLE_OUTPUT_CAP = 65_536;
 /** The exact line appended to a stream whose visible part was capped. */
 export const TRUNCATION_MARKER = `[... output truncated at ${VISIBLE_OUTPUT_CAP} chars ...]`;
 
+/**
+ * A Jupyter Server (or Enterprise Gateway: the same kernels API) that runs the kernel instead of a
+ * local process. The kernel is created with `POST /api/kernels`, driven over its
+ * `/api/kernels/<id>/channels` WebSocket, and deleted through the API when it is shut down.
+ */
+export interface JupyterServerOptions {
+	/** The server's base URL, e.g. `http://gpu-box:8888` or `https://host/user/me/` (its base path kept). */
+	url: string;
+	/** The server's token. Sent in the Authorization header only; never printed, logged or stored. */
+	token?: string;
+	/** The kernelspec to start. Default `python3`. */
+	kernelName?: string;
+	/** The kernel's working folder on the server, relative to the server's root (Jupyter's `path`). */
+	cwd?: string;
+}
+
+/** Where a kernel runs; what a host tells its model about the machine its code runs on. */
+export type KernelLocation =
+	| { kind: "local"; hostname: string; cwd: string }
+	| {
+			kind: "jupyter-server";
+			/** The server URL (never with its token). */
+			url: string;
+			/** The server's id of the kernel. */
+			kernelId: string;
+			kernelName: string;
+			/** The machine the kernel process runs on (`socket.gethostname()` there). */
+			hostname: string;
+			/** The kernel's working folder on that machine (`os.getcwd()` there). */
+			cwd: string;
+	  };
+
 export interface KernelStartOptions {
+	/**
+	 * Run the kernel on this Jupyter Server instead of as a local process. `python`, `baseEnv`,
+	 * `pythonPath`'s folders are sent to it (see `remote/`); `cwd` is the server-side `cwd` here.
+	 */
+	jupyterServer?: JupyterServerOptions;
 	/** Python interpreter with ipykernel. Default: `PRIME_AGENT_KERNEL_PYTHON`, else the setup venv. */
 	python?: string;
 	/** Working directory of the kernel process. Default: `process.cwd()`. */
