@@ -29,6 +29,7 @@ import {
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { CellView } from "./components/cell.js";
 import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
+import { QueuedInputs } from "./components/queued-inputs.js";
 import { type KernelState, type StatusInfo, StatusLine } from "./components/status-line.js";
 import { errorText } from "./error-text.js";
 import { type CommandHost, LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
@@ -55,6 +56,8 @@ export class InteractiveApp implements CommandHost {
 	private readonly header = new Text("", 1, 0);
 	private readonly hint = new Text("", 1, 0);
 	private readonly statusLine: StatusLine;
+	/** What the session holds queued (every view shows the same), above the editor. */
+	private readonly queuedInputs: QueuedInputs;
 	private current: SessionLink;
 	private detachSession: (() => void) | undefined;
 	private streaming: AssistantView | undefined;
@@ -64,10 +67,6 @@ export class InteractiveApp implements CommandHost {
 	private kernel: KernelState = "not started";
 	/** This view's prompts not yet ended. */
 	private ownRuns = 0;
-	/** Messages sent to the running turn (steering or follow-up) not yet taken by it. */
-	private queuedMessages: string[] = [];
-	/** Slash commands typed while a turn runs: they run, in order, once it ends. */
-	private queuedCommands: string[] = [];
 	/** The text of this view's prompts shown already, until the session's user message for each comes. */
 	private shownPrompts: string[] = [];
 	private exitPresses = 0;
@@ -87,6 +86,7 @@ export class InteractiveApp implements CommandHost {
 		this.tui = new TUI(terminal);
 		this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
 		this.statusLine = new StatusLine(() => this.status());
+		this.queuedInputs = new QueuedInputs(() => this.current.status().queued);
 		this.editor.setAutocompleteProvider(
 			new PromptCompletion(
 				() => this.slashCommands(),
@@ -97,6 +97,7 @@ export class InteractiveApp implements CommandHost {
 		this.local = LOCAL_COMMANDS(this);
 		this.tui.addChild(this.header);
 		this.tui.addChild(this.chat);
+		this.tui.addChild(this.queuedInputs);
 		this.tui.addChild(this.hint);
 		this.tui.addChild(this.editor);
 		this.tui.addChild(this.statusLine);
@@ -287,8 +288,6 @@ export class InteractiveApp implements CommandHost {
 	private async attach(link: SessionLink, notices: readonly string[]): Promise<void> {
 		this.current = link;
 		this.kernel = link.status().kernelStarted ? "idle" : "not started";
-		this.queuedMessages = [];
-		this.queuedCommands = [];
 		this.detachSession = link.subscribe((event) => {
 			if (this.holding) this.holding.push(event);
 			else this.onEvent(event);
@@ -317,10 +316,8 @@ export class InteractiveApp implements CommandHost {
 	/** What the session says: loop events, then everything else it reports. */
 	private onEvent(event: LinkEvent): void {
 		const type = event.type;
-		if (type === "status") {
-			this.runWaitingCommand();
-			this.tui.requestRender();
-		} else if (type === "run_end") this.afterRun(event as unknown as LinkRunEnd);
+		if (type === "status") this.tui.requestRender();
+		else if (type === "run_end") this.afterRun(event as unknown as LinkRunEnd);
 		else if (type === "still_busy") this.askStillBusy(event.question as number | undefined);
 		else if (type === "still_busy_answered") this.question?.dismiss();
 		else if (type === "branched") {
@@ -359,7 +356,6 @@ export class InteractiveApp implements CommandHost {
 	/** The restarted worker answers: the conversation is laid out again from its session. */
 	private async onReconnected(reason: string | undefined): Promise<void> {
 		this.kernel = this.current.status().kernelStarted ? "idle" : "not started";
-		this.queuedMessages = [];
 		const away = this.notesWhileAway ?? [];
 		this.notesWhileAway = undefined;
 		await this.redraw(this.current.notices);
@@ -439,12 +435,9 @@ export class InteractiveApp implements CommandHost {
 			if (message.stopReason === "aborted") view.setError("Turn stopped.");
 		} else if (message.role === "user") {
 			const text = contentText(message.content);
-			// A queued message reached the turn: it is no longer waiting.
-			const queued = this.queuedMessages.indexOf(text);
 			const shown = this.shownPrompts.indexOf(text);
-			if (queued !== -1) this.queuedMessages.splice(queued, 1);
-			else if (shown !== -1) this.shownPrompts.splice(shown, 1);
-			// Sent by another view, a schedule or a heartbeat: shown as it reaches the session.
+			if (shown !== -1) this.shownPrompts.splice(shown, 1);
+			// Queued (by any view), sent by another view, a schedule or a heartbeat: shown as it reaches the session.
 			else this.add(new UserView(text));
 		}
 	}
@@ -530,7 +523,10 @@ export class InteractiveApp implements CommandHost {
 		}
 		if (this.working) {
 			if (command) {
-				this.queuedCommands.push(text);
+				// The session holds it: it runs when the turn ends even if this view has left by then.
+				this.current
+					.queue(text)
+					.catch((error) => this.note(`/${command.name} was not queued: ${errorText(error)}`, "error"));
 				this.note(`/${command.name} runs when the turn ends.`);
 			} else this.queueMessage(text, "steer");
 			return;
@@ -538,13 +534,13 @@ export class InteractiveApp implements CommandHost {
 		void this.runPrompt(text);
 	}
 
-	/** A message for the running turn: steering (after the current cell) or a follow-up (after the turn). */
+	/**
+	 * A message for the running turn: steering (after the current cell) or a follow-up (after the
+	 * turn). The session holds it and lists it in every view until the turn reads it.
+	 */
 	private queueMessage(text: string, how: "steer" | "followUp"): void {
 		const delivered = how === "steer" ? this.current.steer(text) : this.current.followUp(text);
 		delivered.catch((error) => this.note(`The message did not reach the session: ${errorText(error)}`, "error"));
-		this.queuedMessages.push(text);
-		const note = how === "steer" ? "queued: the agent reads it after the current step" : "queued: after this turn";
-		this.add(new UserView(text, note));
 		this.tui.requestRender();
 	}
 
@@ -571,20 +567,12 @@ export class InteractiveApp implements CommandHost {
 		this.afterRun(end);
 	}
 
-	/** Report how a run ended (errors the answer did not show), then run the commands that waited. */
+	/** Report how a run ended (errors the answer did not show). */
 	private afterRun(end: LinkRunEnd): void {
 		this.setHint("");
 		if (end.commandMessage) this.note(end.commandMessage, end.status === "error" ? "error" : "info");
 		else if (end.errorMessage) this.note(end.errorMessage, "error");
-		this.runWaitingCommand();
 		this.tui.requestRender();
-	}
-
-	/** A command that waited runs once the session is idle (a run ending is not always the last). */
-	private runWaitingCommand(): void {
-		if (this.working) return;
-		const next = this.queuedCommands.shift();
-		if (next) void this.runPrompt(next);
 	}
 
 	private slashCommands(): SlashCommand[] {
@@ -608,7 +596,7 @@ export class InteractiveApp implements CommandHost {
 			cost: status.cost,
 			kernel: this.kernel,
 			runningChildren: status.runningChildren,
-			queued: this.queuedMessages.length + this.queuedCommands.length,
+			queued: status.queued.length,
 			working: this.working,
 			goal: status.goal,
 		};

@@ -78,10 +78,15 @@ export type WorkerRequest =
 	| { type: "hello"; id: number; token: string; version: number; oneShot?: boolean; answers?: boolean }
 	/** Run a prompt or slash command; `run_end` with the same id tells how it ended. */
 	| { type: "prompt"; id: number; text: string; settle?: boolean }
-	/** Into the running turn (as a user message), or a prompt when nothing runs. */
+	/** Into the running turn (as a user message), or a prompt when nothing runs. The worker holds it until read. */
 	| { type: "steer"; id: number; text: string }
-	/** Queued for the next turn, or a prompt when nothing runs. */
+	/** Queued for the next turn, or a prompt when nothing runs. The worker holds it until read. */
 	| { type: "follow_up"; id: number; text: string }
+	/**
+	 * A prompt or slash command run once the runs before it have ended, whether or not this client is
+	 * still attached; every client gets its `run_end` with id 0.
+	 */
+	| { type: "queue"; id: number; text: string }
 	/** Ctrl-C: the running cell first, then the run; `stop`: the run at once (SIGTERM to a view). */
 	| { type: "interrupt"; id: number; stop?: boolean }
 	| { type: "detach"; id: number }

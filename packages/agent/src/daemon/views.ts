@@ -6,6 +6,7 @@
 import { createInterface } from "node:readline";
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
+import type { QueuedInput } from "../link/index.js";
 import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
 import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
@@ -175,6 +176,21 @@ export function replayLines(welcome: WorkerWelcome): string[] {
 	return branch.slice(from).map((entry) => `${entry.id}  ${entryLabel(entry)}`);
 }
 
+const WAITS_FOR: Record<QueuedInput["kind"], string> = {
+	steer: "after the current step",
+	follow_up: "after this turn",
+	prompt: "when the turn ends",
+};
+
+/** What the session holds queued (by any view, before or after a detach), one line each. */
+export function queuedLines(queued: readonly QueuedInput[]): string[] {
+	if (queued.length === 0) return [];
+	return [
+		`Queued (${queued.length}):`,
+		...queued.map((input) => `  ${input.text.replace(/\s+/g, " ").trim()}  (${WAITS_FOR[input.kind]})`),
+	];
+}
+
 /**
  * The line chat as a view (new sessions without a terminal UI, and `attach`): each line is a
  * prompt; Ctrl-C during a run interrupts; `/exit`, `/detach`, Ctrl-D or Ctrl-C at the prompt
@@ -200,6 +216,7 @@ export async function viewChat(
 		);
 		if (welcome.running) err.write("The agent is working; its output follows.\n");
 	}
+	for (const line of queuedLines(welcome.status.queued)) err.write(`${line}\n`);
 	err.write(
 		"Type a message and press Enter. Ctrl-C interrupts a running cell; /exit detaches (the session keeps running).\n",
 	);

@@ -89,6 +89,10 @@ export class WorkerLink implements SessionLink {
 		await this.ask({ type: "follow_up", text });
 	}
 
+	async queue(text: string): Promise<void> {
+		await this.ask({ type: "queue", text });
+	}
+
 	async interrupt(stop = false): Promise<LinkInterrupt> {
 		return (await this.ask<{ action: LinkInterrupt }>({ type: "interrupt", ...(stop ? { stop } : {}) })).action;
 	}

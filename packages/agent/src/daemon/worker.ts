@@ -17,7 +17,6 @@ import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/lon
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, resultLine } from "../modes/run-result.js";
 import { captureConsole } from "../modes/session-lines.js";
-import { refuseOversizePrompt } from "../orchestrator/index.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import {
@@ -83,7 +82,6 @@ export class Worker {
 	private detachedAt: string | null | undefined;
 	private graceTimer: NodeJS.Timeout | undefined;
 	private evictTimer: NodeJS.Timeout | undefined;
-	private prompts: Promise<unknown> = Promise.resolve();
 	/** The client whose prompt runs now (none for a schedule, a woken turn, or no run). */
 	private runFor: Client | undefined;
 	/** A view attached to this one-shot run's worker: it stays after the run, as a resident one. */
@@ -274,10 +272,13 @@ export class Worker {
 					void this.runPrompt(client, id, text, false);
 					return replyOk(id, { delivered: "prompt" });
 				}
-				refuseOversizePrompt(text, agentSession.model);
-				if (message.type === "steer") agentSession.agent.steer(userMessage(text));
-				else agentSession.agent.followUp(userMessage(text));
+				// Held by the session (every view lists it) until the turn reads it.
+				this.link.queueMessage(text, message.type);
 				return replyOk(id, { delivered: message.type });
+			case "queue":
+				// Runs after the running turn whether or not the view that queued it is still attached.
+				void this.runPrompt(undefined, 0, text, false);
+				return replyOk(id, { queued: true });
 			case "interrupt":
 				return replyOk(id, { action: await this.link.interrupt(message.stop === true) });
 			case "status":
@@ -358,11 +359,11 @@ export class Worker {
 	}
 
 	/**
-	 * Prompts run one after another; each ends with a `run_end` to every client (with the request's
-	 * id to the client that sent it, 0 to the others).
+	 * Prompts run one after another (the session's queue lists those waiting); each ends with a
+	 * `run_end` to every client (with the request's id to the client that sent it, 0 to the others).
 	 */
 	private runPrompt(requester: Client | undefined, id: number, text: string, settle: boolean): Promise<unknown> {
-		const run = this.prompts.then(async () => {
+		return this.link.inTurn(text, async () => {
 			const { started } = this.options;
 			this.runFor = requester;
 			let goalStop: GoalEvent | undefined;
@@ -409,8 +410,6 @@ export class Worker {
 					void this.stop("its one-shot client disconnected");
 			}
 		});
-		this.prompts = run.catch(() => {});
-		return run;
 	}
 
 	/** A schedule or the heartbeat fired: into the running turn, queued for the next, or a turn of its own. */

@@ -1,3 +1,4 @@
+export type { QueuedInput } from "./input-queue.js";
 export { LocalLink, linkRunEnd, localLink, userMessage } from "./local-link.js";
 export type {
 	LinkCommand,

@@ -11,6 +11,7 @@ import { onSessionLines } from "../modes/run-result.js";
 import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
+import { InputQueue } from "./input-queue.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
 
 /** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
@@ -44,6 +45,12 @@ export class LocalLink implements SessionLink {
 	/** The number of the latest still-busy question (an answer names the one it answers). */
 	private question = 0;
 	private closed = false;
+	/** What users queued: listed in `status().queued` until it runs or the turn reads it. */
+	private readonly inputs = new InputQueue(() => this.statusChanged());
+	/** Runs go one after another, in the order they were asked for. */
+	private runs: Promise<unknown> = Promise.resolve();
+	/** Runs asked for and not yet ended (the one under way included). */
+	private pendingRuns = 0;
 
 	constructor(
 		private readonly started: StartedSession,
@@ -92,7 +99,8 @@ export class LocalLink implements SessionLink {
 			cost: usage.cost.total,
 			runningChildren: children.list().filter((child) => child.status === "running" || child.status === "starting")
 				.length,
-			running: agentSession.running || agentSession.busy,
+			running: agentSession.running || agentSession.busy || this.pendingRuns > 0,
+			queued: this.inputs.list(),
 			...(goals.active() ? { goal: goals.active()?.objective } : {}),
 			kernelStarted: kernel.started,
 			commands: agentSession.commandNames.map((name) => {
@@ -113,6 +121,57 @@ export class LocalLink implements SessionLink {
 	}
 
 	async prompt(text: string): Promise<LinkRunEnd> {
+		const end = await this.inTurn(text, () => this.promptNow(text));
+		return end ?? { status: "aborted", errorMessage: "The session closed before this prompt ran." };
+	}
+
+	steer(text: string): Promise<void> {
+		return this.deliver(text, "steer");
+	}
+
+	followUp(text: string): Promise<void> {
+		return this.deliver(text, "follow_up");
+	}
+
+	async queue(text: string): Promise<void> {
+		void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
+	}
+
+	/**
+	 * Run `work` once every run asked for before it has ended; until it starts, `text` is listed in
+	 * `queued` (a view that leaves meanwhile does not take it away). Resolves `undefined`, with
+	 * nothing run, when the session closes first.
+	 */
+	inTurn<T>(text: string, work: () => Promise<T>): Promise<T | undefined> {
+		this.pendingRuns++;
+		const started = this.inputs.add({ kind: "prompt", text });
+		const run = this.runs.then(async () => {
+			started();
+			if (this.closed) return undefined;
+			return work();
+		});
+		const settled = run.finally(() => {
+			this.pendingRuns--;
+			this.statusChanged();
+		});
+		this.runs = settled.catch(() => {});
+		return settled;
+	}
+
+	/**
+	 * A message for the running turn (`steer`: after the current step; `follow_up`: after the turn),
+	 * listed in `queued` until the turn reads it.
+	 */
+	queueMessage(text: string, kind: "steer" | "follow_up"): void {
+		const { agent, model } = this.started.agentSession;
+		refuseOversizePrompt(text, model);
+		const message = userMessage(text);
+		this.inputs.add({ kind, text }, message);
+		if (kind === "steer") agent.steer(message);
+		else agent.followUp(message);
+	}
+
+	private async promptNow(text: string): Promise<LinkRunEnd> {
 		this.statusChanged();
 		try {
 			return linkRunEnd(await this.started.agentSession.prompt(text));
@@ -125,24 +184,13 @@ export class LocalLink implements SessionLink {
 		}
 	}
 
-	steer(text: string): Promise<void> {
-		return this.deliver(text, "steer");
-	}
-
-	followUp(text: string): Promise<void> {
-		return this.deliver(text, "followUp");
-	}
-
 	/** Into the running turn; with none running, a prompt of its own whose end every view hears. */
-	private async deliver(text: string, how: "steer" | "followUp"): Promise<void> {
-		const { agent, running } = this.started.agentSession;
-		if (!running) {
+	private async deliver(text: string, kind: "steer" | "follow_up"): Promise<void> {
+		if (!this.started.agentSession.running) {
 			void this.prompt(text).then((end) => this.emit({ type: "run_end", ...end }));
 			return;
 		}
-		refuseOversizePrompt(text, this.started.agentSession.model);
-		if (how === "steer") agent.steer(userMessage(text));
-		else agent.followUp(userMessage(text));
+		this.queueMessage(text, kind);
 	}
 
 	async interrupt(stop = false): Promise<LinkInterrupt> {
@@ -220,6 +268,8 @@ export class LocalLink implements SessionLink {
 	async close(): Promise<string> {
 		if (!this.closed) {
 			this.closed = true;
+			// What was queued does not outlive the session (runs not started yet start nothing).
+			this.inputs.clear();
 			this.answerStillBusy("restart");
 			for (const stop of this.stops) stop();
 			this.listeners.clear();
@@ -244,6 +294,7 @@ export class LocalLink implements SessionLink {
 		if (line.type === "tool_execution_start" && line.toolName === "ipython")
 			this.ipythonCalls.add(String(line.toolCallId));
 		if (line.type === "tool_execution_end") this.ipythonCalls.delete(String(line.toolCallId));
+		if (line.type === "message_start") this.inputs.taken(line.message);
 		this.emit(line);
 		if (line.type !== "message_update" && line.type !== "tool_execution_update") this.statusChanged();
 	}

@@ -6,6 +6,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { RunOutcome } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
+import type { QueuedInput } from "./input-queue.js";
 
 /** A slash command as a view offers it (completion, help). */
 export interface LinkCommand {
@@ -28,6 +29,11 @@ export interface LinkStatus {
 	runningChildren: number;
 	/** A turn runs, or a prompt, woken turn or queued message is under way. */
 	running: boolean;
+	/**
+	 * What waits for the running turn, oldest first: held by the session, so every view lists the
+	 * same items and they run whether a view is attached or not.
+	 */
+	queued: QueuedInput[];
 	/** The active goal's objective. */
 	goal?: string;
 	/** Whether the session's kernel process is up. */
@@ -75,10 +81,15 @@ export interface SessionLink {
 	subscribe(listener: (event: LinkEvent) => void): () => void;
 	/** Run a prompt or slash command; resolves when it has ended. */
 	prompt(text: string): Promise<LinkRunEnd>;
-	/** Into the running turn after the current step; a prompt of its own when nothing runs. */
+	/** Into the running turn after the current step (listed in `queued` until read); a prompt of its own when nothing runs. */
 	steer(text: string): Promise<void>;
-	/** Queued for after the running turn; a prompt of its own when nothing runs. */
+	/** Queued for after the running turn (listed in `queued` until read); a prompt of its own when nothing runs. */
 	followUp(text: string): Promise<void>;
+	/**
+	 * A prompt or slash command run on its own once the runs before it have ended (at once when
+	 * nothing runs); listed in `queued` until it starts. Every view hears its `run_end`.
+	 */
+	queue(text: string): Promise<void>;
 	/** First press: the running cell (the kernel keeps its variables); later presses: the run. */
 	/** One press of Ctrl-C; `stop`: end the run at once (its cell interrupted), as a second press does. */
 	interrupt(stop?: boolean): Promise<LinkInterrupt>;
