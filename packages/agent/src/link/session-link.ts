@@ -57,7 +57,7 @@ export interface LinkRunEnd {
  * notices, sub-agent, goal and autonomous events), plus:
  * - `status`: the state changed (read it with `status()`);
  * - `run_end` (`LinkRunEnd` fields): a run this view did not start ended (a woken turn, a
- *   schedule, another view's prompt);
+ *   schedule, another view's prompt, a queued one: `queue`);
  * - `still_busy` (`question`): a cell ignored the interrupt; answer with `answerStillBusy`;
  * - `still_busy_answered` (`question`, `choice`): a view answered it (others close their question);
  * - `branched` (`leafId`): a view moved the conversation to another entry (`branch`);

@@ -18,7 +18,7 @@ export interface StatusInfo {
 	cost: number;
 	kernel: KernelState;
 	runningChildren: number;
-	/** Steering and follow-up messages waiting for the running turn. */
+	/** What the session holds queued: steering, follow-ups and commands waiting for the running turn. */
 	queued: number;
 	working: boolean;
 	goal?: string;
