@@ -154,4 +154,34 @@ describe("what a user queues while the agent works is held by the worker", () =>
 		expect(shown).not.toContain("queued");
 		expect(later.app.link.status().queued).toEqual([]);
 	});
+
+	it("a queued command that fails says why in every view, the queuing one gone; the next queued still runs", async () => {
+		const current = await world_([{ code: WAITING_CELL }, { text: "Cell done." }]);
+		const first = await startView(current);
+		const key = first.app.link.agentKey as string;
+		const second = await attachView(current, key);
+		await waitFor(second.app, "● ready");
+		submit(first.terminal, "run the waiting job");
+		await waitFor(first.app, "│ waiting for release", 60_000);
+		submit(first.terminal, "/heartbeat 5s");
+		await waitFor(first.app, "1 queued", 30_000);
+		submit(first.terminal, COMMAND);
+		await waitFor(second.app, "2 queued", 30_000);
+		first.terminal.send("\x04");
+		expect((await first.done).code).toBe(0);
+		current.writeProject("release", "");
+		const refused = "The command /heartbeat failed: A heartbeat of 5s is too frequent: the shortest interval is 10s.";
+		const screenText = await waitFor(
+			second.app,
+			(text) => text.includes(HEARTBEAT_SET) && text.includes("● ready"),
+			60_000,
+		);
+		expect(screenText).not.toContain("queued");
+		// The note wraps at 80 columns: compared as one line.
+		const after = screenText.replace(/\s+/g, " ");
+		expect(count(after, refused)).toBe(1);
+		expect(after.indexOf("Cell done.")).toBeLessThan(after.indexOf(refused));
+		expect(after.indexOf(refused)).toBeLessThan(after.indexOf(HEARTBEAT_SET));
+		expect((await agent(current, key)).heartbeat).toBe("3600s");
+	});
 });
