@@ -95,6 +95,7 @@ export class LocalLink implements SessionLink {
 			running: agentSession.running || agentSession.busy,
 			...(goals.active() ? { goal: goals.active()?.objective } : {}),
 			kernelStarted: kernel.started,
+			kernelBusy: kernel.busy,
 			commands: agentSession.commandNames.map((name) => {
 				const command = extensions.command(name);
 				const description = name === "compact" ? "summarise the older conversation now" : command?.description;
