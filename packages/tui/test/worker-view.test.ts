@@ -445,7 +445,9 @@ describe("the terminal UI as a view of a background worker", () => {
 		expect((await agent(current, key)).state).toBe("saved");
 	});
 
-	it("`prime-agent shutdown` mid-cell: the last status line the view draws says the session stopped", async () => {
+	it("`prime-agent shutdown` mid-cell: the last status line the view draws says the session stopped", {
+		timeout: 120_000,
+	}, async () => {
 		const current = await world_([{ code: "import time\nprint('working', flush=True)\ntime.sleep(120)" }]);
 		const view = await startView(current);
 		submit(view.terminal, "run it");
@@ -487,9 +489,13 @@ describe("the terminal UI as a view of a background worker", () => {
 			60_000,
 		);
 		expect(statusOf(waiting)).toMatch(/^● ready │ kernel busy · local\/coder · /);
+		const key = view.app.link.agentKey as string;
+		// `prime-agent status` and `agents` count the cell as work.
+		await eventually("the agent to read as running", async () => (await agent(current, key)).state === "running");
 		writeFileSync(release, "");
 		const ended = await waitFor(view.app, (text) => statusOf(text).includes("kernel idle"), 60_000);
 		expect(statusOf(ended)).toMatch(/^● ready │ kernel idle · local\/coder · /);
+		await eventually("the agent to read as idle", async () => (await agent(current, key)).state === "idle");
 	});
 });
 
