@@ -199,7 +199,9 @@ export class InteractiveApp implements CommandHost {
 		if (this.stopped) return;
 		const drawn = this.statusLine.drawn();
 		this.tui.requestRender();
-		await Promise.race([drawn, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+		let timer: NodeJS.Timeout | undefined;
+		await Promise.race([drawn, new Promise((resolve) => (timer = setTimeout(resolve, 1000)))]);
+		clearTimeout(timer);
 	}
 
 	/** Stop drawing and listening (the session is left to the caller). Once; later calls do nothing. */
