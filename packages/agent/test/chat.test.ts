@@ -1,5 +1,7 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { expect, it } from "vitest";
 import { runChatMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
@@ -56,3 +58,47 @@ it("the line-by-line chat streams each answer, keeps one session across lines, a
 	expect(notesAgain).toContain("you: again");
 	expect(notesAgain).toContain("agent: Second answer.");
 });
+
+it("the chat says the kernel stays busy with a cell the user waits for after an interrupt, and when that cell ends", async () => {
+	const ignoring = join(sessions.world.project, "ignoring");
+	const release = join(sessions.world.project, "release");
+	sessions.faux.setResponses([
+		fauxAssistantMessage([
+			fauxToolCall("ipython", {
+				code: `import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nopen(${JSON.stringify(ignoring)}, "w").close()\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)`,
+			}),
+		]),
+		fauxAssistantMessage("Left it running."),
+	]);
+	started = await sessions.start();
+	const input = new PassThrough();
+	const err = new PassThrough();
+	let notes = "";
+	const noted = (text: string) =>
+		new Promise<void>((resolve) => {
+			const check = () => {
+				if (!notes.includes(text)) return;
+				err.off("data", check);
+				resolve();
+			};
+			err.on("data", check);
+			check();
+		});
+	err.on("data", (chunk) => {
+		notes += chunk;
+	});
+	const finished = runChatMode(started, input, new PassThrough(), err);
+	input.write("stubborn\n");
+	// Ctrl-C in the chat interrupts the running cell this way, once the cell ignores SIGINT.
+	const deadline = Date.now() + 60_000;
+	while (!existsSync(ignoring) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+	expect(started.kernel.interruptCell()).toBe(true);
+	await noted("Type w to wait for it");
+	input.write("w\n");
+	await noted("Python kernel busy: the interrupted cell is still running; the next cell starts when it ends\n");
+	expect(notes).not.toContain("Python kernel idle");
+	writeFileSync(release, "");
+	await noted("Python kernel idle: the interrupted cell has ended\n");
+	input.end("/exit\n");
+	expect(await finished).toBe(0);
+}, 90_000);

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type KernelStatus, SessionKernel } from "../src/tools/index.js";
@@ -79,4 +80,23 @@ it("when the user chooses to wait, the kernel and its variables stay and the nex
 	const next = await kernel.run("print(kept, finished)");
 	expect(next.resetNotice).toBeUndefined();
 	expect(next.cell.stdout).toBe("1 True\n");
+}, 60_000);
+
+it("a cell left running after the interrupt keeps the kernel busy, and says so, until it ends", async () => {
+	const statuses: KernelStatus[] = [];
+	kernel = startKernel(statuses);
+	kernel.onStillBusy = async () => "wait";
+	const release = join(world.project, "release");
+	const controller = new AbortController();
+	const stubborn = `import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('go', flush=True)\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)`;
+	const run = await kernel.run(stubborn, controller.signal, () => controller.abort());
+	expect(run.stillRunning).toBe(true);
+	expect(kernel.busy).toBe(true);
+	expect(statuses.at(-1)).toEqual({ phase: "busy", reason: "the interrupted cell is still running" });
+	writeFileSync(release, "");
+	const deadline = Date.now() + 30_000;
+	while (statuses.at(-1)?.phase !== "idle" && Date.now() < deadline)
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	expect(statuses.map((status) => status.phase)).toEqual(["starting", "ready", "busy", "idle"]);
+	expect(kernel.busy).toBe(false);
 }, 60_000);

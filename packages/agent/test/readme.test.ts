@@ -3,6 +3,7 @@ import { TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "prime-agent-kernel";
 import { expect, it } from "vitest";
 import { MAX_NAME_LENGTH, PREVIEW_LIMIT } from "../src/children/index.js";
 import { HELP } from "../src/cli/index.js";
+import { SUPERVISOR_IDLE_EXIT_MS } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
 import { DEFAULT_MCP_TIMEOUT_MS, MAX_MCP_TIMEOUT_MS } from "../src/mcp/index.js";
 import { MAX_MESSAGE_CHARS, MAX_PENDING, MAX_SENDS_PER_MINUTE } from "../src/messages/index.js";
@@ -44,6 +45,7 @@ it("the numbers the README states are the ones the code uses", () => {
 	expect(README).toContain(`newest ${grouped(CREATOR_TRAJECTORY_CHARS)} characters of the trajectory`);
 	expect(README).toContain(`(at most ${MAX_SKILL_FILES} files, ${MAX_SKILL_BYTES / 1024} KiB)`);
 	expect(README).toContain(`(the kernel's interpreter, ${IMPORT_CHECK_TIMEOUT_MS / 1000} s limit)`);
+	expect(README).toContain(`With nothing to supervise for ${SUPERVISOR_IDLE_EXIT_MS / 60_000} minutes`);
 	for (const [name, code] of Object.entries(ExitCode)) {
 		expect(README, `exit code ${name}`).toContain(`\`${code}\``);
 		expect(HELP, `exit code ${name}`).toContain(`${code} `);

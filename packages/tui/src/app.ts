@@ -184,8 +184,25 @@ export class InteractiveApp implements CommandHost {
 		} catch (error) {
 			this.farewell = errorText(error);
 		}
+		// A session in this process ends with the UI (a worker's goes on when the view detaches): the
+		// last frame, left on the terminal, says so rather than what ran before.
+		if (this.current.agentKey === undefined) this.sessionEnded = true;
+		if (this.sessionEnded) await this.drawStatusLine();
 		this.stop();
 		this.finish?.(exit);
+	}
+
+	/** The session has ended (its worker stopped, or this UI closed it in this process). */
+	private sessionEnded = false;
+
+	/** Draw a frame with the status line now; bounded, should the terminal no longer draw. */
+	private async drawStatusLine(): Promise<void> {
+		if (this.stopped) return;
+		const drawn = this.statusLine.drawn();
+		this.tui.requestRender();
+		let timer: NodeJS.Timeout | undefined;
+		await Promise.race([drawn, new Promise((resolve) => (timer = setTimeout(resolve, 1000)))]);
+		clearTimeout(timer);
 	}
 
 	/** Stop drawing and listening (the session is left to the caller). Once; later calls do nothing. */
@@ -369,6 +386,7 @@ export class InteractiveApp implements CommandHost {
 
 	/** The session's worker went away (stopped by another client, or crashed): leave, saying how to come back. */
 	private onBye(reason: string): void {
+		this.sessionEnded = true;
 		const key = this.current.agentKey;
 		void this.exit({
 			code: 1,
@@ -588,16 +606,19 @@ export class InteractiveApp implements CommandHost {
 
 	private status(): StatusInfo {
 		const status: LinkStatus = this.current.status();
+		// A cell that ignored the interrupt and was left running keeps the kernel busy after its call ended.
+		const kernel = this.sessionEnded ? "stopped" : this.kernel === "idle" && status.kernelBusy ? "busy" : this.kernel;
 		return {
 			model: `${status.model.provider}/${status.model.id}`,
 			contextTokens: status.contextTokens,
 			contextWindow: status.model.contextWindow,
 			totalTokens: status.totalTokens,
 			cost: status.cost,
-			kernel: this.kernel,
+			kernel,
 			runningChildren: status.runningChildren,
 			queued: status.queued.length,
-			working: this.working,
+			working: !this.sessionEnded && this.working,
+			stopped: this.sessionEnded,
 			goal: status.goal,
 		};
 	}

@@ -1,11 +1,21 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { localLink, type SessionChanges, type StartedSession, type StartOptions, UserError } from "prime-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { useFauxSessions } from "../../agent/test/faux-session.js";
 import { type AppExit, InteractiveApp } from "../src/app.js";
-import { screen, submit, type, VirtualTerminal, visible, waitFor } from "./virtual-terminal.js";
+import {
+	lastStatusWritten,
+	screen,
+	statusOf,
+	submit,
+	type,
+	VirtualTerminal,
+	visible,
+	waitFor,
+} from "./virtual-terminal.js";
 
 const sessions = useFauxSessions({ models: [{ id: "faux-1" }, { id: "faux-2" }] });
 
@@ -457,5 +467,49 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		const result = JSON.stringify(contexts[0]?.messages.at(-1));
 		expect(result).toContain("the cell ignored the interrupt, so the kernel was killed");
 		expect(result).not.toContain("the kernel kept its state");
+	});
+
+	it("after 'Wait for it' the status line says the kernel is busy until the cell that ignored the interrupt ends", {
+		timeout: 120_000,
+	}, async () => {
+		const release = join(sessions.world.project, "release");
+		sessions.faux.setResponses([
+			fauxAssistantMessage([
+				fauxToolCall("ipython", {
+					code: `import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('SIGINT ignored', flush=True)\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)`,
+				}),
+			]),
+			fauxAssistantMessage("Left it running."),
+		]);
+		const { app, terminal } = await startApp();
+		submit(terminal, "stubborn");
+		await waitFor(app, "SIGINT ignored", 60_000);
+		terminal.send("\x03");
+		await waitFor(
+			app,
+			() => visible(terminal.written).includes("The cell ignored the interrupt and is still running"),
+			60_000,
+		);
+		terminal.send("\r");
+		const waiting = await waitFor(app, (text) => text.includes("Left it running.") && text.includes("● ready"), 60_000);
+		expect(statusOf(waiting)).toMatch(/^● ready │ kernel busy · faux\/faux-1 · /);
+		writeFileSync(release, "");
+		const ended = await waitFor(app, (text) => statusOf(text).includes("kernel idle"), 60_000);
+		expect(statusOf(ended)).toMatch(/^● ready │ kernel idle · faux\/faux-1 · /);
+	});
+
+	it("leaving ends the session in this process: the last status line drawn says it stopped, not what ran", async () => {
+		sessions.faux.setResponses([
+			fauxAssistantMessage([
+				fauxToolCall("ipython", { code: "import time\nprint('working', flush=True)\ntime.sleep(60)" }),
+			]),
+		]);
+		const { app, terminal, exited } = await startApp();
+		submit(terminal, "run it");
+		const busy = await waitFor(app, (text) => text.includes("│ working") && statusOf(text).includes("kernel busy"));
+		expect(statusOf(busy)).toMatch(/^● working │ kernel busy · faux\/faux-1 · /);
+		terminal.send("\x04");
+		expect(await exited).toEqual({ code: 0 });
+		expect(lastStatusWritten(terminal)).toMatch(/^● stopped │ kernel stopped · faux\/faux-1 · /);
 	});
 });

@@ -79,6 +79,18 @@ export function screen(app: InteractiveApp, width = 80): string {
 		.join("\n");
 }
 
+const STATUS_LINE = /● (?:ready|working|stopped) │ kernel [^\r\n]*/g;
+
+/** The status line of a screen. */
+export function statusOf(text: string): string {
+	return text.match(STATUS_LINE)?.[0]?.trimEnd() ?? "";
+}
+
+/** The last status line the terminal was sent: what stays on it once the UI has gone. */
+export function lastStatusWritten(terminal: VirtualTerminal): string {
+	return visible(terminal.written).match(STATUS_LINE)?.at(-1)?.trimEnd() ?? "";
+}
+
 /** Poll the rendered UI until `test` passes (`timeoutMs`, 15 s by default); throws with the last screen. */
 export async function waitFor(
 	app: InteractiveApp,

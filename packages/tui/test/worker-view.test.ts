@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { daemonPaths, readWorkerRecord } from "../../agent/src/daemon/index.js";
 import {
@@ -11,7 +12,7 @@ import {
 } from "../../agent/test/daemon-world.js";
 import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
 import { cannotMount, mountSmallDisk, type SmallDisk } from "../../agent/test/small-disk.js";
-import { screen, submit, visible, waitFor } from "./virtual-terminal.js";
+import { lastStatusWritten, screen, statusOf, submit, visible, waitFor } from "./virtual-terminal.js";
 import { agent, ask, attachView, count, leaveViews, startView, viewAfterHello } from "./worker-views.js";
 
 let world: DaemonWorld | undefined;
@@ -343,6 +344,59 @@ describe("the terminal UI as a view of a background worker", () => {
 		);
 		expect(left.said).toBe("");
 		expect((await agent(current, key)).state).toBe("saved");
+	});
+
+	it("`prime-agent shutdown` mid-cell: the last status line the view draws says the session stopped", {
+		timeout: 120_000,
+	}, async () => {
+		const current = await world_([{ code: "import time\nprint('working', flush=True)\ntime.sleep(120)" }]);
+		const view = await startView(current);
+		submit(view.terminal, "run it");
+		const busy = await waitFor(
+			view.app,
+			(text) => text.includes("│ working") && statusOf(text).includes("kernel busy"),
+			60_000,
+		);
+		expect(statusOf(busy)).toMatch(/^● working │ kernel busy · local\/coder · /);
+		const stopped = await current.cli(["shutdown"]);
+		expect(stopped.stdout).toBe("Stopped every agent and the daemon.\n");
+		expect((await view.done).code).toBe(1);
+		expect(lastStatusWritten(view.terminal)).toMatch(/^● stopped │ kernel stopped · local\/coder · /);
+	});
+
+	it("after 'Wait for it' the view's status line says the kernel is busy until the left cell ends", {
+		timeout: 120_000,
+	}, async () => {
+		// The cell waits for a file in the world's project: the script is filled in once the world exists.
+		const script: ScriptedReply[] = [{ code: "" }, { text: "Left it running." }];
+		const current = await world_(script);
+		const release = join(current.project, "release");
+		script[0] = {
+			code: `import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ignoring', flush=True)\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)`,
+		};
+		const view = await startView(current);
+		submit(view.terminal, "stubborn");
+		await waitFor(view.app, "│ ignoring", 60_000);
+		view.terminal.send("\x03");
+		await waitFor(
+			view.app,
+			() => visible(view.terminal.written).includes("The cell ignored the interrupt and is still running"),
+			60_000,
+		);
+		view.terminal.send("\r");
+		const waiting = await waitFor(
+			view.app,
+			(text) => text.includes("Left it running.") && text.includes("● ready"),
+			60_000,
+		);
+		expect(statusOf(waiting)).toMatch(/^● ready │ kernel busy · local\/coder · /);
+		const key = view.app.link.agentKey as string;
+		// `prime-agent status` and `agents` count the cell as work.
+		await eventually("the agent to read as running", async () => (await agent(current, key)).state === "running");
+		writeFileSync(release, "");
+		const ended = await waitFor(view.app, (text) => statusOf(text).includes("kernel idle"), 60_000);
+		expect(statusOf(ended)).toMatch(/^● ready │ kernel idle · local\/coder · /);
+		await eventually("the agent to read as idle", async () => (await agent(current, key)).state === "idle");
 	});
 });
 

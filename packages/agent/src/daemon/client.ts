@@ -13,6 +13,7 @@ import {
 	daemonPaths,
 	ensureDaemonDir,
 	isSameProcess,
+	liveWorkers,
 	readJson,
 	readOrCreateToken,
 	readWorkerRecord,
@@ -204,6 +205,18 @@ export async function connectSupervisor(context: DaemonContext, start = true): P
 		`See ${context.paths.log}, or run in this process with ${IN_PROCESS_ENV}=1.`,
 		ExitCode.usage,
 	);
+}
+
+/**
+ * Connect to the supervisor for a command that reads or stops agents (`status`, `shutdown`,
+ * `doctor`): none is started for nothing, but workers still running without one (it died) get one,
+ * which adopts them before it answers, so that what the command says and does covers them.
+ * Undefined when no supervisor runs and no worker is left.
+ */
+export async function connectSupervisorForAgents(context: DaemonContext): Promise<ProtocolClient | undefined> {
+	const running = await connectSupervisor(context, false);
+	if (running || liveWorkers(context.paths).length === 0) return running;
+	return connectSupervisor(context, true);
 }
 
 /** Connect to a worker's socket as a view. */

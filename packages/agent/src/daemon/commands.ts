@@ -11,6 +11,7 @@ import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
 import {
 	connectSupervisor,
+	connectSupervisorForAgents,
 	connectWorker,
 	type DaemonContext,
 	DaemonVersionError,
@@ -252,10 +253,13 @@ export async function runAttach(ref: string, io: DaemonIo, ui?: InteractiveUi): 
 	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true);
 }
 
-/** Ask the supervisor (started only when `start`); undefined when none runs and none is to start. */
-async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: string }, start: boolean) {
+/**
+ * Ask the supervisor: started when none runs (`start`), or only when live workers wait for one to
+ * adopt them (`adopt`; undefined when none runs and no worker is left).
+ */
+async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: string }, how: "start" | "adopt") {
 	const context = daemonContext(io.env);
-	const supervisor = await connectSupervisor(context, start);
+	const supervisor = how === "start" ? await connectSupervisor(context) : await connectSupervisorForAgents(context);
 	if (!supervisor) return undefined;
 	try {
 		return unwrap<T>(await supervisor.request(request));
@@ -266,7 +270,7 @@ async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: s
 
 /** `prime-agent agents [--json]`: every session tree the daemon knows. */
 export async function runAgentsCommand(io: DaemonIo, json: boolean): Promise<ExitCodeValue> {
-	const agents = (await ask<AgentInfo[]>(io, { type: "list" }, true)) ?? [];
+	const agents = (await ask<AgentInfo[]>(io, { type: "list" }, "start")) ?? [];
 	if (json) {
 		io.stdout.write(`${JSON.stringify(agents, null, 2)}\n`);
 		return ExitCode.ok;
@@ -297,9 +301,12 @@ export function describeAgent(agent: AgentInfo): string {
 	return `${agent.key}  ${agent.state.padEnd(8)}  ${when}  ${agent.sessionId ?? "(no session yet)"}  ${agent.cwd}${extras.length ? `  [${extras.join(", ")}]` : ""}${why}`;
 }
 
-/** `prime-agent status`: whether the supervisor runs, and its agents. Never starts one. */
+/**
+ * `prime-agent status`: whether the supervisor runs, and its agents. Starts one only for workers
+ * left running by a supervisor that died (it adopts them; see `connectSupervisorForAgents`).
+ */
 export async function runStatusCommand(io: DaemonIo): Promise<ExitCodeValue> {
-	const status = await ask<{ pid: number; socket: string; agents: AgentInfo[] }>(io, { type: "status" }, false);
+	const status = await ask<{ pid: number; socket: string; agents: AgentInfo[] }>(io, { type: "status" }, "adopt");
 	if (!status) {
 		io.stdout.write("The agent daemon is not running (it starts with the next `prime-agent` session).\n");
 		return ExitCode.ok;
@@ -313,14 +320,17 @@ export async function runStatusCommand(io: DaemonIo): Promise<ExitCodeValue> {
 	return ExitCode.ok;
 }
 
-/** `prime-agent shutdown [<agent>] [--force]`: one agent, or every agent and the supervisor. */
+/**
+ * `prime-agent shutdown [<agent>] [--force]`: one agent, or every agent and the supervisor (workers
+ * left by a supervisor that died included: one is started to adopt them first).
+ */
 export async function runShutdownCommand(
 	io: DaemonIo,
 	ref: string | undefined,
 	force: boolean,
 ): Promise<ExitCodeValue> {
 	if (ref) {
-		const agent = await ask<AgentInfo>(io, { type: "stop", key: ref, force }, true);
+		const agent = await ask<AgentInfo>(io, { type: "stop", key: ref, force }, "start");
 		io.stdout.write(
 			`Stopped agent ${agent?.key}${force ? " (killed)" : ""}; its session is saved: \`prime-agent attach ${agent?.key}\` starts it again.\n`,
 		);
@@ -329,7 +339,7 @@ export async function runShutdownCommand(
 	const context = daemonContext(io.env);
 	let supervisor: ProtocolClient | undefined;
 	try {
-		supervisor = await connectSupervisor(context, false);
+		supervisor = await connectSupervisorForAgents(context);
 	} catch (error) {
 		if (!(error instanceof DaemonVersionError)) throw error;
 		await stopOtherVersion(context.paths);

@@ -4,6 +4,7 @@
  */
 export {
 	connectSupervisor,
+	connectSupervisorForAgents,
 	connectWorker,
 	DaemonUnavailableError,
 	DaemonVersionError,
@@ -43,6 +44,6 @@ export {
 	writeSessionRecord,
 	writeWorkerRecord,
 } from "./state.js";
-export { KEPT_FINISHED_ONE_SHOTS, RESTART_DELAYS_MS } from "./supervisor.js";
+export { KEPT_FINISHED_ONE_SHOTS, RESTART_DELAYS_MS, SUPERVISOR_IDLE_EXIT_MS } from "./supervisor.js";
 export { DEFAULT_WORKER_TIMINGS } from "./worker.js";
 export { WorkerLink } from "./worker-link.js";

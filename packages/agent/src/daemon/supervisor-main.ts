@@ -5,10 +5,13 @@
 import { UserError } from "../errors.js";
 import { agentDir } from "../home/index.js";
 import { daemonPaths, readOrCreateToken } from "./state.js";
-import { Supervisor } from "./supervisor.js";
+import { SUPERVISOR_IDLE_EXIT_MS, Supervisor } from "./supervisor.js";
 
-/** With no live worker for this long the supervisor exits; the next client starts one. */
-const IDLE_EXIT_MS = Number(process.env.PRIME_AGENT_SUPERVISOR_IDLE_MS) || 10 * 60_000;
+/**
+ * With nothing to supervise for this long the supervisor exits; the next client starts one.
+ * `PRIME_AGENT_SUPERVISOR_IDLE_MS` sets it (tests shorten it).
+ */
+const IDLE_EXIT_MS = Number(process.env.PRIME_AGENT_SUPERVISOR_IDLE_MS) || SUPERVISOR_IDLE_EXIT_MS;
 
 const paths = daemonPaths(agentDir(process.env));
 let supervisor: Supervisor;

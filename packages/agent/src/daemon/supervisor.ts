@@ -3,7 +3,8 @@
  * session tree, restarts a crashed one (after 250 ms, 1 s, 5 s; a fourth crash marks the tree
  * failed with the reason), stops them on request (the intent is written before the kill), and on
  * its own start re-adopts the workers still alive from their records. It never runs a model or a
- * kernel itself. A record the disk refuses (full, read-only) is kept in memory and written again
+ * kernel itself. With nothing to supervise for a few minutes it exits (the next client starts one
+ * again). A record the disk refuses (full, read-only) is kept in memory and written again
  * later (see `WorkerRecords`); meanwhile its agent reads as failed with the disk's reason, and is not
  * restarted.
  */
@@ -45,6 +46,8 @@ import { WorkerRecords } from "./worker-records.js";
 export const RESTART_DELAYS_MS = [250, 1000, 5000] as const;
 /** Finished one-shot (`-p`, JSON) records kept for `attach` and `agents`; older ones are removed when a supervisor starts. */
 export const KEPT_FINISHED_ONE_SHOTS = 50;
+/** How long a supervisor with nothing to supervise stays before it exits (see `armIdleExit`). */
+export const SUPERVISOR_IDLE_EXIT_MS = 5 * 60_000;
 /** A crash this long after the previous one starts the count again. */
 const CRASH_WINDOW_MS = 10 * 60_000;
 /** How long a worker may take to start its session (node, the session, its extensions: seconds). */
@@ -84,7 +87,15 @@ export class Supervisor {
 		// Temp files of record writes cut short by a kill (their process is gone).
 		removeLeftoverTempFiles(this.paths.dir, 2);
 		if (existsSync(this.paths.socket)) rmSync(this.paths.socket);
-		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
+		this.server = createServer((socket) => {
+			const connection = new LineConnection(socket);
+			this.connections++;
+			void connection.closed.then(() => {
+				this.connections--;
+				this.idleSince = Date.now();
+			});
+			this.accept(connection);
+		});
 		await new Promise<void>((resolve, reject) => {
 			this.server?.once("error", reject);
 			this.server?.listen(this.paths.socket, () => resolve());
@@ -639,14 +650,20 @@ export class Supervisor {
 		await this.stopFor(key, force ? "SIGKILL" : "SIGTERM");
 	}
 
-	/** With no live worker for `idleExitMs`, the supervisor exits (the next client starts one again). */
+	/**
+	 * With nothing to supervise for `idleExitMs` (no live worker, no restart due; heartbeats and
+	 * schedules live in workers), the supervisor exits and the next client starts one again. Records
+	 * still to be written keep it (they would be lost), and so does an open connection: a client
+	 * between its `hello` and its request never finds the supervisor gone. A client whose connection
+	 * is only queued when it exits sees it close unanswered, and starts a new one.
+	 */
 	private armIdleExit(): void {
 		const check = () => {
-			// Records still to be written keep it too: they would be lost.
-			const live =
+			const busy =
+				this.connections > 0 ||
 				this.records.pending > 0 ||
 				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
-			if (live) this.idleSince = Date.now();
+			if (busy) this.idleSince = Date.now();
 			else if (Date.now() - this.idleSince >= this.idleExitMs) {
 				this.close();
 				process.exit(0);
@@ -657,6 +674,8 @@ export class Supervisor {
 	}
 
 	private idleSince = Date.now();
+	/** Client connections open now (see `armIdleExit`). */
+	private connections = 0;
 }
 
 /** Start again from the session file: the options that picked or made the session no longer apply. */

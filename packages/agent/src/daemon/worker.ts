@@ -453,8 +453,9 @@ export class Worker {
 	}
 
 	private get busy(): boolean {
-		const { agentSession, children } = this.options.started;
-		return agentSession.busy || agentSession.running || children.busy;
+		const { agentSession, children, kernel } = this.options.started;
+		// A cell left running after an interrupt is work too (`status` says so; the worker is not evicted under it).
+		return agentSession.busy || agentSession.running || children.busy || kernel.busy;
 	}
 
 	private push(message: WorkerPush): void {

@@ -1,10 +1,11 @@
 import { statSync } from "node:fs";
-import { type AgentInfo, connectSupervisor, daemonContext, daemonPaths } from "../daemon/index.js";
+import { type AgentInfo, connectSupervisorForAgents, daemonContext, daemonPaths } from "../daemon/index.js";
 import type { CheckResult } from "./check-result.js";
 
 /**
  * `doctor`: the daemon folder is the user's alone (0700), and the supervisor, when one runs,
- * answers with the token. A daemon that is not running is fine: the next session starts it.
+ * answers with the token. A daemon that is not running is fine: the next session starts it (one
+ * is started now for workers left running by a supervisor that died, which it adopts).
  */
 export async function daemonDoctorCheck(agentHome: string, env: NodeJS.ProcessEnv): Promise<CheckResult> {
 	const name = "daemon";
@@ -22,7 +23,7 @@ export async function daemonDoctorCheck(agentHome: string, env: NodeJS.ProcessEn
 		return { name, status: "ok", detail: "not started yet (the next session starts it)" };
 	}
 	try {
-		const supervisor = await connectSupervisor(daemonContext({ ...env, PRIME_AGENT_DIR: agentHome }), false);
+		const supervisor = await connectSupervisorForAgents(daemonContext({ ...env, PRIME_AGENT_DIR: agentHome }));
 		if (!supervisor) return { name, status: "ok", detail: "not running (the next session starts it)" };
 		const reply = await supervisor.request({ type: "list" });
 		supervisor.close();

@@ -103,6 +103,7 @@ export class LocalLink implements SessionLink {
 			queued: this.inputs.list(),
 			...(goals.active() ? { goal: goals.active()?.objective } : {}),
 			kernelStarted: kernel.started,
+			kernelBusy: kernel.busy,
 			commands: agentSession.commandNames.map((name) => {
 				const command = extensions.command(name);
 				const description = name === "compact" ? "summarise the older conversation now" : command?.description;

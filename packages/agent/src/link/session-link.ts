@@ -38,6 +38,11 @@ export interface LinkStatus {
 	goal?: string;
 	/** Whether the session's kernel process is up. */
 	kernelStarted: boolean;
+	/**
+	 * Whether a cell runs in the kernel: the current call's, or one that ignored the interrupt and
+	 * was left running after its call ended (the next cell waits for it).
+	 */
+	kernelBusy: boolean;
 	commands: LinkCommand[];
 }
 

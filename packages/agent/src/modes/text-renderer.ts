@@ -73,7 +73,11 @@ export class TextRenderer {
 					? `Python kernel ready (${(status.durationMs / 1000).toFixed(1)}s)`
 					: status.phase === "restarting"
 						? `Restarting Python kernel: ${status.reason}`
-						: `Python kernel failed to start: ${status.message}`;
+						: status.phase === "busy"
+							? `Python kernel busy: ${status.reason}; the next cell starts when it ends`
+							: status.phase === "idle"
+								? "Python kernel idle: the interrupted cell has ended"
+								: `Python kernel failed to start: ${status.message}`;
 		this.streams.err.write(`${line}\n`);
 	};
 

@@ -3,9 +3,18 @@ import { style } from "../style.js";
 
 /**
  * `restarted`: killed after a stubborn cell; `died`: the kernel process ended during a cell. In
- * both cases a new kernel starts with the next cell.
+ * both cases a new kernel starts with the next cell. `stopped`: the session has ended.
  */
-export type KernelState = "not started" | "starting" | "idle" | "busy" | "restarting" | "restarted" | "died" | "failed";
+export type KernelState =
+	| "not started"
+	| "starting"
+	| "idle"
+	| "busy"
+	| "restarting"
+	| "restarted"
+	| "died"
+	| "failed"
+	| "stopped";
 
 /** Everything the status line shows, gathered by the app. */
 export interface StatusInfo {
@@ -21,6 +30,8 @@ export interface StatusInfo {
 	/** What the session holds queued: steering, follow-ups and commands waiting for the running turn. */
 	queued: number;
 	working: boolean;
+	/** The session has ended (its worker stopped, or the UI closed it in this process). */
+	stopped?: boolean;
 	goal?: string;
 }
 
@@ -39,7 +50,8 @@ function statusParts(info: StatusInfo): { main: string; extras: string } {
 	const context = `${percent}% of ${shortCount(info.contextWindow)}`;
 	// What a narrow terminal cuts first comes last: cost and tokens.
 	const main = [
-		(info.working ? style.yellow("● working") : style.green("● ready")) + style.gray(" │ "),
+		(info.stopped ? style.gray("● stopped") : info.working ? style.yellow("● working") : style.green("● ready")) +
+			style.gray(" │ "),
 		kernelPaint(`kernel ${info.kernel}`),
 		style.gray(" · "),
 		style.cyan(info.model),
@@ -69,11 +81,23 @@ export function statusLines(info: StatusInfo, width: number): string[] {
 
 /** The status under the editor. */
 export class StatusLine implements Component {
+	private readonly waiting: (() => void)[] = [];
+
 	constructor(private readonly info: () => StatusInfo) {}
+
+	/**
+	 * Resolves once a frame has drawn the status line (render is called in the middle of drawing a
+	 * frame; the promise's callbacks run after the frame is written).
+	 */
+	drawn(): Promise<void> {
+		return new Promise((resolve) => this.waiting.push(resolve));
+	}
 
 	invalidate(): void {}
 
 	render(width: number): string[] {
-		return statusLines(this.info(), width);
+		const lines = statusLines(this.info(), width);
+		for (const resolve of this.waiting.splice(0)) resolve();
+		return lines;
 	}
 }

@@ -34,11 +34,18 @@ export interface FileDiff {
 	removed: number;
 }
 
+/**
+ * Progress of the kernel for the user interface. `busy`: a cell that ignored the interrupt was left
+ * running (the user chose to wait for it), so the kernel stays busy after its tool call ended and
+ * the next cell waits; `idle`: that cell has ended.
+ */
 export type KernelStatus =
 	| { phase: "starting" }
 	| { phase: "ready"; durationMs: number; pid?: number }
 	| { phase: "restarting"; reason: string }
-	| { phase: "failed"; message: string };
+	| { phase: "failed"; message: string }
+	| { phase: "busy"; reason: string }
+	| { phase: "idle" };
 
 export interface SessionKernelOptions {
 	/** Working directory the kernel starts in. */
@@ -136,6 +143,8 @@ export class SessionKernel {
 	onStillBusy: (() => Promise<StillBusyChoice>) | undefined;
 	/** See `setupFailure`. */
 	private lastSetupFailure: string | undefined;
+	/** Settles once the cell left running after an interrupt has ended (see `leaveRunning`). */
+	private leftRunning: Promise<void> | undefined;
 
 	constructor(private readonly options: SessionKernelOptions) {
 		const state = options.state;
@@ -171,9 +180,12 @@ export class SessionKernel {
 		return [...INJECTED_HANDLES, ...this.extraNames];
 	}
 
-	/** Whether a cell is running right now. */
+	/**
+	 * Whether a cell is running right now: the current call's, or one that ignored the interrupt and
+	 * was left running (the next cell waits for it).
+	 */
 	get busy(): boolean {
-		return this.cellController !== undefined;
+		return this.cellController !== undefined || this.leftRunning !== undefined;
 	}
 
 	/**
@@ -231,6 +243,7 @@ export class SessionKernel {
 				const choice = (await this.onStillBusy?.().catch(() => "restart" as const)) ?? "restart";
 				if (choice === "wait") {
 					run.stillRunning = true;
+					this.leaveRunning(kernel);
 				} else {
 					this.options.onStatus?.({ phase: "restarting", reason: "the cell kept running after an interrupt" });
 					kernel.kill();
@@ -245,6 +258,25 @@ export class SessionKernel {
 			signal?.removeEventListener("abort", forward);
 			this.cellController = undefined;
 		}
+	}
+
+	/**
+	 * The cell that ignored the interrupt runs on in `kernel`: busy until it ends, which an empty
+	 * silent cell queued behind it (cells run in order) tells; a kernel killed meanwhile ends it too.
+	 */
+	private leaveRunning(kernel: Kernel): void {
+		const ended = kernel.execute("", { silent: true }).then(
+			() => {},
+			() => {},
+		);
+		this.leftRunning = ended;
+		this.options.onStatus?.({ phase: "busy", reason: "the interrupted cell is still running" });
+		void ended.then(() => {
+			// A later cell left running (this one's successor) is still waited for.
+			if (this.leftRunning !== ended) return;
+			this.leftRunning = undefined;
+			if (this.kernel === kernel && !this.disposed) this.options.onStatus?.({ phase: "idle" });
+		});
 	}
 
 	/**
