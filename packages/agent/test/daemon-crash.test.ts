@@ -101,7 +101,9 @@ describe("a worker killed while a cell runs", () => {
 });
 
 describe("attach --mode json", () => {
-	it("prints the lines -p --mode json prints, follows a restarted worker, and ends with the worker's bye", async () => {
+	it("prints the lines -p --mode json prints, follows a restarted worker, and ends with the worker's bye", {
+		timeout: 180_000,
+	}, async () => {
 		world = await makeDaemonWorld([
 			{ code: "print(6 * 7)" },
 			{ text: "It is 42." },
