@@ -280,7 +280,7 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 	if (picked && answerUnfinishedCalls(session, picked.artifactDir) > 0) {
 		if (!options.fork) removeRunningCall(picked.artifactDir);
 		notices.push(
-			"The last run of this session stopped (its process crashed or was killed) while a cell ran: the model is told, with the output the cell printed until then.",
+			"The last run of this session stopped before a cell's result was saved (its process crashed or was killed): the model is told, with the output recorded until then.",
 		);
 	}
 	const resumed = session.persisted;

@@ -116,7 +116,7 @@ describe("a session picked up after its process stopped during a call", () => {
 	});
 
 	it("without a record of the call (none, another call's, or a file that is not one), the result says nothing is known", () => {
-		const unknown = `[no result of this cell was recorded: ${STOPPED} before it was saved, so whether it ran, and what it printed, is unknown. The next cell runs in a new kernel.]`;
+		const unknown = `[no result of this cell was recorded: ${STOPPED} or could not save it, so whether it ran, and what it printed, is unknown. The next cell runs in a new kernel.]`;
 		const none = sessionWith(["a()"]);
 		expect(answerUnfinishedCalls(none, none.artifactDir)).toBe(1);
 		expect(recordedResults(none).map((entry) => entry.text)).toEqual([unknown]);

@@ -24,7 +24,7 @@ export function cutOffCallText(toolName: string, output: string): string {
 /** What the model reads for a call with no result and no record of it running (it may never have run). */
 export function unrecordedCallText(toolName: string): string {
 	const cell = toolName === IPYTHON_TOOL_NAME;
-	return `[no result of this ${cell ? "cell" : "call"} was recorded: ${STOPPED} before it was saved, so whether it ran, and what it printed, is unknown.${cell ? ` ${NEW_KERNEL}` : ""}]`;
+	return `[no result of this ${cell ? "cell" : "call"} was recorded: ${STOPPED} or could not save it, so whether it ran, and what it printed, is unknown.${cell ? ` ${NEW_KERNEL}` : ""}]`;
 }
 
 /** What the model reads for a call of the same answer after the cut-off one (calls run one at a time). */
