@@ -263,7 +263,9 @@ export async function viewChat(
 		reconnecting: (reason) => {
 			if (ownRuns.size > 0) err.write(`\n${runLostText(reason)}\n`);
 			err.write(`${reconnectingText(reason)}\n`);
-			for (const id of [...ownRuns]) endRun(id);
+			// Its runs ended with the worker; the prompt comes back once the chat has reconnected.
+			ownRuns.clear();
+			runsDone?.();
 		},
 		reconnected: (reason) => {
 			err.write(`${reconnectedText(welcome.key, reason)}\n`);
@@ -378,7 +380,7 @@ export async function viewAttachJson(
 	rl.on("line", (text) => {
 		if (text.trim() === "") return;
 		if (worker.reconnecting) {
-			const message = `${reconnectingText()} The prompt was not sent: send it again once a \`reconnected\` line came.`;
+			const message = `${reconnectingText()} The prompt was not sent: send it again once a \`reconnected\` line has come.`;
 			line({ type: "result", status: "error", exitCode: ExitCode.modelError, message });
 			return;
 		}
