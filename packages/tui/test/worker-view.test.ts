@@ -311,6 +311,7 @@ describe("the terminal UI as a view of a background worker", () => {
 		const back = await waitFor(view.app, `Reconnected to agent ${key} after its worker restarted`);
 		expect(back).toContain("› long job");
 		// The cell keeps what it printed before the crash, and says what happened (the session recorded it).
+		expect(back).toContain("✗ cut off");
 		expect(back).toContain("│ before the crash");
 		expect(back).toContain("│ [the cell did not finish: the agent process running this session stopped");
 		expect(back).not.toContain("(no output)");
