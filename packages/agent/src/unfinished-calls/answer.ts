@@ -12,12 +12,12 @@ const NEW_KERNEL = "The next cell runs in a new kernel.";
  */
 export function cutOffCallText(toolName: string, output: string): string {
 	const cell = toolName === IPYTHON_TOOL_NAME;
-	const what = cell ? "cell" : "call";
 	const printed = output.replace(/\s+$/, "");
-	const said =
+	const kept =
 		printed === ""
-			? `[the ${what} did not finish: ${STOPPED} while it ran${cell ? ", and its kernel stopped with it" : ""}. It had printed nothing until then; its result is lost.${cell ? ` ${NEW_KERNEL}` : ""}]`
-			: `[the ${what} did not finish: ${STOPPED} while it ran${cell ? ", and its kernel stopped with it" : ""}. The output above is what it printed until then; the rest, and its result, are lost.${cell ? ` ${NEW_KERNEL}` : ""}]`;
+			? "It had printed nothing until then; its result is lost."
+			: "The output above is what it printed until then; the rest, and its result, are lost.";
+	const said = `[the ${cell ? "cell" : "call"} did not finish: ${STOPPED} while it ran${cell ? ", and its kernel stopped with it" : ""}. ${kept}${cell ? ` ${NEW_KERNEL}` : ""}]`;
 	return printed === "" ? said : `${printed}\n${said}`;
 }
 
