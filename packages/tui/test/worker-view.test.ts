@@ -212,6 +212,11 @@ describe("the terminal UI as a view of a background worker", () => {
 		await waitFor(view.app, "The agent's worker stopped during this run");
 		const back = await waitFor(view.app, `Reconnected to agent ${key} after its worker restarted`);
 		expect(back).toContain("› long job");
+		// The cell keeps what it printed before the crash, and says what happened (the session recorded it).
+		expect(back).toContain("✗ cut off");
+		expect(back).toContain("│ before the crash");
+		expect(back).toContain("│ [the cell did not finish: the agent process running this session stopped");
+		expect(back).not.toContain("(no output)");
 		expect(readWorkerRecord(daemonPaths(current.home), key)?.pid).not.toBe(pid);
 		await waitFor(view.app, "● ready");
 		submit(view.terminal, "are you there?");

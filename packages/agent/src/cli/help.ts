@@ -18,7 +18,8 @@ Usage:
                                         add skills (--local: .prime/skills; --force: replace one of the same name)
   prime-agent skill remove <name> [--local]                         remove an installed skill
   prime-agent agents [--json]           background agents: running, idle, saved or failed; directory, last activity
-  prime-agent attach <agent>            back to a background agent: the terminal UI, or the line chat
+  prime-agent attach <agent> [--mode json]   back to a background agent: the terminal UI, or the line
+                                        chat (--mode json: its events as JSON lines, stdin lines as prompts)
   prime-agent status                    whether the daemon runs, and its agents
   prime-agent shutdown [<agent>] [--force]   stop one agent (its session is saved), or all and the daemon
   prime-agent schedule "<when>" "<prompt>" [--agent <agent>] [--steer]

@@ -171,9 +171,11 @@ async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue
 			return daemon.runAgentsCommand(io, args.json);
 		case "attach": {
 			const { loadTerminalUi } = await import("../modes/index.js");
-			const loaded = wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
+			// `--mode json` asks for the JSON lines, on a terminal too.
+			const loaded = args.mode === "text" && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
 			if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
-			return daemon.runAttach(args.agentRef as string, io, loaded && "ui" in loaded ? loaded.ui : undefined);
+			const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
+			return daemon.runAttach(args.agentRef as string, io, ui, args.mode);
 		}
 		case "status":
 			return daemon.runStatusCommand(io);

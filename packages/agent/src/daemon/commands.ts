@@ -22,7 +22,7 @@ import {
 } from "./client.js";
 import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
 import { liveWorkers, workerSocket } from "./state.js";
-import { viewChat, viewJson, viewPrint } from "./views.js";
+import { viewAttachJson, viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
 
 export interface DaemonIo {
@@ -67,7 +67,10 @@ export async function runInWorker(
 		io.stderr.write(`Stopped (${early}) before the run began: nothing was sent to the model.\n`);
 		return ExitCode.interrupted;
 	}
-	if (prompt === undefined) return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false);
+	if (prompt === undefined)
+		return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false, (restarting) =>
+			awaitRestart(context, welcome.key, restarting, false),
+		);
 	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
 	const stdin = io.stdin as NodeJS.ReadStream;
 	return viewPrint(client, welcome, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
@@ -109,11 +112,13 @@ const RESTART_WAIT_MS = 30_000;
 /**
  * Wait until the supervisor has restarted the worker of `key`, then connect; or say why it will
  * not come back. `restarting`: it is being started again on purpose (until then it reads as saved).
+ * `answers`: the view answers questions (the terminal UI; see `connectWorker`).
  */
 async function awaitRestart(
 	context: DaemonContext,
 	key: string,
 	restarting: boolean,
+	answers = true,
 ): Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }> {
 	const deadline = Date.now() + RESTART_WAIT_MS;
 	while (Date.now() < deadline) {
@@ -141,7 +146,7 @@ async function awaitRestart(
 		if (agent.state === "saved") continue;
 		if (agent.state === "starting") continue;
 		try {
-			return await connectWorker(context, workerSocket(context.paths, key), false, true);
+			return await connectWorker(context, workerSocket(context.paths, key), false, answers);
 		} catch {
 			// Not listening yet.
 		}
@@ -233,10 +238,16 @@ export const NO_PICK = {
 } as const;
 
 /**
- * `prime-agent attach <agent>`: start it again if saved, then the terminal UI (on a terminal) or
- * the line chat, which replays what happened while detached.
+ * `prime-agent attach <agent>`: start it again if saved, then the terminal UI (on a terminal), the
+ * line chat, which replays what happened while detached, or with `--mode json` the JSON lines. Each
+ * follows the worker when it restarts.
  */
-export async function runAttach(ref: string, io: DaemonIo, ui?: InteractiveUi): Promise<ExitCodeValue> {
+export async function runAttach(
+	ref: string,
+	io: DaemonIo,
+	ui?: InteractiveUi,
+	mode: "text" | "json" = "text",
+): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
 	let target: { key: string; socket: string };
@@ -250,7 +261,9 @@ export async function runAttach(ref: string, io: DaemonIo, ui?: InteractiveUi): 
 		return runUi(context, link, { cwd: link.status().session.cwd }, ui, io);
 	}
 	const { client, welcome } = await connectWorker(context, target.socket, false);
-	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true);
+	const reconnect = (restarting: boolean) => awaitRestart(context, welcome.key, restarting, false);
+	if (mode === "json") return viewAttachJson(client, welcome, io.stdin, io.stdout, reconnect);
+	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true, reconnect);
 }
 
 /**

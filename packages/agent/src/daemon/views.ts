@@ -12,7 +12,9 @@ import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import { entryLabel, Session } from "../session/index.js";
 import type { KernelStatus } from "../tools/index.js";
+import { FollowedWorker } from "./followed-worker.js";
 import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { Reconnect } from "./worker-link.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
@@ -132,16 +134,7 @@ export async function viewJson(
 	out: NodeJS.WritableStream,
 ): Promise<ExitCodeValue> {
 	const line = (value: unknown) => out.write(`${JSON.stringify(value)}\n`);
-	line({
-		type: "session",
-		id: welcome.session.id,
-		path: welcome.session.path,
-		cwd: welcome.session.cwd,
-		model: welcome.model,
-		resumed: welcome.resumed,
-		notices: welcome.notices,
-		agent: welcome.key,
-	});
+	line(welcomeLine(welcome));
 	const id = client.send({ type: "prompt", text: prompt, settle: true });
 	// A signal's line is the in-process one: the run is stopped, as by a second Ctrl-C.
 	const stopInterrupts = remoteInterrupts(client, (action, signal) =>
@@ -161,6 +154,20 @@ export async function viewJson(
 		stopInterrupts();
 		client.close();
 	}
+}
+
+/** The first line of `--mode json` through a worker: the in-process one, with the agent's key. */
+function welcomeLine(welcome: WorkerWelcome): Record<string, unknown> {
+	return {
+		type: "session",
+		id: welcome.session.id,
+		path: welcome.session.path,
+		cwd: welcome.session.cwd,
+		model: welcome.model,
+		resumed: welcome.resumed,
+		notices: welcome.notices,
+		agent: welcome.key,
+	};
 }
 
 /** The entries `attach` replays: those after the leaf at the last detach (all of them when unknown). */
@@ -191,18 +198,40 @@ export function queuedLines(queued: readonly QueuedInput[]): string[] {
 	];
 }
 
+/** What a line view says when the worker it follows goes, and when it is back. */
+function reconnectingText(reason?: string): string {
+	return reason
+		? `The agent's worker is being started again (${reason})…`
+		: "The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…";
+}
+
+function reconnectedText(key: string, reason?: string): string {
+	return reason
+		? `Reconnected to agent ${key}: ${reason}.`
+		: `Reconnected to agent ${key} after its worker restarted; the session goes on from its last saved entry.`;
+}
+
+/** A run of this view that the worker's going ended. */
+function runLostText(reason?: string): string {
+	return reason
+		? `The agent's worker stopped during this run: ${reason}.`
+		: "The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.";
+}
+
 /**
  * The line chat as a view (new sessions without a terminal UI, and `attach`): each line is a
  * prompt; Ctrl-C during a run interrupts; `/exit`, `/detach`, Ctrl-D or Ctrl-C at the prompt
- * detach, leaving the session running in its worker.
+ * detach, leaving the session running in its worker. With `reconnect`, a worker that crashes (or
+ * is started again by another view) is followed to its restart, as the terminal UI follows it.
  */
 export async function viewChat(
-	client: ProtocolClient,
+	first: ProtocolClient,
 	welcome: WorkerWelcome,
 	input: NodeJS.ReadableStream,
 	out: NodeJS.WritableStream,
 	err: NodeJS.WritableStream,
 	replay: boolean,
+	reconnect?: Reconnect,
 ): Promise<ExitCodeValue> {
 	const render = textEventRenderer({ out, err });
 	err.write(`prime-agent · ${welcome.model} · ${welcome.session.cwd} · agent ${welcome.key}\n`);
@@ -220,35 +249,59 @@ export async function viewChat(
 	err.write(
 		"Type a message and press Enter. Ctrl-C interrupts a running cell; /exit detaches (the session keeps running).\n",
 	);
-	let ownRuns = 0;
+	/** This view's prompts still running, by request id. */
+	const ownRuns = new Set<number>();
 	let bye: string | undefined;
 	// `/exit` and Ctrl-C leave at once; the end of piped input first waits for the prompts it sent.
 	let leaveNow = false;
 	let runsDone: (() => void) | undefined;
-	client.onPush((message) => {
-		if (message.type === "event") render(message.event as Record<string, unknown>);
-		else if (message.type === "run_end") {
-			const end = message as unknown as RunEnd;
-			if (end.status === "error" && end.message) err.write(`${end.message}\n`);
-			else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
-			if (end.status === "aborted") err.write("Turn stopped.\n");
-		} else if (message.type === "bye") bye = String(message.reason);
-	});
 	const rl = createInterface({
 		input,
 		output: out,
 		terminal: Boolean((input as { isTTY?: boolean }).isTTY),
 		prompt: "> ",
 	});
+	const endRun = (id: number) => {
+		if (!ownRuns.delete(id) || ownRuns.size > 0) return;
+		runsDone?.();
+		rl.prompt();
+	};
+	const worker = new FollowedWorker(first, reconnect, {
+		push: (message) => {
+			if (message.type === "event") render(message.event as Record<string, unknown>);
+			else if (message.type === "run_end") {
+				const end = message as unknown as RunEnd;
+				if (end.status === "error" && end.message) err.write(`${end.message}\n`);
+				else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
+				if (end.status === "aborted") err.write("Turn stopped.\n");
+				endRun(end.id);
+			}
+		},
+		reconnecting: (reason) => {
+			if (ownRuns.size > 0) err.write(`\n${runLostText(reason)}\n`);
+			err.write(`${reconnectingText(reason)}\n`);
+			// Its runs ended with the worker; the prompt comes back once the chat has reconnected.
+			ownRuns.clear();
+			runsDone?.();
+		},
+		reconnected: (reason) => {
+			err.write(`${reconnectedText(welcome.key, reason)}\n`);
+			rl.prompt();
+		},
+		gone: (reason) => {
+			bye = reason;
+			rl.close();
+			runsDone?.();
+		},
+	});
 	const done = new Promise<void>((resolve) => rl.on("close", resolve));
-	void client.closed.then(() => rl.close());
 	rl.on("SIGINT", () => {
-		if (ownRuns === 0) {
+		if (ownRuns.size === 0) {
 			leaveNow = true;
 			rl.close();
 			return;
 		}
-		void client.request({ type: "interrupt" }).then((reply) => {
+		void worker.request({ type: "interrupt" }).then((reply) => {
 			const action = reply.ok ? (reply.data as { action: string }).action : "";
 			err.write(
 				action === "cell" || action === "pending"
@@ -268,34 +321,94 @@ export async function viewChat(
 			rl.prompt();
 			return;
 		}
-		ownRuns++;
-		const id = client.send({ type: "prompt", text });
-		const stop = client.onPush((message) => {
-			if (message.type === "run_end" && message.id === id) {
-				stop();
-				ownRuns--;
-				if (ownRuns === 0) {
-					runsDone?.();
-					rl.prompt();
-				}
-			}
-		});
+		if (worker.reconnecting) {
+			err.write(`${reconnectingText()} Send it again once the chat says it has reconnected.\n`);
+			return;
+		}
+		ownRuns.add(worker.send({ type: "prompt", text }));
 	});
 	rl.prompt();
 	await done;
-	if (!leaveNow && ownRuns > 0 && bye === undefined)
+	if (!leaveNow && ownRuns.size > 0 && bye === undefined)
 		await new Promise<void>((resolve) => {
 			runsDone = resolve;
-			void client.closed.then(() => resolve());
 		});
 	if (bye !== undefined) {
 		err.write(`The agent's worker stopped: ${bye}.\n`);
 		return ExitCode.ok;
 	}
-	await client.request({ type: "detach" });
-	client.close();
-	err.write(
-		`Detached from agent ${welcome.key}; it keeps running. \`prime-agent attach ${welcome.key}\` comes back, \`prime-agent shutdown ${welcome.key}\` stops it.\n`,
-	);
+	await worker.leave();
+	err.write(`${detachedText(welcome.key)}\n`);
+	return ExitCode.ok;
+}
+
+function detachedText(key: string): string {
+	return `Detached from agent ${key}; it keeps running. \`prime-agent attach ${key}\` comes back, \`prime-agent shutdown ${key}\` stops it.`;
+}
+
+/**
+ * `attach --mode json`: the session as the lines `-p --mode json` prints, for scripts. The first
+ * line describes the session (with `agent`, its key), then every event of the session, whoever
+ * started the run, and a `result` line as each run ends. Each line read from `input` is a prompt;
+ * when `input` ends, the view waits for its prompts' runs and detaches. A worker that restarts is
+ * followed: a `reconnecting` line, then `reconnected` (a run of this view it ended gets an error
+ * `result`); a worker that will not come back ends the view with a `bye` line.
+ */
+export async function viewAttachJson(
+	first: ProtocolClient,
+	welcome: WorkerWelcome,
+	input: NodeJS.ReadableStream,
+	out: NodeJS.WritableStream,
+	reconnect?: Reconnect,
+): Promise<ExitCodeValue> {
+	const line = (value: unknown) => out.write(`${JSON.stringify(value)}\n`);
+	line(welcomeLine(welcome));
+	const ownRuns = new Set<number>();
+	let inputEnded = false;
+	let finish!: (bye?: string) => void;
+	const finished = new Promise<string | undefined>((resolve) => {
+		finish = resolve;
+	});
+	const settle = () => {
+		if (inputEnded && ownRuns.size === 0) finish();
+	};
+	const worker = new FollowedWorker(first, reconnect, {
+		push: (message) => {
+			if (message.type === "event") line(message.event);
+			else if (message.type === "run_end") {
+				line((message as unknown as RunEnd).result);
+				if (ownRuns.delete(message.id as number)) settle();
+			}
+		},
+		reconnecting: (reason) => {
+			const lost = { type: "result", status: "error", exitCode: ExitCode.modelError, message: runLostText(reason) };
+			for (let left = ownRuns.size; left > 0; left--) line(lost);
+			ownRuns.clear();
+			line({ type: "reconnecting", ...(reason ? { reason } : {}) });
+			settle();
+		},
+		reconnected: (reason) => line({ type: "reconnected", ...(reason ? { reason } : {}) }),
+		gone: (reason) => {
+			line({ type: "bye", reason });
+			finish(reason);
+		},
+	});
+	const rl = createInterface({ input, terminal: false });
+	rl.on("line", (text) => {
+		if (text.trim() === "") return;
+		if (worker.reconnecting) {
+			const message = `${reconnectingText()} The prompt was not sent: send it again once a \`reconnected\` line has come.`;
+			line({ type: "result", status: "error", exitCode: ExitCode.modelError, message });
+			return;
+		}
+		ownRuns.add(worker.send({ type: "prompt", text: text.trim() }));
+	});
+	rl.on("close", () => {
+		inputEnded = true;
+		settle();
+	});
+	const bye = await finished;
+	rl.close();
+	if (bye === undefined) await worker.leave();
 	return ExitCode.ok;
 }

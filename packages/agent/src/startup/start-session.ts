@@ -54,6 +54,7 @@ import {
 	validateToolNames,
 } from "../tools/index.js";
 import { projectTrust } from "../trust/index.js";
+import { answerUnfinishedCalls, RunningCallRecord, removeRunningCall } from "../unfinished-calls/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { type GoalOption, resolveGoalOption, wireLongRunning } from "./long-running.js";
@@ -275,6 +276,13 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 	} else {
 		session = held.session = Session.create({ dir: paths.sessions, cwd: options.cwd, holder });
 	}
+	// The process that ran it last stopped during a call (killed, crashed): the call gets its result now.
+	if (picked && answerUnfinishedCalls(session, picked.artifactDir) > 0) {
+		if (!options.fork) removeRunningCall(picked.artifactDir);
+		notices.push(
+			"The last run of this session stopped before a cell's result was saved (its process crashed or was killed): the model is told, with the output recorded until then.",
+		);
+	}
 	const resumed = session.persisted;
 	// A picked-up session (a fork too: from its parent's folder) gets the variables saved by its last run,
 	// when this agent home saved them there (loading them runs code).
@@ -326,6 +334,8 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 		kernel,
 		compaction,
 	});
+	// What a running cell prints is kept beside the session until its result is in it.
+	agentSession.subscribe(new RunningCallRecord(session.artifactDir).onEvent);
 	kernel.onHostRequest(COMPACT_REQUEST_TYPE, compactRequestHandler(agentSession));
 	// Skills come last: the skill creator drafts with the session's model, which exists from here on.
 	const sessionModel = {

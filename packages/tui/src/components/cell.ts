@@ -31,6 +31,8 @@ export class CellView implements Component {
 	state: CellState = "running";
 	private output = "";
 	private errorName: string | undefined;
+	/** The process running the session stopped during this cell (its result was written on resume). */
+	private cutOff = false;
 	private durationMs: number | undefined;
 	private readonly startedAt: number;
 	private card: CapsuleCard | undefined;
@@ -59,9 +61,10 @@ export class CellView implements Component {
 
 	/** The finished result: the content the model read, and the tool's details when it has them. */
 	finish(text: string, isError: boolean, details: unknown): void {
-		const known = (details ?? {}) as { status?: string; errorName?: string; durationMs?: number };
+		const known = (details ?? {}) as { status?: string; errorName?: string; durationMs?: number; cutOff?: boolean };
 		this.output = text;
 		this.errorName = known.errorName;
+		this.cutOff = known.cutOff === true;
 		this.durationMs = known.durationMs ?? Date.now() - this.startedAt;
 		const status = known.status;
 		this.state = status === "aborted" || status === "died" ? status : isError || status === "error" ? "error" : "ok";
@@ -142,7 +145,7 @@ export class CellView implements Component {
 			case "aborted":
 				return style.yellow("✗ interrupted");
 			case "died":
-				return style.red("✗ kernel died");
+				return style.red(this.cutOff ? "✗ cut off" : "✗ kernel died");
 			default:
 				return style.red(`✗ ${this.errorName ?? "failed"}`);
 		}

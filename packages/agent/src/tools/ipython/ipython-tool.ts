@@ -34,6 +34,11 @@ export interface IpythonDetails {
 	writtenFiles: string[];
 	/** The kernel was restarted before this cell; earlier variables were lost. */
 	kernelReset?: boolean;
+	/**
+	 * The process running the session stopped during this cell (killed, crashed): this result was
+	 * written when the session was picked up again, `stdout` being the output recorded until then.
+	 */
+	cutOff?: true;
 }
 
 const UPDATE_INTERVAL_MS = 250;
@@ -51,21 +56,32 @@ export function createIpythonTool(kernel: SessionKernel): AgentTool<typeof ipyth
 		async execute(toolCallId, params, signal, onUpdate) {
 			const live = new LiveOutput();
 			let lastUpdate = 0;
-			const run = await kernel.run(
-				normalizeCellCode(params.code),
-				signal,
-				(chunk) => {
-					live.push(chunk.text);
-					const now = Date.now();
-					if (onUpdate && now - lastUpdate >= UPDATE_INTERVAL_MS) {
-						lastUpdate = now;
-						const latest = live.text();
-						onUpdate({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
-					}
-				},
-				toolCallId,
-			);
-			return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
+			// Output that comes within the interval goes out at its end, not only with the next chunk: a
+			// cell that prints and then works quietly shows (and records) what it printed.
+			let due: NodeJS.Timeout | undefined;
+			const update = () => {
+				due = undefined;
+				lastUpdate = Date.now();
+				const latest = live.text();
+				onUpdate?.({ content: [{ type: "text", text: latest }], details: partialDetails(latest) });
+			};
+			try {
+				const run = await kernel.run(
+					normalizeCellCode(params.code),
+					signal,
+					(chunk) => {
+						live.push(chunk.text);
+						if (!onUpdate || due) return;
+						const wait = lastUpdate + UPDATE_INTERVAL_MS - Date.now();
+						if (wait <= 0) update();
+						else due = setTimeout(update, wait);
+					},
+					toolCallId,
+				);
+				return { content: [{ type: "text", text: modelText(run) }], details: toDetails(run) };
+			} finally {
+				clearTimeout(due);
+			}
 		},
 	};
 }
