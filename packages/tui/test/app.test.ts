@@ -452,7 +452,7 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		terminal.send("\r");
 		const screen = await waitFor(app, "The kernel was restarted.");
 		expect(screen).toContain("● ready │ kernel restarted ·");
-		expect(app.tui.hasOverlay()).toBe(false);
+		expect(app.showingPanel).toBe(false);
 		// The model reads that its variables are gone, not that the kernel kept its state.
 		const result = JSON.stringify(contexts[0]?.messages.at(-1));
 		expect(result).toContain("the cell ignored the interrupt, so the kernel was killed");

@@ -51,6 +51,20 @@ describe("prime-agent's terminal UI over a background worker (the real command l
 		await second.waitFor(() => second.exited());
 	});
 
+	it("what is typed while the worker starts waits in the editor, and Enter sends it to the worker", async () => {
+		world = await makeDaemonWorld([{ text: "Sent from the editor." }]);
+		const pane = open(world, ["--model", "local/coder"]);
+		pane.type("start the job");
+		pane.keys("Enter");
+		const screen = await pane.waitFor("Typed while starting: Enter sends it.");
+		expect(screen).toMatch(/^ start the job$/m);
+		expect(world.server.requests.length).toBe(0);
+		pane.keys("Enter");
+		const answered = await pane.waitFor("Sent from the editor.");
+		expect(answered).toContain("› start the job");
+		expect(world.server.requests.length).toBe(1);
+	});
+
 	it("closing the terminal mid-cell (SIGHUP) leaves the turn running in its worker to the end", async () => {
 		world = await makeDaemonWorld([{ code: SLOW_CELL }, { text: "Finished without a terminal." }]);
 		const pane = open(world, ["--model", "local/coder"]);

@@ -11,8 +11,9 @@ import { style } from "../style.js";
 import { selectListTheme } from "../theme.js";
 
 /**
- * A titled list to pick from (`/model`, `/resume`, `/tree`): arrows move, typing filters, Enter
- * picks, Esc or Ctrl-C closes without a choice.
+ * A titled list to pick from (`/model`, `/resume`, `/tree`, the still-running question), shown in
+ * the editor's place: arrows move, typing filters, Enter picks, Esc or Ctrl-C closes without a
+ * choice.
  */
 export class Picker implements Component {
 	private list: SelectList;
@@ -66,6 +67,13 @@ export class Picker implements Component {
 
 	render(width: number): string[] {
 		const hint = this.filter ? `filter: ${this.filter}` : "type to filter · Enter picks · Esc closes";
-		return [truncateToWidth(style.bold(this.title) + style.gray(` · ${hint}`), width), ...this.list.render(width)];
+		// Ruled above and below as the editor whose place it takes.
+		const rule = style.gray("─".repeat(width));
+		return [
+			rule,
+			truncateToWidth(style.bold(this.title) + style.gray(` · ${hint}`), width),
+			...this.list.render(width),
+			rule,
+		];
 	}
 }
