@@ -33,7 +33,11 @@ export class Picker implements Component {
 
 	/** The list for the items that match the filter (fuzzy, on what is shown). */
 	private listOf(items: SelectItem[]): SelectList {
-		const list = new SelectList(items, this.maxVisible, selectListTheme, { maxPrimaryColumnWidth: 64 });
+		// The labels' column as wide as the widest label (up to 64): the descriptions follow close.
+		const list = new SelectList(items, this.maxVisible, selectListTheme, {
+			minPrimaryColumnWidth: 12,
+			maxPrimaryColumnWidth: 64,
+		});
 		list.onSelect = (item) => this.onPick?.(item.value);
 		list.onCancel = () => this.onClose?.();
 		return list;
