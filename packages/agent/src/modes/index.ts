@@ -18,4 +18,3 @@ export { describeModelFailure, describeOutcome, type OutcomeReport } from "./out
 export { runPrintMode } from "./print.js";
 export { captureConsole, describeSessionLine, isSessionLine } from "./session-lines.js";
 export { TextRenderer, type TextStreams } from "./text-renderer.js";
-export { TypeAhead } from "./type-ahead.js";
