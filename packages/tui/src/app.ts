@@ -5,6 +5,7 @@ import {
 	Key,
 	matchesKey,
 	type SlashCommand,
+	StdinBuffer,
 	type Terminal,
 	Text,
 	TUI,
@@ -23,21 +24,18 @@ import {
 	promptText,
 	type SessionChanges,
 	type SessionLink,
-	type StartedSession,
 	sameSession,
 } from "prime-agent";
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
-import { CellView } from "./components/cell.js";
-import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
+import { NoteView, UserView } from "./components/messages.js";
 import { QueuedInputs } from "./components/queued-inputs.js";
 import { type KernelState, type StatusInfo, StatusLine } from "./components/status-line.js";
 import { errorText } from "./error-text.js";
 import { type CommandHost, LOCAL_COMMANDS, type LocalCommands } from "./local-commands.js";
 import { style } from "./style.js";
 import { editorTheme } from "./theme.js";
-import { addHistory, contentText, notInHistory } from "./transcript.js";
-
-type AgentEvent = Parameters<Parameters<StartedSession["agentSession"]["subscribe"]>[0]>[0];
+import { contentText, notInHistory } from "./transcript.js";
+import { type AgentEvent, TranscriptView } from "./transcript-view.js";
 
 /** How the app leaves: the exit code for `prime-agent`. */
 export type AppExit = { code: 0 } | { code: number; message: string };
@@ -51,8 +49,12 @@ export type AppExit = { code: 0 } | { code: number; message: string };
  */
 export class InteractiveApp implements CommandHost {
 	readonly tui: TUI;
-	readonly chat = new Container();
+	readonly transcript: TranscriptView;
 	readonly editor: Editor;
+	/** Where the editor is: a picker or a question takes its place while it is open. */
+	private readonly inputArea = new Container();
+	/** Pickers and questions open, the newest shown (see `showPanel`). */
+	private readonly panels: Component[] = [];
 	private readonly header = new Text("", 1, 0);
 	private readonly hint = new Text("", 1, 0);
 	private readonly statusLine: StatusLine;
@@ -60,10 +62,6 @@ export class InteractiveApp implements CommandHost {
 	private readonly queuedInputs: QueuedInputs;
 	private current: SessionLink;
 	private detachSession: (() => void) | undefined;
-	private streaming: AssistantView | undefined;
-	private readonly cells = new Map<string, CellView>();
-	/** Whether cell results and capsules show in full (Ctrl-O). */
-	private expanded = false;
 	private kernel: KernelState = "not started";
 	/** This view's prompts not yet ended. */
 	private ownRuns = 0;
@@ -84,6 +82,10 @@ export class InteractiveApp implements CommandHost {
 	) {
 		this.current = context.link;
 		this.tui = new TUI(terminal);
+		this.transcript = new TranscriptView({
+			readArchive: (id, start, end) => this.current.readArchive(id, start, end),
+			requestRender: () => this.tui.requestRender(),
+		});
 		this.editor = new Editor(this.tui, editorTheme, { paddingX: 1, autocompleteMaxVisible: 8 });
 		this.statusLine = new StatusLine(() => this.status());
 		this.queuedInputs = new QueuedInputs(() => this.current.status().queued);
@@ -96,10 +98,11 @@ export class InteractiveApp implements CommandHost {
 		this.editor.onSubmit = (text) => this.submit(text);
 		this.local = LOCAL_COMMANDS(this);
 		this.tui.addChild(this.header);
-		this.tui.addChild(this.chat);
+		this.tui.addChild(this.transcript);
 		this.tui.addChild(this.queuedInputs);
 		this.tui.addChild(this.hint);
-		this.tui.addChild(this.editor);
+		this.inputArea.addChild(this.editor);
+		this.tui.addChild(this.inputArea);
 		this.tui.addChild(this.statusLine);
 		this.tui.setFocus(this.editor);
 		this.tui.addInputListener((data) => this.onKey(data));
@@ -125,6 +128,30 @@ export class InteractiveApp implements CommandHost {
 		return exited;
 	}
 
+	/**
+	 * Put the keys typed before the UI was ready in the editor, read as the editor reads keys (a
+	 * Backspace typed then still erases). An Enter among them is a new line, and a last one is
+	 * dropped: nothing is sent blind. The text was typed before the header said which session,
+	 * model and folder it goes to and before a notice (project code held back, a session resumed
+	 * elsewhere) could be read, and the session may still be starting; one more Enter sends it.
+	 */
+	typeAhead(keys: string): void {
+		const sequences: string[] = [];
+		const split = new StdinBuffer();
+		split.on("data", (sequence) => sequences.push(sequence));
+		split.process(keys);
+		sequences.push(...split.flush());
+		split.destroy();
+		const enter = (sequence: string) => sequence === "\r" || sequence === "\n";
+		while (sequences.length > 0 && enter(sequences.at(-1) as string)) sequences.pop();
+		if (sequences.length === 0) return;
+		for (const sequence of sequences) {
+			if (enter(sequence)) this.editor.insertTextAtCursor("\n");
+			else this.editor.handleInput(sequence);
+		}
+		this.setHint("Typed while starting: Enter sends it.");
+	}
+
 	/** The session the UI drives now. */
 	get link(): SessionLink {
 		return this.current;
@@ -142,10 +169,6 @@ export class InteractiveApp implements CommandHost {
 		return this.ownRuns > 0 || this.current.status().running;
 	}
 
-	get isExpanded(): boolean {
-		return this.expanded;
-	}
-
 	/** Add a note (a command's answer, a problem) to the conversation. */
 	note(text: string, tone: "info" | "error" = "info"): void {
 		this.add(new NoteView(text, tone));
@@ -158,19 +181,38 @@ export class InteractiveApp implements CommandHost {
 
 	/** Add a block to the conversation (a blank line above it). */
 	add(block: Component): void {
-		this.chat.addChild(new Spaced(block));
+		this.transcript.add(block);
 	}
 
-	/** Show `component` over the conversation until `close` is called. */
-	overlay(component: Component): { close(): void } {
-		const handle = this.tui.showOverlay(component, { width: "90%", maxHeight: "80%", anchor: "center" });
+	/**
+	 * Show `component` (a picker, a question) in the editor's place until `close` is called: it has
+	 * the keys and whole lines of its own, so nothing of the conversation shows beside it. The
+	 * editor keeps its text meanwhile.
+	 */
+	showPanel(component: Component): { close(): void } {
+		this.panels.push(component);
+		this.showNewestPanel();
 		return {
 			close: () => {
-				handle.hide();
-				this.tui.setFocus(this.editor);
-				this.tui.requestRender();
+				const index = this.panels.indexOf(component);
+				if (index === -1) return;
+				this.panels.splice(index, 1);
+				this.showNewestPanel();
 			},
 		};
+	}
+
+	/** Whether a picker or a question has the editor's place. */
+	get showingPanel(): boolean {
+		return this.panels.length > 0;
+	}
+
+	private showNewestPanel(): void {
+		const shown = this.panels.at(-1) ?? this.editor;
+		this.inputArea.clear();
+		this.inputArea.addChild(shown);
+		this.tui.setFocus(shown);
+		this.tui.requestRender();
 	}
 
 	/**
@@ -269,10 +311,7 @@ export class InteractiveApp implements CommandHost {
 		}
 		// A newer layout started meanwhile: it draws (and replays what was held).
 		if (layout !== this.layouts) return;
-		this.chat.clear();
-		this.cells.clear();
-		this.streaming = undefined;
-		const { session, model } = this.current.status();
+		const { session, model, running } = this.current.status();
 		this.header.setText(
 			[
 				`${style.bold("prime-agent")} ${style.gray(`· ${model.provider}/${model.id} · ${session.cwd}${this.current.agentKey ? ` · agent ${this.current.agentKey}` : ""}`)}`,
@@ -280,14 +319,7 @@ export class InteractiveApp implements CommandHost {
 				...notices.map((line) => style.yellow(line)),
 			].join("\n"),
 		);
-		const unfinished = addHistory((block) => this.add(block), messages, this.cellOptions());
-		// Cells still running (a view attached mid-turn) finish when their results come; any other never will.
-		for (const [id, cell] of unfinished) {
-			if (this.current.status().running) {
-				this.cells.set(id, cell);
-				if (cell.toolName === "ipython") this.kernel = "busy";
-			} else cell.finish("", true, { status: "aborted" });
-		}
+		if (this.transcript.layOut(messages, running)) this.kernel = "busy";
 		this.holding = undefined;
 		for (const event of notInHistory(held, messages)) this.onEvent(event);
 		this.tui.requestRender(true);
@@ -315,19 +347,6 @@ export class InteractiveApp implements CommandHost {
 	private detach(): void {
 		this.detachSession?.();
 		this.detachSession = undefined;
-	}
-
-	private cellOptions() {
-		return {
-			isExpanded: () => this.expanded,
-			readArchive: (id: string, start: number, end: number) => this.readArchive(id, start, end),
-			requestRender: () => this.tui.requestRender(),
-		};
-	}
-
-	/** Lines of an archived observation (Prime Context's recovery read; no model call). */
-	private readArchive(id: string, start: number, end: number): Promise<string> {
-		return this.current.readArchive(id, start, end);
 	}
 
 	/** What the session says: loop events, then everything else it reports. */
@@ -395,69 +414,26 @@ export class InteractiveApp implements CommandHost {
 	}
 
 	private onAgentEvent(event: AgentEvent): void {
-		switch (event.type) {
-			case "message_start":
-				if (event.message.role === "assistant") {
-					this.streaming = new AssistantView();
-					this.add(this.streaming);
-				}
-				break;
-			case "message_update":
-				if (event.message.role !== "assistant") break;
-				// Attached mid-answer: the answer so far shows from its next update.
-				if (!this.streaming) {
-					this.streaming = new AssistantView();
-					this.add(this.streaming);
-				}
-				this.streaming.setContent(contentText(event.message.content), contentText(event.message.content, "thinking"));
-				break;
-			case "message_end":
-				this.onMessageEnd(event.message);
-				break;
-			case "tool_execution_start": {
-				const cell = new CellView({ ...this.cellOptions(), toolName: event.toolName, args: event.args });
-				this.cells.set(event.toolCallId, cell);
-				this.add(cell);
-				if (event.toolName === "ipython" && this.kernel !== "starting") this.kernel = "busy";
-				break;
-			}
-			case "tool_execution_update":
-				this.cells.get(event.toolCallId)?.setPartial(contentText(event.partialResult?.content));
-				break;
-			case "tool_execution_end":
-				this.cells
-					.get(event.toolCallId)
-					?.finish(contentText(event.result?.content), event.isError, event.result?.details);
-				this.cells.delete(event.toolCallId);
-				if (
-					event.toolName === "ipython" &&
-					(event.result?.details as { status?: string } | undefined)?.status === "died"
-				)
-					this.kernel = "died";
-				else if (event.toolName === "ipython" && this.kernel === "busy") this.kernel = "idle";
-				if (event.toolName === "ipython" && this.kernel === "restarting") this.kernel = "restarted";
-				break;
+		this.transcript.show(event, (error) => describeModelFailure(this.current.status().model, error));
+		if (event.type === "message_end" && event.message.role === "user") this.onUserMessage(event.message.content);
+		else if (event.type === "tool_execution_start") {
+			if (event.toolName === "ipython" && this.kernel !== "starting") this.kernel = "busy";
+		} else if (event.type === "tool_execution_end") {
+			if (event.toolName === "ipython" && (event.result?.details as { status?: string } | undefined)?.status === "died")
+				this.kernel = "died";
+			else if (event.toolName === "ipython" && this.kernel === "busy") this.kernel = "idle";
+			if (event.toolName === "ipython" && this.kernel === "restarting") this.kernel = "restarted";
 		}
 		this.tui.requestRender();
 	}
 
-	private onMessageEnd(message: AgentEvent & { type: "message_end" } extends { message: infer M } ? M : never): void {
-		if (message.role === "assistant") {
-			// Attached after its last update: the answer shows whole.
-			const view = this.streaming ?? new AssistantView();
-			if (!this.streaming) this.add(view);
-			this.streaming = undefined;
-			view.setContent(contentText(message.content), contentText(message.content, "thinking"));
-			if (message.stopReason === "error")
-				view.setError(describeModelFailure(this.current.status().model, message.errorMessage));
-			if (message.stopReason === "aborted") view.setError("Turn stopped.");
-		} else if (message.role === "user") {
-			const text = contentText(message.content);
-			const shown = this.shownPrompts.indexOf(text);
-			if (shown !== -1) this.shownPrompts.splice(shown, 1);
-			// Queued (by any view), sent by another view, a schedule or a heartbeat: shown as it reaches the session.
-			else this.add(new UserView(text));
-		}
+	/** A user message reached the session: shown unless this view showed it already. */
+	private onUserMessage(content: unknown): void {
+		const text = contentText(content);
+		const shown = this.shownPrompts.indexOf(text);
+		if (shown !== -1) this.shownPrompts.splice(shown, 1);
+		// Queued (by any view), sent by another view, a schedule or a heartbeat: shown as it reaches the session.
+		else this.add(new UserView(text));
 	}
 
 	private onKernelStatus(status: KernelStatus): void {
@@ -466,16 +442,15 @@ export class InteractiveApp implements CommandHost {
 		else if (status.phase === "failed") {
 			this.kernel = "failed";
 			this.note(`Python kernel failed to start: ${status.message}`, "error");
-		} else this.kernel = this.cells.size > 0 ? "busy" : "idle";
+		} else this.kernel = this.transcript.runningCells > 0 ? "busy" : "idle";
 		this.tui.requestRender();
 	}
 
 	private onKey(data: string): { consume?: boolean } | undefined {
-		if (this.tui.hasOverlay()) return undefined;
+		if (this.showingPanel) return undefined;
 		if (!matchesKey(data, Key.ctrl("c"))) this.exitPresses = 0;
 		if (matchesKey(data, Key.ctrl("o"))) {
-			this.expanded = !this.expanded;
-			this.chat.invalidate();
+			this.transcript.toggleExpanded();
 			this.tui.requestRender();
 			return { consume: true };
 		}
@@ -491,8 +466,11 @@ export class InteractiveApp implements CommandHost {
 		}
 		if (matchesKey(data, Key.ctrl("c"))) {
 			if (this.working) this.interrupt();
-			else if (this.editor.getText() !== "") this.editor.setText("");
-			else if (++this.exitPresses >= 2) void this.exit();
+			else if (this.editor.getText() !== "") {
+				this.editor.setText("");
+				// Draws the cleared editor too: a consumed key draws nothing by itself.
+				this.setHint("");
+			} else if (++this.exitPresses >= 2) void this.exit();
 			else this.setHint("Ctrl-C again (or Ctrl-D) leaves.");
 			return { consume: true };
 		}

@@ -43,8 +43,8 @@ export interface CommandHost {
 	readonly editor: { setText(text: string): void };
 	/** Add a note (a command's answer, a problem) to the conversation. */
 	note(text: string, tone?: "info" | "error"): void;
-	/** Show `component` over the conversation until `close` is called. */
-	overlay(component: Component): { close(): void };
+	/** Show `component` in the editor's place (the editor keeps its text) until `close` is called. */
+	showPanel(component: Component): { close(): void };
 	/** Replace the session; false (with a note saying why) when it was not replaced. */
 	switchSession(changes: SessionChanges, what: string): Promise<boolean>;
 	/** Lay the conversation out again from the session's active branch. */
@@ -57,12 +57,12 @@ const PICKER_ROWS = 12;
 
 /** `/model`, `/resume`, `/tree`, `/fork`, `/new`, `/exit`: the UI's own commands. */
 export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
-	/** A picker over the conversation; `dismiss` closes it as Esc does. */
+	/** A picker in the editor's place; `dismiss` closes it as Esc does. */
 	const open = (title: string, items: SelectItem[], selected = 0) => {
 		let dismiss = () => {};
 		const chosen = new Promise<string | undefined>((resolve) => {
 			const picker = new Picker(title, items, PICKER_ROWS, selected);
-			const shown = app.overlay(picker);
+			const shown = app.showPanel(picker);
 			let done = false;
 			const end = (value: string | undefined) => {
 				if (done) return;

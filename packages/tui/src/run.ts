@@ -10,7 +10,11 @@ export async function runInteractiveMode(context: InteractiveContext): Promise<E
 	const app = new InteractiveApp(new ProcessTerminal(), context);
 	const release = giveTerminalBackOnExit(app);
 	try {
-		const exit = await app.run();
+		// Taken in the tick the UI starts reading the terminal: no key falls between the two.
+		const typed = context.typeAhead?.take() ?? "";
+		const running = app.run();
+		app.typeAhead(typed);
+		const exit = await running;
 		if ("message" in exit) context.stdout.write(`${exit.message}\n`);
 		if (app.farewell) context.stdout.write(`${app.farewell}\n`);
 		return exit.code as ExitCodeValue;

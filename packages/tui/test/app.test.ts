@@ -457,12 +457,21 @@ describe("the interactive app (in process, faux model, real kernel)", () => {
 		// Interrupt only once the cell ignores SIGINT: sooner, the interrupt ends it as usual.
 		await waitFor(app, "SIGINT ignored");
 		terminal.send("\x03");
-		await waitFor(app, () => visible(terminal.written).includes("The cell ignored the interrupt and is still running"));
+		// The question takes the editor's place, above the status line, with lines of its own.
+		const asked = await waitFor(app, "The cell ignored the interrupt and is still running");
+		expect(asked.split("\n").slice(-6, -1)).toEqual([
+			"─".repeat(80),
+			"The cell ignored the interrupt and is still running · type to filter · Enter ...",
+			"→ Wait for it         the kernel keeps its variables",
+			"  Restart the kernel  its variables are lost",
+			"─".repeat(80),
+		]);
+		expect(asked.split("\n").at(-1)).toMatch(/^● working │ /);
 		terminal.send("\x1b[B");
 		terminal.send("\r");
 		const screen = await waitFor(app, "The kernel was restarted.");
 		expect(screen).toContain("● ready │ kernel restarted ·");
-		expect(app.tui.hasOverlay()).toBe(false);
+		expect(app.showingPanel).toBe(false);
 		// The model reads that its variables are gone, not that the kernel kept its state.
 		const result = JSON.stringify(contexts[0]?.messages.at(-1));
 		expect(result).toContain("the cell ignored the interrupt, so the kernel was killed");

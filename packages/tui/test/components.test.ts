@@ -256,6 +256,19 @@ describe("streaming answers", () => {
 		streamed.setContent(answer, "");
 		expect(streamed.render(60)).toEqual(whole);
 	});
+	it("sets a stopped turn's message apart from the half-written paragraph above it", () => {
+		const stopped = new AssistantView();
+		stopped.setContent("The fix is to change the", "");
+		stopped.setError("Turn stopped.");
+		expect(stopped.render(40).map((line) => visible(line).trimEnd())).toEqual([
+			" The fix is to change the",
+			"",
+			"Turn stopped.",
+		]);
+		const silent = new AssistantView();
+		silent.setError("Turn stopped.");
+		expect(silent.render(40).map(visible)).toEqual(["Turn stopped."]);
+	});
 });
 
 describe("status line", () => {
@@ -281,13 +294,19 @@ describe("status line", () => {
 		);
 	});
 
-	it("moves sub-agents, queue and goal to a second line when one line does not fit", () => {
+	it("wraps between its pieces when one line does not fit, so the cost and the queue stay in sight", () => {
 		expect(statusLines(info, 80).map(visible)).toEqual([
-			"● working │ kernel busy · anthropic/claude-sonnet-4-5 · 25% of 200k · 123k to...",
-			"2 sub-agents running · 1 queued · goal: make the tests pass",
+			"● working │ kernel busy · anthropic/claude-sonnet-4-5 · 25% of 200k",
+			"123k tok $0.457 · 2 sub-agents running · 1 queued · goal: make the tests pass",
+		]);
+		const idle = { ...info, model: "local/coder", working: false, runningChildren: 0, queued: 0, goal: undefined };
+		expect(statusLines({ ...idle, kernel: "not started" }, 60).map(visible)).toEqual([
+			"● ready │ kernel not started · local/coder · 25% of 200k",
+			"123k tok $0.457",
 		]);
 		expect(statusLines({ ...info, goal: "a\nmulti-line   goal" }, 200).map(visible)).toHaveLength(1);
 		for (const line of statusLines(info, 30)) expect(visibleWidth(line)).toBeLessThanOrEqual(30);
+		expect(statusLines(info, 30).map(visible).join("\n")).toContain("$0.457");
 	});
 
 	it("counts shortly", () => {
@@ -346,7 +365,12 @@ describe("pickers", () => {
 			picked = value;
 		};
 		for (const key of "qwen") picker.handleInput(key);
-		expect(lines(picker)[0]).toBe("Model · filter: qwen");
+		expect(lines(picker, 30)).toEqual([
+			"─".repeat(30),
+			"Model · filter: qwen",
+			"→ ollama/qwen2.5-coder:14b",
+			"─".repeat(30),
+		]);
 		picker.handleInput("\r");
 		expect(picked).toBe("ollama/qwen2.5-coder:14b");
 	});

@@ -25,10 +25,17 @@ afterEach(async () => {
 	world = undefined;
 });
 
-/** `prime-agent` with no prompt, in an 80x24 tmux pane, on a loopback model answering `script`. */
+/** `prime-agent` with no prompt, in an 80x24 tmux pane (or `width` columns), on a loopback model answering `script`. */
 async function startAgent(
 	script: ScriptedReply[],
-	options: { env?: Record<string, string>; files?: Record<string, string>; ready?: string } = {},
+	options: {
+		env?: Record<string, string>;
+		files?: Record<string, string>;
+		ready?: string;
+		width?: number;
+		/** Typed as soon as the program is started, before it draws anything. */
+		typeAhead?: (pane: TmuxPane) => void;
+	} = {},
 ): Promise<TmuxPane> {
 	server = await openAiCompletionsServer(script);
 	world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...options.env });
@@ -38,9 +45,17 @@ async function startAgent(
 	];
 	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models } } });
 	for (const [name, text] of Object.entries(options.files ?? {})) world.writeProject(name, text);
-	pane = startInTmux(["--model", "local/coder"], { cwd: world.project, env: world.env });
+	pane = startInTmux(["--model", "local/coder"], { cwd: world.project, env: world.env, width: options.width });
+	options.typeAhead?.(pane);
 	await pane.waitFor(options.ready ?? "kernel not started");
 	return pane;
+}
+
+/** The editor's lines: those between its two rules (the last two lines of `─`). */
+function editorLines(screen: string): string[] {
+	const lines = screen.split("\n");
+	const rules = lines.flatMap((line, index) => (/^─+$/.test(line) ? [index] : []));
+	return lines.slice((rules.at(-2) ?? 0) + 1, rules.at(-1));
 }
 
 /** Lines of the screen wider than `width` columns (none, when the layout fits). */
@@ -95,6 +110,76 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		const screen = await tui.waitFor("Interrupted; kept is still there.");
 		expect(screen).toContain("✗ interrupted ipython");
 		expect(screen).toMatch(/│ 42/);
+	});
+
+	it("Ctrl-C on a typed line clears the editor on screen at once (a second press is not needed to see it)", async () => {
+		const tui = await startAgent([]);
+		tui.type("half a thought");
+		await tui.waitFor((screen) => editorLines(screen).join("\n") === " half a thought");
+		tui.keys("C-c");
+		const cleared = await tui.waitFor((screen) => editorLines(screen).join("\n") === "");
+		expect(cleared).not.toContain("half a thought");
+		expect(cleared).not.toContain("Ctrl-C again");
+		expect(tui.exited()).toBe(false);
+	});
+
+	it("at 60 columns the status line wraps between its parts, so the cost stays in sight", async () => {
+		const tui = await startAgent([], { width: 60 });
+		const screen = await tui.waitFor("$0.000");
+		expect(screen.split("\n").slice(-2)).toEqual([
+			"● ready │ kernel not started · local/coder · 0% of 33k",
+			"0 tok $0.000",
+		]);
+		expect(overflowing(screen, 60)).toEqual([]);
+	});
+
+	it("/tree takes the editor's place: whole lines of its own, nothing of the conversation beside it", async () => {
+		const answer = Array.from(
+			{ length: 30 },
+			(_, i) => `Line ${i + 1} of an answer that is long enough to reach the edges of the screen.`,
+		).join("\n\n");
+		const tui = await startAgent([{ text: answer }]);
+		tui.type("tell me a lot");
+		tui.keys("Enter");
+		await tui.waitFor("Line 30 of");
+		tui.type("/tree");
+		tui.keys("Enter");
+		const screen = await tui.waitFor("Session tree");
+		expect(screen.split("\n").slice(-7)).toEqual([
+			" Line 30 of an answer that is long enough to reach the edges of the screen.",
+			"─".repeat(80),
+			"Session tree · type to filter · Enter picks · Esc closes",
+			"  • you: tell me a lot",
+			"→ ◆ agent: Line 1 of an answer that is long enough to reach the edges of the s",
+			"─".repeat(80),
+			"● ready │ kernel not started · local/coder · 0% of 33k · 110 tok $0.000",
+		]);
+		// Esc gives the editor its place back.
+		tui.keys("Escape");
+		await tui.waitFor((text) => !text.includes("Session tree") && editorLines(text).join("\n") === "");
+	});
+
+	it("keeps what is typed before the first frame: it waits in the editor, unsent, until Enter", async () => {
+		let before = "";
+		const tui = await startAgent([{ text: "It is 42." }], {
+			typeAhead: (pane) => {
+				pane.type("what is six times sevem");
+				pane.keys("BSpace");
+				pane.type("n?");
+				pane.keys("Enter");
+				before = pane.screen();
+			},
+		});
+		// Typed before the UI drew anything (the program was still loading).
+		expect(before).not.toContain("kernel");
+		// One line, as typed (the Backspace erased): the Enter typed blind did not send it.
+		const screen = await tui.waitFor((text) => editorLines(text).join("\n") === " what is six times seven?");
+		expect(screen).toContain("Typed while starting: Enter sends it.");
+		expect(server?.requests.length).toBe(0);
+		tui.keys("Enter");
+		const answered = await tui.waitFor("It is 42.");
+		expect(answered).toContain("› what is six times seven?");
+		expect(server?.requests.length).toBe(1);
 	});
 
 	it("completes a slash command from the menu with Tab", async () => {

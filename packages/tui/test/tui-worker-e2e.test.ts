@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { daemonPaths } from "../../agent/src/daemon/state.js";
 import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
 import { startInTmux, type TmuxPane } from "./tmux.js";
 
@@ -49,6 +51,33 @@ describe("prime-agent's terminal UI over a background worker (the real command l
 		expect(back).toContain(`Attached to agent ${key}.`);
 		second.keys("C-d");
 		await second.waitFor(() => second.exited());
+	});
+
+	it("what is typed while the worker starts waits in the editor, and Enter sends it to the worker", async () => {
+		world = await makeDaemonWorld([{ text: "Sent from the editor." }]);
+		const pane = open(world, ["--model", "local/coder"]);
+		pane.type("start the job");
+		pane.keys("Enter");
+		const screen = await pane.waitFor("Typed while starting: Enter sends it.");
+		expect(screen).toMatch(/^ start the job$/m);
+		expect(world.server.requests.length).toBe(0);
+		pane.keys("Enter");
+		const answered = await pane.waitFor("Sent from the editor.");
+		expect(answered).toContain("› start the job");
+		expect(world.server.requests.length).toBe(1);
+	});
+
+	it("Ctrl-C typed while the worker starts interrupts the start, as it does without keys held", async () => {
+		world = await makeDaemonWorld([]);
+		const pane = open(world, ["--model", "local/coder"]);
+		// The supervisor is started once the command line holds the keys for the UI; its worker takes seconds more.
+		const supervisor = daemonPaths(world.home).supervisor;
+		await eventually("the command line to start the supervisor", () => existsSync(supervisor));
+		pane.type("never mind");
+		pane.keys("C-c");
+		const left = await pane.waitFor(() => pane.exited());
+		expect(left).not.toContain("kernel not started");
+		expect(left).not.toContain("never mind");
 	});
 
 	it("closing the terminal mid-cell (SIGHUP) leaves the turn running in its worker to the end", async () => {

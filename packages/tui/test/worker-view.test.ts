@@ -281,13 +281,13 @@ describe("the terminal UI as a view of a background worker", () => {
 		await waitFor(first.app, "│ ignoring");
 		first.terminal.send("\x03");
 		const asked = "The cell ignored the interrupt and is still running";
-		await waitFor(second.app, () => second.app.tui.hasOverlay());
-		await waitFor(first.app, () => first.app.tui.hasOverlay());
+		await waitFor(second.app, () => second.app.showingPanel);
+		await waitFor(first.app, () => first.app.showingPanel);
 		// Drawn on the next frame.
 		await waitFor(second.app, () => visible(second.terminal.written).includes(asked));
 		first.terminal.send("\x1b[B");
 		first.terminal.send("\r");
-		await waitFor(second.app, () => !second.app.tui.hasOverlay());
+		await waitFor(second.app, () => !second.app.showingPanel);
 		await waitFor(second.app, "Restarted.");
 		await waitFor(first.app, "● ready");
 		// /new in the first view: the worker stays for the second view.

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import type { InteractiveUi } from "../modes/index.js";
+import { TypeAhead } from "../modes/type-ahead.js";
 import {
 	afterDamage,
 	describeBranch,
@@ -20,10 +21,14 @@ export interface CliIo {
 	stdin: NodeJS.ReadableStream;
 	stdout: NodeJS.WritableStream;
 	stderr: NodeJS.WritableStream;
+	/** Keys typed while the terminal UI starts; a command that runs the UI holds them for it. */
+	typeAhead?: TypeAhead;
 }
 
 /** Run the command line; returns the exit code. User errors are printed as what happened + what to do. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+export async function runCli(argv: readonly string[], cliIo: CliIo): Promise<ExitCodeValue> {
+	const typeAhead = new TypeAhead(cliIo.stdin as NodeJS.ReadStream);
+	const io = { ...cliIo, typeAhead };
 	try {
 		if (argv[0] === "skill") {
 			secureHome(io);
@@ -58,6 +63,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 		}
 	} catch (error) {
 		return reportError(error, io, wantsJson(argv));
+	} finally {
+		// The UI never started (an error): the terminal goes back to its mode.
+		typeAhead.stop();
 	}
 }
 
@@ -85,6 +93,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	const loaded = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
 	if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
 	const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
+	// The UI will run: keys typed while the session starts are kept for its editor.
+	if (ui) io.typeAhead?.hold();
 	// What the command line asks of the session, wherever it runs.
 	const requested = {
 		model: args.model,
@@ -101,7 +111,12 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		trustProject: args.trustProject,
 	};
 	// The terminal UI asks about the project's code before any of it could run (in a worker or here).
-	if (ui?.reviewProject && !args.trustProject) await reviewProjectCode(ui, io);
+	if (ui?.reviewProject && !args.trustProject) {
+		// The review reads the terminal itself: keys typed for the prompt must not answer it.
+		io.typeAhead?.stop();
+		await reviewProjectCode(ui, io);
+		io.typeAhead?.hold();
+	}
 	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
 	let stays: string | undefined;
 	if (!daemon.inProcess(io.env)) {
@@ -129,6 +144,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 				stdin: io.stdin as NodeJS.ReadStream,
 				stdout: io.stdout as NodeJS.WriteStream,
 				env: io.env,
+				typeAhead: io.typeAhead,
 				switchSession: async (changes) => {
 					await current?.dispose();
 					current = undefined;
@@ -175,6 +191,7 @@ async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue
 			const loaded = args.mode === "text" && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
 			if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
 			const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
+			if (ui) io.typeAhead?.hold();
 			return daemon.runAttach(args.agentRef as string, io, ui, args.mode);
 		}
 		case "status":

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, DiskWriteError } from "../home/index.js";
-import type { InteractiveUi } from "../modes/interactive.js";
+import type { InteractiveContext, InteractiveUi } from "../modes/interactive.js";
 import { type EndingSignal, onEndingSignal } from "../modes/interrupts.js";
 import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
@@ -31,6 +31,8 @@ export interface DaemonIo {
 	stdin: NodeJS.ReadableStream;
 	stdout: NodeJS.WritableStream;
 	stderr: NodeJS.WritableStream;
+	/** Keys typed while the terminal UI starts, for the UI to take (see `InteractiveContext`). */
+	typeAhead?: InteractiveContext["typeAhead"];
 }
 
 /**
@@ -185,6 +187,7 @@ async function runUi(
 		stdin: io.stdin as NodeJS.ReadStream,
 		stdout: io.stdout as NodeJS.WriteStream,
 		env: io.env,
+		typeAhead: io.typeAhead,
 		switchSession: async (changes) => {
 			const leaving = current;
 			current = undefined;

@@ -2,6 +2,7 @@ import type { ExitCodeValue } from "../errors.js";
 import type { AgentPaths } from "../home/index.js";
 import type { SessionLink } from "../link/index.js";
 import type { ProjectCodeItem } from "../trust/index.js";
+import type { TypeAhead } from "./type-ahead.js";
 
 /** The package that holds the full terminal UI; resolved by name when `prime-agent` starts. */
 export const TERMINAL_UI_PACKAGE = "prime-agent-tui";
@@ -40,6 +41,11 @@ export interface InteractiveContext {
 	stdin: NodeJS.ReadStream;
 	stdout: NodeJS.WriteStream;
 	env: NodeJS.ProcessEnv;
+	/**
+	 * The keys typed before the UI was ready (while the session or its worker started): the UI
+	 * calls `take` right before it reads the terminal, in the same tick, and shows them in its editor.
+	 */
+	typeAhead?: Pick<TypeAhead, "take">;
 }
 
 /** The project's code that would run and is not approved, for the user to review before the session starts. */

@@ -68,7 +68,11 @@ export class AssistantView implements Component {
 		// The blank line between blocks, padded as markdown pads its own lines.
 		if (settled.length > 0 && tail.length > 0) lines.push(" ".repeat(width));
 		lines.push(...tail);
-		if (this.error) for (const line of wrapTextWithAnsi(style.red(this.error), width)) lines.push(line);
+		if (this.error) {
+			// Its own paragraph: after a half-written sentence it must not read as the answer's next line.
+			if (lines.length > 0) lines.push(" ".repeat(width));
+			for (const line of wrapTextWithAnsi(style.red(this.error), width)) lines.push(line);
+		}
 		return lines;
 	}
 }

@@ -11,8 +11,9 @@ import { style } from "../style.js";
 import { selectListTheme } from "../theme.js";
 
 /**
- * A titled list to pick from (`/model`, `/resume`, `/tree`): arrows move, typing filters, Enter
- * picks, Esc or Ctrl-C closes without a choice.
+ * A titled list to pick from (`/model`, `/resume`, `/tree`, the still-running question), shown in
+ * the editor's place: arrows move, typing filters, Enter picks, Esc or Ctrl-C closes without a
+ * choice.
  */
 export class Picker implements Component {
 	private list: SelectList;
@@ -32,7 +33,11 @@ export class Picker implements Component {
 
 	/** The list for the items that match the filter (fuzzy, on what is shown). */
 	private listOf(items: SelectItem[]): SelectList {
-		const list = new SelectList(items, this.maxVisible, selectListTheme, { maxPrimaryColumnWidth: 64 });
+		// The labels' column as wide as the widest label (up to 64): the descriptions follow close.
+		const list = new SelectList(items, this.maxVisible, selectListTheme, {
+			minPrimaryColumnWidth: 12,
+			maxPrimaryColumnWidth: 64,
+		});
 		list.onSelect = (item) => this.onPick?.(item.value);
 		list.onCancel = () => this.onClose?.();
 		return list;
@@ -66,6 +71,13 @@ export class Picker implements Component {
 
 	render(width: number): string[] {
 		const hint = this.filter ? `filter: ${this.filter}` : "type to filter · Enter picks · Esc closes";
-		return [truncateToWidth(style.bold(this.title) + style.gray(` · ${hint}`), width), ...this.list.render(width)];
+		// Ruled above and below as the editor whose place it takes.
+		const rule = style.gray("─".repeat(width));
+		return [
+			rule,
+			truncateToWidth(style.bold(this.title) + style.gray(` · ${hint}`), width),
+			...this.list.render(width),
+			rule,
+		];
 	}
 }

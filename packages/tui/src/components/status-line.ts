@@ -42,41 +42,56 @@ export function shortCount(value: number): string {
 	return `${(value / 1_000_000).toFixed(1)}M`;
 }
 
-/** The status line's two parts: the session's state, then what runs beside it (sub-agents, queue, goal). */
-function statusParts(info: StatusInfo): { main: string; extras: string } {
+/** The status line's pieces (joined by ` · `): the session's state, then what runs beside it (sub-agents, queue, goal). */
+function statusPieces(info: StatusInfo): string[] {
 	const kernelPaint =
 		info.kernel === "busy" ? style.yellow : info.kernel === "failed" || info.kernel === "died" ? style.red : style.gray;
 	const percent = info.contextWindow > 0 ? Math.round((100 * info.contextTokens) / info.contextWindow) : 0;
-	const context = `${percent}% of ${shortCount(info.contextWindow)}`;
-	// What a narrow terminal cuts first comes last: cost and tokens.
 	const main = [
 		(info.stopped ? style.gray("● stopped") : info.working ? style.yellow("● working") : style.green("● ready")) +
-			style.gray(" │ "),
-		kernelPaint(`kernel ${info.kernel}`),
-		style.gray(" · "),
+			style.gray(" │ ") +
+			kernelPaint(`kernel ${info.kernel}`),
 		style.cyan(info.model),
-		style.gray(` · ${context} · ${shortCount(info.totalTokens)} tok $${info.cost.toFixed(3)}`),
-	].join("");
+		style.gray(`${percent}% of ${shortCount(info.contextWindow)}`),
+		style.gray(`${shortCount(info.totalTokens)} tok $${info.cost.toFixed(3)}`),
+	];
 	const extras: string[] = [];
 	if (info.runningChildren > 0)
 		extras.push(style.gray(`${info.runningChildren} sub-agent${info.runningChildren === 1 ? "" : "s"} running`));
 	if (info.queued > 0) extras.push(style.gray(`${info.queued} queued`));
 	if (info.goal) extras.push(style.gray("goal: ") + info.goal.replace(/\s+/g, " ").trim());
-	return { main, extras: extras.join(style.gray(" · ")) };
+	return [...main, ...extras];
 }
+
+const SEPARATOR = style.gray(" · ");
 
 /** The status as one line (what a wide terminal shows). */
 export function formatStatus(info: StatusInfo): string {
-	const { main, extras } = statusParts(info);
-	return extras ? `${main}${style.gray(" · ")}${extras}` : main;
+	return statusPieces(info).join(SEPARATOR);
 }
 
-/** The status for `width` columns: one line when it fits, else the extras on a second line. */
+/**
+ * The status for `width` columns: one line when it fits, else wrapped between its pieces, so
+ * nothing (the cost, the queue) is cut off; only a piece wider than the terminal is cut.
+ */
 export function statusLines(info: StatusInfo, width: number): string[] {
-	const one = formatStatus(info);
-	if (visibleWidth(one) <= width) return [one];
-	const { main, extras } = statusParts(info);
-	return [main, ...(extras ? [extras] : [])].map((line) => truncateToWidth(line, width));
+	return flow(statusPieces(info), width);
+}
+
+/** `pieces` joined by ` · ` into lines of at most `width` columns, breaking between pieces. */
+function flow(pieces: string[], width: number): string[] {
+	const lines: string[] = [];
+	let line = "";
+	for (const piece of pieces) {
+		const joined = line ? line + SEPARATOR + piece : piece;
+		if (!line || visibleWidth(joined) <= width) line = joined;
+		else {
+			lines.push(line);
+			line = piece;
+		}
+	}
+	if (line) lines.push(line);
+	return lines.map((text) => truncateToWidth(text, width));
 }
 
 /** The status under the editor. */
