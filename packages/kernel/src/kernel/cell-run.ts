@@ -3,7 +3,7 @@ import { PUBLISHED_METADATA_KEY } from "../process/index.js";
 import type { CellError, CellResult, ExecuteOptions } from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
 import { describeExit, type KernelExit } from "./errors.js";
-import type { RunningKernel } from "./running-kernel.js";
+import type { KernelLink } from "./kernel-link.js";
 
 /**
  * Whether an error is what the interrupt raised: KeyboardInterrupt in running code, CancelledError
@@ -71,7 +71,7 @@ export class CellRun {
 	private readonly stops: Array<() => void> = [];
 
 	constructor(
-		private readonly kernel: RunningKernel,
+		private readonly kernel: KernelLink,
 		private readonly code: string,
 		private readonly options: CellRunOptions,
 	) {
