@@ -3,13 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, inject } from "vitest";
-import {
-	type CellResult,
-	type ExecuteOptions,
-	type JupyterServerOptions,
-	Kernel,
-	type KernelStartOptions,
-} from "../src/index.js";
+import { type CellResult, type ExecuteOptions, Kernel, type KernelStartOptions } from "../src/index.js";
 
 /**
  * The kernel tests' shared setup: kernels started through `startKernel` are shut down after each
@@ -28,14 +22,14 @@ export function testServer(): { url: string; token: string; root: string } {
 	return inject("jupyterServer");
 }
 
-/** `options`, with the kernel on the test Jupyter Server when the tests check that provider. */
-export function kernelOptions(
-	options: KernelStartOptions = {},
-	server: Partial<JupyterServerOptions> = {},
-): KernelStartOptions {
+/**
+ * `options`, with the kernel on the test Jupyter Server when the tests check that provider (what
+ * `options.jupyterServer` sets besides, such as `hostGoneAfterMs`, is kept).
+ */
+export function kernelOptions(options: KernelStartOptions = {}): KernelStartOptions {
 	if (!remote) return options;
 	const { url, token } = testServer();
-	return { ...options, jupyterServer: { url, token, ...server } };
+	return { ...options, jupyterServer: { ...options.jupyterServer, url, token } };
 }
 
 const started: Kernel[] = [];
