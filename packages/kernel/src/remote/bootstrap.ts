@@ -13,6 +13,8 @@ export interface AttachedKernel {
 	cwd: string;
 	pid: number;
 	python: string;
+	/** The folder on the kernel's machine where it saves what it cuts from large outputs. */
+	output_dir?: string;
 }
 
 /** The line the bootstrap cell prints its answer after (so other output cannot be taken for it). */

@@ -175,14 +175,11 @@ async function describeStartError(
 	const where = displayUrl(options.url);
 	const response = (error as { response?: Response }).response;
 	const message = error instanceof Error ? error.message : String(error);
-	if (
-		response &&
-		(response.status === 404 || response.status === 500) &&
-		/kernel ?spec|No such kernel/i.test(message)
-	) {
-		const names = await fetch(`${settings.baseUrl}api/kernelspecs`, { headers: authHeader(options) })
-			.then(async (reply) => Object.keys(((await reply.json()) as { kernelspecs?: object }).kernelspecs ?? {}))
-			.catch(() => []);
+	// Servers answer a missing kernelspec differently (404, or 500 "Unhandled error"): ask for the list.
+	const names = await fetch(`${settings.baseUrl}api/kernelspecs`, { headers: authHeader(options) })
+		.then(async (reply) => Object.keys(((await reply.json()) as { kernelspecs?: object }).kernelspecs ?? {}))
+		.catch(() => undefined);
+	if (names && !names.includes(name)) {
 		return `${where} has no kernelspec named ${JSON.stringify(name)}${names.length ? ` (it has: ${names.join(", ")})` : ""}; set kernel.kernelName to one of them, or install one with \`prime-agent kernelspec install\` on that machine.`;
 	}
 	if (
