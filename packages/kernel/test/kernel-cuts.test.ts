@@ -225,7 +225,7 @@ describe("output cut at its source", () => {
 /** The folder a kernel on a server saves to: a private temp folder of its bootstrap, `.../outputs`. */
 function kernelFolder(path: string | undefined): string {
 	const folder = dirname(path ?? "");
-	expect(folder).toMatch(/\/prime-kernel-[^/]+\/outputs$/);
+	expect(folder).toMatch(/\/prime-remote-kernel-\d+-[^/]+\/outputs$/);
 	return folder;
 }
 
