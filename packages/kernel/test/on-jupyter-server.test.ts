@@ -56,7 +56,7 @@ describe("a kernel on a Jupyter Server", () => {
 		const result = await kernel.execute("kept");
 		expect(result.status).toBe("died");
 		expect(result.error?.evalue).toBe(
-			`The kernel process ${reason} while this cell was running; all kernel variables are gone.`,
+			`The kernel ${reason} while this cell was running; all kernel variables are gone.`,
 		);
 		expect(deaths).toEqual([{ code: null, signal: null, reason }]);
 		await expect(kernel.execute("1")).rejects.toThrow(KernelNotRunningError);
