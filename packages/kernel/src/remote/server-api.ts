@@ -2,6 +2,7 @@ import { type Kernel as JupyterKernel, KernelAPI, ServerConnection } from "@jupy
 import WebSocket from "ws";
 import { KernelStartError } from "../kernel/errors.js";
 import type { JupyterServerOptions } from "../types.js";
+import { quietClientLogs } from "./quiet-logs.js";
 
 /** A kernel as the server lists it (`GET /api/kernels`). */
 export type ServerKernelModel = JupyterKernel.IModel;
@@ -48,6 +49,7 @@ export function displayUrl(url: string): string {
  * every request and of the WebSocket upgrade, never in a URL (a URL ends up in logs).
  */
 export function serverSettings(options: JupyterServerOptions): ServerConnection.ISettings {
+	quietClientLogs();
 	const base = serverBaseUrl(options.url);
 	const wsUrl = new URL(base.href);
 	wsUrl.protocol = base.protocol === "https:" ? "wss:" : "ws:";

@@ -6,7 +6,6 @@ import { KernelLink, type LinkChannel, within } from "../kernel/kernel-link.js";
 import type { JupyterServerOptions } from "../types.js";
 import type { JupyterMessage, MessageHeader } from "../wire/index.js";
 import { PROTOCOL_VERSION } from "../wire/message.js";
-import { quietClientLogs } from "./quiet-logs.js";
 import {
 	checkServer,
 	deleteServerKernel,
@@ -81,7 +80,6 @@ export class ServerKernelLink extends KernelLink {
 
 	/** Makes the kernel on the server, connects, and resolves once it answered kernel_info. */
 	static async boot(options: ServerBootOptions): Promise<ServerKernelLink> {
-		quietClientLogs();
 		const settings = serverSettings(options.server);
 		await checkServer(options.server, settings);
 		const model = await startServerKernel(options.server, settings);
