@@ -2,8 +2,17 @@ export { describeExit, Kernel, type KernelExit, KernelNotRunningError, KernelSta
 export { type CellOutputParts, formatCellOutput } from "./output/index.js";
 export { spawnGuardedGroup } from "./process/index.js";
 export {
+	deleteServerKernel,
+	displayUrl,
+	listServerKernels,
+	type ServerKernelModel,
+} from "./remote/index.js";
+export {
+	type InstalledKernelspec,
+	installKernelspec,
 	type KernelPythonProblem,
 	KernelSetupError,
+	type KernelspecOptions,
 	kernelPythonProblem,
 	requireKernelPython,
 	resolveKernelPython,

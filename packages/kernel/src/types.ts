@@ -22,6 +22,8 @@ export interface JupyterServerOptions {
 	kernelName?: string;
 	/** The kernel's working folder on the server, relative to the server's root (Jupyter's `path`). */
 	cwd?: string;
+	/** The kernel ends itself after this long without the host's heartbeat. Default 60 s. */
+	hostGoneAfterMs?: number;
 }
 
 /** Where a kernel runs; what a host tells its model about the machine its code runs on. */

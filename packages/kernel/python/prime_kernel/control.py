@@ -13,7 +13,7 @@ import asyncio
 import threading
 from typing import Any
 
-from . import output_chunks
+from . import heartbeat, output_chunks
 
 _pending: dict[str, tuple[asyncio.AbstractEventLoop, "asyncio.Future[dict[str, Any]]"]] = {}
 _pending_lock = threading.Lock()
@@ -45,6 +45,9 @@ def _on_control_comm_msg(_stream: Any, _ident: Any, msg: dict[str, Any]) -> None
     data = content.get("data")
     if comm_id == output_chunks.OUTPUT_CREDIT_COMM_ID:
         output_chunks.credit.on_ack(data)
+        return
+    if comm_id == heartbeat.HEARTBEAT_COMM_ID:
+        heartbeat.beat()
         return
     if not isinstance(data, dict):
         data = {"status": "error", "error": "host reply carried no data object"}

@@ -1,18 +1,31 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { HOST_REQUEST_TARGET, HostRequestRegistry } from "../host-requests/index.js";
+import { OUTPUT_WINDOW_CHARS, PYTHON_PACKAGE_DIR } from "../process/index.js";
+import { bootstrapCode, HOST_GONE_AFTER_MS, parseAttached, ServerKernelLink } from "../remote/index.js";
 import { KernelSetupError, resolveKernelPython, SETUP_HINT } from "../setup/index.js";
-import type { CellResult, ExecuteOptions, HostRequestHandler, KernelStartOptions } from "../types.js";
+import type {
+	CellResult,
+	ExecuteOptions,
+	HostRequestHandler,
+	JupyterServerOptions,
+	KernelLocation,
+	KernelStartOptions,
+} from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
 import { CellRun, type StopReason } from "./cell-run.js";
 import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
+import type { KernelLink } from "./kernel-link.js";
 import { RunningKernel } from "./running-kernel.js";
 
 /** Comm ids of `notify_host` calls start so: the handler runs, no reply is sent. */
 const NOTIFY_COMM_PREFIX = "notify-";
+
+/** The second cell of a kernel on a server (see `attach.py`'s `bound_output`). */
+const BOUND_OUTPUT_CODE = "from prime_kernel.attach import bound_output\nbound_output()\ndel bound_output";
 
 const SHUT_DOWN = "This kernel was shut down; start a new one with Kernel.start().";
 
@@ -41,7 +54,7 @@ const PYTHON_WAIT_MARGIN_MS = 30_000;
  * after `shutdown()`, `restart()` or `kill()`).
  */
 export class Kernel {
-	private current?: RunningKernel;
+	private current?: KernelLink;
 	/** Start, restart and shutdown, one after the other: two at once would leak a kernel. */
 	private lifecycle: Promise<void> = Promise.resolve();
 	private queue: Promise<void> = Promise.resolve();
@@ -55,6 +68,9 @@ export class Kernel {
 	private readonly python: string;
 	private outputDir?: string;
 	private ownsOutputDir = false;
+	private where?: KernelLocation;
+	/** Where a kernel on a server saves what it cuts (a folder on its machine, see `CellRunOptions`). */
+	private kernelOutputDir?: string;
 
 	private readonly diedListeners = new Set<(info: KernelExit) => void>();
 
@@ -80,6 +96,11 @@ export class Kernel {
 
 	get alive(): boolean {
 		return this.current?.alive ?? false;
+	}
+
+	/** Where the kernel runs: this machine, or a kernel on a Jupyter Server (its machine and folder there). */
+	get location(): KernelLocation {
+		return this.where ?? { kind: "local", hostname: hostname(), cwd: resolve(this.options.cwd ?? process.cwd()) };
 	}
 
 	/** Incoming messages dropped for a bad signature, over every process this kernel has had. */
@@ -197,6 +218,7 @@ export class Kernel {
 		const run = new CellRun(kernel, code, {
 			...options,
 			outputDir: () => this.outputDirectory(),
+			kernelOutputDir: this.kernelOutputDir,
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
@@ -269,32 +291,9 @@ export class Kernel {
 		return turn;
 	}
 
-	private async bootProcess(): Promise<RunningKernel> {
-		const cwd = this.options.cwd;
-		if (cwd && !existsSync(cwd)) {
-			throw new KernelStartError(
-				`The kernel's working directory ${cwd} does not exist; create it or pass another cwd.`,
-			);
-		}
-		let kernel: RunningKernel;
-		try {
-			kernel = await RunningKernel.boot({
-				python: this.python,
-				cwd: this.options.cwd,
-				baseEnv: this.options.baseEnv,
-				env: {
-					...this.options.env,
-					...this.outputDirEnv(),
-					PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S: String(
-						this.hostRequestTimeoutMs > 0 ? (this.hostRequestTimeoutMs + PYTHON_WAIT_MARGIN_MS) / 1000 : 0,
-					),
-				},
-				pythonPath: this.options.pythonPath,
-				readyTimeoutMs: this.options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs,
-			});
-		} catch (error) {
-			throw this.explainStartFailure(error);
-		}
+	private async bootProcess(): Promise<KernelLink> {
+		const server = this.options.jupyterServer;
+		const kernel = server ? await this.bootOnServer(server) : await this.bootLocal();
 		kernel.onCommOpen = (message) => this.answerHostRequest(kernel, message);
 		// At the exit itself (before the connection folder is cleaned up), as the running cell learns it.
 		kernel.onExit((exit) => {
@@ -308,16 +307,7 @@ export class Kernel {
 			}
 		});
 		if (this.options.startupCode) {
-			const run = new CellRun(kernel, this.options.startupCode, {
-				silent: true,
-				outputDir: () => this.outputDirectory(),
-				memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
-				name: this.nextOutputName("startup"),
-				idleGraceMs: DEFAULTS.idleGraceMs,
-				stopReason: () => this.stopping,
-			});
-			await run.start();
-			const result = await run.result;
+			const result = await this.runSilently(kernel, this.options.startupCode, "startup");
 			if (result.status !== "ok") {
 				kernel.kill();
 				const detail = result.error ? `${result.error.ename}: ${result.error.evalue}` : result.status;
@@ -325,6 +315,112 @@ export class Kernel {
 			}
 		}
 		return kernel;
+	}
+
+	private async bootLocal(): Promise<KernelLink> {
+		const cwd = this.options.cwd;
+		if (cwd && !existsSync(cwd)) {
+			throw new KernelStartError(
+				`The kernel's working directory ${cwd} does not exist; create it or pass another cwd.`,
+			);
+		}
+		try {
+			return await RunningKernel.boot({
+				python: this.python,
+				cwd: this.options.cwd,
+				baseEnv: this.options.baseEnv,
+				env: { ...this.options.env, ...this.outputDirEnv(), ...this.hostRequestEnv() },
+				pythonPath: this.options.pythonPath,
+				readyTimeoutMs: this.options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs,
+			});
+		} catch (error) {
+			throw this.explainStartFailure(error);
+		}
+	}
+
+	/**
+	 * A kernel on a Jupyter Server: made there, then its first cell receives the kernel package's
+	 * Python and the `pythonPath` folders and attaches (see `remote/bootstrap.ts`). The host's own
+	 * environment (`baseEnv`) never travels: only `env` is set there.
+	 */
+	private async bootOnServer(server: JupyterServerOptions): Promise<KernelLink> {
+		const hostGoneAfterMs = server.hostGoneAfterMs ?? HOST_GONE_AFTER_MS;
+		const link = await ServerKernelLink.boot({
+			server,
+			readyTimeoutMs: this.options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs,
+			hostGoneAfterMs,
+		});
+		let code: string;
+		try {
+			code = bootstrapCode({
+				folders: [PYTHON_PACKAGE_DIR, ...(this.options.pythonPath ?? [])],
+				env: {
+					...this.options.env,
+					...this.hostRequestEnv(),
+					PRIME_KERNEL_OUTPUT_WINDOW: String(OUTPUT_WINDOW_CHARS),
+				},
+				hostGoneAfterS: hostGoneAfterMs / 1000,
+			});
+		} catch (error) {
+			await link.stop(0);
+			throw error;
+		}
+		const result = await this.runSilently(link, code, "attach");
+		const attached = parseAttached(result.stdout);
+		if (result.status !== "ok" || !attached) {
+			await link.stop(0);
+			const detail = result.error
+				? `${result.error.ename}: ${result.error.evalue}`
+				: result.status === "ok"
+					? "it printed no answer"
+					: describeStatus(result.status, link);
+			throw new KernelStartError(
+				`The kernel on ${link.where} could not load prime-agent's kernel runtime (${detail}). Its kernelspec must be an IPython kernel (ipykernel 6 or later); see the README's "Kernels on a Jupyter Server".`,
+			);
+		}
+		// Not in the attaching cell: IPython restores the streams it found when a cell began.
+		const bounded = await this.runSilently(link, BOUND_OUTPUT_CODE, "attach");
+		if (bounded.status !== "ok") {
+			await link.stop(0);
+			const detail = bounded.error
+				? `${bounded.error.ename}: ${bounded.error.evalue}`
+				: describeStatus(bounded.status, link);
+			throw new KernelStartError(`The kernel on ${link.where} could not bound its output streams (${detail}).`);
+		}
+		this.kernelOutputDir = attached.output_dir || undefined;
+		this.where = {
+			kind: "jupyter-server",
+			url: link.where,
+			kernelId: link.kernelId,
+			kernelName: link.kernelName,
+			hostname: attached.hostname,
+			cwd: attached.cwd,
+		};
+		return link;
+	}
+
+	/** Runs host code in the kernel without history or broadcast; resolves with its result. */
+	private async runSilently(kernel: KernelLink, code: string, kind: string) {
+		const run = new CellRun(kernel, code, {
+			silent: true,
+			outputDir: () => this.outputDirectory(),
+			kernelOutputDir: this.kernelOutputDir,
+			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
+			name: this.nextOutputName(kind),
+			idleGraceMs: DEFAULTS.idleGraceMs,
+			stopReason: () => this.stopping,
+		});
+		await run.start();
+		return run.result;
+	}
+
+	/** How long Python waits for a host reply (a little longer than the host's own limit). */
+	private hostRequestEnv(): Record<string, string> {
+		return {
+			PRIME_KERNEL_HOST_REQUEST_TIMEOUT_S: String(
+				this.hostRequestTimeoutMs > 0 ? (this.hostRequestTimeoutMs + PYTHON_WAIT_MARGIN_MS) / 1000 : 0,
+			),
+		};
 	}
 
 	/** Setup problems (no interpreter, no ipykernel) become KernelSetupError with the fix. */
@@ -339,7 +435,7 @@ export class Kernel {
 	}
 
 	/** Answers a `host.request` comm with a comm_msg on control (shell is busy with the awaiting cell). */
-	private answerHostRequest(kernel: RunningKernel, message: JupyterMessage): void {
+	private answerHostRequest(kernel: KernelLink, message: JupyterMessage): void {
 		const content = message.content as { comm_id?: unknown; target_name?: unknown; data?: unknown };
 		if (content.target_name !== HOST_REQUEST_TARGET || typeof content.comm_id !== "string") return;
 		const commId = content.comm_id;
@@ -368,18 +464,14 @@ export class Kernel {
 		const current = this.current;
 		if (!current?.alive) return;
 		this.stopping = reason;
-		if (reason === "shutdown") {
-			await current
-				.request("control", "shutdown_request", { restart: false }, DEFAULTS.shutdownGraceMs)
-				.catch(() => undefined);
-			await Promise.race([
-				current.exited,
-				new Promise((resolve) => setTimeout(resolve, DEFAULTS.shutdownGraceMs).unref()),
-			]);
-		}
+		if (reason === "shutdown" || this.options.jupyterServer) await current.stop(DEFAULTS.shutdownGraceMs);
 		current.kill();
 		await current.exited;
 	}
+}
+
+function describeStatus(status: string, link: KernelLink): string {
+	return link.exit ? `the kernel ${describeExit(link.exit)}` : status;
 }
 
 function describeValue(value: unknown): string {

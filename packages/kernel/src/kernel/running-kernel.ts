@@ -1,24 +1,10 @@
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import {
-	type ChannelName,
-	type ConnectionInfo,
-	createConnectionFile,
-	KernelChannels,
-	readBoundPorts,
-} from "../connection/index.js";
-import {
-	type KernelProcess,
-	killOnHostExit,
-	OUTPUT_ACK_EVERY,
-	OUTPUT_CREDIT_COMM_ID,
-	OUTPUT_PROBE_MSG_TYPE,
-	OUTPUT_STAMP_METADATA_KEY,
-	signalKernel,
-	spawnKernelProcess,
-} from "../process/index.js";
-import { type JupyterMessage, type MessageHeader, WireCodec } from "../wire/index.js";
+import { type ConnectionInfo, createConnectionFile, KernelChannels, readBoundPorts } from "../connection/index.js";
+import { type KernelProcess, killOnHostExit, signalKernel, spawnKernelProcess } from "../process/index.js";
+import { type MessageHeader, WireCodec } from "../wire/index.js";
 import { describeExit, type KernelExit, KernelNotRunningError, KernelStartError } from "./errors.js";
+import { KernelLink, within } from "./kernel-link.js";
 
 export interface BootOptions {
 	python: string;
@@ -29,58 +15,35 @@ export interface BootOptions {
 	readyTimeoutMs: number;
 }
 
-type Listener = (message: JupyterMessage) => void;
-
 const PORT_POLL_MS = 15;
-/** How long to wait for iopub to show a kernel_info's status before asking again (SUB joins late). */
-const IOPUB_JOIN_WAIT_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `promise`'s value, or `undefined` after `ms`; the timer never outlives the race. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-	let timer: NodeJS.Timeout | undefined;
-	const expired = new Promise<undefined>((resolve) => {
-		timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
-	});
-	return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
 
 /**
  * One kernel process and the host's connection to it. Replies on shell/control are matched to
  * requests by parent msg_id; iopub messages go to the listener registered for their parent.
  */
-export class RunningKernel {
-	/** Set once the process has exited. */
-	exit?: KernelExit;
+export class RunningKernel extends KernelLink {
 	/** Resolves with the exit once the process has exited. */
 	readonly exited: Promise<KernelExit>;
-	/** Every `comm_open` on iopub, whatever its parent (a cell, or a task that outlived its cell). */
-	onCommOpen?: Listener;
 
-	private readonly replyWaiters = new Map<string, Listener>();
-	private readonly iopubListeners = new Map<string, Listener>();
-	private readonly exitWaiters = new Set<(exit: KernelExit) => void>();
 	private channels?: KernelChannels;
 	private codec?: WireCodec;
 	private readonly unregisterExitKill: () => void;
-	/** The kernel's output position (its running totals) last acknowledged. */
-	private acknowledged = { chars: 0, messages: 0 };
 
 	private constructor(
 		private readonly proc: KernelProcess,
 		private readonly connectionDir: string,
 	) {
+		super();
 		this.unregisterExitKill = killOnHostExit(() => {
 			signalKernel(proc.child, "SIGKILL");
 			rmSync(connectionDir, { recursive: true, force: true });
 		});
 		this.exited = proc.exited.then(async (exit) => {
-			this.exit = exit;
 			this.unregisterExitKill();
 			this.channels?.close();
-			for (const waiter of this.exitWaiters) waiter(exit);
-			this.exitWaiters.clear();
+			this.recordExit(exit);
 			// Awaited, so a host that exits right after shutdown() leaves no key behind.
 			await rm(this.connectionDir, { recursive: true, force: true }).catch(() => {});
 			return exit;
@@ -89,10 +52,6 @@ export class RunningKernel {
 
 	get pid(): number | undefined {
 		return this.proc.child.pid;
-	}
-
-	get alive(): boolean {
-		return this.exit === undefined;
 	}
 
 	get droppedMessages(): number {
@@ -115,7 +74,7 @@ export class RunningKernel {
 		try {
 			let info: ConnectionInfo | undefined;
 			while (!info) {
-				kernel.throwIfExited("during startup");
+				kernel.throwIfEnded("during startup");
 				if (Date.now() > deadline) throw kernel.timeout(options.readyTimeoutMs, "to bind its ports");
 				info = await readBoundPorts(file.path, file.key);
 				if (!info) await sleep(PORT_POLL_MS);
@@ -149,60 +108,19 @@ export class RunningKernel {
 		await this.channels.send(channel, this.codec.encode(header, content, parent));
 	}
 
-	/** Routes iopub messages whose parent is `msgId` to `listener` until the returned function is called. */
-	watchIopub(msgId: string, listener: Listener): () => void {
-		this.iopubListeners.set(msgId, listener);
-		return () => this.iopubListeners.delete(msgId);
-	}
-
-	/** Calls `listener` with the reply to `msgId` (on shell or control) until the returned function is called. */
-	watchReply(msgId: string, listener: Listener): () => void {
-		this.replyWaiters.set(msgId, listener);
-		return () => this.replyWaiters.delete(msgId);
-	}
-
-	/** Calls `listener` when the process exits (at once if it already has); returns the unsubscribe. */
-	onExit(listener: (exit: KernelExit) => void): () => void {
-		if (this.exit) {
-			listener(this.exit);
-			return () => {};
-		}
-		this.exitWaiters.add(listener);
-		return () => this.exitWaiters.delete(listener);
-	}
-
-	/** Sends a request and waits for its reply; rejects if the kernel exits or `timeoutMs` passes. */
-	request(
-		channel: "shell" | "control",
-		msgType: string,
-		content: Record<string, unknown>,
-		timeoutMs: number,
-	): Promise<JupyterMessage | undefined> {
-		return new Promise((resolve, reject) => {
-			let stopWatching = () => {};
-			let stopExit = () => {};
-			const timer = setTimeout(() => finish(undefined), timeoutMs);
-			const finish = (reply: JupyterMessage | undefined, error?: Error) => {
-				clearTimeout(timer);
-				stopWatching();
-				stopExit();
-				if (error) reject(error);
-				else resolve(reply);
-			};
-			stopExit = this.onExit((exit) =>
-				finish(undefined, new KernelNotRunningError(`the kernel ${describeExit(exit)}`)),
-			);
-			if (this.exit) return;
-			const header = this.header(msgType);
-			stopWatching = this.watchReply(header.msg_id, (reply) => finish(reply));
-			this.send(channel, header, content).catch((error: Error) => finish(undefined, error));
-		});
-	}
-
 	/** SIGKILL to the kernel's process group, now. */
 	kill(): void {
 		signalKernel(this.proc.child, "SIGKILL");
 		this.channels?.close();
+	}
+
+	/** Asks the kernel to shut down on control, and kills it if it has not exited within `graceMs`. */
+	async stop(graceMs: number): Promise<void> {
+		if (!this.alive) return;
+		await this.request("control", "shutdown_request", { restart: false }, graceMs).catch(() => undefined);
+		await within(this.exited, graceMs);
+		this.kill();
+		await this.exited;
 	}
 
 	/** SIGINT to the kernel's process group (the fallback when control does not answer). */
@@ -220,72 +138,7 @@ export class RunningKernel {
 		this.channels = new KernelChannels(info, this.codec, (channel, message) => this.route(channel, message));
 	}
 
-	private route(channel: ChannelName, message: JupyterMessage): void {
-		const parentId = message.parent_header.msg_id;
-		if (channel !== "iopub") {
-			if (parentId) this.replyWaiters.get(parentId)?.(message);
-			return;
-		}
-		if (message.header.msg_type === "stream") this.acknowledgeStream(message);
-		if (message.header.msg_type === OUTPUT_PROBE_MSG_TYPE) {
-			this.acknowledge(message.content, true);
-			return;
-		}
-		if (message.header.msg_type === "comm_open") {
-			this.onCommOpen?.(message);
-			return;
-		}
-		if (parentId) this.iopubListeners.get(parentId)?.(message);
-	}
-
-	/**
-	 * Flow control: tells the kernel which position of its output (the running totals stamped on
-	 * each stream message) has been read, so it may send more. A position, not an amount: a message
-	 * lost on the way cannot leave the kernel waiting for an acknowledgement that never comes.
-	 */
-	private acknowledgeStream(message: JupyterMessage): void {
-		this.acknowledge(message.metadata?.[OUTPUT_STAMP_METADATA_KEY], false);
-	}
-
-	private acknowledge(position: unknown, now: boolean): void {
-		const { chars, messages } = (position ?? {}) as { chars?: unknown; messages?: unknown };
-		if (typeof chars !== "number" || typeof messages !== "number" || !this.codec) return;
-		const due =
-			chars - this.acknowledged.chars >= OUTPUT_ACK_EVERY.chars ||
-			messages - this.acknowledged.messages >= OUTPUT_ACK_EVERY.messages;
-		if (!now && !due) return;
-		if (chars < this.acknowledged.chars && messages < this.acknowledged.messages) return;
-		this.acknowledged = { chars, messages };
-		const header = this.codec.header("comm_msg");
-		this.send("control", header, { comm_id: OUTPUT_CREDIT_COMM_ID, data: { chars, messages } }).catch(() => {});
-	}
-
-	private async waitReady(deadline: number, readyTimeoutMs: number): Promise<void> {
-		while (Date.now() < deadline) {
-			this.throwIfExited("during startup");
-			const header = this.header("kernel_info_request");
-			let seen = () => {};
-			const seenOnIopub = new Promise<boolean>((resolve) => {
-				seen = () => resolve(true);
-			});
-			let replied = () => {};
-			const reply = new Promise<boolean>((resolve) => {
-				replied = () => resolve(true);
-			});
-			const stops = [this.watchIopub(header.msg_id, () => seen()), this.watchReply(header.msg_id, () => replied())];
-			try {
-				await this.send("shell", header, {});
-				const answered = await within(Promise.race([reply, this.exited.then(() => false)]), deadline - Date.now());
-				if (answered && (await within(seenOnIopub, IOPUB_JOIN_WAIT_MS))) return;
-			} finally {
-				for (const stop of stops) stop();
-			}
-		}
-		this.throwIfExited("during startup");
-		throw this.timeout(readyTimeoutMs, "to answer kernel_info");
-	}
-
-	private throwIfExited(when: string): void {
+	protected override throwIfEnded(when: string): void {
 		if (!this.exit) return;
 		const spawnError = this.proc.spawnError;
 		if (spawnError) {
@@ -294,14 +147,6 @@ export class RunningKernel {
 		const tail = this.stderrTail().trim();
 		throw new KernelStartError(
 			`The kernel process ${describeExit(this.exit)} ${when}.${tail ? `\nIts last output:\n${tail}` : ""}`,
-		);
-	}
-
-	private timeout(ms: number, what: string): KernelStartError {
-		const tail = this.stderrTail().trim();
-		return new KernelStartError(
-			`The kernel did not start within ${ms} ms (waiting for it ${what}). The machine may be overloaded: ` +
-				`try again or raise readyTimeoutMs.${tail ? `\nIts last output:\n${tail}` : ""}`,
 		);
 	}
 }
