@@ -1,7 +1,12 @@
 export { describeExit, Kernel, type KernelExit, KernelNotRunningError, KernelStartError } from "./kernel/index.js";
 export { type CellOutputParts, formatCellOutput } from "./output/index.js";
 export { spawnGuardedGroup } from "./process/index.js";
-export { deleteServerKernel, listServerKernels, type ServerKernelModel } from "./remote/index.js";
+export {
+	deleteServerKernel,
+	displayUrl,
+	listServerKernels,
+	type ServerKernelModel,
+} from "./remote/index.js";
 export {
 	type KernelPythonProblem,
 	KernelSetupError,

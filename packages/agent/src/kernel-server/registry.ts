@@ -33,12 +33,14 @@ export class ServerKernelRegistry {
 		this.dir = join(agentHome, SERVER_KERNELS_DIR);
 	}
 
-	/** Record a kernel just started by this process. */
-	add(kernel: Omit<ServerKernelRecord, "host" | "startedAt">): ServerKernelRecord {
+	/** Record a kernel just started (by this process, now, unless `host` and `startedAt` say otherwise). */
+	add(
+		kernel: Omit<ServerKernelRecord, "host" | "startedAt"> & Partial<Pick<ServerKernelRecord, "host" | "startedAt">>,
+	): ServerKernelRecord {
 		const record: ServerKernelRecord = {
-			...kernel,
 			startedAt: new Date().toISOString(),
 			host: { hostname: hostname(), pid: process.pid },
+			...kernel,
 		};
 		writePrivateJson(this.fileOf(kernel.url, kernel.kernelId), record);
 		return record;
