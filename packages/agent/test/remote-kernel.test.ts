@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
@@ -151,7 +151,15 @@ describe("doctor and the kernels of ours left on the server", () => {
 				host: gone,
 			});
 			registry.add({ url: "http://other-host:8888", kernelId: "k9", kernelName: "python3", session: "s-far" });
-			expect(await checkKernelServer(agentPaths(world.home), world.env)).toEqual([
+			const checks = await checkKernelServer(agentPaths(world.home), world.env);
+			// A kernel of doctor's own ran the runtime there (and is gone again).
+			const [ownKernel] = checks.splice(1, 1);
+			expect(ownKernel?.name).toBe("Kernel on the server");
+			expect(ownKernel?.status).toBe("ok");
+			expect(ownKernel?.detail).toMatch(
+				new RegExp(`^python3: Python 3\\.\\d+\\.\\d+ on ${hostname()} in \\S+, ready in \\d+\\.\\ds$`),
+			);
+			expect(checks).toEqual([
 				{
 					name: "Kernel server",
 					status: "ok",
@@ -183,6 +191,7 @@ describe("doctor and the kernels of ours left on the server", () => {
 			);
 			expect(fix.stdout).toBe("204");
 			expect(await serverKernels()).toEqual([inUse]);
+			expect(readdirSync(registry.dir)).toHaveLength(3);
 		} finally {
 			for (const id of [leftover, inUse])
 				await fetch(`${server.url}/api/kernels/${id}`, {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { listServerKernels, type ServerKernelModel } from "prime-agent-kernel";
 import { type AgentPaths, loadSettings, type Settings } from "../home/index.js";
 import {
@@ -8,13 +11,15 @@ import {
 	type ServerKernelRecord,
 	ServerKernelRegistry,
 } from "../kernel-server/index.js";
+import { SessionKernel } from "../tools/index.js";
 import type { CheckResult } from "./check-result.js";
 
 const NAME = "Kernel server";
 
 /**
  * The Jupyter Server the kernels run on (`PRIME_AGENT_KERNEL_URL` or settings.json's `kernel.url`):
- * it answers with the token, and which kernels of ours it still has. A recorded kernel the server
+ * it answers with the token, a kernel started there runs the agent's runtime, and which kernels of
+ * ours it still has. A recorded kernel the server
  * lists while the agent that started it is gone is a leftover, named with the command that deletes
  * it; one the server no longer has is forgotten. No line when no server is configured or recorded.
  */
@@ -79,6 +84,7 @@ async function askServer(
 	const summary = `${url} (from ${server.source}) answers: ${running.length} kernel${running.length === 1 ? "" : "s"} running, ${inUse.length} in use by agents of this home, ${leftovers.length} left over`;
 	return [
 		{ name: NAME, status: "ok", detail: summary },
+		await checkServerKernel(server),
 		...leftovers.map(
 			(record): CheckResult => ({
 				name: NAME,
@@ -88,4 +94,44 @@ async function askServer(
 			}),
 		),
 	];
+}
+
+/** A kernel started on the server runs the agent's runtime, as a session's would; it is deleted after. */
+async function checkServerKernel(server: KernelServer): Promise<CheckResult> {
+	const name = "Kernel on the server";
+	const scratch = mkdtempSync(join(tmpdir(), "prime-agent-doctor-"));
+	const kernel = new SessionKernel({
+		cwd: scratch,
+		outputDir: join(scratch, "outputs"),
+		jupyterServer: server.options,
+	});
+	const began = Date.now();
+	try {
+		const run = await kernel.run("import sys; print(sys.version.split()[0], callable(edit))");
+		const where = kernel.location;
+		const machine = where?.kind === "jupyter-server" ? ` on ${where.hostname} in ${where.cwd}` : "";
+		if (run.cell.status !== "ok" || !run.cell.stdout.includes("True"))
+			return {
+				name,
+				status: "fail",
+				detail: `started${machine}, but the agent runtime did not install: ${run.cell.error?.evalue ?? run.cell.stdout.trim()}`,
+				fix: "Check that the kernelspec is an IPython kernel (ipykernel 6 or later).",
+			};
+		const seconds = ((Date.now() - began) / 1000).toFixed(1);
+		return {
+			name,
+			status: "ok",
+			detail: `${server.options.kernelName ?? "python3"}: Python ${run.cell.stdout.split(" ")[0]}${machine}, ready in ${seconds}s`,
+		};
+	} catch (error) {
+		return {
+			name,
+			status: "fail",
+			detail: `did not start: ${(error as Error).message}`,
+			fix: `Fix what the message says (the kernelspec is "kernel.kernelName", its folder "kernel.cwd" in settings.json).`,
+		};
+	} finally {
+		await kernel.dispose();
+		rmSync(scratch, { recursive: true, force: true });
+	}
 }
