@@ -5,12 +5,15 @@ import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startJupyterServer, type TestJupyterServer } from "../../kernel/test/jupyter-server.js";
+import { runCli } from "../src/cli/index.js";
 import { checkKernelServer } from "../src/doctor/kernel-server.js";
 import { ExitCode, UserError } from "../src/errors.js";
 import { agentPaths } from "../src/home/index.js";
 import { ServerKernelRegistry } from "../src/kernel-server/index.js";
 import { allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
+import { memoryIo } from "./cli-io.js";
 import { useFauxSessions } from "./faux-session.js";
+import { openAiCompletionsServer } from "./loopback-servers.js";
 
 const sessions = useFauxSessions({ provider: "fauxremote", models: [{ id: "m" }] });
 
@@ -236,5 +239,39 @@ describe("doctor and the kernels of ours left on the server", () => {
 				fix: 'Export JPY_PASS=<the server\'s token>, or remove "tokenEnv" to read the token from JUPYTER_TOKEN.',
 			},
 		]);
+	});
+});
+
+describe("prime-agent --kernel-url", () => {
+	it("runs a -p request with its kernel on the server; nothing the command prints or sends holds the token", async () => {
+		const model = await openAiCompletionsServer([{ code: "import os; print('cwd', os.getcwd())" }, { text: "done" }]);
+		try {
+			const world = sessions.newWorld({ JUPYTER_TOKEN: server.token, LOCAL_KEY: "local-key" });
+			mkdirSync(join(server.root, "cli"));
+			world.writeHome("models.json", {
+				providers: {
+					local: {
+						baseUrl: model.baseUrl,
+						api: "openai-completions",
+						apiKeyEnv: "LOCAL_KEY",
+						models: [{ id: "coder" }],
+					},
+				},
+			});
+			world.writeHome("settings.json", { kernel: { cwd: "cli" } });
+			const io = memoryIo(world.project, world.env);
+			const code = await runCli(["--kernel-url", server.url, "-p", "where?", "--model", "local/coder"], io);
+			expect(io.err()).not.toContain("Error");
+			expect(code).toBe(ExitCode.ok);
+			expect(io.out()).toBe("done\n");
+			const sent = JSON.stringify(model.requests);
+			expect(sent).toContain(`cwd ${join(server.root, "cli")}`);
+			expect(sent).toContain("# Where your code runs");
+			for (const text of [sent, io.out(), io.err()]) expect(text).not.toContain(server.token);
+			expect(await serverKernels()).toEqual([]);
+			expect(new ServerKernelRegistry(world.home).list().records).toEqual([]);
+		} finally {
+			await model.close();
+		}
 	});
 });
