@@ -8,8 +8,11 @@ export {
 	type ServerKernelModel,
 } from "./remote/index.js";
 export {
+	type InstalledKernelspec,
+	installKernelspec,
 	type KernelPythonProblem,
 	KernelSetupError,
+	type KernelspecOptions,
 	kernelPythonProblem,
 	requireKernelPython,
 	resolveKernelPython,

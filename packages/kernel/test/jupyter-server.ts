@@ -55,6 +55,8 @@ export interface TestJupyterServer {
 	token: string;
 	/** The server's root folder (a temp folder removed by `stop()`). */
 	root: string;
+	/** Where this server looks for kernelspecs of its own (its private Jupyter data folder). */
+	kernelsDir: string;
 	/** Options for `Kernel.start({ jupyterServer })`. */
 	options(extra?: Partial<JupyterServerOptions>): JupyterServerOptions;
 	/** The server's log so far (for a failing test's message). */
@@ -156,6 +158,7 @@ export async function startJupyterServer(options: { rateLimits?: boolean } = {})
 		url,
 		token,
 		root,
+		kernelsDir: join(home, "data", "kernels"),
 		options: (extra = {}) => ({ url, token, ...extra }),
 		log: () => log,
 		stop,

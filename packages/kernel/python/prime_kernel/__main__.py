@@ -11,6 +11,7 @@ import os
 import sys
 
 from .control import install_control_handler
+from .heartbeat import host_gone_before
 from .output_caps import cap_published_output, keep_no_output_history
 from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
 from .parent_watch import start_guard
@@ -30,6 +31,9 @@ def _connection_file(args: list[str]) -> str | None:
 
 def main() -> None:
     connection_file = _connection_file(sys.argv[1:])
+    if host_gone_before(connection_file):
+        # A server restarting a kernel whose host was gone: refuse, so it stops trying (heartbeat).
+        sys.exit(0)
     host_pid = os.environ.get("PRIME_KERNEL_HOST_PID", "")
     if host_pid.isdigit():
         # Started before ipykernel initialises (and its threads), so a host that dies during

@@ -21,7 +21,8 @@ from . import control, heartbeat
 def attach(heartbeat_timeout_s: float | None = None, cleanup_dir: str | None = None) -> dict[str, Any]:
     from ipykernel.kernelapp import IPKernelApp
 
-    kernel = IPKernelApp.instance().kernel
+    app = IPKernelApp.instance()
+    kernel = app.kernel
     if control.current_kernel() is None:
         from . import state  # noqa: F401  (what a state save imports, as at launch)
         from .output_caps import cap_published_output, keep_no_output_history
@@ -36,7 +37,7 @@ def attach(heartbeat_timeout_s: float | None = None, cleanup_dir: str | None = N
         exempt_kernel_threads(kernel)
         install_signal_wakeup()
     if heartbeat_timeout_s:
-        heartbeat.watch(heartbeat_timeout_s, cleanup_dir)
+        heartbeat.watch(heartbeat_timeout_s, cleanup_dir, getattr(app, "abs_connection_file", None) or getattr(app, "connection_file", None) or None)
     return {
         "hostname": socket.gethostname(),
         "cwd": os.getcwd(),

@@ -67,6 +67,8 @@ export class CellRun {
 	/** Stream characters received for this cell, to compare with what the kernel says it published. */
 	private streamCharsReceived = 0;
 	private idle = false;
+	/** Whether any message of this cell arrived (its request reached the kernel). */
+	private seen = false;
 	private idleTimer?: NodeJS.Timeout;
 	private readonly stops: Array<() => void> = [];
 
@@ -95,6 +97,7 @@ export class CellRun {
 	/** Sends the cell. Never throws: a kernel that is gone ends the cell as `died`. */
 	async start(): Promise<void> {
 		this.stops.push(this.kernel.onExit((exit) => this.onExit(exit)));
+		this.stops.push(this.kernel.onReconnect(() => this.afterReconnect()));
 		if (this.done) return;
 		const silent = this.options.silent ?? false;
 		const header = this.kernel.header("execute_request");
@@ -124,6 +127,7 @@ export class CellRun {
 	}
 
 	private onIopub(message: JupyterMessage): void {
+		this.seen = true;
 		if (this.reply && !this.done) this.armIdleGrace();
 		const content = message.content as Record<string, unknown>;
 		const type = message.header.msg_type;
@@ -167,10 +171,43 @@ export class CellRun {
 
 	private onReply(message: JupyterMessage): void {
 		if (message.header.msg_type !== "execute_reply") return;
+		this.seen = true;
 		this.reply = message.content as Record<string, unknown>;
 		this.replyMetadata = message.metadata ?? {};
 		this.maybeComplete();
 		if (!this.done) this.armIdleGrace();
+	}
+
+	/**
+	 * The link dropped and came back (a kernel on a server): the cell's request, its reply or its
+	 * last messages may have been lost on the way. Shell answers in order, so once a kernel_info
+	 * sent now is answered the cell has ended on the kernel: a cell still without its reply then
+	 * ends here, with what arrived and a line saying what may be missing, instead of waiting forever.
+	 */
+	private afterReconnect(): void {
+		if (this.done) return;
+		const header = this.kernel.header("kernel_info_request");
+		const stop = this.kernel.watchReply(header.msg_id, () => {
+			stop();
+			this.onShellCaughtUp();
+		});
+		this.stops.push(stop);
+		this.kernel.send("shell", header, {}).catch(() => {});
+	}
+
+	private onShellCaughtUp(): void {
+		if (this.done) return;
+		if (this.reply) {
+			this.complete();
+			return;
+		}
+		const evalue = this.seen
+			? "The connection to the kernel's server dropped while this cell ran: its result and the end of its output were lost. The kernel and its variables are intact."
+			: "The connection to the kernel's server dropped as this cell was sent: it may not have run, and any output it printed was lost. The kernel and its variables are intact; check before running it again.";
+		this.end(() => {
+			this.output.setError({ ename: "ConnectionDropped", evalue, traceback: [] });
+			return this.collect("error");
+		});
 	}
 
 	/**
@@ -276,7 +313,8 @@ function diedMessage(exit: KernelExit, reason: StopReason | undefined): string {
 	if (reason === "restart") {
 		return "The kernel was restarted while this cell was running; its variables are gone (the new kernel starts empty).";
 	}
-	return `The kernel process ${describeExit(exit)} while this cell was running; all kernel variables are gone.`;
+	// A kernel on a server has a reason instead of an exit code (see KernelExit).
+	return `The kernel${exit.reason ? "" : " process"} ${describeExit(exit)} while this cell was running; all kernel variables are gone.`;
 }
 
 /** The line that tells a reader some of the cell's output never arrived. */

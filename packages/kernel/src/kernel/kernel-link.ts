@@ -41,6 +41,7 @@ export abstract class KernelLink {
 	private readonly replyWaiters = new Map<string, Listener>();
 	private readonly iopubListeners = new Map<string, Listener>();
 	private readonly exitWaiters = new Set<(exit: KernelExit) => void>();
+	private readonly reconnectListeners = new Set<() => void>();
 	/** The kernel's output position (its running totals) last acknowledged. */
 	private acknowledged = { chars: 0, messages: 0 };
 
@@ -101,6 +102,15 @@ export abstract class KernelLink {
 		return () => this.exitWaiters.delete(listener);
 	}
 
+	/**
+	 * Calls `listener` each time the link came back after a drop (a kernel on a server: messages
+	 * in flight at the drop may be lost both ways); returns the unsubscribe.
+	 */
+	onReconnect(listener: () => void): () => void {
+		this.reconnectListeners.add(listener);
+		return () => this.reconnectListeners.delete(listener);
+	}
+
 	/** Sends a request and waits for its reply; rejects if the kernel ends or `timeoutMs` passes. */
 	request(
 		channel: "shell" | "control",
@@ -135,6 +145,11 @@ export abstract class KernelLink {
 		this.exit = exit;
 		for (const waiter of this.exitWaiters) waiter(exit);
 		this.exitWaiters.clear();
+	}
+
+	/** The link is back after a drop: tells whoever may have lost a message. */
+	protected reconnected(): void {
+		for (const listener of [...this.reconnectListeners]) listener();
 	}
 
 	/** Hands one incoming message to whoever waits for it. */

@@ -2,6 +2,7 @@ export { spawnGuardedGroup } from "./group-guard.js";
 export { killOnHostExit } from "./host-exit.js";
 export { PYTHON_PACKAGE_DIR, REQUIREMENTS_FILE } from "./python-package.js";
 export {
+	KERNEL_FLAGS,
 	type KernelProcess,
 	type KernelProcessOptions,
 	OUTPUT_ACK_EVERY,

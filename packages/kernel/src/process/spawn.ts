@@ -29,6 +29,13 @@ export const OUTPUT_CREDIT_COMM_ID = "prime.output.credit";
 /** Key of a cell's published stream characters (UTF-16 units) in its `execute_reply`'s metadata. */
 export const PUBLISHED_METADATA_KEY = "prime_stream_published";
 
+/** The kernel's own flags, after `-f <connection file>` (also in a kernelspec's argv). */
+export const KERNEL_FLAGS = [
+	// Plain tracebacks: colour codes would only cost the reader tokens.
+	"--InteractiveShell.colors=nocolor",
+	"--HistoryManager.enabled=False",
+] as const;
+
 /** How many bytes of the kernel's own stderr are kept to explain a failed start or a crash. */
 const STDERR_TAIL_BYTES = 8192;
 
@@ -69,18 +76,11 @@ export function spawnKernelProcess(options: KernelProcessOptions): KernelProcess
 	env.PRIME_KERNEL_OUTPUT_WINDOW = String(OUTPUT_WINDOW_CHARS);
 	// ipykernel's own parent poller watches getppid(), which a subreaper defeats; ours watches the pid.
 	delete env.JPY_PARENT_PID;
-	const child = spawnGuardedGroup(
-		options.python,
-		[
-			LAUNCH_SCRIPT,
-			"-f",
-			options.connectionFile,
-			// Plain tracebacks: colour codes would only cost the reader tokens.
-			"--InteractiveShell.colors=nocolor",
-			"--HistoryManager.enabled=False",
-		],
-		{ cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] },
-	);
+	const child = spawnGuardedGroup(options.python, [LAUNCH_SCRIPT, "-f", options.connectionFile, ...KERNEL_FLAGS], {
+		cwd: options.cwd,
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
 	let tail = "";
 	const keep = (chunk: Buffer) => {
 		tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);

@@ -75,27 +75,26 @@ export function serverSettings(options: JupyterServerOptions): ServerConnection.
  */
 export async function checkServer(options: JupyterServerOptions, settings = serverSettings(options)): Promise<void> {
 	const where = displayUrl(options.url);
-	let response: Response;
-	try {
-		response = await ServerConnection.makeRequest(`${settings.baseUrl}api`, {}, settings);
-	} catch (error) {
-		throw new KernelStartError(describeNetworkError(where, error));
-	}
-	if (response.status === 404) {
+	// Plain fetch, not the library's request: its NetworkError drops the cause (refused, TLS, DNS).
+	const probe = async (path: string) => {
+		try {
+			const response = await fetch(`${settings.baseUrl}${path}`, { headers: authHeader(options) });
+			await response.body?.cancel();
+			return response;
+		} catch (error) {
+			throw new KernelStartError(describeNetworkError(where, error));
+		}
+	};
+	const api = await probe("api");
+	if (api.status === 404) {
 		throw new KernelStartError(
 			`${where} answered 404 at /api: it is not a Jupyter Server, or its base path is missing from the URL (e.g. http://host:8888/user/me/).`,
 		);
 	}
-	if (!response.ok) {
-		throw new KernelStartError(
-			`${where} answered ${response.status} ${response.statusText} at /api; is it a Jupyter Server?`,
-		);
+	if (!api.ok && api.status !== 401 && api.status !== 403) {
+		throw new KernelStartError(`${where} answered ${api.status} ${api.statusText} at /api; is it a Jupyter Server?`);
 	}
-	await response.body?.cancel();
-	const kernels = await ServerConnection.makeRequest(`${settings.baseUrl}api/kernels`, {}, settings).catch((error) => {
-		throw new KernelStartError(describeNetworkError(where, error));
-	});
-	await kernels.body?.cancel();
+	const kernels = await probe("api/kernels");
 	if (kernels.status === 401 || kernels.status === 403) {
 		throw new KernelStartError(
 			`${where} refused the token (${kernels.status}): set JUPYTER_TOKEN (or the variable named by kernel.tokenEnv) to the server's token.`,

@@ -162,7 +162,10 @@ export class ServerKernelLink extends KernelLink {
 		this.recordExit(exit);
 		clearInterval(this.heartbeat);
 		clearTimeout(this.reconnectTimer);
-		this.connection?.dispose();
+		// Not from inside the library's own status signal: it arms its reconnect timer after
+		// emitting, and a timer armed on a disposed connection throws when it fires.
+		const connection = this.connection;
+		setImmediate(() => connection?.dispose());
 		this.deleting = deleteServerKernel(this.options.server, this.kernelId, this.settings).catch(() => {});
 		void this.deleting.then(() => this.resolveExited(exit));
 	}
@@ -229,21 +232,22 @@ export class ServerKernelLink extends KernelLink {
 		if (status === "connected") {
 			this.connected = true;
 			clearTimeout(this.reconnectTimer);
+			if (this.drops > 0) this.reconnected();
 			return;
 		}
 		if (status === "disconnected") {
-			this.lose("the server closed it");
+			this.lose("was closed by the server");
 			return;
 		}
 		if (!this.connected) return;
 		this.connected = false;
 		this.drops += 1;
 		if (this.drops > 1) {
-			this.lose("it dropped a second time");
+			this.lose("dropped a second time");
 			return;
 		}
 		this.reconnectTimer = setTimeout(
-			() => this.lose(`it did not reconnect within ${RECONNECT_WAIT_MS / 1000} s`),
+			() => this.lose(`did not come back within ${RECONNECT_WAIT_MS / 1000} s`),
 			RECONNECT_WAIT_MS,
 		);
 	}
@@ -252,7 +256,7 @@ export class ServerKernelLink extends KernelLink {
 		this.end({
 			code: null,
 			signal: null,
-			reason: `lost its WebSocket to ${this.where} (${why}); the kernel there was deleted`,
+			reason: `lost its connection to ${this.where} (the WebSocket ${why}) and was deleted there`,
 		});
 	}
 
