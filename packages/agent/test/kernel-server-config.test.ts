@@ -196,7 +196,13 @@ describe("the record of kernels started on servers", () => {
 			kernelName: "python3",
 			session: "s1",
 		});
-		const second = registry.add({ url: "http://h:2", kernelId: "k2", kernelName: "py", session: "s2" });
+		const second = registry.add({
+			url: "http://h:2",
+			kernelId: "k2",
+			kernelName: "py",
+			session: "s2",
+			startedAt: "2999-01-01T00:00:00.000Z",
+		});
 		expect(first.host).toEqual({ hostname: hostname(), pid: process.pid });
 		expect(statSync(registry.dir).mode & 0o777).toBe(0o700);
 		const files = readdirSync(registry.dir);

@@ -145,7 +145,13 @@ describe("doctor and the kernels of ours left on the server", () => {
 				host: gone,
 				startedAt: "2026-12-05T10:00:00.000Z",
 			});
-			registry.add({ url: server.url, kernelId: inUse, kernelName: "python3", session: "s-live" });
+			registry.add({
+				url: server.url,
+				kernelId: inUse,
+				kernelName: "python3",
+				session: "s-live",
+				startedAt: "2026-12-05T11:00:00.000Z",
+			});
 			registry.add({
 				url: server.url,
 				kernelId: "deleted-already",
@@ -153,7 +159,13 @@ describe("doctor and the kernels of ours left on the server", () => {
 				session: "s-old",
 				host: gone,
 			});
-			registry.add({ url: "http://other-host:8888", kernelId: "k9", kernelName: "python3", session: "s-far" });
+			registry.add({
+				url: "http://other-host:8888",
+				kernelId: "k9",
+				kernelName: "python3",
+				session: "s-far",
+				startedAt: "2026-12-05T12:00:00.000Z",
+			});
 			const checks = await checkKernelServer(agentPaths(world.home), world.env);
 			// A kernel of doctor's own ran the runtime there (and is gone again).
 			const [ownKernel] = checks.splice(1, 1);

@@ -71,7 +71,7 @@ export class ServerKernelRegistry {
 				unreadable.push(path);
 			}
 		}
-		records.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+		records.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.kernelId.localeCompare(b.kernelId));
 		return { records, unreadable };
 	}
 
