@@ -170,7 +170,7 @@ it("rlm() refuses unknown options, unavailable models, bad or taken names, and s
 	await started.whenSettled();
 	const lines = lastToolResult(seen.get("root")?.[1]).trim().split("\n");
 	expect(lines).toEqual([
-		"RlmError: rlm(): unknown option nmae; only name, model, thinking, spec are accepted. Remove it and call again.",
+		"RlmError: rlm(): unknown option nmae; only name, model, thinking, spec, kernel are accepted. Remove it and call again.",
 		'RlmError: rlm(model="fauxr/missing"): Unknown model "missing" for provider "fauxr". No other model is used in its place; pick an available one from await rlm.find_models("query").',
 		`RlmError: rlm(name=...): the name has 65 characters; at most 64 are allowed. Pick a shorter one.`,
 		'RlmError: rlm(name=...): "bad name" is not a valid name; use letters, digits, ".", "_" and "-", starting with a letter or digit.',

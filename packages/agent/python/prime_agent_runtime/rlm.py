@@ -1,10 +1,11 @@
-"""``await rlm(task, name=..., model=..., thinking=...)``: start a sub-agent.
+"""``await rlm(task, name=..., model=..., thinking=..., kernel=...)``: start a sub-agent.
 
 The call returns at admission with a handle ``{rlm_child_id, name, session_dir, model}``; it never
 waits for the child's answer. The child answers with ``agent_message.send(..., receiver_role="parent")``
 or files in its ``session_dir``; a child that ends without a message produces a notice for the
-parent. The host decides everything (options, model, names, depth); the kernel only checks the
-depth early to fail fast.
+parent. Its kernel runs where this one does (a Jupyter Server's kernel has its sub-agents' kernels
+on the same server) unless ``kernel="local"`` asks for one on the user's machine. The host decides
+everything (options, model, names, depth); the kernel only checks the depth early to fail fast.
 """
 
 import os
@@ -38,7 +39,7 @@ class Rlm:
     harness = _harness
 
     async def __call__(self, task: str, **options: Any) -> dict[str, Any]:
-        """Start a sub-agent on ``task``; options: ``name``, ``model`` ("provider/id"), ``thinking``, ``spec`` (a harness sub-agent spec)."""
+        """Start a sub-agent on ``task``; options: ``name``, ``model`` ("provider/id"), ``thinking``, ``spec`` (a harness sub-agent spec), ``kernel`` ("local": its kernel on the user's machine)."""
         depth = int(os.environ.get("RLM_DEPTH", "0") or 0)
         limit = os.environ.get("RLM_MAX_DEPTH")
         if limit not in (None, "") and limit.isdigit() and depth + 1 > int(limit):
@@ -69,7 +70,7 @@ class Rlm:
 
     def __repr__(self) -> str:
         return (
-            "<rlm: `handle = await rlm(task, name=None, model=None, thinking=None, spec=None)` starts a sub-agent and returns at once; "
+            "<rlm: `handle = await rlm(task, name=None, model=None, thinking=None, spec=None, kernel=None)` starts a sub-agent and returns at once; "
             "await rlm.list_subagents(), await rlm.delete_subagent(name), await rlm.find_models(query); rlm.harness>"
         )
 

@@ -29,18 +29,21 @@ export interface ChildEnvironment {
 /**
  * `hostEnv` without the secrets: every variable pi-ai reads a provider's key from (and the AWS
  * ones that hold a credential), each `apiKeyEnv` of models.json, and every name ending in
- * `_API_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`; except the names listed in `keep`.
+ * `_API_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`; except the names listed in `keep`. The names in
+ * `withhold` (the Jupyter Server token's variable) are withheld whatever their name and `keep` say.
  */
 export function childEnvironment(
 	hostEnv: NodeJS.ProcessEnv,
-	options: { models?: ModelsFile; keep?: readonly string[] } = {},
+	options: { models?: ModelsFile; keep?: readonly string[]; withhold?: readonly string[] } = {},
 ): ChildEnvironment {
 	const secret = providerSecretNames(options.models);
 	const keep = new Set(options.keep ?? []);
+	const always = new Set(options.withhold ?? []);
 	const result: ChildEnvironment = { env: {}, withheld: [], kept: [] };
 	for (const [name, value] of Object.entries(hostEnv)) {
 		if (value === undefined) continue;
-		if (!secret.has(name) && !SECRET_ENDING.test(name)) result.env[name] = value;
+		if (always.has(name)) result.withheld.push(name);
+		else if (!secret.has(name) && !SECRET_ENDING.test(name)) result.env[name] = value;
 		else if (keep.has(name)) {
 			result.env[name] = value;
 			result.kept.push(name);

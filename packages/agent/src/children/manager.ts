@@ -74,6 +74,8 @@ interface ChildRecord {
 	lastActiveAt: number;
 	/** Evicted: its runtime is gone until a message brings it back. */
 	passive: boolean;
+	/** `rlm(kernel="local")`: kept so a child brought back runs where it ran. */
+	kernel?: "local";
 	rehydrating?: Promise<void>;
 }
 
@@ -133,6 +135,7 @@ export class ChildManager {
 			work: Promise.resolve(),
 			lastActiveAt: Date.now(),
 			passive: false,
+			...(request.kernel ? { kernel: request.kernel } : {}),
 		};
 		this.armEviction();
 		this.children.set(name, record);
@@ -287,6 +290,7 @@ export class ChildManager {
 				parentSessionFile: this.options.parent.sessionFile,
 				parentEntryId: record.spawnedBy,
 				mailbox: record.mailbox,
+				...(record.kernel ? { kernel: record.kernel } : {}),
 			});
 		} catch (error) {
 			if (record.cancel) return this.finish(record, { status: "aborted" });
@@ -372,6 +376,7 @@ export class ChildManager {
 					parentEntryId: record.spawnedBy,
 					mailbox: record.mailbox,
 					resumeFile: record.sessionFile,
+					...(record.kernel ? { kernel: record.kernel } : {}),
 				});
 				record.runtime = runtime;
 				record.passive = false;

@@ -3,7 +3,7 @@ import { ExitCode, UserError } from "../errors.js";
 import { THINKING_LEVELS } from "../home/index.js";
 
 /** The options `rlm(task, ...)` accepts; any other fails. */
-export const SPAWN_OPTIONS = ["name", "model", "thinking", "spec"] as const;
+export const SPAWN_OPTIONS = ["name", "model", "thinking", "spec", "kernel"] as const;
 export const MAX_NAME_LENGTH = 64;
 export const DEFAULT_MAX_DEPTH = 1;
 
@@ -17,6 +17,8 @@ export interface SpawnRequest {
 	thinking?: ThinkingLevel;
 	/** A sub-agent spec of the continual harness: its text tells the child its role. */
 	spec?: string;
+	/** `"local"`: the child's kernel runs on this machine, even when the parent's runs on a Jupyter Server. */
+	kernel?: "local";
 }
 
 /** Check the kernel's payload `{task, options}`: a non-empty task, only known options, valid values. */
@@ -29,7 +31,9 @@ export function parseSpawnRequest(payload: Record<string, unknown>): SpawnReques
 	}
 	const options = (payload.options ?? {}) as Record<string, unknown>;
 	if (typeof options !== "object" || options === null || Array.isArray(options)) {
-		throw new SpawnRefused("rlm(): options must be keyword arguments (name=..., model=..., thinking=..., spec=...).");
+		throw new SpawnRefused(
+			"rlm(): options must be keyword arguments (name=..., model=..., thinking=..., spec=..., kernel=...).",
+		);
 	}
 	const unknown = Object.keys(options).filter((key) => !(SPAWN_OPTIONS as readonly string[]).includes(key));
 	if (unknown.length > 0) {
@@ -54,6 +58,14 @@ export function parseSpawnRequest(payload: Record<string, unknown>): SpawnReques
 		request.thinking = options.thinking as ThinkingLevel;
 	}
 	if (options.spec !== undefined && options.spec !== null) request.spec = checkName(options.spec, "rlm(spec=...)");
+	if (options.kernel !== undefined && options.kernel !== null) {
+		if (options.kernel !== "local") {
+			throw new SpawnRefused(
+				`rlm(kernel=${JSON.stringify(options.kernel)}): only "local" is accepted (a kernel on the user's machine); leave it out for a kernel where yours runs.`,
+			);
+		}
+		request.kernel = "local";
+	}
 	return request;
 }
 

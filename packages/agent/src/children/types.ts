@@ -27,6 +27,8 @@ export interface ChildLaunchSpec {
 	mailbox: Mailbox;
 	/** Bring a passive child back: continue this session file (its kernel variables are restored). */
 	resumeFile?: string;
+	/** `rlm(kernel="local")`: a kernel on this machine; without it, where the parent's kernel runs. */
+	kernel?: "local";
 }
 
 /** A running child session, as the registry sees it. */

@@ -63,6 +63,8 @@ export interface CliArgs {
 	scheduleArgs?: string[];
 	/** `--trust-project`: run the project's MCP servers, skills and extensions without an approval. */
 	trustProject: boolean;
+	/** `--kernel-url <url|local>`: the Jupyter Server the kernels run on (or `local`). */
+	kernelUrl?: string;
 }
 
 const SUBCOMMANDS: readonly string[] = [
@@ -199,6 +201,9 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--trust-project":
 				args.trustProject = true;
 				break;
+			case "--kernel-url":
+				args.kernelUrl = value(flag);
+				break;
 			case "--agent":
 				args.agentRef = value(flag);
 				break;
@@ -305,6 +310,15 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 		);
 	}
 	checkLongRunning(args, autonomous, autonomousFlags, goalBudget);
+	if (args.kernelUrl !== undefined && args.command !== "run") {
+		throw new UserError(
+			`--kernel-url works only when a session starts, not with \`prime-agent ${args.command}\`.`,
+			args.command === "doctor"
+				? 'Doctor checks the server PRIME_AGENT_KERNEL_URL or settings.json\'s "kernel.url" names: PRIME_AGENT_KERNEL_URL=<url> prime-agent doctor.'
+				: 'Write it as prime-agent --kernel-url http://host:8888 -p "your request".',
+			ExitCode.usage,
+		);
+	}
 	if (args.trustProject && args.command !== "run") {
 		throw new UserError(
 			`--trust-project works only when a session starts, not with \`prime-agent ${args.command}\`.`,

@@ -40,6 +40,9 @@ Options:
       --local              with package: the project's .prime/agent/settings.json, not the agent home's
       --trust-project      run this project's code without asking: .prime/mcp.json servers,
                            .prime/skills packages, .prime/agent extensions and packages
+      --kernel-url <url>   run the kernels on this Jupyter Server or Enterprise Gateway (token from
+                           JUPYTER_TOKEN; also PRIME_AGENT_KERNEL_URL, "kernel" in settings.json);
+                           "local" runs them on this machine
       --goal <objective>   set a goal: the host keeps the model working until it audits the objective
                            and calls goal.complete(); budget: --goal-tokens N (input + output),
                            --goal-turns N, --goal-minutes N

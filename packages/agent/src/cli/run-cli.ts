@@ -109,6 +109,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		autonomous: args.autonomous,
 		allowMissingKey,
 		trustProject: args.trustProject,
+		kernelUrl: args.kernelUrl,
 	};
 	// The terminal UI asks about the project's code before any of it could run (in a worker or here).
 	if (ui?.reviewProject && !args.trustProject) {

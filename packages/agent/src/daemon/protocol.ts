@@ -28,6 +28,8 @@ export interface WorkerSessionOptions {
 	allowMissingKey?: boolean;
 	/** `--trust-project`. */
 	trustProject?: boolean;
+	/** `--kernel-url` (a URL never holds the token; the worker reads it from its environment). */
+	kernelUrl?: string;
 }
 
 /** One session tree as `prime-agent agents` shows it. */

@@ -37,6 +37,7 @@ try {
 		allowMissingKey: options.allowMissingKey,
 		oneShot: record.owner === "oneshot",
 		trustProject: options.trustProject,
+		kernelUrl: options.kernelUrl,
 		daemonAgent: key,
 	});
 	worker = new Worker({

@@ -15,6 +15,7 @@ import {
 	readJsonFile,
 	SETTINGS_KEYS,
 } from "../home/index.js";
+import { chooseKernelServer } from "../kernel-server/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
 	type CustomProviderConfig,
@@ -48,6 +49,9 @@ export async function runChecks(
 	const python = await checkPython(env);
 	results.push(python);
 	if (python.status === "ok") results.push(await checkKernel(env, kernelEnv.env));
+	// Loaded when doctor runs: only a configured server needs the Jupyter client.
+	const { checkKernelServer } = await import("./kernel-server.js");
+	results.push(...(await checkKernelServer(paths, env)));
 	// The project's servers are started only when approved, as in a session.
 	const trust = projectTrust({ cwd, agentHome: paths.root });
 	results.push(...(await checkMcpServers({ agentHome: paths.root, cwd, env, withoutProject: !trust.allows("mcp") })));
@@ -351,8 +355,13 @@ function kernelEnvironment(paths: AgentPaths, env: NodeJS.ProcessEnv): ChildEnvi
 		}
 	};
 	const models = read(() => loadModelsFile(paths.models), undefined);
-	const keep = read(() => kernelEnvKeep(loadSettings(paths.settings)), []);
-	return childEnvironment(env, { models, keep });
+	const settings = read(() => loadSettings(paths.settings), {});
+	// A bad kernel server setting is its own check's to report; the token variable is withheld still.
+	const withhold = read(
+		() => chooseKernelServer({}, env, settings, paths.settings).tokenVariables,
+		[settings.kernel?.tokenEnv].filter((name) => name !== undefined),
+	);
+	return childEnvironment(env, { models, keep: kernelEnvKeep(settings), withhold });
 }
 
 /** Which variables the kernel, gates and skill checks start without: names only, never a value. */

@@ -19,10 +19,13 @@ export interface Settings {
 	/** The continual harness: `{autoRefine}` (default true); validated by the harness module. */
 	harness?: unknown;
 	/**
-	 * The kernel's environment: `env.keep` names variables passed through although they look like
-	 * keys (the kernel, gates and `%%bash` start without provider keys and `*_TOKEN`-like names).
+	 * The kernel. `env.keep` names variables passed through although they look like keys (the
+	 * kernel, gates and `%%bash` start without provider keys and `*_TOKEN`-like names). `url` runs
+	 * the kernels on that Jupyter Server (`--kernel-url` and `PRIME_AGENT_KERNEL_URL` win over it),
+	 * with the token from `JUPYTER_TOKEN` or the variable `tokenEnv` names, the kernelspec
+	 * `kernelName` (default `python3`) and the working folder `cwd` (relative to the server's root).
 	 */
-	kernel?: { env?: { keep?: string[] } };
+	kernel?: { env?: { keep?: string[] }; url?: string; tokenEnv?: string; kernelName?: string; cwd?: string };
 }
 
 export const SETTINGS_KEYS: readonly (keyof Settings)[] = [
@@ -72,11 +75,22 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function checkKernelSettings(kernel: unknown, path: string): void {
 	if (kernel === undefined) return;
 	const example = 'Write it as "kernel": {"env": {"keep": ["GITHUB_TOKEN"]}}.';
+	const serverExample =
+		'Write it as "kernel": {"url": "http://gpu-box:8888", "tokenEnv": "JUPYTER_TOKEN", "kernelName": "python3", "cwd": "work"}.';
 	const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
 	if (!isObject(kernel)) throw new UserError(`"kernel" in ${path} must be an object.`, example);
-	const { env, ...others } = kernel as Record<string, unknown>;
+	const { env, url, tokenEnv, kernelName, cwd, ...others } = kernel as Record<string, unknown>;
 	const other = Object.keys(others)[0];
 	if (other !== undefined) throw new UserError(`"kernel.${other}" in ${path} is not a known key.`, example);
+	for (const [key, value] of Object.entries({ url, kernelName, cwd })) {
+		if (value !== undefined && (typeof value !== "string" || value.trim() === ""))
+			throw new UserError(`"kernel.${key}" in ${path} must be a non-empty string.`, serverExample);
+	}
+	if (tokenEnv !== undefined && (typeof tokenEnv !== "string" || !ENV_NAME.test(tokenEnv)))
+		throw new UserError(
+			`"kernel.tokenEnv" in ${path} must name an environment variable (letters, digits and _), not hold the token.`,
+			serverExample,
+		);
 	if (env === undefined) return;
 	if (!isObject(env)) throw new UserError(`"kernel.env" in ${path} must be an object.`, example);
 	const { keep, ...rest } = env as Record<string, unknown>;

@@ -77,7 +77,8 @@ export class AgentSession {
 	private readonly noticeListeners = new Set<(notice: SessionNotice) => void>();
 	/** Entries recorded only once a prompt is sent, so opening a session and leaving changes nothing. */
 	private pending: NewEntry[] = [];
-	private readonly baseSystemPrompt: string;
+	/** What each run's system prompt starts from; a host may change it before the first run (where the kernel runs). */
+	baseSystemPrompt: string;
 	/** Where a run's system prompt changed, recorded in the session. */
 	private readonly boundaries: PromptBoundaries;
 	private readonly compactionSettings: CompactionSettings;

@@ -1,3 +1,5 @@
+import type { KernelLocation } from "prime-agent-kernel";
+
 /**
  * The base system prompt. It promises only names the kernel really defines at startup
  * (see python/prime_agent_runtime), and says plainly that code runs with the user's permissions.
@@ -10,15 +12,24 @@ export interface SystemPromptOptions {
 	date?: string;
 	/** Whether this agent may start sub-agents (`rlm`); default true. */
 	canSpawn?: boolean;
+	/**
+	 * Where the kernel runs, once started. A kernel on a Jupyter Server gets a section naming its
+	 * machine and folder (the prompt's working directory is then the kernel's); a local one changes nothing.
+	 */
+	kernel?: KernelLocation;
 }
 
 export function buildSystemPrompt(options: SystemPromptOptions): string {
 	const date = options.date ?? new Date().toISOString().slice(0, 10);
+	const remote = options.kernel?.kind === "jupyter-server" ? options.kernel : undefined;
 	const sections = [
 		BASE_PROMPT.trim(),
 		options.canSpawn === false ? NO_SUBAGENTS_PROMPT.trim() : SUBAGENTS_PROMPT.trim(),
-		`Working directory: ${options.cwd}\nToday's date: ${date}`,
 	];
+	if (remote) {
+		sections.push(remoteKernelSection(remote, options.cwd, options.canSpawn !== false));
+		sections.push(`Working directory: ${remote.cwd} (on ${remote.hostname})\nToday's date: ${date}`);
+	} else sections.push(`Working directory: ${options.cwd}\nToday's date: ${date}`);
 	const files = options.contextFiles ?? [];
 	if (files.length > 0) {
 		const body = files.map((file) => `## ${file.path}\n\n${file.content.trim()}`).join("\n\n");
@@ -27,6 +38,30 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
 		);
 	}
 	return `${sections.join("\n\n")}\n`;
+}
+
+/** Where the code of a kernel on a Jupyter Server runs, and what that means for files and commands. */
+function remoteKernelSection(
+	kernel: Extract<KernelLocation, { kind: "jupyter-server" }>,
+	localCwd: string,
+	canSpawn: boolean,
+): string {
+	const lines = [
+		"# Where your code runs",
+		"",
+		`Your kernel runs on a Jupyter Server (${kernel.url}), not on the user's machine: on the machine`,
+		`"${kernel.hostname}", in the folder ${kernel.cwd}. Every file you read or write, every \`%%bash\``,
+		"command and every program you start is there, with the permissions of the server's user; the",
+		"safety rules below apply to that machine. The user's session runs in",
+		`${localCwd} on their own machine: its files are not there unless the two share a file system.`,
+	];
+	if (canSpawn)
+		lines.push(
+			"",
+			"Your sub-agents' kernels run on the same server; `rlm(task, kernel=\"local\")` runs one on the user's",
+			"machine instead (where the session's folder is).",
+		);
+	return lines.join("\n");
 }
 
 const BASE_PROMPT = `

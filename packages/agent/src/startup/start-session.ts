@@ -30,6 +30,12 @@ import {
 	removeLeftoverTempFiles,
 	secureHomeFolders,
 } from "../home/index.js";
+import {
+	chooseKernelServer,
+	type KernelServer,
+	ServerKernelRegistry,
+	serverKernelLifecycle,
+} from "../kernel-server/index.js";
 import { cellEntry, kernelStateDir, planStateRestore, StateSeal, stateKeyPath } from "../kernel-state/index.js";
 import { AGENT_MESSAGE_TYPE, type Family, Mailbox, messageHostHandlers } from "../messages/index.js";
 import { AgentSession } from "../orchestrator/index.js";
@@ -57,6 +63,7 @@ import { projectTrust } from "../trust/index.js";
 import { answerUnfinishedCalls, RunningCallRecord, removeRunningCall } from "../unfinished-calls/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
+import { startServerKernel } from "./kernel-server.js";
 import { type GoalOption, resolveGoalOption, wireLongRunning } from "./long-running.js";
 import { chooseSessionModel } from "./session-model.js";
 import type { StartedSession } from "./started-session.js";
@@ -110,6 +117,16 @@ export interface StartOptions {
 	trustProject?: boolean;
 	/** The background daemon's key for this run (set by its worker): a second run of the session is told to attach to it. */
 	daemonAgent?: string;
+	/**
+	 * `--kernel-url`: run the kernels on this Jupyter Server (over `PRIME_AGENT_KERNEL_URL` and
+	 * settings.json's `kernel.url`), or `local` for a local kernel whatever those say.
+	 */
+	kernelUrl?: string;
+	/**
+	 * Where the kernels run, decided already (a parent passes its own to a sub-agent, or `local` for
+	 * `rlm(kernel="local")`); without it `kernelUrl`, the environment and settings decide.
+	 */
+	kernelServer?: KernelServer | "local";
 }
 
 const RESUMED_KERNEL_NOTE =
@@ -151,8 +168,14 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 	const goalOption = options.goal ? resolveGoalOption(options.goal) : undefined;
 	const registry = options.registry ?? new ModelRegistry(loadModelsFile(paths.models));
 	const auth = loadAuthFile(paths.auth);
-	// The kernel, gates and skill checks run code the agent does not control: they start without the keys.
-	const childEnv = childEnvironment(env, { models: registry.file, keep: kernelEnvKeep(settings) }).env;
+	const kernelPlace = chooseKernelServer(options, env, settings, paths.settings);
+	// The kernel, gates and skill checks run code the agent does not control: they start without the
+	// keys (and the Jupyter Server's token).
+	const childEnv = childEnvironment(env, {
+		models: registry.file,
+		keep: kernelEnvKeep(settings),
+		withhold: kernelPlace.tokenVariables,
+	}).env;
 	const checkModel = (ref: string): string => {
 		const found = resolveModelRef(registry, auth, ref, env);
 		requireCredential(found.provider, auth, registry.customConfig(found.provider), paths.auth, env);
@@ -210,7 +233,8 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 		options.allowMissingKey === true,
 	);
 	// The interpreter is probed (one Python start-up) while the extensions load; awaited before anything is written.
-	const kernelCheck = options.skipKernelCheck ? undefined : checkKernelPython(env);
+	// A kernel on a server needs no interpreter here.
+	const kernelCheck = options.skipKernelCheck || kernelPlace.server ? undefined : checkKernelPython(env);
 	kernelCheck?.catch(() => {});
 
 	const pickedLeaf = picked?.leafId ?? null;
@@ -302,9 +326,12 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 	const statusListeners = new Set<(status: KernelStatus) => void>();
 	const depth = options.child?.depth ?? 0;
 	const selfName = options.child?.name ?? "root";
+	const server = kernelPlace.server;
 	const kernel = new SessionKernel({
 		cwd,
 		python,
+		jupyterServer: server?.options,
+		lifecycle: server && serverKernelLifecycle(new ServerKernelRegistry(paths.root), server, () => session.id),
 		baseEnv: childEnv,
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
@@ -319,15 +346,12 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 			for (const listener of statusListeners) listener(status);
 		},
 	});
+	const promptOptions = { cwd, contextFiles: findContextFiles(cwd, paths.root), canSpawn: depth + 1 <= maxDepth };
 	const agentSession = new AgentSession(session, {
 		model,
 		apiKey,
 		toolNames,
-		systemPrompt: buildSystemPrompt({
-			cwd,
-			contextFiles: findContextFiles(cwd, paths.root),
-			canSpawn: depth + 1 <= maxDepth,
-		}),
+		systemPrompt: buildSystemPrompt(promptOptions),
 		tools: [createIpythonTool(kernel)],
 		thinkingLevel: options.thinkingLevel ?? settings.thinkingLevel,
 		extensions,
@@ -386,6 +410,8 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 				extensionPaths: options.extensionPaths,
 				trustProject: options.trustProject,
 				tools: options.tools,
+				// A sub-agent's kernel runs where this one's does, unless it asked for a local one.
+				kernelServer: spec.kernel === "local" ? "local" : (server ?? "local"),
 				child: spec,
 				parentFamily: { name: selfName, mailbox, children },
 			});
@@ -456,6 +482,27 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 		branchedFrom:
 			picked && !options.fork && options.at ? { leafId: options.at, previousLeafId: pickedLeaf } : undefined,
 	});
+	const dispose = async () => {
+		try {
+			heartbeat?.stop();
+			longRunning.autonomous?.dispose();
+			await children.shutdown();
+			await agentSession.shutdown();
+			await kernel.dispose();
+		} finally {
+			// After the kernel saved its variables: the next run of the session finds them.
+			session.release();
+		}
+	};
+	if (server) {
+		// The kernel starts now (after the extensions added their start-up code): the model is told
+		// which machine and folder it works in, and a server that refuses is said before any model call.
+		const location = await startServerKernel(kernel, server).catch(async (error) => {
+			await dispose().catch(() => undefined);
+			throw error;
+		});
+		agentSession.baseSystemPrompt = buildSystemPrompt({ ...promptOptions, kernel: location });
+	}
 	return {
 		paths,
 		session,
@@ -492,18 +539,7 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 		autonomous: longRunning.autonomous,
 		heartbeat,
 		checkModel,
-		dispose: async () => {
-			try {
-				heartbeat?.stop();
-				longRunning.autonomous?.dispose();
-				await children.shutdown();
-				await agentSession.shutdown();
-				await kernel.dispose();
-			} finally {
-				// After the kernel saved its variables: the next run of the session finds them.
-				session.release();
-			}
-		},
+		dispose,
 	};
 }
 

@@ -5,6 +5,7 @@ export {
 	type CellRun,
 	cellOutputDir,
 	type FileDiff,
+	type KernelLifecycle,
 	type KernelStatus,
 	RUNTIME_PYTHON_DIR,
 	SessionKernel,

@@ -3,7 +3,9 @@ import { fileURLToPath } from "node:url";
 import {
 	type CellResult,
 	type HostRequestHandler,
+	type JupyterServerOptions,
 	Kernel,
+	type KernelLocation,
 	KernelSetupError,
 	KernelStartError,
 	restoreKernelState,
@@ -47,9 +49,26 @@ export type KernelStatus =
 	| { phase: "busy"; reason: string }
 	| { phase: "idle" };
 
+/**
+ * Told of each kernel a session starts (once it is ready) and of each that ended (shut down, or
+ * killed after it died or stayed busy), with where it ran. `ended` is awaited by `dispose()` and
+ * never throws.
+ */
+export interface KernelLifecycle {
+	started(location: KernelLocation): void;
+	ended(location: KernelLocation): Promise<void>;
+}
+
 export interface SessionKernelOptions {
-	/** Working directory the kernel starts in. */
+	/** Working directory the kernel starts in (a local kernel's; see `jupyterServer`). */
 	cwd: string;
+	/**
+	 * Run the kernels on this Jupyter Server instead of as local processes (their working folder is
+	 * its `cwd`, on the server's machine; `python` is not used). Its token is never stored or logged.
+	 */
+	jupyterServer?: JupyterServerOptions;
+	/** See `KernelLifecycle`: the session records its kernels on a server with it. */
+	lifecycle?: KernelLifecycle;
 	/** Folder for complete cell outputs (inside the session's artifact folder). */
 	outputDir: string;
 	/** Python interpreter; default: the kernel package's resolution (env, then setup venv). */
@@ -170,7 +189,9 @@ export class SessionKernel {
 		// The runtime reports the files each cell changed (see `written_files.py`).
 		this.onHostRequest("files.written", (payload) => {
 			const paths = Array.isArray(payload.paths) ? payload.paths : [];
-			for (const path of paths) if (typeof path === "string") this.written.add(sessionRelative(this.options.cwd, path));
+			// A kernel on a server names files of its own machine: relative to its folder there.
+			const cwd = this.location?.cwd ?? this.options.cwd;
+			for (const path of paths) if (typeof path === "string") this.written.add(sessionRelative(cwd, path));
 			return {};
 		});
 	}
@@ -198,6 +219,19 @@ export class SessionKernel {
 
 	get started(): boolean {
 		return this.kernel !== undefined;
+	}
+
+	/** Where the current kernel runs (`undefined` before the first start). */
+	get location(): KernelLocation | undefined {
+		return this.kernel ? this.kernel.location : undefined;
+	}
+
+	/**
+	 * Start the kernel now rather than at the first cell, and say where it runs (a host tells its
+	 * model so). Rejects as a start does (`KernelStartError`, `KernelSetupError`).
+	 */
+	async ready(): Promise<KernelLocation> {
+		return (await this.ensureKernel()).location;
 	}
 
 	/**
@@ -246,7 +280,7 @@ export class SessionKernel {
 					this.leaveRunning(kernel);
 				} else {
 					this.options.onStatus?.({ phase: "restarting", reason: "the cell kept running after an interrupt" });
-					kernel.kill();
+					this.discard(kernel);
 					this.kernel = undefined;
 					this.markReset("the previous cell kept running after an interrupt, so the kernel was killed");
 					// This cell's own result says so too (the next cell's notice is for a model that skimmed it).
@@ -327,7 +361,20 @@ export class SessionKernel {
 		// The last changes are saved before the kernel goes (a cell still running is not waited for).
 		if (kernel?.alive && !this.busy) await this.saver?.flush();
 		this.kernel = undefined;
-		if (kernel) await kernel.shutdown().catch(() => kernel.kill());
+		if (!kernel) return;
+		await kernel.shutdown().catch(() => kernel.kill());
+		await this.ended(kernel);
+	}
+
+	/** A kernel is gone (shut down or killed): the lifecycle hears of it, in the background unless awaited. */
+	private ended(kernel: Kernel): Promise<void> {
+		return this.options.lifecycle?.ended(kernel.location) ?? Promise.resolve();
+	}
+
+	/** Kill a kernel that will not be used again. */
+	private discard(kernel: Kernel): void {
+		kernel.kill();
+		void this.ended(kernel);
 	}
 
 	/**
@@ -355,7 +402,7 @@ export class SessionKernel {
 			if (!this.restartPending) this.markReset("the kernel process exited between cells");
 			const dead = this.kernel;
 			this.kernel = undefined;
-			dead.kill();
+			this.discard(dead);
 		}
 		if (!this.starting) {
 			this.starting = this.start().finally(() => {
@@ -379,7 +426,7 @@ export class SessionKernel {
 			// With a snapshot to restore, the runtime is installed after it, so its live handles win.
 			let kernel = await this.launch(restoreFrom ? undefined : this.startupCode);
 			if (restoreFrom && !(await this.restoreThenInstall(kernel, restoreFrom.source, restoreFrom.from))) {
-				kernel.kill();
+				this.discard(kernel);
 				this.loadedFrom = undefined;
 				kernel = await this.launch(this.startupCode);
 			}
@@ -395,16 +442,19 @@ export class SessionKernel {
 		}
 	}
 
-	private launch(startupCode: string | undefined): Promise<Kernel> {
-		return Kernel.start({
-			python: this.options.python,
-			cwd: this.options.cwd,
+	private async launch(startupCode: string | undefined): Promise<Kernel> {
+		const server = this.options.jupyterServer;
+		const kernel = await Kernel.start({
+			// A kernel on a server works in the server's folder, with the server's interpreter.
+			...(server ? { jupyterServer: server } : { python: this.options.python, cwd: this.options.cwd }),
 			baseEnv: this.options.baseEnv,
 			env: this.options.env,
 			pythonPath: [RUNTIME_PYTHON_DIR, ...this.extraPythonPath],
 			outputDir: this.options.outputDir,
 			startupCode,
 		});
+		this.options.lifecycle?.started(kernel.location);
+		return kernel;
 	}
 
 	/**
@@ -427,7 +477,7 @@ export class SessionKernel {
 		}
 		const install = await kernel.execute(this.startupCode, { silent: true });
 		if (install.status !== "ok") {
-			kernel.kill();
+			this.discard(kernel);
 			const detail = install.error ? `${install.error.ename}: ${install.error.evalue}` : install.status;
 			throw new KernelStartError(
 				`The agent runtime failed to install in the kernel (${detail}); run \`prime-agent doctor\`.`,
