@@ -9,7 +9,7 @@ import {
 	workerKeys,
 } from "../src/daemon/index.js";
 import { daemonPaths } from "../src/daemon/state.js";
-import { runCliText } from "./cli-process.js";
+import { spawnCliText, type TextCliProcess } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
@@ -28,7 +28,16 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...env });
 	delete world.env.PRIME_AGENT_IN_PROCESS;
 	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
-	const cli = (args: string[], input?: string) => runCliText(args, world.project, world.env, input);
+	// Command lines still running when the test ends (it failed or timed out) are killed by teardown.
+	const running = new Set<TextCliProcess>();
+	const cli = async (args: string[], input = "") => {
+		const run = spawnCliText(args, world.project, world.env);
+		running.add(run);
+		run.child.stdin?.end(input);
+		const code = await run.exitCode();
+		running.delete(run);
+		return { code, stdout: run.stdout(), stderr: run.stderr() };
+	};
 	return {
 		...world,
 		server,
@@ -53,6 +62,7 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 					).toString(),
 				);
 			}
+			for (const run of running) run.child.kill("SIGKILL");
 			killDaemon(world.home);
 			await server.close();
 			world.cleanup();
@@ -84,11 +94,14 @@ export function killDaemon(home: string): void {
 	}
 }
 
-/** Poll `check` every 100 ms until it returns a value (not undefined/false), or fail after `ms`. */
+/**
+ * Poll `check` every 100 ms until it returns a value (not undefined/false), or fail after `ms`
+ * (generous: a worker and its kernel can take tens of seconds to start on a loaded machine).
+ */
 export async function eventually<T>(
 	what: string,
 	check: () => Promise<T | undefined | false> | T | undefined | false,
-	ms = 30_000,
+	ms = 120_000,
 ): Promise<T> {
 	const deadline = Date.now() + ms;
 	let last: unknown;

@@ -53,6 +53,24 @@ afterEach(async () => {
 /** A session file holding one prompt answered after one cell. */
 const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
+/**
+ * A cell that prints `before`, then runs until the test calls `releaseHeldCell` (at most 5
+ * minutes), then prints `after`: it ends after the test's next step however loaded the machine is.
+ */
+function heldCell(before: string, after: string): string {
+	return [
+		"import time, os",
+		`print(${JSON.stringify(before)}, flush=True)`,
+		"end = time.time() + 300",
+		"while not os.path.exists('release-held-cell') and time.time() < end:",
+		"    time.sleep(0.05)",
+		`print(${JSON.stringify(after)})`,
+	].join("\n");
+}
+
+function releaseHeldCell(w: DaemonWorld): void {
+	writeFileSync(join(w.project, "release-held-cell"), "");
+}
 
 /** `--mode json -p` running LONG_CELL in a one-shot worker; resolves once the cell prints. */
 async function longOneShotRun(w: DaemonWorld) {
@@ -209,12 +227,10 @@ describe("daemon runs", () => {
 	});
 
 	it("detach mid-run leaves the turn running; attach replays what happened meanwhile, and nothing is lost", async () => {
-		world = await makeDaemonWorld([
-			{ code: "import time\nprint('step one', flush=True)\ntime.sleep(3)\nprint('step two')" },
-			{ text: "All done." },
-		]);
+		world = await makeDaemonWorld([{ code: heldCell("step one", "step two") }, { text: "All done." }]);
 		const key = await detachMidRun(world, "run the slow job");
 		expect((await agent(world, key)).state).toBe("running");
+		releaseHeldCell(world);
 		const done = await eventually("the turn to end", async () => {
 			const info = await agent(world as DaemonWorld, key);
 			return info.state === "idle" ? info : undefined;
@@ -332,7 +348,7 @@ describe("daemon runs", () => {
 	it("two -p runs of one session at once share its worker: the first run's end does not stop the second's", async () => {
 		world = await makeDaemonWorld([
 			{ text: "first" },
-			{ code: "import time\ntime.sleep(3)\nprint('slow')" },
+			{ code: heldCell("holding", "released") },
 			{ text: "A done" },
 			{ text: "B done" },
 		]);
@@ -340,22 +356,27 @@ describe("daemon runs", () => {
 		const a = spawnCliText(["--continue", "-p", "slow one"], world.project, world.env);
 		clients.push(a);
 		await a.waitFor("stderr", "ipython: import time");
-		const b = await world.cli(["--continue", "-p", "quick one"]);
+		const b = spawnCliText(["--continue", "-p", "quick one"], world.project, world.env);
+		clients.push(b);
+		await b.waitFor("stderr", " already; this runs there");
+		const shared = (/The session is open in agent ([0-9a-f]{8}) already/.exec(b.stderr()) as RegExpExecArray)[1];
+		// The first run's cell ends only once the second run's client has joined its worker.
+		await eventually(
+			"the second run to join the worker",
+			async () => (await agent(world as DaemonWorld, shared as string)).clients === 2,
+		);
+		releaseHeldCell(world);
 		expect(await a.exitCode()).toBe(0);
 		expect(a.stdout()).toBe("A done\n");
-		expect(b.code).toBe(0);
-		expect(b.stdout).toBe("B done\n");
-		expect(b.stderr).toContain("The session is open in agent");
+		expect(await b.exitCode()).toBe(0);
+		expect(b.stdout()).toBe("B done\n");
 		await eventually("the shared worker to stop after its last run", async () =>
 			(await world?.agents())?.every((info) => info.state === "saved"),
 		);
 	});
 
 	it("a view attached to a one-shot run's worker keeps it: the run's end no longer stops it", async () => {
-		world = await makeDaemonWorld([
-			{ code: "import time\nprint('working', flush=True)\ntime.sleep(3)\nprint('done')" },
-			{ text: "Finished." },
-		]);
+		world = await makeDaemonWorld([{ code: heldCell("holding", "released") }, { text: "Finished." }]);
 		const run = spawnCli(["--mode", "json", "-p", "run it", "--model", "local/coder"], world.project, world.env);
 		clients.push(run);
 		await run.waitForEvent((event) => event.type === "tool_execution_update");
@@ -363,6 +384,8 @@ describe("daemon runs", () => {
 		const view = spawnCliText(["attach", oneShot?.key as string], world.project, world.env);
 		clients.push(view);
 		await view.waitFor("stderr", "Type a message");
+		// The run ends only once the view has attached.
+		releaseHeldCell(world);
 		expect(await run.exitCode()).toBe(0);
 		// The run's client has gone; the attached view keeps the worker, which stays after it detaches.
 		expect((await agent(world, oneShot?.key as string)).state).toBe("idle");
@@ -562,8 +585,12 @@ describe("daemon recovery", () => {
 		});
 		const listening = () => started.filter((one) => one.stderr().includes("listening")).length;
 		await eventually("a supervisor to listen", () => listening() > 0);
-		// Losers see the lock held and exit; one that took the lock by mistake would listen too, and leave within 2 s.
-		await new Promise((resolve) => setTimeout(resolve, 3000));
+		// Losers see the lock held and exit; one that took the lock by mistake would listen too (its
+		// line stays counted), and leave within 2 s.
+		await eventually(
+			"all supervisors but one to leave",
+			() => started.filter((one) => one.child.exitCode === null && one.child.signalCode === null).length === 1,
+		);
 		expect(listening()).toBe(1);
 		expect(started.filter((one) => one.child.exitCode === null).length).toBe(1);
 		// The lock is written aside and linked into place: no side file stays behind.
