@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
 	type AgentInfo,
 	connectSupervisor,
@@ -128,4 +129,24 @@ export function roles(records: Record<string, unknown>[]): string[] {
 	return records.map((record) =>
 		record.type === "message" ? String((record.message as { role: string }).role) : String(record.type),
 	);
+}
+
+/**
+ * A cell that prints `before`, then runs until the test calls `releaseHeldCell` (at most 5
+ * minutes), then prints `after`: it ends after the test's next step however loaded the machine is.
+ */
+export function heldCell(before: string, after: string): string {
+	return [
+		"import time, os",
+		`print(${JSON.stringify(before)}, flush=True)`,
+		"end = time.time() + 300",
+		"while not os.path.exists('release-held-cell') and time.time() < end:",
+		"    time.sleep(0.05)",
+		`print(${JSON.stringify(after)})`,
+	].join("\n");
+}
+
+/** Let the held cell end (it runs in the world's project, the kernel's working directory). */
+export function releaseHeldCell(w: TempWorld): void {
+	writeFileSync(join(w.project, "release-held-cell"), "");
 }

@@ -34,14 +34,16 @@ import {
 	type DaemonWorld,
 	endDaemonTest,
 	eventually,
+	heldCell,
 	makeDaemonWorld,
+	releaseHeldCell,
 	roles,
 	type Spawned,
 	sessionRecords,
 } from "./daemon-world.js";
 
 // Real processes: a supervisor, workers, kernels, and a command line started for each step.
-vi.setConfig({ testTimeout: 90_000 });
+vi.setConfig({ testTimeout: 240_000 });
 
 let world: DaemonWorld | undefined;
 const clients: Spawned[] = [];
@@ -53,25 +55,6 @@ afterEach(async () => {
 /** A session file holding one prompt answered after one cell. */
 const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
-/**
- * A cell that prints `before`, then runs until the test calls `releaseHeldCell` (at most 5
- * minutes), then prints `after`: it ends after the test's next step however loaded the machine is.
- */
-function heldCell(before: string, after: string): string {
-	return [
-		"import time, os",
-		`print(${JSON.stringify(before)}, flush=True)`,
-		"end = time.time() + 300",
-		"while not os.path.exists('release-held-cell') and time.time() < end:",
-		"    time.sleep(0.05)",
-		`print(${JSON.stringify(after)})`,
-	].join("\n");
-}
-
-function releaseHeldCell(w: DaemonWorld): void {
-	writeFileSync(join(w.project, "release-held-cell"), "");
-}
-
 /** `--mode json -p` running LONG_CELL in a one-shot worker; resolves once the cell prints. */
 async function longOneShotRun(w: DaemonWorld) {
 	const cli = spawnCli(["--mode", "json", "-p", "run the long job", "--model", "local/coder"], w.project, w.env);
@@ -280,7 +263,7 @@ describe("daemon runs", () => {
 	});
 
 	it("a session whose worker waits to be restarted after a crash is not opened by another: --resume goes to that agent", {
-		timeout: 90_000,
+		timeout: 240_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ text: "first answer" }, { text: "second answer" }]);
 		const chat = await world.cli(["--model", "local/coder"], "first question\n/exit\n");
@@ -411,7 +394,7 @@ describe("daemon runs", () => {
 
 	it("a one-shot client that goes after its run has ended stops its worker at once, not after the grace period", async () => {
 		world = await makeDaemonWorld([{ text: "line one\nline two\nline three" }], {
-			PRIME_AGENT_ONESHOT_GRACE_MS: "60000",
+			PRIME_AGENT_ONESHOT_GRACE_MS: "180000",
 		});
 		// `prime-agent -p ... | head -1`: the reader goes after the first line, the client dies of EPIPE.
 		const cli = spawnCliText(["-p", "say three lines", "--model", "local/coder"], world.project, world.env);
@@ -424,13 +407,13 @@ describe("daemon runs", () => {
 		await eventually("the worker to stop", async () =>
 			(await agent(world as DaemonWorld, info.key)).state === "saved" ? true : undefined,
 		);
-		expect(Date.now() - gone).toBeLessThan(15_000);
+		expect(Date.now() - gone).toBeLessThan(60_000);
 	});
 });
 
 describe("daemon recovery", () => {
 	it("a worker killed mid-turn is restarted after 250 ms, 1 s and 5 s, and its tree is failed after the fourth crash", {
-		timeout: 180_000,
+		timeout: 300_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }]);
 		const key = await detachMidRun(world, "run the long job");
@@ -467,7 +450,7 @@ describe("daemon recovery", () => {
 	});
 
 	it("a supervisor killed with SIGKILL is replaced by one that re-adopts live workers and resurrects no stopped one", {
-		timeout: 180_000,
+		timeout: 300_000,
 	}, async () => {
 		world = await makeDaemonWorld([]);
 		const live = await residentAgent(world);
@@ -515,7 +498,7 @@ describe("daemon recovery", () => {
 	});
 
 	it("a one-shot worker restarted after it and its client were killed stops after the grace period, with no client to wait for", {
-		timeout: 120_000,
+		timeout: 240_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ code: LONG_CELL }], { PRIME_AGENT_ONESHOT_GRACE_MS: "3000" });
 		const cli = await longOneShotRun(world);
@@ -638,7 +621,7 @@ describe("daemon recovery", () => {
 
 describe("heartbeats and schedules", () => {
 	it("a schedule survives a worker restart, fires once, and does not fire again after another restart", {
-		timeout: 120_000,
+		timeout: 240_000,
 	}, async () => {
 		world = await makeDaemonWorld([{ text: "One request." }, { text: "Tick done." }]);
 		// A finished -p run's agent in this directory is not a candidate: the resident one is picked.

@@ -51,7 +51,7 @@ it("a cell that ignores interrupts gets its kernel restarted, and the next cell 
 	expect(next.resetNotice).toContain("Kernel restarted");
 	const after = await kernel.run("1");
 	expect(after.resetNotice).toBeUndefined();
-}, 60_000);
+}, 180_000);
 
 it("a kernel that died is restarted on the next cell, which carries the notice once", async () => {
 	kernel = startKernel([]);
@@ -79,4 +79,4 @@ it("when the user chooses to wait, the kernel and its variables stay and the nex
 	const next = await kernel.run("print(kept, finished)");
 	expect(next.resetNotice).toBeUndefined();
 	expect(next.cell.stdout).toBe("1 True\n");
-}, 60_000);
+}, 180_000);
