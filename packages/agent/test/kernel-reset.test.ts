@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type KernelStatus, SessionKernel } from "../src/tools/index.js";
@@ -72,10 +73,12 @@ it("when the user chooses to wait, the kernel and its variables stay and the nex
 	kernel.onStillBusy = async () => "wait";
 	await kernel.run("kept = 1");
 	const controller = new AbortController();
-	const stubborn =
-		"import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('go', flush=True)\ntime.sleep(7)\nfinished = True";
+	// It runs until the test releases it (not for a fixed time): still running when the user is asked.
+	const release = join(world.project, "release");
+	const stubborn = `import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('go', flush=True)\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)\nfinished = True`;
 	const run = await kernel.run(stubborn, controller.signal, () => controller.abort());
 	expect(run.stillRunning).toBe(true);
+	writeFileSync(release, "");
 	const next = await kernel.run("print(kept, finished)");
 	expect(next.resetNotice).toBeUndefined();
 	expect(next.cell.stdout).toBe("1 True\n");
