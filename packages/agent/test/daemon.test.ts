@@ -623,28 +623,25 @@ describe("heartbeats and schedules", () => {
 	it("a schedule survives a worker restart, fires once, and does not fire again after another restart", {
 		timeout: 240_000,
 	}, async () => {
-		world = await makeDaemonWorld([{ text: "One request." }, { text: "Tick done." }]);
+		world = await makeDaemonWorld([{ text: "One request." }, { text: "Tick done." }, { text: "Still here." }]);
 		// A finished -p run's agent in this directory is not a candidate: the resident one is picked.
 		expect((await world.cli(["-p", "one request", "--model", "local/coder"])).code).toBe(0);
 		const key = await residentAgent(world);
-		const scheduled = await world.cli(["schedule", "in 3s", "say tick"]);
+		// Due well after the kill below, however loaded the machine.
+		const scheduled = await world.cli(["schedule", "in 15s", "say tick"]);
 		expect(scheduled.code).toBe(0);
 		const id = (/^Scheduled ([0-9a-f]{6}) for agent /.exec(scheduled.stdout) as RegExpExecArray)[1];
 		// Killed before it is due: the restarted worker fires it.
 		process.kill((await agent(world, key)).pid as number, "SIGKILL");
-		const fired = await eventually(
-			"the schedule to fire",
-			async () => {
-				const info = await agent(world as DaemonWorld, key);
-				// The turn it started has ended: its answer is in the session file.
-				const answered =
-					info.sessionPath &&
-					existsSync(info.sessionPath) &&
-					readFileSync(info.sessionPath, "utf8").includes("Tick done.");
-				return answered && info.crashes === 1 ? info : undefined;
-			},
-			20_000,
-		);
+		const fired = await eventually("the schedule to fire", async () => {
+			const info = await agent(world as DaemonWorld, key);
+			// The turn it started has ended: its answer is in the session file.
+			const answered =
+				info.sessionPath &&
+				existsSync(info.sessionPath) &&
+				readFileSync(info.sessionPath, "utf8").includes("Tick done.");
+			return answered && info.crashes === 1 ? info : undefined;
+		});
 		const userTexts = () =>
 			sessionRecords(fired.sessionPath as string)
 				.filter((record) => record.type === "message" && (record.message as { role: string }).role === "user")
@@ -657,10 +654,14 @@ describe("heartbeats and schedules", () => {
 			const info = await agent(world as DaemonWorld, key);
 			return info.crashes === 2 && info.state === "idle" ? info : undefined;
 		});
-		await new Promise((resolve) => setTimeout(resolve, 3000));
-		expect(userTexts().length).toBe(1);
-		// The -p run's call and the one firing.
-		expect(world.server.requests.length).toBe(2);
+		// A prompt to that worker runs after anything its start queued: a second firing (due at once
+		// on start) would come before it.
+		const after = await world.cli(["--resume", fired.sessionPath as string, "-p", "are you there"]);
+		expect(after.stdout).toBe("Still here.\n");
+		expect(userTexts().length).toBe(2);
+		expect(userTexts()[1]).toContain("are you there");
+		// The -p run's call, the one firing and the last prompt.
+		expect(world.server.requests.length).toBe(3);
 		const list = await world.cli(["schedule", "list", "--agent", key]);
 		expect(list.stdout).toBe("No heartbeat or schedules.\n");
 	});
