@@ -67,6 +67,7 @@ export function startInTmux(
 	// The server and the program are known before anything else can fail, so that they are always stopped.
 	let serverPid: number;
 	let programPid: number;
+	let socketPath: string;
 	try {
 		tmux(
 			"new-session",
@@ -84,6 +85,7 @@ export function startInTmux(
 		);
 		serverPid = Number(tmux("display-message", "-p", "-t", "0", "#{pid}").trim());
 		programPid = Number(tmux("display-message", "-p", "-t", "0", "#{pane_pid}").trim());
+		socketPath = tmux("display-message", "-p", "-t", "0", "#{socket_path}").trim();
 	} catch (error) {
 		try {
 			tmux("kill-server");
@@ -93,7 +95,7 @@ export function startInTmux(
 		rmSync(dir, { recursive: true, force: true });
 		throw error;
 	}
-	const standDown = watchdog(serverPid, programPid);
+	const standDown = watchdog(serverPid, programPid, socketPath);
 	let killed: Promise<void> | undefined;
 	const screen = () =>
 		tmux("capture-pane", "-p", "-t", "0")
@@ -154,6 +156,8 @@ export function startInTmux(
 					}
 				}
 				standDown();
+				// A server that had to be killed leaves its socket file.
+				rmSync(socketPath, { force: true });
 				rmSync(dir, { recursive: true, force: true });
 			})();
 			return killed;
@@ -165,14 +169,16 @@ export function startInTmux(
  * A tmux server and the program in its pane never outlive this process, even when the test run
  * is killed or a test that timed out goes on starting panes after its clean-up: a watchdog shell
  * reads a pipe only this process holds; when this process dies the pipe closes and it kills the
- * program's process group and the server. The returned function stands it down (after `kill`).
+ * program's process group and the server, and removes the server's socket. The returned function
+ * stands it down (after `kill`).
  */
-function watchdog(serverPid: number, programPid: number): () => void {
+function watchdog(serverPid: number, programPid: number, socketPath: string): () => void {
 	// Only what is still this pane's: the program while the server is its parent, then the server.
 	const script = [
 		'read line; [ "$line" = done ] && exit 0',
 		`read -r _ _ _ parent _ < /proc/${programPid}/stat && [ "$parent" = ${serverPid} ] && kill -s KILL -- -${programPid}`,
 		`grep -qs tmux /proc/${serverPid}/comm && kill -s KILL ${serverPid}`,
+		`rm -f ${shellQuote(socketPath)}`,
 	].join("\n");
 	const child = spawn("/bin/sh", ["-c", script], {
 		cwd: "/",
