@@ -32,8 +32,10 @@ export default defineConfig({
 	},
 	test: {
 		globalSetup: ["./vitest.global-setup.ts"],
-		testTimeout: 30_000,
-		hookTimeout: 60_000,
+		// Bounds, not waits: tests await events. Generous, because real kernels and processes on a
+		// loaded two-core machine (CI, or several runs side by side) take many times their quiet time.
+		testTimeout: 120_000,
+		hookTimeout: 120_000,
 		// Two cores: real kernels and processes in tests; keep parallelism modest.
 		maxWorkers: 2,
 		projects: [

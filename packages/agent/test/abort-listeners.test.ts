@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 it("a run of 100 model calls over HTTP leaves no listener warning: each call's abort listener goes when it ends", {
-	timeout: 90_000,
+	timeout: 180_000,
 }, async () => {
 	process.on("warning", onWarning);
 	const cells = Array.from({ length: 99 }, (_, index) => ({ code: `n = ${index}` }));

@@ -1,8 +1,29 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+
+/**
+ * Every command line a test started and that has not exited. A test that fails or times out
+ * while one runs would leave it running (with its kernel) past the test file: after each test,
+ * what is left is killed (SIGKILL; its kernel's guard takes the kernel down with it).
+ */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+	for (const child of running) child.kill("SIGKILL");
+	running.clear();
+});
+
+function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: "ignore" | "pipe"): ChildProcess {
+	if (!existsSync(CLI))
+		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
+	const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: [stdin, "pipe", "pipe"] });
+	running.add(child);
+	child.on("exit", () => running.delete(child));
+	return child;
+}
 
 export interface CliProcess {
 	child: ChildProcess;
@@ -16,9 +37,7 @@ export interface CliProcess {
 
 /** Run the built `prime-agent` command line in json mode as a real process. */
 export function spawnCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): CliProcess {
-	if (!existsSync(CLI))
-		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
-	const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+	const child = startCli(args, cwd, env, "ignore");
 	const events: Record<string, unknown>[] = [];
 	const waiters: {
 		test: (event: Record<string, unknown>) => boolean;
@@ -72,9 +91,7 @@ export interface TextCliProcess {
 
 /** Run the built command line in text mode as a real process, its stdin a pipe (the line chat, `attach`). */
 export function spawnCliText(args: string[], cwd: string, env: NodeJS.ProcessEnv): TextCliProcess {
-	if (!existsSync(CLI))
-		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
-	const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+	const child = startCli(args, cwd, env, "pipe");
 	const text = { stdout: "", stderr: "" };
 	const waiters = new Set<() => void>();
 	for (const which of ["stdout", "stderr"] as const)

@@ -18,7 +18,7 @@ import {
 // Real processes: a supervisor, workers and kernels. Runs stopped by signals to their client, and
 // daemons whose record writes are made to fail (as on a full disk: a record's path made a folder, so
 // every write of it fails).
-vi.setConfig({ testTimeout: 90_000 });
+vi.setConfig({ testTimeout: 240_000 });
 
 let world: DaemonWorld | undefined;
 const clients: Spawned[] = [];
@@ -47,7 +47,7 @@ it("a one-shot worker that cannot write its record still stops when its run ends
 	expect(run.code).toBe(0);
 	expect(run.stdout).toBe("Done.\n");
 	const w = world;
-	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
+	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 60_000);
 	const [key] = workerKeys(daemonPaths(w.home));
 	expect(readFileSync(join(daemonPaths(w.home).workers, String(key), "worker.log"), "utf8")).toContain(
 		"Could not write this worker's record:",
@@ -83,7 +83,7 @@ it("SIGTERM to a -p client stops the run in its worker, which saves the session 
 	expect(text.stderr()).toContain("\nStopping (SIGTERM)…\n");
 	expect(text.stderr()).toMatch(/Interrupted\. The session is saved: resume it with `prime-agent --resume \S+`\.\n$/);
 	const w = world;
-	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
+	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 60_000);
 	// The model was not asked again: the run ended at the signal.
 	expect(w.server.requests).toHaveLength(1);
 });
@@ -140,7 +140,7 @@ it("SIGTERM while the worker starts stops before the run begins: nothing sent to
 		process.kill(supervisor.pid, "SIGCONT");
 	}
 	const w = world;
-	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 20_000);
+	await eventually("the worker to exit", () => liveWorkers(w).length === 0, 60_000);
 	expect(w.server.requests).toHaveLength(0);
 });
 

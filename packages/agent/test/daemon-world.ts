@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
 	type AgentInfo,
 	connectSupervisor,
@@ -9,7 +10,7 @@ import {
 	workerKeys,
 } from "../src/daemon/index.js";
 import { daemonPaths } from "../src/daemon/state.js";
-import { runCliText } from "./cli-process.js";
+import { spawnCliText, type TextCliProcess } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "./loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
@@ -28,7 +29,16 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 	const world = makeTempWorld({ PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(), ...env });
 	delete world.env.PRIME_AGENT_IN_PROCESS;
 	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models: [{ id: "coder" }] } } });
-	const cli = (args: string[], input?: string) => runCliText(args, world.project, world.env, input);
+	// Command lines still running when the test ends (it failed or timed out) are killed by teardown.
+	const running = new Set<TextCliProcess>();
+	const cli = async (args: string[], input = "") => {
+		const run = spawnCliText(args, world.project, world.env);
+		running.add(run);
+		run.child.stdin?.end(input);
+		const code = await run.exitCode();
+		running.delete(run);
+		return { code, stdout: run.stdout(), stderr: run.stderr() };
+	};
 	return {
 		...world,
 		server,
@@ -53,6 +63,7 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 					).toString(),
 				);
 			}
+			for (const run of running) run.child.kill("SIGKILL");
 			killDaemon(world.home);
 			await server.close();
 			world.cleanup();
@@ -84,11 +95,14 @@ export function killDaemon(home: string): void {
 	}
 }
 
-/** Poll `check` every 100 ms until it returns a value (not undefined/false), or fail after `ms`. */
+/**
+ * Poll `check` every 100 ms until it returns a value (not undefined/false), or fail after `ms`
+ * (generous: a worker and its kernel can take tens of seconds to start on a loaded machine).
+ */
 export async function eventually<T>(
 	what: string,
 	check: () => Promise<T | undefined | false> | T | undefined | false,
-	ms = 30_000,
+	ms = 120_000,
 ): Promise<T> {
 	const deadline = Date.now() + ms;
 	let last: unknown;
@@ -115,4 +129,24 @@ export function roles(records: Record<string, unknown>[]): string[] {
 	return records.map((record) =>
 		record.type === "message" ? String((record.message as { role: string }).role) : String(record.type),
 	);
+}
+
+/**
+ * A cell that prints `before`, then runs until the test calls `releaseHeldCell` (at most 5
+ * minutes), then prints `after`: it ends after the test's next step however loaded the machine is.
+ */
+export function heldCell(before: string, after: string): string {
+	return [
+		"import time, os",
+		`print(${JSON.stringify(before)}, flush=True)`,
+		"end = time.time() + 300",
+		"while not os.path.exists('release-held-cell') and time.time() < end:",
+		"    time.sleep(0.05)",
+		`print(${JSON.stringify(after)})`,
+	].join("\n");
+}
+
+/** Let the held cell end (it runs in the world's project, the kernel's working directory). */
+export function releaseHeldCell(w: TempWorld): void {
+	writeFileSync(join(w.project, "release-held-cell"), "");
 }

@@ -85,7 +85,7 @@ it("a parent cycle is damage at its line: `sessions FILE`, the listing and a res
 		`Session file ${path} is damaged at line 2 (the parent aaaa0002 of entry aaaa0001 is not on an earlier line).`,
 	);
 	expect(server.requests.length).toBe(0);
-}, 60_000);
+}, 180_000);
 
 it("an entry that is its own parent is damage at its line", async () => {
 	({ world, server } = await localModelWorld([{ text: "unused" }]));
@@ -99,7 +99,7 @@ it("an entry that is its own parent is damage at its line", async () => {
 	expect(shown.stdout).toContain("aaaa0001  user       first");
 	expect(shown.stdout).toContain("The file is damaged at line 3 (the entry aaaa0002 is its own parent)");
 	expect(server.requests.length).toBe(0);
-}, 60_000);
+}, 180_000);
 
 it("an entry with a field of the wrong type, or a second header, is damage at its line, not a crash", async () => {
 	({ world, server } = await localModelWorld([{ text: "unused" }]));
@@ -123,7 +123,7 @@ it("an entry with a field of the wrong type, or a second header, is damage at it
 	expect(second.code, second.stderr).toBe(0);
 	expect(second.stdout).toContain("The file is damaged at line 3 (a second session header)");
 	expect(second.stdout).not.toContain("aaaa0002");
-}, 60_000);
+}, 180_000);
 
 it("a damaged file given by a path outside the home is named by that path in the advice, and the advice works", async () => {
 	({ world, server } = await localModelWorld([{ text: "continued" }]));
@@ -149,7 +149,7 @@ it("a damaged file given by a path outside the home is named by that path in the
 	expect(forked.out()).toBe("continued\n");
 	expect(JSON.stringify(server.requests[0]?.messages)).toContain("first");
 	expect(server.requests.length).toBe(1);
-}, 60_000);
+}, 180_000);
 
 it("a file damaged at line 2 offers no entries to continue from: it says to repair the line or start anew", async () => {
 	({ world, server } = await localModelWorld([{ text: "unused" }]));
@@ -173,4 +173,4 @@ it("a file damaged at line 2 offers no entries to continue from: it says to repa
 	expect(listed.out()).toContain("[damaged at line 2: nothing before it to fork]");
 	expect(listed.out()).not.toContain("fork it");
 	expect(server.requests.length).toBe(0);
-}, 60_000);
+}, 180_000);

@@ -574,7 +574,7 @@ describe("automatic refinement", () => {
 		await started.agentSession.prompt("work some more");
 		expect(seen.get("root")).toHaveLength(50);
 		// It runs in the background: the turns went on while it did.
-		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 20_000 });
+		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 60_000 });
 		expect(reviews).toHaveLength(1);
 		expect(plans).toHaveLength(0);
 		expect(reviews[0]).toContain("[User]: work for a while");
@@ -599,7 +599,7 @@ describe("automatic refinement", () => {
 		sessions.faux.appendResponses([fauxAssistantMessage("## Goal\nsummary")]);
 		const compacted = await started.agentSession.prompt("/compact");
 		expect(compacted.status).toBe("ok");
-		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 20_000 });
+		await vi.waitFor(() => expect(storesOf(started).refinements()).toHaveLength(1), { timeout: 60_000 });
 		expect(reviews).toHaveLength(1);
 		expect(plans).toHaveLength(1);
 		expect(storesOf(started).refinements()[0]).toMatchObject({ trigger: "auto-compaction", status: "applied" });

@@ -151,7 +151,7 @@ describe("an agent home other users can write or own", () => {
 			`Warning: other users could read and write the daemon folder ${daemonDir} (mode 0777); its mode is now 0700 (for you alone, as prime-agent makes it).\n`,
 		);
 		expect(modeOf(daemonDir)).toBe(0o700);
-	}, 60_000);
+	}, 180_000);
 
 	it.skipIf(!isRoot)(
 		"a home owned by another user is refused before any model call, naming it and its owner (needs root to chown; skipped otherwise)",

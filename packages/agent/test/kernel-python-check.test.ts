@@ -19,7 +19,7 @@ beforeAll(() => {
 	venvRoot = mkdtempSync(join(tmpdir(), "prime-agent-bare-venv-"));
 	execFileSync("python3", ["-m", "venv", "--without-pip", join(venvRoot, "venv")]);
 	barePython = join(venvRoot, "venv", "bin", "python");
-}, 60_000);
+}, 180_000);
 afterAll(() => rmSync(venvRoot, { recursive: true, force: true }));
 
 /**
@@ -92,7 +92,7 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 			`The kernel interpreter ${join(home, "kernel-venv", "bin", "python")} lacks the Python modules the kernel needs: zmq, ipykernel, dill. Repair its environment with \`npm run setup\``,
 		);
 		expect(server?.requests.length).toBe(0);
-	}, 60_000);
+	}, 180_000);
 
 	it("an interpreter that does not run Python says so with its output", async () => {
 		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: "/bin/false" });
@@ -116,7 +116,7 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 		expect(io.err()).toMatch(/The session is saved: resume it with `prime-agent --resume [0-9a-f-]+`\.\n$/);
 		expect(io.out()).not.toContain("It is 42.");
 		expect(server?.requests.length).toBe(1);
-	}, 60_000);
+	}, 180_000);
 
 	it("in a view (the terminal UI's link), that run ends with the kernel's error, not silently", async () => {
 		const python = brokenPyzmqPython();
@@ -130,7 +130,7 @@ describe("a kernel interpreter that cannot run the kernel", () => {
 		} finally {
 			await started.dispose();
 		}
-	}, 60_000);
+	}, 180_000);
 
 	it("doctor fails the Kernel Python check with the same fix", async () => {
 		const { project, env } = await worldWith({ PRIME_AGENT_KERNEL_PYTHON: barePython });

@@ -122,7 +122,7 @@ it("a corrupt snapshot does not break the resume: the model is told and the kern
 	await runCli(["--resume", session.id, "-p", "go on"]);
 	expect(JSON.stringify(model.requests[0].messages)).toContain("its saved state could not be read");
 	expect(toolResultSent(model, 1)).toContain("False");
-}, 60_000); // two command-line runs, each starting its own kernel
+}, 180_000); // two command-line runs, each starting its own kernel
 
 /** A session kernel saving into `<home>/state`; `nextSave()` resolves with the names of the next save. */
 function savingKernel(): { kernel: SessionKernel; nextSave(): Promise<string[]>; saves(): number } {

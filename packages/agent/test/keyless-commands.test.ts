@@ -12,7 +12,7 @@ import { kernelPythonForTests } from "./kernel-python.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 // Real processes: the built command line, the daemon's supervisor and worker, a kernel.
-vi.setConfig({ testTimeout: 90_000 });
+vi.setConfig({ testTimeout: 180_000 });
 
 let world: TempWorld | undefined;
 afterEach(() => {

@@ -230,7 +230,7 @@ describe("MCP servers as kernel modules (stdio)", () => {
 		expect([alive(server), alive(subprocess)]).toEqual([true, true]);
 		await started.dispose();
 		// Told to stop (stdin closed, then SIGTERM to its process group): the subprocess goes too.
-		for (let waited = 0; (alive(server) || alive(subprocess)) && waited < 5_000; waited += 50)
+		for (let waited = 0; (alive(server) || alive(subprocess)) && waited < 30_000; waited += 50)
 			await new Promise((resolve) => setTimeout(resolve, 50));
 		expect([alive(server), alive(subprocess)]).toEqual([false, false]);
 	});

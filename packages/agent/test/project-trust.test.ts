@@ -119,7 +119,7 @@ describe("project code runs only once approved", () => {
 		expect(repo.toolResults()[0]).toContain(
 			`SkillError: skills.load('marker-skill'): the project skill "marker-skill" (.prime/skills/marker-skill) is not approved, so its code is not run: run prime-agent in this folder to review it, or pass --trust-project.`,
 		);
-	}, 60_000);
+	}, 180_000);
 
 	it("/mcp names the project's server that did not start, and how to approve it", async () => {
 		const repo = await crafted(0);
@@ -129,7 +129,7 @@ describe("project code runs only once approved", () => {
 			'MCP server "marker" of .prime/mcp.json is not approved, so it was not started: run prime-agent in this folder to review it, or pass --trust-project.\n',
 		);
 		expect(existsSync(repo.markers.mcp)).toBe(false);
-	}, 60_000);
+	}, 180_000);
 
 	it("an extension package of the project's settings.json loads only once approved, and again only unchanged", async () => {
 		const repo = await crafted(0);
@@ -160,7 +160,7 @@ describe("project code runs only once approved", () => {
 		expect(changed.stderr).toContain(
 			"Extension packages of .prime/agent/settings.json are changed since they were approved, not loaded",
 		);
-	}, 90_000);
+	}, 180_000);
 
 	it("--trust-project runs the project's server, skill and extension, and records no approval", async () => {
 		const repo = await crafted();
@@ -172,7 +172,7 @@ describe("project code runs only once approved", () => {
 			"<mcp: servers marker; `import mcp_servers.NAME as m`, then m.tools()>\ntools: 8\nskill loaded",
 		);
 		expect(existsSync(join(repo.world.home, TRUST_FILE))).toBe(false);
-	}, 60_000);
+	}, 180_000);
 
 	it("an approval holds for the content approved: a changed file does not run until approved again", async () => {
 		const repo = await crafted(3);

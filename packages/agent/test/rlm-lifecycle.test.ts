@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
@@ -151,12 +151,17 @@ it("shutting the parent down tears a running child down; `sessions` shows the tr
 
 it("after the parent's run is aborted a child's notice starts no turn; the next prompt takes it", async () => {
 	const started = await sessions.start();
+	// The child's cell ends only once the parent's run has been aborted, however loaded the machine.
+	const release = join(sessions.world.project, "release-slow");
 	const seen = scriptAgents(sessions, {
 		root: [
 			cell('await rlm("take a moment", name="slow")\nimport time\ntime.sleep(60)'),
 			fauxAssistantMessage("Carrying on with the notice in view."),
 		],
-		slow: [cell("import time\ntime.sleep(1)"), fauxAssistantMessage("slow is done")],
+		slow: [
+			cell(`import os, time\nwhile not os.path.exists(${JSON.stringify(release)}): time.sleep(0.05)`),
+			fauxAssistantMessage("slow is done"),
+		],
 	});
 	const finished = new Promise<void>((resolve) =>
 		started.onChildEvent((event) => {
@@ -169,8 +174,10 @@ it("after the parent's run is aborted a child's notice starts no turn; the next 
 	const outcome = await started.agentSession.prompt("spawn, then get stopped");
 	expect(outcome.status).toBe("aborted");
 	const callsBefore = seen.get("root")?.length ?? 0;
+	writeFileSync(release, "");
 	await finished;
-	await new Promise((resolve) => setTimeout(resolve, 300));
+	// The notice is delivered in the tick that announces it: a turn it started, or one waiting to
+	// start, shows as busy now; one started later would take the notice from the prompt below.
 	expect(started.agentSession.busy).toBe(false);
 	expect(seen.get("root")).toHaveLength(callsBefore);
 	const next = await started.agentSession.prompt("go on");

@@ -104,7 +104,9 @@ describe("prime-context run", () => {
 		const code = `process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(9) }); console.log('working'); require('fs').writeFileSync(${JSON.stringify(ready)}, ''); setInterval(() => {}, 1000)`;
 		let pid = 0;
 		const running = runCli(["--session", "t", ...node(code)], { ...options, onSpawn: (p) => (pid = p) });
-		for (let i = 0; i < 200 && !existsSync(ready); i++) await new Promise((r) => setTimeout(r, 50));
+		// Two node processes start first: seconds on a loaded machine.
+		for (const deadline = Date.now() + 60_000; !existsSync(ready) && Date.now() < deadline; )
+			await new Promise((r) => setTimeout(r, 50));
 		expect(existsSync(ready)).toBe(true);
 		process.kill(pid, "SIGTERM");
 		const result = await running;
@@ -113,9 +115,15 @@ describe("prime-context run", () => {
 	});
 
 	it("freezes the output when the command exits, ignoring processes it left behind", async () => {
-		const result = await cli("--session", "t", "run", "--", "sh", "-c", "echo main; (sleep 0.5; echo late) & exit 0");
+		// The process left behind writes `late` after the command's exit, then leaves a mark (its write
+		// may fail on a closed pipe; the mark says it was tried).
+		const mark = join(base, "late-written");
+		const left = `echo main; (trap '' PIPE; sleep 0.5; echo late; touch ${mark}) & exit 0`;
+		const result = await cli("--session", "t", "run", "--", "sh", "-c", left);
 		expect(result.stdout.toString()).toBe("main\n");
-		await new Promise((r) => setTimeout(r, 800));
+		for (const deadline = Date.now() + 60_000; !existsSync(mark) && Date.now() < deadline; )
+			await new Promise((r) => setTimeout(r, 50));
+		expect(existsSync(mark)).toBe(true);
 		expect((await (await sessionArchive("t")).readBytes("obs_000001")).toString()).toBe("main\n");
 	});
 

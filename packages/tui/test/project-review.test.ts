@@ -87,7 +87,7 @@ let world: TempWorld | undefined;
 let daemonWorld: DaemonWorld | undefined;
 let pane: TmuxPane | undefined;
 afterEach(async () => {
-	pane?.kill();
+	await pane?.kill();
 	pane = undefined;
 	world?.cleanup();
 	world = undefined;
@@ -118,7 +118,7 @@ describe("prime-agent in a repository with project code (tmux)", () => {
 		expect(Object.keys(JSON.parse(readFileSync(store, "utf8")).projects)).toHaveLength(1);
 		pane.keys("C-d");
 		await pane.waitFor(() => pane?.exited() === true);
-		pane.kill();
+		await pane.kill();
 
 		pane = start();
 		const second = await pane.waitFor("kernel not started");
@@ -127,7 +127,7 @@ describe("prime-agent in a repository with project code (tmux)", () => {
 		pane.keys("C-d");
 		await pane.waitFor(() => pane?.exited() === true);
 		expect(existsSync(store)).toBe(true);
-	}, 90_000);
+	}, 180_000);
 });
 
 describe("the project review with the session in a background worker (tmux)", () => {
@@ -151,8 +151,8 @@ describe("the project review with the session in a background worker (tmux)", ()
 		await pane.waitFor("kernel not started");
 		pane.type("list the fixture's tools");
 		pane.keys("Enter");
-		const screen = await pane.waitFor("Listed.", 60_000);
+		const screen = await pane.waitFor("Listed.", 120_000);
 		expect(screen).toContain("8 tools");
 		expect(existsSync(marker)).toBe(true);
-	}, 120_000);
+	}, 180_000);
 });

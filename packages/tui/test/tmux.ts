@@ -1,8 +1,9 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { processGone } from "../../kernel/test/process-gone.js";
 
 /** The built `prime-agent` command line (these tests run it for real, as a user would). */
 export const CLI = fileURLToPath(new URL("../../agent/dist/cli/main.js", import.meta.url));
@@ -15,7 +16,7 @@ export interface TmuxPane {
 	type(text: string): void;
 	/** The visible screen, one string (lines joined with `\n`, trailing blanks trimmed). */
 	screen(): string;
-	/** Poll the screen until `test` passes; throws with the last screen after `timeoutMs`. */
+	/** Poll the screen until `test` passes; throws with the last screen after `timeoutMs` (default 60 s: a loaded machine). */
 	waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
 	resize(width: number, height: number): void;
 	/** Whether the program in the pane has exited. */
@@ -24,8 +25,16 @@ export interface TmuxPane {
 	pid(): number;
 	/** Record what the program writes from now on; the returned function reads it (escapes included). */
 	record(): () => string;
-	kill(): void;
+	/**
+	 * Kill the tmux server, which hangs up the terminal (the program gets SIGHUP, as when a terminal
+	 * is closed); resolves once the program has exited (SIGKILL to its process group if it has not
+	 * within 20 s).
+	 */
+	kill(): Promise<void>;
 }
+
+/** How long `kill` lets the program exit after its hang-up before killing it. */
+const HANGUP_EXIT_MS = 20_000;
 
 let counter = 0;
 
@@ -55,20 +64,39 @@ export function startInTmux(
 		execFileSync("tmux", ["-L", socket, "-f", config, ...tmuxArgs], { encoding: "utf8" });
 	const variables = { ...options.env, TERM: "xterm-256color" };
 	const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
-	tmux(
-		"new-session",
-		"-d",
-		"-x",
-		String(options.width ?? 80),
-		"-y",
-		String(options.height ?? 24),
-		"-c",
-		options.cwd,
-		`exec env -i ${Object.entries(variables)
-			.filter(([, value]) => value !== undefined)
-			.map(([key, value]) => shellQuote(`${key}=${value}`))
-			.join(" ")} ${command}`,
-	);
+	// The server and the program are known before anything else can fail, so that they are always stopped.
+	let serverPid: number;
+	let programPid: number;
+	let socketPath: string;
+	try {
+		tmux(
+			"new-session",
+			"-d",
+			"-x",
+			String(options.width ?? 80),
+			"-y",
+			String(options.height ?? 24),
+			"-c",
+			options.cwd,
+			`exec env -i ${Object.entries(variables)
+				.filter(([, value]) => value !== undefined)
+				.map(([key, value]) => shellQuote(`${key}=${value}`))
+				.join(" ")} ${command}`,
+		);
+		serverPid = Number(tmux("display-message", "-p", "-t", "0", "#{pid}").trim());
+		programPid = Number(tmux("display-message", "-p", "-t", "0", "#{pane_pid}").trim());
+		socketPath = tmux("display-message", "-p", "-t", "0", "#{socket_path}").trim();
+	} catch (error) {
+		try {
+			tmux("kill-server");
+		} catch {
+			// No server started.
+		}
+		rmSync(dir, { recursive: true, force: true });
+		throw error;
+	}
+	const standDown = watchdog(serverPid, programPid, socketPath);
+	let killed: Promise<void> | undefined;
 	const screen = () =>
 		tmux("capture-pane", "-p", "-t", "0")
 			.split("\n")
@@ -83,7 +111,7 @@ export function startInTmux(
 			tmux("send-keys", "-t", "0", "-l", text);
 		},
 		screen,
-		waitFor: async (test, timeoutMs = 20_000) => {
+		waitFor: async (test, timeoutMs = 60_000) => {
 			const passes =
 				typeof test === "string"
 					? (text: string) => text.includes(test)
@@ -103,7 +131,7 @@ export function startInTmux(
 			tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height));
 		},
 		exited: () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1",
-		pid: () => Number(tmux("display-message", "-p", "-t", "0", "#{pane_pid}").trim()),
+		pid: () => programPid,
 		record: () => {
 			const file = join(dir, "output.raw");
 			writeFileSync(file, "");
@@ -111,14 +139,58 @@ export function startInTmux(
 			return () => readFileSync(file, "utf8");
 		},
 		kill: () => {
-			try {
-				tmux("kill-server");
-			} catch {
-				// Already gone.
-			}
-			rmSync(dir, { recursive: true, force: true });
+			killed ??= (async () => {
+				try {
+					tmux("kill-server");
+				} catch {
+					// Already gone, or not answering: killed below.
+				}
+				const deadline = Date.now() + HANGUP_EXIT_MS;
+				while (!processGone(programPid) && Date.now() < deadline)
+					await new Promise((resolve) => setTimeout(resolve, 50));
+				for (const target of [-programPid, serverPid]) {
+					try {
+						process.kill(target, "SIGKILL");
+					} catch {
+						// Gone.
+					}
+				}
+				standDown();
+				// A server that had to be killed leaves its socket file.
+				rmSync(socketPath, { force: true });
+				rmSync(dir, { recursive: true, force: true });
+			})();
+			return killed;
 		},
 	};
+}
+
+/**
+ * A tmux server and the program in its pane never outlive this process, even when the test run
+ * is killed or a test that timed out goes on starting panes after its clean-up: a watchdog shell
+ * reads a pipe only this process holds; when this process dies the pipe closes and it kills the
+ * program's process group and the server, and removes the server's socket. The returned function
+ * stands it down (after `kill`).
+ */
+function watchdog(serverPid: number, programPid: number, socketPath: string): () => void {
+	// Only what is still this pane's: the program while the server is its parent, then the server.
+	const script = [
+		'read line; [ "$line" = done ] && exit 0',
+		`read -r _ _ _ parent _ < /proc/${programPid}/stat && [ "$parent" = ${serverPid} ] && kill -s KILL -- -${programPid}`,
+		`grep -qs tmux /proc/${serverPid}/comm && kill -s KILL ${serverPid}`,
+		`rm -f ${shellQuote(socketPath)}`,
+	].join("\n");
+	const child = spawn("/bin/sh", ["-c", script], {
+		cwd: "/",
+		env: {},
+		stdio: ["pipe", "ignore", "ignore"],
+		detached: true,
+	});
+	child.stdin?.on("error", () => {});
+	// Neither the watchdog nor its idle pipe keeps the test process alive.
+	child.unref();
+	(child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+	return () => child.stdin?.end("done\n");
 }
 
 function shellQuote(text: string): string {

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { kernelPythonForTests } from "../../agent/test/kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "../../agent/test/loopback-servers.js";
 import { makeTempWorld, type TempWorld } from "../../agent/test/temp-home.js";
@@ -12,13 +12,19 @@ const LOG = readFileSync(
 	"utf8",
 );
 
+// A real command line with a real kernel in tmux: tens of seconds on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
+
 let server: LoopbackServer | undefined;
 let world: TempWorld | undefined;
 let pane: TmuxPane | undefined;
+let piped: ChildProcess | undefined;
 
 afterEach(async () => {
-	pane?.kill();
+	await pane?.kill();
 	pane = undefined;
+	piped?.kill("SIGKILL");
+	piped = undefined;
 	await server?.close();
 	server = undefined;
 	world?.cleanup();
@@ -277,6 +283,7 @@ describe("prime-agent with its output piped", () => {
 			env: world.env,
 			stdio: ["pipe", "pipe", "pipe"],
 		});
+		piped = child;
 		let out = "";
 		let err = "";
 		child.stdout.on("data", (chunk) => {

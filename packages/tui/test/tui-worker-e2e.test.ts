@@ -1,14 +1,25 @@
 import { existsSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonPaths } from "../../agent/src/daemon/state.js";
-import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
+import {
+	type DaemonWorld,
+	eventually,
+	heldCell,
+	makeDaemonWorld,
+	releaseHeldCell,
+	roles,
+	sessionRecords,
+} from "../../agent/test/daemon-world.js";
 import { startInTmux, type TmuxPane } from "./tmux.js";
+
+// A supervisor, workers and kernels started for real: minutes on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 let world: DaemonWorld | undefined;
 const panes: TmuxPane[] = [];
 
 afterEach(async () => {
-	for (const pane of panes.splice(0)) pane.kill();
+	for (const pane of panes.splice(0)) await pane.kill();
 	await world?.teardown();
 	world = undefined;
 });
@@ -26,7 +37,8 @@ async function agentKey(pane: TmuxPane): Promise<string> {
 	return (/· agent\s+([0-9a-f]{8})/.exec(screen) as RegExpExecArray)[1] as string;
 }
 
-const SLOW_CELL = "import time\nprint('step one', flush=True)\ntime.sleep(4)\nprint('step two')";
+/** Prints "step one", then "step two" once the test has released it. */
+const SLOW_CELL = heldCell("step one", "step two");
 const ONE_CELL_TURN = ["session", "model_change", "user", "assistant", "toolResult", "assistant"];
 
 describe("prime-agent's terminal UI over a background worker (the real command line in tmux)", () => {
@@ -44,6 +56,7 @@ describe("prime-agent's terminal UI over a background worker (the real command l
 		expect(left.replace(/\s+/g, "")).toContain(said.replace(/\s+/g, ""));
 		const info = (await world.agents()).find((agent) => agent.key === key);
 		expect(info?.state).toBe("running");
+		releaseHeldCell(world);
 		const second = open(world, ["attach", key]);
 		const back = await second.waitFor("All done.");
 		expect(back).toContain("› run the slow job");
@@ -88,7 +101,9 @@ describe("prime-agent's terminal UI over a background worker (the real command l
 		pane.keys("Enter");
 		await pane.waitFor("│ step one");
 		// Killing the tmux server hangs up the terminal: the UI's process gets SIGHUP.
-		pane.kill();
+		await pane.kill();
+		// The view has gone mid-cell; the cell ends only now.
+		releaseHeldCell(world);
 		const current = world;
 		const done = await eventually("the turn to end in the worker", async () => {
 			const info = (await current.agents()).find((agent) => agent.key === key);

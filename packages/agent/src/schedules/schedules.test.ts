@@ -24,6 +24,24 @@ function tempFile(): string {
 	return join(dir, "schedules.json");
 }
 
+/** A scheduler on `file` at the clock NOW that records what it delivers; `firing` resolves at the first delivery. */
+function recordingScheduler(file: string): { scheduler: Scheduler; delivered: string[]; firing: Promise<void> } {
+	const delivered: string[] = [];
+	let fired = () => {};
+	const firing = new Promise<void>((resolve) => {
+		fired = resolve;
+	});
+	const scheduler = new Scheduler({
+		file,
+		deliver: (job) => {
+			delivered.push(job.id);
+			fired();
+		},
+		now: () => NOW,
+	});
+	return { scheduler, delivered, firing };
+}
+
 function job(overrides: Partial<ScheduleJob>): ScheduleJob {
 	return {
 		id: "abc123",
@@ -112,38 +130,36 @@ describe("Scheduler", () => {
 	it("a firing missed while nothing ran is delivered once on start, and a restart after it does not repeat it", async () => {
 		const file = tempFile();
 		writeFileSync(file, JSON.stringify({ version: 1, jobs: [job({})] }));
-		const delivered: string[] = [];
-		const first = new Scheduler({ file, deliver: (fired) => delivered.push(fired.id) });
-		first.start();
-		await new Promise((resolve) => setTimeout(resolve, 50));
-		first.stop();
-		expect(delivered).toEqual(["abc123"]);
+		const first = recordingScheduler(file);
+		first.scheduler.start();
+		await first.firing;
+		first.scheduler.stop();
+		expect(first.delivered).toEqual(["abc123"]);
 		// Written before delivery: the one-off is gone from disk.
 		expect(JSON.parse(readFileSync(file, "utf8")).jobs).toEqual([]);
-		const second = new Scheduler({ file, deliver: (fired) => delivered.push(fired.id) });
-		second.start();
-		await new Promise((resolve) => setTimeout(resolve, 50));
-		second.stop();
-		expect(delivered).toEqual(["abc123"]);
+		// A restart holds no job, so nothing is left that could fire again.
+		const second = recordingScheduler(file);
+		second.scheduler.start();
+		expect(second.scheduler.list()).toEqual([]);
+		second.scheduler.stop();
+		expect(second.delivered).toEqual([]);
 	});
 
 	it("a repeating job missed several times fires once, then from now on", async () => {
 		const file = tempFile();
 		const missed = job({
 			when: { kind: "every", ms: 20_000 },
-			nextRunAt: new Date(Date.now() - 100_000).toISOString(),
+			nextRunAt: new Date(NOW - 100_000).toISOString(),
 		});
 		writeFileSync(file, JSON.stringify({ version: 1, jobs: [missed] }));
-		const delivered: number[] = [];
-		const scheduler = new Scheduler({ file, deliver: (fired) => delivered.push(fired.fired) });
-		const before = Date.now();
+		const { scheduler, delivered, firing } = recordingScheduler(file);
 		scheduler.start();
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		await firing;
 		scheduler.stop();
-		expect(delivered).toEqual([1]);
+		expect(delivered).toEqual(["abc123"]);
 		const [saved] = scheduler.list() as [ScheduleJob];
-		expect(Date.parse(saved.nextRunAt as string) - before).toBeGreaterThanOrEqual(20_000);
-		expect(Date.parse(saved.nextRunAt as string) - before).toBeLessThan(21_000);
+		expect(saved.fired).toBe(1);
+		expect(saved.nextRunAt).toBe(new Date(NOW + 20_000).toISOString());
 	});
 
 	it("a damaged schedules file is reported, not overwritten", () => {
