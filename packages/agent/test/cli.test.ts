@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -84,6 +84,34 @@ describe("command line", () => {
 		expect(await runCli(["doctor", "now"], io2)).toBe(ExitCode.usage);
 		expect(io2.err()).toContain("`prime-agent doctor` takes no arguments");
 		expect(io2.err()).not.toContain("Quote the prompt");
+	});
+
+	it("kernelspec install writes a Jupyter kernelspec of the kernel with the agent's runtime; a bad name or action is refused", async () => {
+		world = makeTempWorld();
+		const env = {
+			...world.env,
+			JUPYTER_DATA_DIR: join(world.home, "jupyter"),
+			PRIME_AGENT_KERNEL_PYTHON: kernelPythonForTests(),
+		};
+		const io = memoryIo(world.project, env);
+		expect(await runCli(["kernelspec", "install", "--name", "pa-test"], io)).toBe(ExitCode.ok);
+		const path = join(world.home, "jupyter", "kernels", "pa-test");
+		expect(io.out()).toContain(`Installed the kernelspec "pa-test" in ${path}`);
+		const spec = JSON.parse(readFileSync(join(path, "kernel.json"), "utf8"));
+		expect(spec.argv.slice(1, 4)).toEqual([
+			join(path, "python", "0", "prime_kernel_launch.py"),
+			"-f",
+			"{connection_file}",
+		]);
+		expect(spec.env.PYTHONPATH).toBe(`${join(path, "python", "0")}:${join(path, "python", "1")}`);
+		expect(readdirSync(join(path, "python", "1"))).toEqual(["prime_agent_runtime"]);
+		const io2 = memoryIo(world.project, env);
+		expect(await runCli(["kernelspec", "install", "--name", ".."], io2)).toBe(ExitCode.kernel);
+		expect(io2.err()).toContain('".." cannot name a kernelspec');
+		expect(readdirSync(join(world.home, "jupyter", "kernels"))).toEqual(["pa-test"]);
+		const io3 = memoryIo(world.project, env);
+		expect(await runCli(["kernelspec", "remove"], io3)).toBe(ExitCode.usage);
+		expect(io3.err()).toContain('`prime-agent kernelspec` takes install, not "remove".');
 	});
 
 	it.each(["read", "bash", "edit"])("a removed built-in tool (%s) fails and points to ipython", async (tool) => {

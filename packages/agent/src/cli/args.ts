@@ -14,7 +14,8 @@ export type Command =
 	| "attach"
 	| "status"
 	| "shutdown"
-	| "schedule";
+	| "schedule"
+	| "kernelspec";
 
 export interface CliArgs {
 	command: Command;
@@ -65,6 +66,8 @@ export interface CliArgs {
 	trustProject: boolean;
 	/** `--kernel-url <url|local>`: the Jupyter Server the kernels run on (or `local`). */
 	kernelUrl?: string;
+	/** `kernelspec install --name <name>`: the kernelspec's name. */
+	kernelspecName?: string;
 }
 
 const SUBCOMMANDS: readonly string[] = [
@@ -77,6 +80,7 @@ const SUBCOMMANDS: readonly string[] = [
 	"status",
 	"shutdown",
 	"schedule",
+	"kernelspec",
 ];
 const PACKAGE_ACTIONS: readonly string[] = ["install", "list", "remove"];
 
@@ -189,6 +193,16 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			case "--extension":
 				args.extensions.push(value(flag));
 				break;
+			case "--name":
+				if (args.command !== "kernelspec") {
+					throw new UserError(
+						"--name works only with `prime-agent kernelspec install`.",
+						"See `prime-agent --help`.",
+						ExitCode.usage,
+					);
+				}
+				args.kernelspecName = value(flag);
+				break;
 			case "--local":
 				args.local = true;
 				break;
@@ -271,6 +285,16 @@ export function parseArgs(argv: readonly string[]): CliArgs {
 			);
 		}
 		args.packageSource = source;
+	}
+	if (args.command === "kernelspec") {
+		const [action, extra] = positional.splice(0);
+		if (action !== "install" || extra !== undefined) {
+			throw new UserError(
+				`\`prime-agent kernelspec\` takes install${action && action !== "install" ? `, not "${action}"` : extra ? ` alone, not "${extra}"` : ""}.`,
+				"Run `prime-agent kernelspec install [--name <name>]` on the machine of the Jupyter Server.",
+				ExitCode.usage,
+			);
+		}
 	}
 	if (printLater && args.print === undefined && args.command === "run") {
 		if (positional.length !== 1) {

@@ -7,6 +7,7 @@ Usage:
   prime-agent [options]                 the terminal UI (a line chat when not on a terminal)
   prime-agent -p "request" [options]    run one request and exit
   prime-agent setup                     create the kernel's Python environment
+  prime-agent kernelspec install [--name <name>]   a Jupyter kernelspec of prime-agent's kernel (run on the server's machine)
   prime-agent doctor                    check Python, the kernel, providers and settings
   prime-agent sessions [--all] [--json] list sessions of this directory (--all: every directory)
   prime-agent sessions <id|path>        show a session's active branch with entry ids

@@ -48,6 +48,8 @@ export async function runCli(argv: readonly string[], cliIo: CliIo): Promise<Exi
 				return await runSetup(io);
 			case "doctor":
 				return await runDoctor(io);
+			case "kernelspec":
+				return await runKernelspecInstall(args, io);
 			case "sessions":
 				return runSessionsCommand(args, io);
 			case "package":
@@ -202,6 +204,37 @@ async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue
 		default:
 			return daemon.runScheduleCli(io, args.scheduleArgs ?? [], args.agentRef, args.steer);
 	}
+}
+
+/**
+ * Writes a Jupyter kernelspec running prime-agent's kernel with the agent's kernel runtime, for a
+ * Jupyter Server the user controls (see the kernel package's `installKernelspec`).
+ */
+async function runKernelspecInstall(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
+	const { installKernelspec, resolveKernelPython } = await import("prime-agent-kernel");
+	const { RUNTIME_PYTHON_DIR } = await import("../tools/index.js");
+	let installed: ReturnType<typeof installKernelspec>;
+	try {
+		installed = installKernelspec({
+			name: args.kernelspecName,
+			python: resolveKernelPython(io.env),
+			folders: [RUNTIME_PYTHON_DIR],
+			env: io.env,
+		});
+	} catch (error) {
+		throw new UserError(
+			`Installing the kernelspec failed: ${(error as Error).message}`,
+			/cannot name a kernelspec/.test((error as Error).message)
+				? "Pick another --name."
+				: "Run `prime-agent setup` first (the kernel's Python), or set JUPYTER_DATA_DIR to a folder you can write.",
+			ExitCode.kernel,
+		);
+	}
+	io.stdout.write(
+		`Installed the kernelspec "${installed.name}" in ${installed.path} (Python: ${installed.python}).\n` +
+			`Restart the Jupyter Server if it runs, then start sessions with kernel.kernelName "${installed.name}" (settings.json) on it.\n`,
+	);
+	return ExitCode.ok;
 }
 
 async function runSetup(io: CliIo): Promise<ExitCodeValue> {

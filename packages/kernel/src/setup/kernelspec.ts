@@ -14,6 +14,8 @@ export interface KernelspecOptions {
 	python?: string;
 	/** Where kernelspecs go. Default `$JUPYTER_DATA_DIR/kernels`, else `~/.local/share/jupyter/kernels`. */
 	kernelsDir?: string;
+	/** Where `JUPYTER_DATA_DIR` and `HOME` are read. Default `process.env`. */
+	env?: NodeJS.ProcessEnv;
 	/** More Python folders for the kernel (the agent's kernel runtime), copied in with the kernel's own. */
 	folders?: string[];
 }
@@ -25,7 +27,8 @@ export interface InstalledKernelspec {
 	python: string;
 }
 
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** A kernelspec name: a folder of the kernels folder, so never `.` or `..`. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
  * Writes a kernelspec that launches prime-agent's kernel (the launcher, the output caps and flow
@@ -42,9 +45,10 @@ export function installKernelspec(options: KernelspecOptions = {}): InstalledKer
 		);
 	}
 	const python = options.python ?? resolveKernelPython();
+	const env = options.env ?? process.env;
 	const kernelsDir =
 		options.kernelsDir ??
-		join(process.env.JUPYTER_DATA_DIR || join(homedir(), ".local", "share", "jupyter"), "kernels");
+		join(env.JUPYTER_DATA_DIR || join(env.HOME || homedir(), ".local", "share", "jupyter"), "kernels");
 	const path = join(kernelsDir, name);
 	const staging = `${path}.installing-${process.pid}`;
 	rmSync(staging, { recursive: true, force: true });
