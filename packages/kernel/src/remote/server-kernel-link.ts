@@ -5,7 +5,7 @@ import { type KernelExit, KernelNotRunningError } from "../kernel/errors.js";
 import { KernelLink, type LinkChannel, within } from "../kernel/kernel-link.js";
 import type { JupyterServerOptions } from "../types.js";
 import type { JupyterMessage, MessageHeader } from "../wire/index.js";
-import { PROTOCOL_VERSION } from "../wire/message.js";
+import { messageHeader } from "../wire/message.js";
 import {
 	checkServer,
 	deleteServerKernel,
@@ -98,14 +98,7 @@ export class ServerKernelLink extends KernelLink {
 	}
 
 	header(msgType: string): MessageHeader {
-		return {
-			msg_id: randomUUID(),
-			msg_type: msgType,
-			session: this.session,
-			username: "prime-agent",
-			date: new Date().toISOString(),
-			version: PROTOCOL_VERSION,
-		};
+		return messageHeader(msgType, this.session, "prime-agent");
 	}
 
 	async send(

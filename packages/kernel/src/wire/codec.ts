@@ -1,5 +1,5 @@
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { DELIMITER, type JupyterMessage, type MessageHeader, PROTOCOL_VERSION } from "./message.js";
+import { DELIMITER, type JupyterMessage, type MessageHeader, messageHeader } from "./message.js";
 
 const EMPTY = Buffer.alloc(0);
 
@@ -22,14 +22,7 @@ export class WireCodec {
 	}
 
 	header(msgType: string): MessageHeader {
-		return {
-			msg_id: randomUUID(),
-			msg_type: msgType,
-			session: this.session,
-			username: this.username,
-			date: new Date().toISOString(),
-			version: PROTOCOL_VERSION,
-		};
+		return messageHeader(msgType, this.session, this.username);
 	}
 
 	/** Frames for `msgType` with `content`, signed; `parent` makes it a reply to that message. */

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+
 /** Jupyter messaging protocol, version 5.3: the parts of a message as they travel on the wire. */
 
 export const PROTOCOL_VERSION = "5.3";
@@ -12,6 +14,18 @@ export interface MessageHeader {
 	date: string;
 	version: string;
 	[key: string]: unknown;
+}
+
+/** A fresh header of a message this host sends in `session`. */
+export function messageHeader(msgType: string, session: string, username: string): MessageHeader {
+	return {
+		msg_id: randomUUID(),
+		msg_type: msgType,
+		session,
+		username,
+		date: new Date().toISOString(),
+		version: PROTOCOL_VERSION,
+	};
 }
 
 export interface JupyterMessage<Content = Record<string, unknown>> {
