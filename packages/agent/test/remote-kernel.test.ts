@@ -119,6 +119,36 @@ describe("a session whose kernel runs on a Jupyter Server", () => {
 	});
 });
 
+describe("kernels an agent killed outright left on the server", () => {
+	it("are deleted when the next session of this home starts there, and said so", async () => {
+		const world = sessions.newWorld({ JUPYTER_TOKEN: server.token });
+		const made = await fetch(`${server.url}/api/kernels`, {
+			method: "POST",
+			headers: { Authorization: `token ${server.token}` },
+			body: JSON.stringify({ name: "python3" }),
+		});
+		const leftover = ((await made.json()) as { id: string }).id;
+		const registry = new ServerKernelRegistry(world.home);
+		registry.add({
+			url: server.url,
+			kernelId: leftover,
+			kernelName: "python3",
+			session: "s-killed",
+			host: { hostname: hostname(), pid: spawnSync("true").pid as number },
+		});
+		const started = await sessions.start({ kernelUrl: server.url });
+		try {
+			const location = started.kernel.location;
+			if (location?.kind !== "jupyter-server") throw new Error("the kernel is not on the server");
+			expect(started.notices).toContain(`Deleted 1 kernel an earlier agent of this home left on ${server.url}.`);
+			expect(await serverKernels()).toEqual([location.kernelId]);
+			expect(registry.list().records.map((record) => record.kernelId)).toEqual([location.kernelId]);
+		} finally {
+			await started.dispose();
+		}
+	});
+});
+
 describe("doctor and the kernels of ours left on the server", () => {
 	/** A kernel made on the server through its API, as one of ours whose agent is gone would be left. */
 	async function makeServerKernel(): Promise<string> {

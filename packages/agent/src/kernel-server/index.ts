@@ -12,5 +12,5 @@ export {
 	LOCAL_KERNEL,
 	resolveKernelServer,
 } from "./config.js";
-export { serverKernelLifecycle } from "./lifecycle.js";
+export { reapLeftoverKernels, serverKernelLifecycle } from "./lifecycle.js";
 export { recordOwnerAlive, SERVER_KERNELS_DIR, type ServerKernelRecord, ServerKernelRegistry } from "./registry.js";

@@ -1,7 +1,7 @@
-import { deleteServerKernel, type KernelLocation, listServerKernels } from "prime-agent-kernel";
+import { deleteServerKernel, displayUrl, type KernelLocation, listServerKernels } from "prime-agent-kernel";
 import type { KernelLifecycle } from "../tools/index.js";
 import type { KernelServer } from "./config.js";
-import type { ServerKernelRegistry } from "./registry.js";
+import { recordOwnerAlive, type ServerKernelRegistry } from "./registry.js";
 
 /**
  * The lifecycle of a session's kernels on `server`: each one started is recorded in the registry;
@@ -54,4 +54,25 @@ async function stillListed(server: KernelServer, kernelId: string): Promise<bool
 		if (!listed || check === GONE_CHECKS) return listed;
 		await new Promise((resolve) => setTimeout(resolve, GONE_CHECK_MS));
 	}
+}
+
+/**
+ * Deletes the kernels this agent home left on `server` whose agent is gone (a SIGKILLed agent: its
+ * kernel ended itself when the heartbeat stopped, and the server restarted it empty), and forgets
+ * them; resolves with how many the server still had. Run as a session starts on that server.
+ */
+export async function reapLeftoverKernels(registry: ServerKernelRegistry, server: KernelServer): Promise<number> {
+	const url = displayUrl(server.options.url);
+	const left = registry.list().records.filter((record) => record.url === url && !recordOwnerAlive(record));
+	if (left.length === 0) return 0;
+	const listed = new Set((await listServerKernels(server.options)).map((kernel) => kernel.id));
+	let deleted = 0;
+	for (const record of left) {
+		if (listed.has(record.kernelId)) {
+			await deleteServerKernel(server.options, record.kernelId);
+			deleted++;
+		}
+		registry.remove(record.url, record.kernelId);
+	}
+	return deleted;
 }

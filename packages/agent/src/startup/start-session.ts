@@ -33,6 +33,7 @@ import {
 import {
 	chooseKernelServer,
 	type KernelServer,
+	reapLeftoverKernels,
 	ServerKernelRegistry,
 	serverKernelLifecycle,
 } from "../kernel-server/index.js";
@@ -327,11 +328,12 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 	const depth = options.child?.depth ?? 0;
 	const selfName = options.child?.name ?? "root";
 	const server = kernelPlace.server;
+	const serverKernels = new ServerKernelRegistry(paths.root);
 	const kernel = new SessionKernel({
 		cwd,
 		python,
 		jupyterServer: server?.options,
-		lifecycle: server && serverKernelLifecycle(new ServerKernelRegistry(paths.root), server, () => session.id),
+		lifecycle: server && serverKernelLifecycle(serverKernels, server, () => session.id),
 		baseEnv: childEnv,
 		// The kernel's own depth check fails fast; the host's (ChildManager) decides.
 		env: { RLM_DEPTH: String(depth), RLM_MAX_DEPTH: String(maxDepth) },
@@ -502,6 +504,12 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 			throw error;
 		});
 		agentSession.baseSystemPrompt = buildSystemPrompt({ ...promptOptions, kernel: location });
+		// What agents of this home killed outright left there goes now (the server answered just now).
+		const reaped = await reapLeftoverKernels(serverKernels, server).catch(() => 0);
+		if (reaped > 0)
+			notices.push(
+				`Deleted ${reaped} kernel${reaped === 1 ? "" : "s"} an earlier agent of this home left on ${location.kind === "jupyter-server" ? location.url : server.options.url}.`,
+			);
 	}
 	return {
 		paths,
