@@ -165,6 +165,9 @@ export class ServerKernelLink extends KernelLink {
 		// Not from inside the library's own status signal: it arms its reconnect timer after
 		// emitting, and a timer armed on a disposed connection throws when it fires.
 		const connection = this.connection;
+		// On "autorestarting" the library goes on to `await reconnect()` in a promise nobody
+		// handles, which the dispose rejects: an ended link never reconnects.
+		if (connection) Object.defineProperty(connection, "reconnect", { value: () => Promise.resolve() });
 		setImmediate(() => connection?.dispose());
 		this.deleting = deleteServerKernel(this.options.server, this.kernelId, this.settings).catch(() => {});
 		void this.deleting.then(() => this.resolveExited(exit));
