@@ -231,4 +231,20 @@ describe("state snapshots of a kernel on a Jupyter Server", () => {
 		expect(restored.restored).toEqual(first.variables.map((v) => v.name));
 		expect(await value(fresh, "keep")).toBe("1");
 	});
+
+	it("prunes the host's history past its bound, seals of dropped entries included", async () => {
+		const dir = join(workDir, "bounded");
+		const kernel = await remoteKernel();
+		const saves = [];
+		for (const n of [1, 2, 3, 4]) {
+			await kernel.execute(`blob = bytes([${n}]) * 100_000`);
+			saves.push(await saveKernelState(kernel, dir, { entry: `e${n}`, maxHistoryBytes: 350_000 }));
+			await writeFile(join(dir, "entries", `e${n}.seal`), "seal");
+		}
+		// The fourth save passed 350 kB; the history went back under half of it: only e4 is left.
+		expect(saves.map((save) => save.prunedEntries.sort())).toEqual([[], [], [], ["e1", "e2", "e3"]]);
+		expect((await readdir(join(dir, "entries"))).sort()).toEqual(["e4.json", "e4.seal"]);
+		expect(await readdir(join(dir, "vars"))).toEqual([saves[3]?.variables[0]?.file]);
+		expect(readStateManifest(dir, "e1")).toBeUndefined();
+	});
 });
