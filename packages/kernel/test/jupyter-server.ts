@@ -98,7 +98,13 @@ export async function startJupyterServer(options: { rateLimits?: boolean } = {})
 		`--IdentityProvider.token=${token}`,
 		`--ServerApp.root_dir=${root}`,
 	];
-	if (!options.rateLimits) args.push("--ServerApp.iopub_data_rate_limit=0", "--ServerApp.iopub_msg_rate_limit=0");
+	if (!options.rateLimits) {
+		// The settings of jupyter-server 2 (its ServerApp.iopub_* names are deprecated and not applied).
+		args.push(
+			"--ZMQChannelsWebsocketConnection.iopub_data_rate_limit=0",
+			"--ZMQChannelsWebsocketConnection.iopub_msg_rate_limit=0",
+		);
+	}
 	const child = spawn(python, args, {
 		detached: true,
 		stdio: ["ignore", "pipe", "pipe"],
