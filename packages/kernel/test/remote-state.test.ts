@@ -210,7 +210,7 @@ describe("state snapshots of a kernel on a Jupyter Server", () => {
 				"import signal, prime_kernel.state_transfer as st",
 				"real_request = st._request",
 				"async def dying(transfer, op, **fields):",
-				"    if op == 'put' and fields['offset'] > 0:",
+				"    if op == 'put' and fields.get('offset', 0) > 0:",
 				"        os.kill(os.getpid(), signal.SIGKILL)",
 				"    return await real_request(transfer, op, **fields)",
 				"st._request = dying",
@@ -247,4 +247,18 @@ describe("state snapshots of a kernel on a Jupyter Server", () => {
 		expect(await readdir(join(dir, "vars"))).toEqual([saves[3]?.variables[0]?.file]);
 		expect(readStateManifest(dir, "e1")).toBeUndefined();
 	});
+
+	it("moves 3,000 small variables several to a request", async () => {
+		const dir = join(workDir, "many");
+		const kernel = await remoteKernel();
+		await kernel.execute("for i in range(3000):\n    globals()[f'variable_with_a_rather_long_name_{i}'] = i\ndel i");
+		const report = await saveKernelState(kernel, dir);
+		expect(report.variables).toHaveLength(3000);
+		expect(report.written).toBe(3000);
+		expect(await readdir(join(dir, "vars"))).toHaveLength(3000);
+		const second = await remoteKernel();
+		const restored = await restoreKernelState(second, dir);
+		expect(restored.restored).toHaveLength(3000);
+		expect(await value(second, "variable_with_a_rather_long_name_2999")).toBe("2999");
+	}, 120_000);
 });

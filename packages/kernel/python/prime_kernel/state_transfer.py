@@ -77,6 +77,44 @@ async def _send(transfer: str, name: str, path: str) -> None:
                 return
 
 
+async def _send_all(transfer: str, files: list[tuple[str, str]]) -> None:
+    """Send files (name in the snapshot folder, path in the mirror): small ones several to a request
+    (one round trip per file made 3,000 small variables take minutes), large ones chunk by chunk."""
+    batch: list[dict[str, str]] = []
+    batch_bytes = 0
+    for name, path in files:
+        size = os.path.getsize(path)
+        if size > CHUNK_BYTES:
+            await _send(transfer, name, path)
+            continue
+        if batch and batch_bytes + size > CHUNK_BYTES:
+            await _request(transfer, "put", files=batch)
+            batch, batch_bytes = [], 0
+        with open(path, "rb") as handle:
+            batch.append({"name": name, "data": base64.b64encode(handle.read()).decode("ascii")})
+        batch_bytes += size
+    if batch:
+        await _request(transfer, "put", files=batch)
+
+
+async def _fetch_all(transfer: str, names: list[str]) -> dict[str, bytes | None]:
+    """Files of the host's snapshot folder (None for one it lacks): small ones several to a reply,
+    large ones chunk by chunk."""
+    found: dict[str, bytes | None] = {}
+    pending = list(names)
+    while pending:
+        reply = await _request(transfer, "read", names=pending)
+        for name, data in dict(reply.get("files", {})).items():
+            found[str(name)] = None if data is None else base64.b64decode(str(data))
+        for name in reply.get("large", []):
+            found[str(name)] = await _fetch(transfer, str(name))
+        left = [name for name in pending if name not in found]
+        if len(left) == len(pending):
+            raise StateTransferError("the host sent none of the files asked for")
+        pending = left
+    return found
+
+
 async def _fetch(transfer: str, name: str) -> bytes | None:
     """One file of the host's snapshot folder, chunk by chunk; None when the host has none."""
     parts: list[bytes] = []
@@ -106,9 +144,8 @@ async def save_to_host(
     report = state.save(mirror, exclude, max_variable_bytes=max_variable_bytes, max_total_bytes=max_total_bytes)
     files = sorted({str(variable["file"]) for variable in report["variables"]})
     missing = (await _request(transfer, "want", files=files)).get("missing", [])
-    for name in missing:
-        await _send(transfer, f"{state.VARS}/{name}", os.path.join(mirror, state.VARS, os.path.basename(str(name))))
-    await _send(transfer, state.MANIFEST, os.path.join(mirror, state.MANIFEST))
+    paths = [(f"{state.VARS}/{name}", os.path.join(mirror, state.VARS, os.path.basename(str(name)))) for name in missing]
+    await _send_all(transfer, [*paths, (state.MANIFEST, os.path.join(mirror, state.MANIFEST))])
     await _request(transfer, "commit", written=len(missing), duration_ms=round((time.monotonic() - began) * 1000, 1))
 
 
@@ -131,13 +168,13 @@ async def restore_from_host(transfer: str, manifest_name: str) -> None:
             names = {str(variable["file"]) for variable in json.loads(manifest).get("variables", [])}
         except Exception:  # noqa: BLE001 - state.restore reports the unreadable manifest
             names = set()
-        for name in sorted(names):
-            path = os.path.join(vars_dir, name)
-            if not _VAR_FILE.match(name) or os.path.exists(path):
-                continue
-            data = await _fetch(transfer, f"{state.VARS}/{name}")
+        wanted = sorted(name for name in names if _VAR_FILE.match(name) and not os.path.exists(os.path.join(vars_dir, name)))
+        fetched = await _fetch_all(transfer, [f"{state.VARS}/{name}" for name in wanted])
+        for name in wanted:
+            data = fetched.get(f"{state.VARS}/{name}")
             if data is None:
                 continue
+            path = os.path.join(vars_dir, name)
             # A damaged file is kept for this restore only, so it reports the checksum as a local one does.
             if hashlib.sha256(data).hexdigest() != name.removesuffix(".pkl"):
                 damaged.append(path)

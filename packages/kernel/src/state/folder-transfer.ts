@@ -6,6 +6,7 @@ import {
 	fsyncSync,
 	mkdirSync,
 	openSync,
+	readFileSync,
 	readSync,
 	renameSync,
 	rmSync,
@@ -86,7 +87,12 @@ export class SaveReceiver {
 			case "want":
 				return { missing: this.missing(request.files) };
 			case "put":
-				this.put(request);
+				// Small files come several to a request, each whole; a large one chunk by chunk.
+				if (Array.isArray(request.files)) {
+					for (const file of request.files as Record<string, unknown>[]) {
+						this.put({ name: file?.name, data: file?.data, offset: 0, final: true });
+					}
+				} else this.put(request);
 				return {};
 			case "commit":
 				this.committed = this.commit(request);
@@ -191,7 +197,9 @@ export class RestoreSender {
 	constructor(private readonly dir: string) {}
 
 	answer(request: Record<string, unknown>): Record<string, unknown> {
-		if (request.op === "read") return this.read(request.name, request.offset);
+		if (request.op === "read") {
+			return Array.isArray(request.names) ? this.readMany(request.names) : this.read(request.name, request.offset);
+		}
 		if (request.op === "report") {
 			if (!request.report || typeof request.report !== "object") throw new Error("report needs the restore's report");
 			this.report = request.report as Record<string, unknown>;
@@ -199,6 +207,37 @@ export class RestoreSender {
 			return {};
 		}
 		throw new Error(`a state restore takes read and report requests, not ${JSON.stringify(request.op)}`);
+	}
+
+	/**
+	 * Whole files, in order, while they fit in one chunk together (null for one the folder lacks);
+	 * a file larger than a chunk is named in `large`, to be read chunk by chunk. The first name is
+	 * always answered, so the kernel always gets on.
+	 */
+	private readMany(names: unknown[]): Record<string, unknown> {
+		const files: Record<string, string | null> = {};
+		const large: string[] = [];
+		let budget = STATE_CHUNK_BYTES;
+		for (const name of names) {
+			const path = snapshotFilePath(this.dir, name);
+			let data: Buffer;
+			try {
+				const size = statSync(path).size;
+				if (size > STATE_CHUNK_BYTES) {
+					large.push(String(name));
+					continue;
+				}
+				if (size > budget) break;
+				data = readFileSync(path);
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+				files[String(name)] = null;
+				continue;
+			}
+			budget -= data.length;
+			files[String(name)] = data.toString("base64");
+		}
+		return { files, large };
 	}
 
 	private read(name: unknown, offset: unknown): Record<string, unknown> {
