@@ -24,8 +24,9 @@ export const ATTACHED_PREFIX = "prime-kernel-attached:";
  * The first cell a kernel on a server runs: it writes `folders` (the kernel package's Python and
  * the `pythonPath` folders, every file but caches and dotfiles) to a private temp folder there,
  * puts them first on `sys.path` in order, sets `env`, and attaches (see `attach.py`). The folder
- * is removed when the kernel exits or its heartbeat watcher ends it; one left by a kernel that
- * crashed (its pid is in the name) is removed by the next kernel that starts there.
+ * (PRIME_KERNEL_RUNTIME_DIR there; state snapshots keep their mirror in it) is removed when the
+ * kernel exits or its heartbeat watcher ends it; one left by a kernel that crashed (its pid is in
+ * the name) is removed by the next kernel that starts there.
  */
 export function bootstrapCode(options: {
 	folders: string[];
@@ -75,6 +76,7 @@ export function bootstrapCode(options: {
     sys.path[0:0] = folders
     os.environ.update(spec["env"])
     os.environ.setdefault("PRIME_KERNEL_OUTPUT_DIR", os.path.join(root, "outputs"))
+    os.environ["PRIME_KERNEL_RUNTIME_DIR"] = root
     from prime_kernel.attach import attach
     return attach(heartbeat_timeout_s=spec["timeout"], cleanup_dir=root)
 print(${JSON.stringify(ATTACHED_PREFIX)} + __import__("json").dumps(__prime_bootstrap(${JSON.stringify(payload)})))

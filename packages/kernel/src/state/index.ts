@@ -1,6 +1,5 @@
 export {
 	readStateManifest,
-	restoreKernelState,
 	type SavedVariable,
 	type SaveStateOptions,
 	STATE_CAPS,
@@ -10,7 +9,7 @@ export {
 	type StateRestoreReport,
 	type StateSaveReport,
 	StateSnapshotError,
-	saveKernelState,
 	stateManifestPath,
 	type UnsaveableVariable,
-} from "./snapshot.js";
+} from "./manifest.js";
+export { restoreKernelState, saveKernelState } from "./snapshot.js";

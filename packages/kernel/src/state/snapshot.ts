@@ -3,125 +3,52 @@ import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Kernel } from "../kernel/index.js";
-import type { CellResult } from "../types.js";
-
-/** Caps of a snapshot: one variable, and all variables together. */
-export const STATE_CAPS = { variableBytes: 16 * 1024 * 1024, totalBytes: 256 * 1024 * 1024 } as const;
-
-/** The file naming every saved variable; written last and atomically, so it is always whole. */
-export const STATE_MANIFEST = "manifest.json";
-
-/** The folder of manifests kept per session entry (`<entry>.json`), sharing `vars/` with the latest. */
-export const STATE_ENTRIES = "entries";
-
-/** What a session entry id must look like to name a manifest file (anything else is refused). */
-const ENTRY_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/**
- * The manifest of a snapshot folder: the latest save, or the one kept for `entry`. Throws for an
- * entry id that could not name a file of the folder (a session file is untrusted).
- */
-export function stateManifestPath(dir: string, entry?: string): string {
-	if (entry === undefined) return join(dir, STATE_MANIFEST);
-	if (!ENTRY_ID.test(entry)) throw new StateSnapshotError(`"${entry}" is not a session entry id.`);
-	return join(dir, STATE_ENTRIES, `${entry}.json`);
-}
-
-export interface SaveStateOptions {
-	/** Names never saved (handles the caller injects again after a restore). */
-	exclude?: readonly string[];
-	maxVariableBytes?: number;
-	maxTotalBytes?: number;
-	/**
-	 * The session entry this state belongs to (the result of the cell it follows): the manifest is
-	 * also kept as `entries/<entry>.json`, so a branch from that entry can restore it.
-	 */
-	entry?: string;
-	/** Bound of the kept history (variable files, entry manifests); past it the oldest entries go. */
-	maxHistoryBytes?: number;
-	maxHistoryEntries?: number;
-}
-
-export interface SavedVariable {
-	name: string;
-	/** File under `vars/`, named by the SHA-256 of its bytes. */
-	file: string;
-	bytes: number;
-	/** Python type name of the value. */
-	type: string;
-	/** A class or function defined in a cell (pickled by value, restored first). */
-	definition: boolean;
-}
-
-export interface UnsaveableVariable {
-	name: string;
-	type?: string;
-	/** Why it was not saved: the pickling error, or which cap it passed. */
-	reason: string;
-}
-
-/** What `manifest.json` holds. */
-export interface StateManifest {
-	format: 1;
-	savedAt: string;
-	totalBytes: number;
-	variables: SavedVariable[];
-	/** Module bindings (`np` -> `numpy`): never pickled, imported again on restore. */
-	imports: Record<string, string>;
-	unsaveable: UnsaveableVariable[];
-	/** The session entry the save was labelled with (absent in older snapshots and unlabelled saves). */
-	entry?: string;
-}
-
-export interface StateSaveReport extends StateManifest {
-	/** Variable files written by this save (unchanged values keep their file). */
-	written: number;
-	/** Entry manifests this save dropped because the history passed its bound. */
-	prunedEntries: string[];
-	/** Time spent inside the kernel. */
-	durationMs: number;
-}
-
-export interface StateRestoreReport {
-	/** Variables loaded, in load order. */
-	restored: string[];
-	/** Module bindings imported again. */
-	imports: string[];
-	/** Names that could not be loaded or imported, with the reason. */
-	failed: { name: string; reason: string }[];
-	/** Names the last save could not save. */
-	unsaveable: UnsaveableVariable[];
-	/** There was no snapshot in the folder. */
-	missing?: boolean;
-	/** The manifest was unreadable: nothing was restored. */
-	corrupt?: string;
-}
-
-/** The snapshot cell itself failed (the kernel died, was interrupted, or the state module broke). */
-export class StateSnapshotError extends Error {
-	override name = "StateSnapshotError";
-}
+import {
+	asArray,
+	describeCell,
+	ENTRY_ID,
+	manifestFromPython,
+	restoreReportFromPython,
+	type SaveStateOptions,
+	STATE_CAPS,
+	type StateRestoreReport,
+	type StateSaveReport,
+	StateSnapshotError,
+	stateManifestPath,
+} from "./manifest.js";
+import { pythonString, restoreOverChannel, saveOverChannel } from "./over-channel.js";
 
 /**
  * Save the kernel's user namespace into `dir` (one dill file per variable plus `manifest.json`),
  * as a silent cell: no history, no execution count, nothing in `_` or `Out`. One object that
  * cannot be pickled loses only its own name; a crash mid-save leaves the previous snapshot whole.
+ * A kernel on a Jupyter Server (maybe another machine) saves on its side and sends the files to
+ * `dir` over the kernel channel; the snapshot of record is always the host's `dir`.
  */
 export async function saveKernelState(
 	kernel: Kernel,
 	dir: string,
 	options: SaveStateOptions = {},
 ): Promise<StateSaveReport> {
+	const maxVariableBytes = Math.floor(options.maxVariableBytes ?? STATE_CAPS.variableBytes);
+	const maxTotalBytes = Math.floor(options.maxTotalBytes ?? STATE_CAPS.totalBytes);
+	if (options.entry !== undefined) stateManifestPath(dir, options.entry);
+	if (kernel.location.kind !== "local") {
+		return saveOverChannel(kernel, dir, options.exclude ?? [], {
+			maxVariableBytes,
+			maxTotalBytes,
+			...(options.entry !== undefined ? { entry: options.entry } : {}),
+			...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: Math.floor(options.maxHistoryBytes) } : {}),
+			...(options.maxHistoryEntries !== undefined ? { maxHistoryEntries: Math.floor(options.maxHistoryEntries) } : {}),
+		});
+	}
 	const args = [
 		pythonString(dir),
 		`[${(options.exclude ?? []).map(pythonString).join(", ")}]`,
-		`max_variable_bytes=${Math.floor(options.maxVariableBytes ?? STATE_CAPS.variableBytes)}`,
-		`max_total_bytes=${Math.floor(options.maxTotalBytes ?? STATE_CAPS.totalBytes)}`,
+		`max_variable_bytes=${maxVariableBytes}`,
+		`max_total_bytes=${maxTotalBytes}`,
 	];
-	if (options.entry !== undefined) {
-		stateManifestPath(dir, options.entry);
-		args.push(`entry=${pythonString(options.entry)}`);
-	}
+	if (options.entry !== undefined) args.push(`entry=${pythonString(options.entry)}`);
 	if (options.maxHistoryBytes !== undefined) args.push(`max_history_bytes=${Math.floor(options.maxHistoryBytes)}`);
 	if (options.maxHistoryEntries !== undefined)
 		args.push(`max_history_entries=${Math.floor(options.maxHistoryEntries)}`);
@@ -138,47 +65,19 @@ export async function saveKernelState(
  * Load the snapshot in `dir` (the latest save, or the one kept for `entry`) into the kernel's
  * namespace (imports, then cell-defined classes and functions, then the other values). A missing
  * or corrupt snapshot is reported, never thrown: the kernel then simply starts empty. Run it
- * before injecting live handles, so those win.
+ * before injecting live handles, so those win. A kernel on a Jupyter Server pulls the files from
+ * `dir` over the kernel channel.
  */
 export async function restoreKernelState(kernel: Kernel, dir: string, entry?: string): Promise<StateRestoreReport> {
+	if (kernel.location.kind !== "local") {
+		if (entry !== undefined && !ENTRY_ID.test(entry)) {
+			return { restored: [], imports: [], failed: [], unsaveable: [], corrupt: `not a session entry id: '${entry}'` };
+		}
+		return restoreOverChannel(kernel, dir, entry);
+	}
 	const call = entry === undefined ? pythonString(dir) : `${pythonString(dir)}, entry=${pythonString(entry)}`;
 	const raw = await runStateCell(kernel, `restore(${call})`, "restore");
-	return {
-		restored: asArray(raw.restored).map(String),
-		imports: asArray(raw.imports).map(String),
-		failed: asArray(raw.failed).map((entry) => ({
-			name: String((entry as Record<string, unknown>).name),
-			reason: String((entry as Record<string, unknown>).reason),
-		})),
-		unsaveable: asArray(raw.unsaveable).map(toUnsaveable),
-		...(raw.missing ? { missing: true } : {}),
-		...(typeof raw.corrupt === "string" ? { corrupt: raw.corrupt } : {}),
-	};
-}
-
-/**
- * Read a snapshot's manifest (the latest, or the one kept for `entry`) without a kernel:
- * `undefined` when there is none; throws with the file name when it exists but is unreadable.
- */
-export function readStateManifest(dir: string, entry?: string): StateManifest | undefined {
-	const path = stateManifestPath(dir, entry);
-	let text: string;
-	try {
-		text = readFileSync(path, "utf8");
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-		throw error;
-	}
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch (error) {
-		throw new StateSnapshotError(`The state manifest ${path} is not valid JSON (${(error as Error).message}).`);
-	}
-	if (!raw || typeof raw !== "object" || (raw as Record<string, unknown>).format !== 1) {
-		throw new StateSnapshotError(`The state manifest ${path} has an unknown format.`);
-	}
-	return manifestFromPython(raw as Record<string, unknown>);
+	return restoreReportFromPython(raw);
 }
 
 async function runStateCell(kernel: Kernel, call: string, what: string): Promise<Record<string, unknown>> {
@@ -193,50 +92,4 @@ async function runStateCell(kernel: Kernel, call: string, what: string): Promise
 	} finally {
 		rmSync(reportPath, { force: true });
 	}
-}
-
-function describeCell(cell: CellResult): string {
-	if (cell.error) return `${cell.error.ename}: ${cell.error.evalue}`;
-	return `the cell ended ${cell.status}`;
-}
-
-function manifestFromPython(raw: Record<string, unknown>): StateManifest {
-	return {
-		format: 1,
-		savedAt: String(raw.saved_at ?? ""),
-		totalBytes: Number(raw.total_bytes ?? 0),
-		variables: asArray(raw.variables).map((entry) => {
-			const item = entry as Record<string, unknown>;
-			return {
-				name: String(item.name),
-				file: String(item.file),
-				bytes: Number(item.bytes ?? 0),
-				type: String(item.type ?? ""),
-				definition: item.definition === true,
-			};
-		}),
-		imports: Object.fromEntries(
-			Object.entries((raw.imports as Record<string, unknown>) ?? {}).map(([name, module]) => [name, String(module)]),
-		),
-		unsaveable: asArray(raw.unsaveable).map(toUnsaveable),
-		...(typeof raw.entry === "string" ? { entry: raw.entry } : {}),
-	};
-}
-
-function toUnsaveable(entry: unknown): UnsaveableVariable {
-	const item = entry as Record<string, unknown>;
-	return {
-		name: String(item.name),
-		...(item.type !== undefined ? { type: String(item.type) } : {}),
-		reason: String(item.reason),
-	};
-}
-
-function asArray(value: unknown): unknown[] {
-	return Array.isArray(value) ? value : [];
-}
-
-/** A Python string literal (JSON string syntax is valid Python for any text). */
-function pythonString(text: string): string {
-	return JSON.stringify(text);
 }
