@@ -29,7 +29,10 @@ export interface FanOut {
 	allReadyMs: number;
 	/** From the first start to the last cell's result. */
 	allDoneMs: number;
+	/** The status of each cell that ran (a kernel that did not start runs none). */
 	statuses: string[];
+	/** Why each kernel that did not start failed. */
+	failures: string[];
 	host: { beforeMiB: number; peakMiB: number };
 	/** The kernel processes' summed PSS, and any other processes the fan-out added (guards, the server's growth). */
 	kernels?: { count: number; pssMiB: number; otherLabel: string; otherMiB: number };
@@ -96,14 +99,21 @@ export async function fanOutChild(provider: string): Promise<void> {
 	let lastReady = 0;
 	const kernels: Kernel[] = [];
 	try {
-		const cells = await Promise.all(
+		const failures: string[] = [];
+		const settled = await Promise.all(
 			Array.from({ length: FAN_OUT }, async () => {
-				const kernel = await Kernel.start(options);
-				kernels.push(kernel);
-				lastReady = Math.max(lastReady, performance.now());
-				return kernel.execute(CELL);
+				try {
+					const kernel = await Kernel.start(options);
+					kernels.push(kernel);
+					lastReady = Math.max(lastReady, performance.now());
+					return await kernel.execute(CELL);
+				} catch (error) {
+					failures.push(error instanceof Error ? error.message : String(error));
+					return undefined;
+				}
 			}),
 		);
+		const cells = settled.filter((cell) => cell !== undefined);
 		const allDoneMs = performance.now() - started;
 		clearInterval(sampler);
 		peak = Math.max(peak, process.memoryUsage().rss);
@@ -112,6 +122,7 @@ export async function fanOutChild(provider: string): Promise<void> {
 			allReadyMs: lastReady - started,
 			allDoneMs,
 			statuses: cells.map((cell) => cell.status),
+			failures,
 			host: { beforeMiB: before / 2 ** 20, peakMiB: peak / 2 ** 20 },
 		};
 		if (provider === "local") {

@@ -58,18 +58,19 @@ function printed(result: BigPrint): string {
 	const whole = result.fullBytes === result.expectedBytes;
 	const kept = whole
 		? ""
-		: `; ${((result.fullBytes / result.expectedBytes) * 100).toFixed(1)}% kept${result.rateLimited ? " (rate limit)" : ""}`;
+		: `; ${((result.fullBytes / result.expectedBytes) * 100).toFixed(1)}% kept${result.lostOutputChars ? `, ${result.lostOutputChars} chars reported lost` : ""}${result.rateLimited ? " (rate limit)" : ""}`;
 	return `${result.seconds.toFixed(2)} s, ${(mb / result.seconds).toFixed(1)} MB/s${kept}`;
 }
 
 function fanOutCells(result: FanOut): { wall: string; host: string; kernels: string } {
 	const failed = result.statuses.filter((status) => status !== "ok").length;
+	const notStarted = result.failures.length ? `, ${result.failures.length} did not start` : "";
 	const kernels = result.kernels
 		? `${result.kernels.count} × ${(result.kernels.pssMiB / result.kernels.count).toFixed(0)} MiB PSS; ` +
 			`${result.kernels.otherLabel} ${result.kernels.otherMiB.toFixed(0)} MiB`
 		: "not measured (not this machine)";
 	return {
-		wall: `${(result.allReadyMs / 1000).toFixed(2)} s / ${(result.allDoneMs / 1000).toFixed(2)} s${failed ? `, ${failed} cells not ok` : ""}`,
+		wall: `${(result.allReadyMs / 1000).toFixed(2)} s / ${(result.allDoneMs / 1000).toFixed(2)} s${failed ? `, ${failed} cells not ok` : ""}${notStarted}`,
 		host: `${result.host.beforeMiB.toFixed(0)} → ${result.host.peakMiB.toFixed(0)} MiB`,
 		kernels,
 	};
@@ -140,11 +141,27 @@ export async function sideBySide(options: SideBySideOptions): Promise<void> {
 			await Promise.all([onHost.shutdown(), onServer.shutdown()]);
 		}
 
-		const fanLocal = fanOutCells(await fanOut());
-		const fanRemote = fanOutCells(await fanOut({ url, token, pid: own?.pid }));
+		const fanOutLocal = await fanOut();
+		const fanOutRemote = await fanOut({ url, token, pid: own?.pid });
+		const fanLocal = fanOutCells(fanOutLocal);
+		const fanRemote = fanOutCells(fanOutRemote);
 		row(`fan-out of ${FAN_OUT}: all ready / all cells done`, fanLocal.wall, fanRemote.wall);
 		row(`fan-out of ${FAN_OUT}: host RSS before → peak`, fanLocal.host, fanRemote.host);
 		row(`fan-out of ${FAN_OUT}: kernel processes`, fanLocal.kernels, fanRemote.kernels);
+		for (const [label, result] of [
+			["local", fanOutLocal],
+			["on the server", fanOutRemote],
+		] as const) {
+			for (const failure of new Set(result.failures))
+				console.log(`\nfan-out ${label}, a kernel did not start: ${failure}`);
+		}
+		if (own && fanOutRemote.failures.length) {
+			const errors = own
+				.log()
+				.split("\n")
+				.filter((line) => /^\[E |Traceback|Error/.test(line));
+			console.log(`the server's log, its error lines:\n${errors.slice(-20).join("\n")}`);
+		}
 		console.log(`\nload average at end: ${load()}`);
 	} finally {
 		await own?.stop();
