@@ -3,6 +3,24 @@ import { defineConfig } from "vitest/config";
 
 const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
 
+/**
+ * The kernel's behaviour contract, run against a kernel on a Jupyter Server: every kernel test
+ * file that is not about local processes (its tests about pids, process groups, the guard or local
+ * paths skip themselves there, saying why), and the tests only a server has.
+ */
+const KERNEL_CONFORMANCE = [
+	"packages/kernel/test/caps.test.ts",
+	"packages/kernel/test/host-requests.test.ts",
+	"packages/kernel/test/interrupt.test.ts",
+	"packages/kernel/test/kernel-cuts.test.ts",
+	"packages/kernel/test/kernel-execute.test.ts",
+	"packages/kernel/test/kernel-lifecycle.test.ts",
+	"packages/kernel/test/output-files.test.ts",
+	"packages/kernel/test/on-jupyter-server.test.ts",
+];
+/** Tests that need a kernel on a Jupyter Server: in that project only. */
+const SERVER_ONLY = ["packages/kernel/test/on-jupyter-server.test.ts"];
+
 export default defineConfig({
 	resolve: {
 		// Tests import sibling packages from source so a test run never sees a stale build.
@@ -14,15 +32,35 @@ export default defineConfig({
 	},
 	test: {
 		globalSetup: ["./vitest.global-setup.ts"],
-		include: [
-			"packages/*/src/**/*.test.ts",
-			"packages/*/test/**/*.test.ts",
-			"bench/src/**/*.test.ts",
-			"bench/test/**/*.test.ts",
-		],
 		testTimeout: 30_000,
 		hookTimeout: 60_000,
 		// Two cores: real kernels and processes in tests; keep parallelism modest.
 		maxWorkers: 2,
+		projects: [
+			{
+				extends: true,
+				test: {
+					name: "default",
+					include: [
+						"packages/*/src/**/*.test.ts",
+						"packages/*/test/**/*.test.ts",
+						"bench/src/**/*.test.ts",
+						"bench/test/**/*.test.ts",
+					],
+					exclude: ["**/node_modules/**", ...SERVER_ONLY],
+				},
+			},
+			{
+				extends: true,
+				test: {
+					name: "kernel-on-jupyter-server",
+					// Its own include (the root has none: a project's include is added to the root's).
+					include: KERNEL_CONFORMANCE,
+					// One loopback Jupyter Server for the whole project (see packages/kernel/test/kernels.ts).
+					globalSetup: ["./packages/kernel/test/jupyter-server-setup.ts"],
+					env: { PRIME_KERNEL_TEST_PROVIDER: "jupyter-server" },
+				},
+			},
+		],
 	},
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sharedKernel, startKernel } from "./kernels.js";
+import { sharedKernel, startKernel, wholeText } from "./kernels.js";
 
 const kernel = sharedKernel();
 
@@ -14,7 +14,7 @@ describe("caps on what a cell brings back", () => {
 		const shown = result.error?.traceback.join("\n") ?? "";
 		expect(shown.length).toBeLessThanOrEqual(65_536 + 100);
 		expect(result.fullOutputPath).toBeDefined();
-		const complete = readFileSync(result.fullOutputPath as string, "utf8");
+		const complete = wholeText(readFileSync(result.fullOutputPath as string, "utf8"));
 		expect(complete).toContain(`ValueError: ${"E".repeat(300_000)}END`);
 	});
 

@@ -2,7 +2,7 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { formatCellOutput, type Kernel, TRUNCATION_MARKER, VISIBLE_OUTPUT_CAP } from "../src/index.js";
-import { runUntilPrinted, scratchDir, sharedKernel } from "./kernels.js";
+import { remote, runUntilPrinted, scratchDir, sharedKernel } from "./kernels.js";
 
 const scratch = scratchDir("kernel-exec-test-");
 const shared = sharedKernel(() => ({ outputDir: scratch() }));
@@ -165,7 +165,9 @@ describe("executing cells", () => {
 		expect((await kernel.execute("survivor")).result).toBe("'still here'");
 	});
 
-	it("drops a message with a forged signature and counts it", async () => {
+	// Signatures are checked on the local wire; on a server the host holds no key (the server
+	// passes the kernel's messages through), and what the kernel itself sends is its own output.
+	it.skipIf(remote)("drops a message with a forged signature and counts it", async () => {
 		const before = kernel.droppedMessages;
 		// Publish, from inside the kernel, a stream message for this very cell signed with a wrong key.
 		const result = await kernel.execute(

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Kernel, KernelNotRunningError } from "../src/index.js";
-import { runUntilPrinted, startKernel } from "./kernels.js";
+import { kernelOptions, remote, runUntilPrinted, startKernel, testServer } from "./kernels.js";
 import { processGone, waitUntilGone } from "./process-gone.js";
 
 /** Kernel processes (not their guards) whose parent is this test process. */
@@ -47,34 +47,58 @@ function listeningTcpSockets(pid: number): string[] {
 	return listening;
 }
 
+/** Ids of the kernels the test Jupyter Server runs now. */
+async function serverKernelIds(): Promise<string[]> {
+	const { url, token } = testServer();
+	const listed = await fetch(`${url}/api/kernels`, { headers: { Authorization: `token ${token}` } });
+	return ((await listed.json()) as Array<{ id: string }>).map((kernel) => kernel.id);
+}
+
+function kernelId(kernel: Kernel): string {
+	const location = kernel.location;
+	return location.kind === "jupyter-server" ? location.kernelId : "";
+}
+
+/** What a cell reports when a kernel on the test server crashed (the server replaces it with an empty one: deleted). */
+function serverCrash(): string {
+	return `died on the server ${testServer().url} (the server put an empty kernel in its place, which was deleted)`;
+}
+
 describe("kernel process", () => {
-	it("connects through a connection file only the user can read, over Unix sockets in that private folder", async () => {
-		const kernel = await startKernel();
-		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
-		const file = args[args.indexOf("-f") + 1];
-		expect(statSync(file).mode & 0o777).toBe(0o600);
-		expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
-		const info = JSON.parse(readFileSync(file, "utf8"));
-		expect(info.transport).toBe("ipc");
-		expect(info.ip).toBe(join(dirname(file), "k"));
-		expect(info.key).toMatch(/^[0-9a-f]{64}$/);
-		expect(statSync(`${info.ip}-${info.iopub_port}`).isSocket()).toBe(true);
-		expect(listeningTcpSockets(kernel.pid as number)).toEqual([]);
-	});
+	// Local processes: connection files, sockets, environment, process groups (a kernel on a server has none of these here).
+	it.skipIf(remote)(
+		"connects through a connection file only the user can read, over Unix sockets in that private folder",
+		async () => {
+			const kernel = await startKernel();
+			const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
+			const file = args[args.indexOf("-f") + 1];
+			expect(statSync(file).mode & 0o777).toBe(0o600);
+			expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+			const info = JSON.parse(readFileSync(file, "utf8"));
+			expect(info.transport).toBe("ipc");
+			expect(info.ip).toBe(join(dirname(file), "k"));
+			expect(info.key).toMatch(/^[0-9a-f]{64}$/);
+			expect(statSync(`${info.ip}-${info.iopub_port}`).isSocket()).toBe(true);
+			expect(listeningTcpSockets(kernel.pid as number)).toEqual([]);
+		},
+	);
 
-	it("starts from baseEnv instead of the host's environment when one is given, with env set over it", async () => {
-		expect(process.env.HOME).toBeDefined();
-		const kernel = await startKernel({
-			baseEnv: { PATH: process.env.PATH ?? "", FROM_BASE: "b" },
-			env: { FROM_ENV: "e" },
-		});
-		const run = await kernel.execute(
-			"import os\nprint(sorted((k, os.environ[k]) for k in ('FROM_BASE', 'FROM_ENV', 'HOME') if k in os.environ))",
-		);
-		expect(run.stdout).toBe("[('FROM_BASE', 'b'), ('FROM_ENV', 'e')]\n");
-	});
+	it.skipIf(remote)(
+		"starts from baseEnv instead of the host's environment when one is given, with env set over it",
+		async () => {
+			expect(process.env.HOME).toBeDefined();
+			const kernel = await startKernel({
+				baseEnv: { PATH: process.env.PATH ?? "", FROM_BASE: "b" },
+				env: { FROM_ENV: "e" },
+			});
+			const run = await kernel.execute(
+				"import os\nprint(sorted((k, os.environ[k]) for k in ('FROM_BASE', 'FROM_ENV', 'HOME') if k in os.environ))",
+			);
+			expect(run.stdout).toBe("[('FROM_BASE', 'b'), ('FROM_ENV', 'e')]\n");
+		},
+	);
 
-	it("lets no other user connect to the kernel's sockets", async ({ skip }) => {
+	it.skipIf(remote)("lets no other user connect to the kernel's sockets", async ({ skip }) => {
 		if (process.getuid?.() !== 0) skip("needs root to run a probe as another user");
 		const kernel = await startKernel();
 		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
@@ -98,12 +122,12 @@ describe("kernel process", () => {
 		await kernel.execute("doomed = 1");
 		const result = await kernel.execute("import os\nprint('before', flush=True)\nos._exit(1)");
 		expect(result.status).toBe("died");
-		expect(result.error?.evalue).toContain("exited with code 1");
+		expect(result.error?.evalue).toContain(remote ? serverCrash() : "exited with code 1");
 		expect(result.error?.evalue).toContain("variable");
 		// The cell's text names no host call (a model reading it cannot make one); the next call's error does.
 		expect(result.error?.evalue).not.toContain("restart");
 		expect(kernel.alive).toBe(false);
-		expect(deaths).toEqual([{ code: 1, signal: null }]);
+		expect(deaths).toEqual([remote ? { code: null, signal: null, reason: serverCrash() } : { code: 1, signal: null }]);
 		await expect(kernel.execute("1")).rejects.toThrow(KernelNotRunningError);
 		await expect(kernel.execute("1")).rejects.toThrow(/restart\(\)/);
 
@@ -114,7 +138,7 @@ describe("kernel process", () => {
 		expect(gone.error?.ename).toBe("NameError");
 	});
 
-	it("takes the subprocesses of a kernel that crashed down with it", async () => {
+	it.skipIf(remote)("takes the subprocesses of a kernel that crashed down with it", async () => {
 		const kernel = await startKernel();
 		const started = await kernel.execute(
 			"import subprocess\nsleeper = subprocess.Popen(['sleep', '300'])\nsleeper.pid",
@@ -126,7 +150,21 @@ describe("kernel process", () => {
 		await waitUntilGone(sleeperPid, 2_000);
 	});
 
-	it("leaks no kernel when restart() is called twice at once", async () => {
+	it.skipIf(!remote)("leaks no kernel on the server when restart() is called twice at once", async () => {
+		const kernel = await startKernel();
+		const ids = [kernelId(kernel)];
+		await kernel.execute("first = 1");
+		const restart = () => kernel.restart().then(() => ids.push(kernelId(kernel)));
+		await Promise.all([restart(), restart()]);
+		expect((await kernel.execute("'fresh'")).result).toBe("'fresh'");
+		expect(new Set(ids).size).toBe(3);
+		const running = await serverKernelIds();
+		expect(ids.map((id) => running.includes(id))).toEqual([false, false, true]);
+		await kernel.shutdown();
+		expect((await serverKernelIds()).filter((id) => ids.includes(id))).toEqual([]);
+	});
+
+	it.skipIf(remote)("leaks no kernel when restart() is called twice at once", async () => {
 		const before = kernelProcessesOfThisHost();
 		const kernel = await startKernel();
 		await kernel.execute("first = 1");
@@ -137,7 +175,7 @@ describe("kernel process", () => {
 		expect(kernelProcessesOfThisHost().filter((pid) => !before.includes(pid) && !processGone(pid))).toEqual([]);
 	});
 
-	it("has removed its connection folder, key and sockets, when shutdown() resolves", async () => {
+	it.skipIf(remote)("has removed its connection folder, key and sockets, when shutdown() resolves", async () => {
 		const kernel = await startKernel();
 		const args = readFileSync(`/proc/${kernel.pid}/cmdline`, "utf8").split("\0");
 		const folder = dirname(args[args.indexOf("-f") + 1]);
@@ -159,7 +197,8 @@ describe("kernel process", () => {
 		const kernel = await startKernel();
 		const result = await kernel.execute("import ctypes\nctypes.string_at(0)");
 		expect(result.status).toBe("died");
-		expect(result.error?.evalue).toContain("SIGSEGV");
+		// A server tells no signal: that it died, and that its variables are gone.
+		expect(result.error?.evalue).toContain(remote ? serverCrash() : "SIGSEGV");
 		await kernel.restart();
 		expect((await kernel.execute("1 + 1")).result).toBe("2");
 	});
@@ -178,8 +217,10 @@ describe("kernel process", () => {
 		expect(result.status).toBe("aborted");
 		expect(result.stillBusyAfterInterrupt).toBe(true);
 		const pid = kernel.pid as number;
+		const id = kernelId(kernel);
 		kernel.kill();
-		await waitUntilGone(pid, 10_000);
+		if (remote) await expect.poll(serverKernelIds, { timeout: 10_000 }).not.toContain(id);
+		else await waitUntilGone(pid, 10_000);
 		await kernel.restart();
 		expect((await kernel.execute("'back'")).result).toBe("'back'");
 	});
@@ -201,17 +242,18 @@ describe("kernel process", () => {
 	});
 
 	it("refuses to start when the startup code raises, naming the error", async () => {
-		await expect(Kernel.start({ startupCode: "raise RuntimeError('bad startup')" })).rejects.toThrow(
+		await expect(Kernel.start(kernelOptions({ startupCode: "raise RuntimeError('bad startup')" }))).rejects.toThrow(
 			/startupCode failed \(RuntimeError: bad startup\)/,
 		);
 	});
 
-	it("names a working directory that does not exist", async () => {
+	// Local paths as the working directory (a server's is a folder under its root: remote-kernel.test.ts).
+	it.skipIf(remote)("names a working directory that does not exist", async () => {
 		const missing = join(tmpdir(), "kernel-no-such-cwd", "deeper");
 		await expect(Kernel.start({ cwd: missing })).rejects.toThrow(`working directory ${missing} does not exist`);
 	});
 
-	it("starts in the given working directory", async () => {
+	it.skipIf(remote)("starts in the given working directory", async () => {
 		const dir = await realpath(await mkdtemp(join(tmpdir(), "kernel-cwd-")));
 		try {
 			const kernel = await startKernel({ cwd: dir });
@@ -239,7 +281,17 @@ describe("kernel process", () => {
 		expect((await kernel.execute("'never_set' in globals()")).result).toBe("False");
 	});
 
-	it("shuts down politely and leaves no process behind", async () => {
+	it.skipIf(!remote)("is deleted on the server when shutdown() resolves, and refuses cells after", async () => {
+		const kernel = await Kernel.start(kernelOptions());
+		const id = kernelId(kernel);
+		expect(await serverKernelIds()).toContain(id);
+		await kernel.shutdown();
+		expect(kernel.alive).toBe(false);
+		expect(await serverKernelIds()).not.toContain(id);
+		await expect(kernel.execute("1")).rejects.toThrow(KernelNotRunningError);
+	});
+
+	it.skipIf(remote)("shuts down politely and leaves no process behind", async () => {
 		const kernel = await Kernel.start();
 		const pid = kernel.pid as number;
 		const asked = Date.now();

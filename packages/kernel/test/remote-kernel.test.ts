@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
@@ -100,16 +101,20 @@ describe("a host that is gone", () => {
 	}, 120_000);
 
 	it("with prime-agent's kernelspec, the server gives the kernel up by itself", async () => {
-		installKernelspec({
+		const spec = installKernelspec({
 			name: "prime-test",
 			kernelsDir: server.kernelsDir,
 			python: process.env.PRIME_AGENT_KERNEL_PYTHON,
 		});
-		const { kernelId, pid } = await killHostOfKernel("prime-test");
-		await until("the kernel to end itself", () => !alive(pid), 60_000);
-		// Each restart finds the tombstone and exits; past its restart limit the server forgets the kernel.
-		await until("the server to forget the kernel", async () => (await serverKernels()).length === 0, 90_000);
-		expect((await serverKernels()).map((kernel) => kernel.id)).not.toContain(kernelId);
+		try {
+			const { kernelId, pid } = await killHostOfKernel("prime-test");
+			await until("the kernel to end itself", () => !alive(pid), 60_000);
+			// Each restart finds the tombstone and exits; past its restart limit the server forgets the kernel.
+			await until("the server to forget the kernel", async () => (await serverKernels()).length === 0, 90_000);
+			expect((await serverKernels()).map((kernel) => kernel.id)).not.toContain(kernelId);
+		} finally {
+			rmSync(spec.path, { recursive: true, force: true });
+		}
 	}, 180_000);
 });
 

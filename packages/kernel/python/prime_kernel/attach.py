@@ -18,22 +18,41 @@ from typing import Any
 from . import control, heartbeat
 
 
+def bound_output() -> None:
+    """Cuts and paces the standard streams (see ``output_chunks``); the host runs it in the cell
+    after ``attach()``: IPython puts back, when a cell ends, the ``write`` it found when the cell
+    began, so streams bounded inside the attaching cell would be unbounded again. Once."""
+    global _bounded
+    if _bounded:
+        return
+    _bounded = True
+    from .output_chunks import bound_standard_streams
+
+    bound_standard_streams()
+
+
+_bounded = False
+
+
 def attach(heartbeat_timeout_s: float | None = None, cleanup_dir: str | None = None) -> dict[str, Any]:
     from ipykernel.kernelapp import IPKernelApp
 
+    global _bounded
     app = IPKernelApp.instance()
     kernel = app.kernel
-    if control.current_kernel() is None:
+    if control.current_kernel() is not None:
+        _bounded = True  # launched by our kernelspec: ``__main__`` bounded the streams already
+    else:
         from . import state  # noqa: F401  (what a state save imports, as at launch)
         from .output_caps import cap_published_output, keep_no_output_history
-        from .output_chunks import account_published_output, bound_standard_streams, exempt_kernel_threads
+        from .output_chunks import account_published_output, exempt_kernel_threads
         from .signal_wakeup import install_signal_wakeup
 
         control.install_control_handler(kernel)
-        bound_standard_streams()
         account_published_output(kernel)
         cap_published_output(kernel)
         keep_no_output_history(kernel.shell)
+        _plain_tracebacks(kernel.shell)
         exempt_kernel_threads(kernel)
         install_signal_wakeup()
     if heartbeat_timeout_s:
@@ -43,4 +62,14 @@ def attach(heartbeat_timeout_s: float | None = None, cleanup_dir: str | None = N
         "cwd": os.getcwd(),
         "pid": os.getpid(),
         "python": sys.executable,
+        # Where this kernel saves what it cuts from large errors, results and displays.
+        "output_dir": os.environ.get("PRIME_KERNEL_OUTPUT_DIR", ""),
     }
+
+
+def _plain_tracebacks(shell: Any) -> None:
+    """Tracebacks without colour codes, as a local kernel's (launched with ``colors=nocolor``)."""
+    try:
+        shell.run_line_magic("colors", "nocolor")
+    except Exception:  # noqa: BLE001  (an IPython without the scheme keeps its colours)
+        pass

@@ -1,5 +1,5 @@
 import { CellOutput, cutTextOf, savedOf } from "../output/index.js";
-import { PUBLISHED_METADATA_KEY } from "../process/index.js";
+import { OUTPUT_STAMP_METADATA_KEY, PUBLISHED_METADATA_KEY } from "../process/index.js";
 import type { CellError, CellResult, ExecuteOptions } from "../types.js";
 import type { JupyterMessage } from "../wire/index.js";
 import { describeExit, type KernelExit } from "./errors.js";
@@ -33,6 +33,11 @@ export interface CellRunOptions extends ExecuteOptions {
 	name: string;
 	/** After the execute_reply, how long to wait for iopub's idle before completing anyway. */
 	idleGraceMs: number;
+	/**
+	 * The kernel's own output folder when it runs on another machine (a kernel on a Jupyter
+	 * Server): the files it saves there are named in the complete output, not copied.
+	 */
+	kernelOutputDir?: string;
 	/** Why the host is stopping the kernel, if it is (so a cell it ends says so, not "it died"). */
 	stopReason: () => StopReason | undefined;
 }
@@ -138,7 +143,11 @@ export class CellRun {
 			}
 			return;
 		}
-		if (type === "stream" && typeof content.text === "string") this.streamCharsReceived += content.text.length;
+		// Only what the kernel published counts (it stamps each of its messages): a note a Jupyter
+		// Server adds to the cell ("IOPub data rate exceeded") is not the kernel's output.
+		if (type === "stream" && typeof content.text === "string" && message.metadata?.[OUTPUT_STAMP_METADATA_KEY]) {
+			this.streamCharsReceived += content.text.length;
+		}
 		if (this.reported) return;
 		if (message.unreadable) {
 			this.unreadable.push(unreadableNote(type, message.unreadable));
@@ -166,7 +175,7 @@ export class CellRun {
 
 	/** The whole text of an error or result the kernel cut, in the output folder. */
 	private cutText(content: Record<string, unknown>) {
-		return cutTextOf(content, this.options.outputDir);
+		return cutTextOf(content, this.options.outputDir, this.options.kernelOutputDir);
 	}
 
 	private onReply(message: JupyterMessage): void {

@@ -24,6 +24,9 @@ import { RunningKernel } from "./running-kernel.js";
 /** Comm ids of `notify_host` calls start so: the handler runs, no reply is sent. */
 const NOTIFY_COMM_PREFIX = "notify-";
 
+/** The second cell of a kernel on a server (see `attach.py`'s `bound_output`). */
+const BOUND_OUTPUT_CODE = "from prime_kernel.attach import bound_output\nbound_output()\ndel bound_output";
+
 const SHUT_DOWN = "This kernel was shut down; start a new one with Kernel.start().";
 
 const DEFAULTS = {
@@ -66,6 +69,8 @@ export class Kernel {
 	private outputDir?: string;
 	private ownsOutputDir = false;
 	private where?: KernelLocation;
+	/** Where a kernel on a server saves what it cuts (a folder on its machine, see `CellRunOptions`). */
+	private kernelOutputDir?: string;
 
 	private readonly diedListeners = new Set<(info: KernelExit) => void>();
 
@@ -213,6 +218,7 @@ export class Kernel {
 		const run = new CellRun(kernel, code, {
 			...options,
 			outputDir: () => this.outputDirectory(),
+			kernelOutputDir: this.kernelOutputDir,
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
@@ -372,6 +378,16 @@ export class Kernel {
 				`The kernel on ${link.where} could not load prime-agent's kernel runtime (${detail}). Its kernelspec must be an IPython kernel (ipykernel 6 or later); see the README's "Kernels on a Jupyter Server".`,
 			);
 		}
+		// Not in the attaching cell: IPython restores the streams it found when a cell began.
+		const bounded = await this.runSilently(link, BOUND_OUTPUT_CODE, "attach");
+		if (bounded.status !== "ok") {
+			await link.stop(0);
+			const detail = bounded.error
+				? `${bounded.error.ename}: ${bounded.error.evalue}`
+				: describeStatus(bounded.status, link);
+			throw new KernelStartError(`The kernel on ${link.where} could not bound its output streams (${detail}).`);
+		}
+		this.kernelOutputDir = attached.output_dir || undefined;
 		this.where = {
 			kind: "jupyter-server",
 			url: link.where,
@@ -388,6 +404,7 @@ export class Kernel {
 		const run = new CellRun(kernel, code, {
 			silent: true,
 			outputDir: () => this.outputDirectory(),
+			kernelOutputDir: this.kernelOutputDir,
 			memoryOutputLimit: this.options.memoryOutputLimit ?? DEFAULTS.memoryOutputLimit,
 			name: this.nextOutputName(kind),
 			idleGraceMs: DEFAULTS.idleGraceMs,

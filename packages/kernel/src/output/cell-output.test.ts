@@ -83,3 +83,20 @@ describe("collecting a cell's output", () => {
 		expect(collected.fullOutputPath).toBeDefined();
 	});
 });
+
+describe("what a kernel on another machine cut", () => {
+	it("is the cut text in the complete output, then a line naming the whole text's file on that machine", async () => {
+		const output = new CellOutput({ memoryLimit: 1 << 20, dir: () => dir, name: "remote-cut" });
+		const path = "/tmp/prime-kernel-x/outputs/kernel-0123abcd.error.txt";
+		output.setError(
+			{ ename: "ValueError", evalue: "EEE\n[... 9 chars truncated ...]", traceback: [] },
+			{ elsewhere: path },
+		);
+		const collected = output.finish();
+		expect(collected.fileError).toBeUndefined();
+		expect(collected.truncated.error).toBe(true);
+		expect(await readFile(collected.fullOutputPath as string, "utf8")).toBe(
+			`ValueError: EEE\n[... 9 chars truncated ...]\n[... the whole text is in ${path} on the kernel's machine ...]`,
+		);
+	});
+});

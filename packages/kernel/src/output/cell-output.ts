@@ -228,7 +228,10 @@ export class CellOutput {
 		for (const [text, cut] of [...texts, ...notes.map((note): [string, undefined] => [note, undefined])]) {
 			const file = cut?.path && this.kernelFile(cut.path);
 			if (file) parts.push({ file: file.path, bytes: file.bytes, endsWithNewline: file.endsWithNewline });
-			else if (text.length > 0)
+			else if (cut?.elsewhere) {
+				const named = `${text}\n${elsewhereNote(cut.elsewhere)}`;
+				parts.push({ text: named, bytes: Buffer.byteLength(named, "utf8"), endsWithNewline: false });
+			} else if (text.length > 0)
 				parts.push({ text, bytes: Buffer.byteLength(text, "utf8"), endsWithNewline: text.endsWith("\n") });
 		}
 		return parts.map((part, i) => ({ ...part, newlineAfter: i < parts.length - 1 && !part.endsWithNewline }));
@@ -385,4 +388,9 @@ function unlinkQuietly(path: string): void {
 	} catch {
 		// Already gone.
 	}
+}
+
+/** Where the whole text of something a kernel on another machine cut is: its file there. */
+export function elsewhereNote(path: string): string {
+	return `[... the whole text is in ${path} on the kernel's machine ...]`;
 }

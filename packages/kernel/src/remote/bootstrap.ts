@@ -13,6 +13,8 @@ export interface AttachedKernel {
 	cwd: string;
 	pid: number;
 	python: string;
+	/** The folder on the kernel's machine where it saves what it cuts from large outputs. */
+	output_dir?: string;
 }
 
 /** The line the bootstrap cell prints its answer after (so other output cannot be taken for it). */
@@ -22,7 +24,8 @@ export const ATTACHED_PREFIX = "prime-kernel-attached:";
  * The first cell a kernel on a server runs: it writes `folders` (the kernel package's Python and
  * the `pythonPath` folders, every file but caches and dotfiles) to a private temp folder there,
  * puts them first on `sys.path` in order, sets `env`, and attaches (see `attach.py`). The folder
- * is removed when the kernel exits or its heartbeat watcher ends it.
+ * is removed when the kernel exits or its heartbeat watcher ends it; one left by a kernel that
+ * crashed (its pid is in the name) is removed by the next kernel that starts there.
  */
 export function bootstrapCode(options: {
 	folders: string[];
@@ -48,7 +51,17 @@ export function bootstrapCode(options: {
 	return `def __prime_bootstrap(payload):
     import atexit, base64, json, os, shutil, sys, tempfile
     spec = json.loads(payload)
-    root = tempfile.mkdtemp(prefix="prime-kernel-")
+    # Runtime folders of kernels that died without cleaning up (a crash, SIGKILL) go first.
+    for stale in os.listdir(tempfile.gettempdir()):
+        parts = stale.split("-")
+        if stale.startswith("prime-remote-kernel-") and len(parts) > 3 and parts[3].isdigit():
+            try:
+                os.kill(int(parts[3]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(tempfile.gettempdir(), stale), True)
+            except OSError:
+                pass
+    root = tempfile.mkdtemp(prefix=f"prime-remote-kernel-{os.getpid()}-")
     atexit.register(shutil.rmtree, root, True)
     folders = []
     for index, files in enumerate(spec["trees"]):

@@ -2,6 +2,7 @@ import { type Kernel as JupyterKernel, KernelAPI, ServerConnection } from "@jupy
 import WebSocket from "ws";
 import { KernelStartError } from "../kernel/errors.js";
 import type { JupyterServerOptions } from "../types.js";
+import { quietClientLogs } from "./quiet-logs.js";
 
 /** A kernel as the server lists it (`GET /api/kernels`). */
 export type ServerKernelModel = JupyterKernel.IModel;
@@ -48,6 +49,7 @@ export function displayUrl(url: string): string {
  * every request and of the WebSocket upgrade, never in a URL (a URL ends up in logs).
  */
 export function serverSettings(options: JupyterServerOptions): ServerConnection.ISettings {
+	quietClientLogs();
 	const base = serverBaseUrl(options.url);
 	const wsUrl = new URL(base.href);
 	wsUrl.protocol = base.protocol === "https:" ? "wss:" : "ws:";
@@ -175,14 +177,11 @@ async function describeStartError(
 	const where = displayUrl(options.url);
 	const response = (error as { response?: Response }).response;
 	const message = error instanceof Error ? error.message : String(error);
-	if (
-		response &&
-		(response.status === 404 || response.status === 500) &&
-		/kernel ?spec|No such kernel/i.test(message)
-	) {
-		const names = await fetch(`${settings.baseUrl}api/kernelspecs`, { headers: authHeader(options) })
-			.then(async (reply) => Object.keys(((await reply.json()) as { kernelspecs?: object }).kernelspecs ?? {}))
-			.catch(() => []);
+	// Servers answer a missing kernelspec differently (404, or 500 "Unhandled error"): ask for the list.
+	const names = await fetch(`${settings.baseUrl}api/kernelspecs`, { headers: authHeader(options) })
+		.then(async (reply) => Object.keys(((await reply.json()) as { kernelspecs?: object }).kernelspecs ?? {}))
+		.catch(() => undefined);
+	if (names && !names.includes(name)) {
 		return `${where} has no kernelspec named ${JSON.stringify(name)}${names.length ? ` (it has: ${names.join(", ")})` : ""}; set kernel.kernelName to one of them, or install one with \`prime-agent kernelspec install\` on that machine.`;
 	}
 	if (

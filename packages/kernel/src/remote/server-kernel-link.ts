@@ -6,13 +6,13 @@ import { KernelLink, type LinkChannel, within } from "../kernel/kernel-link.js";
 import type { JupyterServerOptions } from "../types.js";
 import type { JupyterMessage, MessageHeader } from "../wire/index.js";
 import { PROTOCOL_VERSION } from "../wire/message.js";
-import { quietClientLogs } from "./quiet-logs.js";
 import {
 	checkServer,
 	deleteServerKernel,
 	displayUrl,
 	interruptServerKernel,
 	type ServerKernelModel,
+	serverKernelModel,
 	serverSettings,
 	startServerKernel,
 } from "./server-api.js";
@@ -80,7 +80,6 @@ export class ServerKernelLink extends KernelLink {
 
 	/** Makes the kernel on the server, connects, and resolves once it answered kernel_info. */
 	static async boot(options: ServerBootOptions): Promise<ServerKernelLink> {
-		quietClientLogs();
 		const settings = serverSettings(options.server);
 		await checkServer(options.server, settings);
 		const model = await startServerKernel(options.server, settings);
@@ -162,10 +161,16 @@ export class ServerKernelLink extends KernelLink {
 		this.recordExit(exit);
 		clearInterval(this.heartbeat);
 		clearTimeout(this.reconnectTimer);
-		// Not from inside the library's own status signal: it arms its reconnect timer after
-		// emitting, and a timer armed on a disposed connection throws when it fires.
 		const connection = this.connection;
-		setImmediate(() => connection?.dispose());
+		if (connection) {
+			// The client reconnects by itself after the server restarted a crashed kernel, right
+			// after telling us (a promise nobody awaits, rejected once disposed): an ended link
+			// never reconnects.
+			connection.reconnect = () => Promise.resolve();
+			// Not from inside the library's own status signal: it arms its reconnect timer after
+			// emitting, and a timer armed on a disposed connection throws when it fires.
+			setImmediate(() => connection.dispose());
+		}
 		this.deleting = deleteServerKernel(this.options.server, this.kernelId, this.settings).catch(() => {});
 		void this.deleting.then(() => this.resolveExited(exit));
 	}
@@ -219,7 +224,7 @@ export class ServerKernelLink extends KernelLink {
 			this.end({
 				code: null,
 				signal: null,
-				reason: `died on the server ${this.where} (the server restarted it empty; it was deleted)`,
+				reason: `died on the server ${this.where} (the server put an empty kernel in its place, which was deleted)`,
 			});
 		} else if (status === "dead") {
 			this.end({ code: null, signal: null, reason: `died on the server ${this.where}` });
@@ -260,11 +265,34 @@ export class ServerKernelLink extends KernelLink {
 		});
 	}
 
+	/**
+	 * A kernel deleted on the server by someone else (another client, an administrator, the
+	 * server's culler) leaves the WebSocket open and silent: asked with each heartbeat.
+	 */
+	private checkStillThere(): void {
+		void serverKernelModel(this.options.server, this.kernelId, this.settings).then(
+			(model) => {
+				if (!model) {
+					this.end({
+						code: null,
+						signal: null,
+						reason: `was deleted on the server ${this.where} by another client (or the server's culler)`,
+					});
+				} else if (model.execution_state === "dead") {
+					this.end({ code: null, signal: null, reason: `died on the server ${this.where}` });
+				}
+			},
+			// The server did not answer: the WebSocket's own checks decide.
+			() => {},
+		);
+	}
+
 	private startHeartbeat(): void {
 		const every = Math.min(10_000, Math.max(250, (this.options.hostGoneAfterMs ?? HOST_GONE_AFTER_MS) / 6));
 		this.heartbeat = setInterval(() => {
 			if (!this.connected) return;
 			this.send("control", this.header("comm_msg"), { comm_id: HEARTBEAT_COMM_ID, data: {} }).catch(() => {});
+			this.checkStillThere();
 		}, every);
 		this.heartbeat.unref();
 	}
