@@ -31,5 +31,4 @@ describe("the loopback Jupyter Server's iopub rate limits", () => {
 		expect(result.lostOutputChars).toBeUndefined();
 		expect(result.stderr).toBe("");
 	}, 300_000);
-
 });
