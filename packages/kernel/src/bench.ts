@@ -7,6 +7,10 @@
  * for a 100 MB traceback, a 100 MB display and a 100 MB print (each in a fresh host process and
  * kernel, since a high-water mark never goes down), with the kernel's memory after the print.
  * Prints figures; asserts nothing. `--memory` runs only the memory part.
+ *
+ * `--provider jupyter-server` instead puts a local kernel and a kernel on a Jupyter Server side by
+ * side (see `bench/side-by-side.ts`): its own loopback server, or `--kernel-url <url>` with the
+ * token in JUPYTER_TOKEN; `--rate-limits` keeps the loopback server's default iopub rate limits.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -14,6 +18,18 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { FAN_OUT_CHILD, fanOutChild } from "./bench/fan-out.js";
+import {
+	AWAITING_CELL,
+	BUSY_CELL,
+	bigPrint,
+	coldStart,
+	interruptLatency,
+	ms,
+	percentile,
+	roundTrips,
+} from "./bench/measures.js";
+import { sideBySide } from "./bench/side-by-side.js";
 import { Kernel } from "./index.js";
 
 const PAUSED_PRINT_CHILD = "--paused-print-child";
@@ -29,66 +45,6 @@ const MEMORY_CELLS: Record<string, string> = {
 	// A new string each time, as a real program prints (one string printed 100 times is held once).
 	print: `import sys\nfor i in range(${MEMORY_MB}): sys.stdout.write((f'{i:07d}' + 'x' * 1016 + '\\n') * 1024)`,
 };
-
-function percentile(sorted: number[], p: number): number {
-	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-const ms = (n: number) => `${n.toFixed(1)} ms`;
-
-async function coldStart(runs: number): Promise<number[]> {
-	const times: number[] = [];
-	for (let i = 0; i < runs; i++) {
-		const started = performance.now();
-		const kernel = await Kernel.start();
-		times.push(performance.now() - started);
-		await kernel.shutdown();
-	}
-	return times.sort((a, b) => a - b);
-}
-
-async function roundTrips(kernel: Kernel, cells: number): Promise<number[]> {
-	for (let i = 0; i < 10; i++) await kernel.execute("pass"); // warm up
-	const times: number[] = [];
-	for (let i = 0; i < cells; i++) {
-		const started = performance.now();
-		await kernel.execute("x = 1");
-		times.push(performance.now() - started);
-	}
-	return times.sort((a, b) => a - b);
-}
-
-async function bigPrint(kernel: Kernel, megabytes: number): Promise<{ seconds: number; fullBytes: number }> {
-	const code = `import sys\nchunk = ('x' * 1023 + '\\n') * 1024\nfor _ in range(${megabytes}): sys.stdout.write(chunk)`;
-	const started = performance.now();
-	const result = await kernel.execute(code);
-	const seconds = (performance.now() - started) / 1000;
-	if (result.fullOutputBytes !== megabytes * 1024 * 1024) {
-		throw new Error(`expected ${megabytes} MiB of output, got ${result.fullOutputBytes} bytes`);
-	}
-	return { seconds, fullBytes: result.fullOutputBytes };
-}
-
-/** Time from `interrupt()` to the cell's result, for `runs` cells that print a line and then run `body`. */
-async function interruptLatency(kernel: Kernel, body: string, runs: number): Promise<number[]> {
-	const times: number[] = [];
-	for (let i = 0; i < runs; i++) {
-		let started = 0;
-		let interrupted: Promise<unknown> = Promise.resolve();
-		const result = kernel.execute(`print('running', flush=True)\n${body}`, {
-			onStream: () => {
-				if (started) return;
-				started = performance.now();
-				interrupted = kernel.interrupt();
-			},
-		});
-		const cell = await result;
-		times.push(performance.now() - started);
-		await interrupted;
-		if (cell.status !== "aborted") throw new Error(`an interrupted cell ended ${cell.status}, not aborted`);
-	}
-	return times.sort((a, b) => a - b);
-}
 
 /** In a child host: prints a 100 MB output and reports it; the parent stops this process meanwhile. */
 async function pausedPrintChild(): Promise<void> {
@@ -205,7 +161,7 @@ async function main(): Promise<void> {
 	}
 	const outputDir = await mkdtemp(join(tmpdir(), "prime-kernel-bench-"));
 	try {
-		const starts = await coldStart(5);
+		const starts = await coldStart({}, 5);
 		console.log(
 			`cold start to ready: median ${ms(percentile(starts, 50))} (min ${ms(starts[0])}, max ${ms(starts[starts.length - 1])}, 5 runs)`,
 		);
@@ -217,24 +173,19 @@ async function main(): Promise<void> {
 				`trivial cell round trip: p50 ${ms(percentile(trips, 50))}, p95 ${ms(percentile(trips, 95))} (200 cells)`,
 			);
 
-			const rssBefore = process.memoryUsage().rss;
-			let peakRss = rssBefore;
-			const sampler = setInterval(() => {
-				peakRss = Math.max(peakRss, process.memoryUsage().rss);
-			}, 10);
-			const { seconds, fullBytes } = await bigPrint(kernel, 50);
-			clearInterval(sampler);
-			peakRss = Math.max(peakRss, process.memoryUsage().rss);
-			const mb = fullBytes / 1e6;
+			const print = await bigPrint(kernel, 50);
+			if (print.fullBytes !== print.expectedBytes) {
+				throw new Error(`expected ${print.expectedBytes} bytes of output, got ${print.fullBytes}`);
+			}
 			console.log(
-				`50 MB print: ${seconds.toFixed(2)} s, ${(mb / seconds).toFixed(1)} MB/s; host RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, peak ${(peakRss / 2 ** 20).toFixed(0)} MiB during`,
+				`50 MB print: ${print.seconds.toFixed(2)} s, ${(print.fullBytes / 1e6 / print.seconds).toFixed(1)} MB/s; host RSS ${print.rssBeforeMiB.toFixed(0)} MiB before, peak ${print.rssPeakMiB.toFixed(0)} MiB during`,
 			);
 
-			const awaiting = await interruptLatency(kernel, "import asyncio\nawait asyncio.sleep(60)", 20);
+			const awaiting = await interruptLatency(kernel, AWAITING_CELL, 20);
 			console.log(
 				`interrupt of an awaiting cell: p50 ${ms(percentile(awaiting, 50))}, p95 ${ms(percentile(awaiting, 95))} (20 cells)`,
 			);
-			const busy = await interruptLatency(kernel, "while True: pass", 20);
+			const busy = await interruptLatency(kernel, BUSY_CELL, 20);
 			console.log(
 				`interrupt of a busy CPU cell: p50 ${ms(percentile(busy, 50))}, p95 ${ms(percentile(busy, 95))} (20 cells)`,
 			);
@@ -257,7 +208,20 @@ async function main(): Promise<void> {
 	}
 }
 
-const memoryKind = process.argv.indexOf(MEMORY_CHILD);
+/** The value after `flag` on the command line, if the flag is there. */
+function argument(flag: string): string | undefined {
+	const at = process.argv.indexOf(flag);
+	return at > 0 ? process.argv[at + 1] : undefined;
+}
+
+const provider = argument("--provider") ?? "local";
 if (process.argv.includes(PAUSED_PRINT_CHILD)) await pausedPrintChild();
-else if (memoryKind > 0) await memoryChild(process.argv[memoryKind + 1]);
-else await main();
+else if (argument(MEMORY_CHILD)) await memoryChild(argument(MEMORY_CHILD) as string);
+else if (argument(FAN_OUT_CHILD)) await fanOutChild(argument(FAN_OUT_CHILD) as string);
+else if (provider === "jupyter-server") {
+	await sideBySide({ kernelUrl: argument("--kernel-url"), rateLimits: process.argv.includes("--rate-limits") });
+} else if (provider === "local") await main();
+else {
+	console.error(`Unknown --provider ${provider}: use local (the default) or jupyter-server.`);
+	process.exitCode = 2;
+}
