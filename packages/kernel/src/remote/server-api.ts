@@ -73,7 +73,7 @@ export function serverSettings(options: JupyterServerOptions): ServerConnection.
 
 /**
  * Checks the server answers as a Jupyter Server with this token (`GET /api`, then `GET
- * /api/kernels`, which needs the token), and says what to do when it does not.
+ * /api/kernelspecs`, which needs the token), and says what to do when it does not.
  */
 export async function checkServer(options: JupyterServerOptions, settings = serverSettings(options)): Promise<void> {
 	const where = displayUrl(options.url);
@@ -96,14 +96,16 @@ export async function checkServer(options: JupyterServerOptions, settings = serv
 	if (!api.ok && api.status !== 401 && api.status !== 403) {
 		throw new KernelStartError(`${where} answered ${api.status} ${api.statusText} at /api; is it a Jupyter Server?`);
 	}
-	const kernels = await probe("api/kernels");
+	// The kernelspecs need the token too; the kernels list is avoided (a server can fail to list a
+	// kernel still starting, and many kernels start at once under a fan-out of sub-agents).
+	const kernels = await probe("api/kernelspecs");
 	if (kernels.status === 401 || kernels.status === 403) {
 		throw new KernelStartError(
 			`${where} refused the token (${kernels.status}): set JUPYTER_TOKEN (or the variable named by kernel.tokenEnv) to the server's token.`,
 		);
 	}
 	if (!kernels.ok) {
-		throw new KernelStartError(`${where} answered ${kernels.status} ${kernels.statusText} at /api/kernels.`);
+		throw new KernelStartError(`${where} answered ${kernels.status} ${kernels.statusText} at /api/kernelspecs.`);
 	}
 }
 
