@@ -9,23 +9,25 @@ import {
 	Text,
 	TUI,
 } from "@mariozechner/pi-tui";
+import type {
+	InteractiveContext,
+	KernelStatus,
+	LinkEvent,
+	LinkRunEnd,
+	LinkStatus,
+	SessionChanges,
+	SessionLink,
+	StartedSession,
+} from "prime-agent";
 import {
 	captureConsole,
 	describeModelFailure,
 	describeSessionLine,
-	type InteractiveContext,
 	isSessionLine,
-	type KernelStatus,
-	type LinkEvent,
-	type LinkRunEnd,
-	type LinkStatus,
 	parseSlashCommand,
 	promptText,
-	type SessionChanges,
-	type SessionLink,
-	type StartedSession,
 	sameSession,
-} from "prime-agent";
+} from "prime-agent/view";
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { CellView } from "./components/cell.js";
 import { AssistantView, NoteView, Spaced, UserView } from "./components/messages.js";
@@ -109,7 +111,9 @@ export class InteractiveApp implements CommandHost {
 		const exited = new Promise<AppExit>((resolve) => {
 			this.finish = resolve;
 		});
-		void this.attach(this.current, this.current.notices);
+		// What `/model` and `/resume` use (the model catalogue, the session files) loads after the first
+		// frame, which does without it (see `prime-agent/view`).
+		void this.attach(this.current, this.current.notices).then(() => import("prime-agent").catch(() => {}));
 		// While the UI draws, what code in this process prints (an extension's command, a hook) is a
 		// note: written to the terminal it would land over the UI and leave the renderer drawing on a
 		// screen it no longer knows.

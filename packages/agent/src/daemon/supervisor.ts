@@ -25,6 +25,7 @@ import {
 	type WorkerSessionOptions,
 } from "./protocol.js";
 import { InTurn, realPath, sessionFileOf } from "./session-files.js";
+import { SPARE_ENV, SpareWorkers } from "./spare-worker.js";
 import {
 	type DaemonPaths,
 	isSameProcess,
@@ -67,12 +68,16 @@ export class Supervisor {
 	/** Worker records; one the disk refuses is kept here and written again later. */
 	private readonly records: WorkerRecords;
 
+	/** A worker process loaded ahead of the next start (see `SpareWorkers`). */
+	private readonly spares: SpareWorkers;
+
 	constructor(
 		private readonly paths: DaemonPaths,
 		private readonly token: string,
 		private readonly idleExitMs: number,
 	) {
 		this.records = new WorkerRecords(paths, (line) => process.stderr.write(`${line}\n`));
+		this.spares = new SpareWorkers(paths.dir, WORKER_MAIN, process.env[SPARE_ENV] !== "0");
 	}
 
 	/**
@@ -117,6 +122,7 @@ export class Supervisor {
 	}
 
 	close(): void {
+		this.spares.close();
 		clearTimeout(this.idleTimer);
 		this.records.close();
 		this.server?.close();
@@ -486,19 +492,19 @@ export class Supervisor {
 			rmSync(workerDir(this.paths, key), { recursive: true, force: true });
 	}
 
-	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
-	private spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
-		const record = this.records.read(key) as WorkerRecord;
+	/**
+	 * Start the worker of `key` (the spare, when there is one); resolves once it serves its socket,
+	 * or with why it could not start.
+	 */
+	private async spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
 		const dir = workerDir(this.paths, key);
-		const log = openSync(join(dir, "worker.log"), "a", 0o600);
-		const child = spawn(process.execPath, [WORKER_MAIN, key], {
-			cwd: existsSync(record.options.cwd) ? record.options.cwd : dir,
-			env: { ...record.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") },
-			detached: true,
-			stdio: ["ignore", log, log],
-		});
-		closeSync(log);
-		child.unref();
+		const asked = this.records.read(key) as WorkerRecord;
+		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
+		const env = { ...asked.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") };
+		const log = join(dir, "worker.log");
+		const child = (await this.spares.adopt(key, log, cwd, env)) ?? startWorkerProcess(key, log, cwd, env);
+		// Read again: a request handled while the spare got ready may have changed it.
+		const record = this.records.read(key) as WorkerRecord;
 		const pid = child.pid as number;
 		record.pid = pid;
 		record.startId = processStartId(pid);
@@ -513,6 +519,8 @@ export class Supervisor {
 				this.exited(key, pid, code, signal);
 			});
 		});
+		// A stop asked for while the spare got ready: the stop had no process to signal yet.
+		if (record.stopRequestedAt) child.kill("SIGTERM");
 		const deadline = Date.now() + WORKER_START_MS;
 		return new Promise((resolve) => {
 			const poll = setInterval(() => {
@@ -548,6 +556,8 @@ export class Supervisor {
 				} else if (session?.pid === pid && session.session && !session.stoppedAt) {
 					clearInterval(poll);
 					resolve(undefined);
+					// Sessions are started here: the next one (or this one's `/model`) finds a worker loaded.
+					this.spares.prepare();
 				}
 			}, 25);
 		});
@@ -657,6 +667,15 @@ export class Supervisor {
 	}
 
 	private idleSince = Date.now();
+}
+
+/** A worker process for agent `key`, from nothing (no spare), writing to `log`. */
+function startWorkerProcess(key: string, log: string, cwd: string, env: Record<string, string>): ChildProcess {
+	const fd = openSync(log, "a", 0o600);
+	const child = spawn(process.execPath, [WORKER_MAIN, key], { cwd, env, detached: true, stdio: ["ignore", fd, fd] });
+	closeSync(fd);
+	child.unref();
+	return child;
 }
 
 /** Start again from the session file: the options that picked or made the session no longer apply. */
