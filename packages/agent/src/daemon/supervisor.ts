@@ -317,7 +317,7 @@ export class Supervisor {
 			// One file however it is named (a symlinked home, /tmp and /private/tmp).
 			if (!session || realPath(session.path) !== path) continue;
 			if (this.liveWorker(key) && this.stopping(key)) await this.stopFor(key);
-			if (this.liveWorker(key) || this.tracked.get(key)?.restart) return { key, sessionId: session.id };
+			if (this.liveWorker(key) || this.due(key)) return { key, sessionId: session.id };
 		}
 		return undefined;
 	}
@@ -431,7 +431,7 @@ export class Supervisor {
 						? "running"
 						: "idle"
 					: "starting"
-				: this.tracked.get(key)?.restart
+				: this.due(key)
 					? "starting"
 					: "saved";
 		return {
@@ -451,6 +451,14 @@ export class Supervisor {
 			schedules: session?.schedules ?? 0,
 		};
 	}
+
+	/** A worker of `key` is on its way: a restart after a crash is pending, or a spare is being given to it. */
+	private due(key: string): boolean {
+		return this.tracked.get(key)?.restart !== undefined || this.adopting.has(key);
+	}
+
+	/** Agents a spare is being given to (it may still be loading): they read as starting meanwhile. */
+	private readonly adopting = new Set<string>();
 
 	private liveWorker(key: string): boolean {
 		const record = this.records.read(key);
@@ -483,9 +491,7 @@ export class Supervisor {
 	private pruneFinishedOneShots(): void {
 		const finished = workerKeys(this.paths).filter((key) => {
 			const record = this.records.read(key);
-			return (
-				record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.tracked.get(key)?.restart
-			);
+			return record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.due(key);
 		});
 		// workerKeys lists oldest first.
 		for (const key of finished.slice(0, Math.max(0, finished.length - KEPT_FINISHED_ONE_SHOTS)))
@@ -502,7 +508,9 @@ export class Supervisor {
 		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
 		const env = { ...asked.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") };
 		const log = join(dir, "worker.log");
-		const child = (await this.spares.adopt(key, log, cwd, env)) ?? startWorkerProcess(key, log, cwd, env);
+		this.adopting.add(key);
+		const spare = await this.spares.adopt(key, log, cwd, env).finally(() => this.adopting.delete(key));
+		const child = spare ?? startWorkerProcess(key, log, cwd, env);
 		// Read again: a request handled while the spare got ready may have changed it.
 		const record = this.records.read(key) as WorkerRecord;
 		const pid = child.pid as number;
@@ -654,8 +662,7 @@ export class Supervisor {
 		const check = () => {
 			// Records still to be written keep it too: they would be lost.
 			const live =
-				this.records.pending > 0 ||
-				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
+				this.records.pending > 0 || workerKeys(this.paths).some((key) => this.liveWorker(key) || this.due(key));
 			if (live) this.idleSince = Date.now();
 			else if (Date.now() - this.idleSince >= this.idleExitMs) {
 				this.close();

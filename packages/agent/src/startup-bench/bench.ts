@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { resolveKernelPython } from "prime-agent-kernel";
 import { connectSupervisor, daemonContext, daemonPaths, isSameProcess } from "../daemon/index.js";
 import { readJson } from "../daemon/state.js";
-import { AFTER_CELL, FIRST_WORD, startModelServer } from "./model-server.js";
+import { AFTER_CELL, FIRST_WORD, LAST_WORD, startModelServer } from "./model-server.js";
 import { TerminalRun } from "./terminal.js";
 
 const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -45,7 +45,8 @@ async function timeUi(world: World, way: Way, figures: Figures): Promise<void> {
 		const key = await agentKey(run, way);
 		const asked = await run.type("say hi\r");
 		const token = await run.waitFor(FIRST_WORD, run.shown);
-		await run.waitFor(/kernel not started|kernel idle/, run.shown).catch(() => undefined);
+		// The answer's last word: the turn ends with it, and the next prompt starts a turn of its own.
+		await run.waitFor(LAST_WORD, token.end);
 		await run.type("please compute\r");
 		await run.waitFor(AFTER_CELL, run.shown);
 		const switching = await run.type("/model local/other\r");

@@ -9,6 +9,8 @@ import type { AddressInfo } from "node:net";
 
 /** The first streamed word of a plain answer: its showing is the first answer token. */
 export const FIRST_WORD = "Pong";
+/** The last word of a plain answer. */
+export const LAST_WORD = "answers.";
 /** The code of the cell a "compute" prompt gets (it leaves a variable for a model switch to carry). */
 export const CELL_CODE = "answer = 6 * 7\nprint('answer is', answer)";
 /** The text after the cell's result. */
@@ -51,7 +53,7 @@ export async function startModelServer(): Promise<ModelServer> {
 				chunk({}, "tool_calls");
 			} else {
 				chunk({ role: "assistant", content: "" });
-				const text = last?.role === "tool" ? AFTER_CELL : `${FIRST_WORD}: the loopback model answers.`;
+				const text = last?.role === "tool" ? AFTER_CELL : `${FIRST_WORD}: the loopback model ${LAST_WORD}`;
 				for (const piece of text.match(/\S+\s*/g) ?? []) chunk({ content: piece });
 				chunk({}, "stop");
 			}

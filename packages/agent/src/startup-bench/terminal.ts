@@ -48,6 +48,8 @@ sys.exit(os.waitstatus_to_exitcode(status))
 export interface Shown {
 	at: number;
 	text: string;
+	/** The plain-text offset just after it (a later `waitFor` may look from there). */
+	end: number;
 }
 
 /** What the terminal has shown, as plain text (escape sequences removed), with when each part came. */
@@ -135,7 +137,7 @@ export class TerminalRun {
 		const text = typeof marker === "string" ? marker : (rest.match(marker)?.[0] ?? "");
 		const end = from + match + text.length;
 		const chunk = this.chunks.findLast((candidate) => candidate.offset < end) ?? this.chunks[0];
-		return { at: chunk?.at ?? 0, text };
+		return { at: chunk?.at ?? 0, text, end };
 	}
 
 	private read(data: Buffer): void {
