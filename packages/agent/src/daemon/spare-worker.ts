@@ -46,11 +46,16 @@ export class SpareWorkers {
 			if (/^spare-\d+-\d+\.log$/.test(name)) rmSync(join(daemonDir, name), { force: true });
 	}
 
-	/** Start a spare when there is none. */
+	/** Start a spare when there is none; none when its log cannot be made (a full disk): workers then start from nothing. */
 	prepare(): void {
 		if (!this.enabled || this.closed || this.spare) return;
 		const log = join(this.daemonDir, `spare-${process.pid}-${++this.counter}.log`);
-		const fd = openSync(log, "a", 0o600);
+		let fd: number;
+		try {
+			fd = openSync(log, "a", 0o600);
+		} catch {
+			return;
+		}
 		const child = spawn(process.execPath, [this.workerMain, SPARE_ARGUMENT], {
 			cwd: this.daemonDir,
 			detached: true,
@@ -92,8 +97,15 @@ export class SpareWorkers {
 		}
 		// The spare goes on appending to its own file, which becomes the agent's log: what the agent's
 		// log held (an earlier worker's lines, on a restart) goes first, so it reads in order.
-		if (existsSync(logPath)) writeFileSync(spare.log, Buffer.concat([readFileSync(logPath), readFileSync(spare.log)]));
-		renameSync(spare.log, logPath);
+		try {
+			if (existsSync(logPath))
+				writeFileSync(spare.log, Buffer.concat([readFileSync(logPath), readFileSync(spare.log)]));
+			renameSync(spare.log, logPath);
+		} catch {
+			// The disk refuses (full): the agent's worker starts from nothing, as without a spare.
+			spare.child.kill();
+			return undefined;
+		}
 		const adoption: Adoption = { type: "adopt", key, cwd, env };
 		const sent = await new Promise<boolean>((resolve) => spare.child.send(adoption, (error) => resolve(!error)));
 		if (!sent) {
