@@ -1,7 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isSameProcess, processStartId, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
+import { plainEnv, unwrap } from "../src/daemon/client.js";
+import {
+	connectSupervisor,
+	daemonContext,
+	isSameProcess,
+	type ProtocolClient,
+	processStartId,
+	readWorkerRecord,
+	workerKeys,
+} from "../src/daemon/index.js";
 import { daemonPaths } from "../src/daemon/state.js";
 import { type DaemonWorld, eventually, makeDaemonWorld } from "./daemon-world.js";
 
@@ -71,6 +80,49 @@ describe("a spare worker: loaded ahead, it serves the next session start", () =>
 		expect(readdirSync(daemonPaths(world.home).dir).filter((name) => name.startsWith("spare-"))).toEqual([
 			`spare-${supervisor}-2.log`,
 		]);
+	});
+
+	it("a restart (`/model`) is served by the spare too: the agent's log keeps its first worker's lines, then the spare's", async () => {
+		world = await makeDaemonWorld([]);
+		const context = daemonContext(world.env);
+		const ask = async (request: Record<string, unknown> & { type: string }) => {
+			const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+			try {
+				return unwrap<{ key: string }>(await supervisor.request(request, 120_000));
+			} finally {
+				supervisor.close();
+			}
+		};
+		const env = plainEnv(world.env);
+		const { key } = await ask({
+			type: "start",
+			options: { cwd: world.project, model: "local/coder" },
+			owner: "resident",
+			env,
+		});
+		const first = readWorkerRecord(daemonPaths(world.home), key)?.pid;
+		const supervisor = supervisorPid(world.home);
+		const [spare] = await eventually(
+			"a spare worker",
+			() => {
+				const spares = sparesOf(supervisor);
+				return spares.length > 0 ? spares : undefined;
+			},
+			60_000,
+		);
+		expect(spare).not.toBe(first);
+		await ask({ type: "restart", key, env, changes: { model: "local/coder" } });
+		expect(readWorkerRecord(daemonPaths(world.home), key)?.pid).toBe(spare);
+		const log = readFileSync(join(daemonPaths(world.home).workers, key, "worker.log"), "utf8");
+		expect(log.split("\n").filter((line) => line.startsWith(`Worker ${key} stopped: `))).toEqual([
+			`Worker ${key} stopped: started again on another model`,
+		]);
+		await ask({ type: "stop", key });
+		expect(
+			readFileSync(join(daemonPaths(world.home).workers, key, "worker.log"), "utf8")
+				.split("\n")
+				.filter((line) => line.startsWith(`Worker ${key} stopped: `)),
+		).toEqual([`Worker ${key} stopped: started again on another model`, `Worker ${key} stopped: it was shut down`]);
 	});
 
 	it("a spare goes with its supervisor (killed): no worker without an agent is left", async () => {
