@@ -111,9 +111,7 @@ export class InteractiveApp implements CommandHost {
 		const exited = new Promise<AppExit>((resolve) => {
 			this.finish = resolve;
 		});
-		// What `/model` and `/resume` use (the model catalogue, the session files) loads after the first
-		// frame, which does without it (see `prime-agent/view`).
-		void this.attach(this.current, this.current.notices).then(() => import("prime-agent").catch(() => {}));
+		void this.attach(this.current, this.current.notices);
 		// While the UI draws, what code in this process prints (an extension's command, a hook) is a
 		// note: written to the terminal it would land over the UI and leave the renderer drawing on a
 		// screen it no longer knows.
@@ -124,8 +122,21 @@ export class InteractiveApp implements CommandHost {
 		// Elapsed time of a running cell and the spinner-free "working" state refresh once a second.
 		this.tick = setInterval(() => {
 			if (this.working) this.tui.requestRender();
+			else this.preloadCommands();
 		}, 1000);
 		return exited;
+	}
+
+	private preloaded = false;
+
+	/**
+	 * What `/model` and `/resume` use (the model catalogue, the session files) loads the first time
+	 * the UI is idle: the first frame and the first answer do without it (see `prime-agent/view`).
+	 */
+	private preloadCommands(): void {
+		if (this.preloaded) return;
+		this.preloaded = true;
+		void import("prime-agent").catch(() => {});
 	}
 
 	/** The session the UI drives now. */

@@ -7,7 +7,7 @@
  * and through the daemon with its supervisor running (warm). For the terminal UI it times the
  * first frame (the session's model shown), the first answer token of a prompt typed as soon as
  * the frame shows, and a `/model` switch after a turn that ran a cell (the kernel's variables are
- * saved and restored); for `-p`, the first answer token. Runs alternate between the ways, so a
+ * saved and restored) and 2 s of reading its answer; for `-p`, the first answer token. Runs alternate between the ways, so a
  * load that comes and goes touches each alike. Prints medians and ranges; asserts nothing.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -35,6 +35,8 @@ function option(name: string): string | undefined {
 }
 
 const RUNS = Number(option("runs") ?? 5);
+/** How long the "user" reads the cell's answer before `/model`. */
+const READING_MS = 2000;
 const ONLY = option("only");
 
 /** The terminal UI: first frame, first answer token, then a cell and a `/model` switch; leaves with Ctrl-D. */
@@ -49,6 +51,8 @@ async function timeUi(world: World, way: Way, figures: Figures): Promise<void> {
 		await run.waitFor(LAST_WORD, token.end);
 		await run.type("please compute\r");
 		await run.waitFor(AFTER_CELL, run.shown);
+		// A user reads the answer before switching: the UI loads what `/model` uses once it is idle.
+		await new Promise((resolve) => setTimeout(resolve, READING_MS));
 		const switching = await run.type("/model local/other\r");
 		const switched = await run.waitFor("Model: local/other", run.shown);
 		record(figures, `${way}: first frame`, frame.at);
