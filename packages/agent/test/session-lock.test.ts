@@ -79,7 +79,10 @@ it("a second run of a session another process runs is refused, naming that proce
 	await holder.exitCode();
 	expect(existsSync(join(world.home, "sessions", `${id}.lock`))).toBe(true);
 	const third = await runCliText(["-r", id, "-p", "again", ...MODEL], world.project, world.env);
-	expect(third.stderr).toBe("");
+	// Its cell was cut off: the resumed run says so (the model gets the output recorded until then).
+	expect(third.stderr).toBe(
+		"The last run of this session stopped before a cell's result was saved (its process crashed or was killed): the model is told, with the output recorded until then.\n",
+	);
 	expect(third.code).toBe(0);
 	expect(third.stdout).toBe("back again\n");
 	expect(lines(path)).toBeGreaterThan(before.split("\n").length);
