@@ -79,6 +79,8 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	if (prompt !== undefined && prompt.trim() === "") {
 		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
 	}
+	// Refused before a session (its worker, or one here) starts for it.
+	if (args.tools) (await import("../tools/removed-tools.js")).rejectRemovedTools(args.tools);
 	const { parseSlashCommand } = await import("../orchestrator/slash-commands.js");
 	// A slash command may need no model (`/pc status`); one that does says the key is missing then.
 	const allowMissingKey = prompt !== undefined && parseSlashCommand(prompt) !== undefined;
