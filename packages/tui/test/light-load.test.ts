@@ -15,7 +15,7 @@ const HEAVY = [
 	"/prime-agent-kernel/",
 	"/kernel/dist/",
 	"/context/dist/",
-	"/startup/",
+	"/agent/dist/startup/",
 ];
 
 let dir: string | undefined;
@@ -63,6 +63,6 @@ describe("a view loads light: its first frame waits for no model library, kernel
 	it("the check sees them when they load (the agent's full API, which `/model` loads later)", () => {
 		const loaded = modulesLoadedBy([join(AGENT_DIST, "index.js")]);
 		expect(loaded.some((url) => url.includes("/@mariozechner/pi-ai/"))).toBe(true);
-		expect(loaded.some((url) => url.includes("/startup/"))).toBe(true);
+		expect(loaded.some((url) => url.includes("/agent/dist/startup/"))).toBe(true);
 	});
 });
