@@ -27,6 +27,8 @@ export default defineConfig({
 		alias: {
 			"prime-agent-kernel": src("kernel"),
 			"prime-agent-context": src("context"),
+			// Before "prime-agent", whose alias would take it as a folder of that file.
+			"prime-agent/view": fileURLToPath(new URL("./packages/agent/src/view/index.ts", import.meta.url)),
 			"prime-agent": src("agent"),
 		},
 	},

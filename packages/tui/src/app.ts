@@ -10,22 +10,24 @@ import {
 	Text,
 	TUI,
 } from "@mariozechner/pi-tui";
+import type {
+	InteractiveContext,
+	KernelStatus,
+	LinkEvent,
+	LinkRunEnd,
+	LinkStatus,
+	SessionChanges,
+	SessionLink,
+} from "prime-agent";
 import {
 	captureConsole,
 	describeModelFailure,
 	describeSessionLine,
-	type InteractiveContext,
 	isSessionLine,
-	type KernelStatus,
-	type LinkEvent,
-	type LinkRunEnd,
-	type LinkStatus,
 	parseSlashCommand,
 	promptText,
-	type SessionChanges,
-	type SessionLink,
 	sameSession,
-} from "prime-agent";
+} from "prime-agent/view";
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { NoteView, UserView } from "./components/messages.js";
 import { QueuedInputs } from "./components/queued-inputs.js";
@@ -124,6 +126,7 @@ export class InteractiveApp implements CommandHost {
 		// Elapsed time of a running cell and the spinner-free "working" state refresh once a second.
 		this.tick = setInterval(() => {
 			if (this.working) this.tui.requestRender();
+			else this.preloadCommands();
 		}, 1000);
 		return exited;
 	}
@@ -150,6 +153,18 @@ export class InteractiveApp implements CommandHost {
 			else this.editor.handleInput(sequence);
 		}
 		this.setHint("Typed while starting: Enter sends it.");
+	}
+
+	private preloaded = false;
+
+	/**
+	 * What `/model` and `/resume` use (the model catalogue, the session files) loads the first time
+	 * the UI is idle: the first frame and the first answer do without it (see `prime-agent/view`).
+	 */
+	private preloadCommands(): void {
+		if (this.preloaded) return;
+		this.preloaded = true;
+		void import("prime-agent").catch(() => {});
 	}
 
 	/** The session the UI drives now. */

@@ -1,4 +1,4 @@
-import { UserError } from "prime-agent";
+import { UserError } from "prime-agent/view";
 
 /** An error as the user reads it: a `UserError` with what to do next, any other error by its message. */
 export function errorText(error: unknown): string {

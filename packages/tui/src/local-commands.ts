@@ -1,16 +1,6 @@
 import type { Component, SelectItem, SlashCommand } from "@mariozechner/pi-tui";
-import {
-	findCredential,
-	type InteractiveContext,
-	listSessions,
-	loadAuthFile,
-	loadModelsFile,
-	ModelRegistry,
-	type SessionChanges,
-	type SessionLink,
-	type StillBusyChoice,
-	sameSession,
-} from "prime-agent";
+import type { InteractiveContext, SessionChanges, SessionLink, StillBusyChoice } from "prime-agent";
+import { sameSession } from "prime-agent/view";
 import { Picker } from "./components/picker.js";
 import { errorText } from "./error-text.js";
 import { branchTarget, treeItems, treeRows } from "./tree.js";
@@ -89,7 +79,7 @@ export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 				const current = `${model.provider}/${model.id}`;
 				let refs: string[];
 				try {
-					refs = availableModels(paths.models, paths.auth, current, app.env);
+					refs = await availableModels(paths.models, paths.auth, current, app.env);
 				} catch (error) {
 					app.note(`The model list could not be read: ${(error as Error).message}`, "error");
 					return;
@@ -120,6 +110,8 @@ export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 			description: "pick an earlier session of this directory",
 			run: async () => {
 				const { session } = app.link.status();
+				// The session catalogue loads with the command: the UI's first frame does without it.
+				const { listSessions } = await import("prime-agent");
 				const sessions = listSessions(app.paths.sessions).filter(
 					(info) => info.cwd === session.cwd && info.id !== session.id && info.damagedLine === undefined,
 				);
@@ -234,12 +226,14 @@ export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 }
 
 /** `provider/id` of every model whose provider has a key (or is a local server in models.json). */
-export function availableModels(
+export async function availableModels(
 	modelsPath: string,
 	authPath: string,
 	current: string,
 	env: NodeJS.ProcessEnv,
-): string[] {
+): Promise<string[]> {
+	// The model catalogue loads with the command: the UI's first frame does without it.
+	const { findCredential, loadAuthFile, loadModelsFile, ModelRegistry } = await import("prime-agent");
 	const registry = new ModelRegistry(loadModelsFile(modelsPath));
 	const auth = loadAuthFile(authPath);
 	const refs = registry

@@ -1,5 +1,6 @@
 import { ProcessTerminal } from "@mariozechner/pi-tui";
-import { ExitCode, type ExitCodeValue, type InteractiveContext } from "prime-agent";
+import type { InteractiveContext } from "prime-agent";
+import { ExitCode, type ExitCodeValue } from "prime-agent/view";
 import { InteractiveApp } from "./app.js";
 
 /**

@@ -1,5 +1,6 @@
 import type { SelectItem } from "@mariozechner/pi-tui";
-import { messageText, type SessionEntry } from "prime-agent";
+import type { SessionEntry } from "prime-agent";
+import { messageText } from "prime-agent/view";
 
 /** One row of `/tree`: an entry of the conversation, indented under the branch it is on. */
 export interface TreeRow {

@@ -19,6 +19,8 @@ export interface TmuxPane {
 	/** Poll the screen until `test` passes; throws with the last screen after `timeoutMs` (default 60 s: a loaded machine). */
 	waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
 	resize(width: number, height: number): void;
+	/** Start the program of a pane opened `gated` (keys typed before this wait in the terminal for it). */
+	release(): void;
 	/** Whether the program in the pane has exited. */
 	exited(): boolean;
 	/** The process id of the program in the pane. */
@@ -41,11 +43,12 @@ let counter = 0;
 /**
  * Start `node <CLI> ...args` in a detached tmux session of `width` x `height` on a fresh tmux
  * server (`tmux -L <unique socket>`), in `cwd` with exactly `env` (plus TERM). The pane stays after
- * the program exits, so its last screen can be read.
+ * the program exits, so its last screen can be read. A `gated` pane starts the program only at
+ * `release()`: what is typed before is certain to reach it before its first frame, on any load.
  */
 export function startInTmux(
 	args: string[],
-	options: { cwd: string; env: NodeJS.ProcessEnv; width?: number; height?: number },
+	options: { cwd: string; env: NodeJS.ProcessEnv; width?: number; height?: number; gated?: boolean },
 ): TmuxPane {
 	if (!existsSync(CLI))
 		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
@@ -64,6 +67,10 @@ export function startInTmux(
 		execFileSync("tmux", ["-L", socket, "-f", config, ...tmuxArgs], { encoding: "utf8" });
 	const variables = { ...options.env, TERM: "xterm-256color" };
 	const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+	// The shell waits on a named pipe, not the terminal: keys typed meanwhile stay in the terminal.
+	const gate = join(dir, "gate");
+	if (options.gated) execFileSync("mkfifo", [gate]);
+	const wait = options.gated ? `read _ < ${shellQuote(gate)}; ` : "";
 	// The server and the program are known before anything else can fail, so that they are always stopped.
 	let serverPid: number;
 	let programPid: number;
@@ -78,7 +85,7 @@ export function startInTmux(
 			String(options.height ?? 24),
 			"-c",
 			options.cwd,
-			`exec env -i ${Object.entries(variables)
+			`${wait}exec env -i ${Object.entries(variables)
 				.filter(([, value]) => value !== undefined)
 				.map(([key, value]) => shellQuote(`${key}=${value}`))
 				.join(" ")} ${command}`,
@@ -129,6 +136,10 @@ export function startInTmux(
 		},
 		resize: (width, height) => {
 			tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height));
+		},
+		release: () => {
+			if (!options.gated) throw new Error("release() is for a pane started with `gated: true`.");
+			writeFileSync(gate, "go\n");
 		},
 		exited: () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1",
 		pid: () => programPid,

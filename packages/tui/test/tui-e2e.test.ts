@@ -39,7 +39,7 @@ async function startAgent(
 		files?: Record<string, string>;
 		ready?: string;
 		width?: number;
-		/** Typed as soon as the program is started, before it draws anything. */
+		/** Typed before the program starts (it is released after), so before it draws anything. */
 		typeAhead?: (pane: TmuxPane) => void;
 	} = {},
 ): Promise<TmuxPane> {
@@ -51,8 +51,16 @@ async function startAgent(
 	];
 	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models } } });
 	for (const [name, text] of Object.entries(options.files ?? {})) world.writeProject(name, text);
-	pane = startInTmux(["--model", "local/coder"], { cwd: world.project, env: world.env, width: options.width });
-	options.typeAhead?.(pane);
+	pane = startInTmux(["--model", "local/coder"], {
+		cwd: world.project,
+		env: world.env,
+		width: options.width,
+		gated: options.typeAhead !== undefined,
+	});
+	if (options.typeAhead) {
+		options.typeAhead(pane);
+		pane.release();
+	}
 	await pane.waitFor(options.ready ?? "kernel not started");
 	return pane;
 }

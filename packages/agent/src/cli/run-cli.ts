@@ -1,16 +1,9 @@
 import { readFileSync } from "node:fs";
+import { startResidentWorker, stopUnusedWorker } from "../daemon/start-worker.js";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import type { InteractiveUi } from "../modes/index.js";
 import { TypeAhead } from "../modes/type-ahead.js";
-import {
-	afterDamage,
-	describeBranch,
-	describeChildren,
-	listSessions,
-	openSessionRef,
-	unreadText,
-} from "../session/index.js";
 import type { StartedSession, StartOptions } from "../startup/index.js";
 import { type CliArgs, parseArgs } from "./args.js";
 import { HELP } from "./help.js";
@@ -51,7 +44,7 @@ export async function runCli(argv: readonly string[], cliIo: CliIo): Promise<Exi
 			case "kernelspec":
 				return await runKernelspecInstall(args, io);
 			case "sessions":
-				return runSessionsCommand(args, io);
+				return await runSessionsCommand(args, io);
 			case "package":
 				return await runPackageCommand(args, io);
 			case "agents":
@@ -86,17 +79,11 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	if (prompt !== undefined && prompt.trim() === "") {
 		throw new UserError("The prompt is empty.", 'Pass a request: prime-agent -p "fix the failing test".');
 	}
-	const { parseSlashCommand } = await import("../orchestrator/index.js");
+	// Refused before a session (its worker, or one here) starts for it.
+	if (args.tools) (await import("../tools/removed-tools.js")).rejectRemovedTools(args.tools);
+	const { parseSlashCommand } = await import("../orchestrator/slash-commands.js");
 	// A slash command may need no model (`/pc status`); one that does says the key is missing then.
 	const allowMissingKey = prompt !== undefined && parseSlashCommand(prompt) !== undefined;
-	const daemon = await import("../daemon/index.js");
-	const { loadTerminalUi, runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
-	// With no prompt on a terminal the full UI runs; see `loadTerminalUi` for how it is found.
-	const loaded = prompt === undefined && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
-	if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
-	const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
-	// The UI will run: keys typed while the session starts are kept for its editor.
-	if (ui) io.typeAhead?.hold();
 	// What the command line asks of the session, wherever it runs.
 	const requested = {
 		model: args.model,
@@ -113,8 +100,38 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		trustProject: args.trustProject,
 		kernelUrl: args.kernelUrl,
 	};
+	const { inProcess } = await import("../daemon/client.js");
+	const inWorker = !inProcess(io.env);
+	const wantsUi = prompt === undefined && wantsTerminalUi(io);
+	// The UI will run: keys typed while the session starts are kept for its editor.
+	if (wantsUi) io.typeAhead?.hold();
+	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested, oneShot: prompt !== undefined };
+	// The session (its worker, or here) starts while this process loads its views, seconds of modules
+	// each: only project code waiting for the terminal UI's review holds it until the user has answered.
+	const early =
+		wantsUi && !args.trustProject && (await projectCodeHeld(io))
+			? undefined
+			: inWorker
+				? prompt === undefined
+					? { worker: startResidentWorker({ cwd: io.cwd, ...requested }, io.env) }
+					: undefined
+				: { session: startLocalSession(startOptions) };
+	// A failure is met where each is awaited (below), after the views have loaded.
+	early?.worker?.catch(() => {});
+	early?.session?.catch(() => {});
+	let ui: InteractiveUi | undefined;
+	try {
+		ui = await loadUi(wantsUi, io);
+	} catch (error) {
+		// Views that cannot load leave no session behind: nobody would ever attach to it.
+		void early?.worker?.then((started) => stopUnusedWorker(started, io.env)).catch(() => {});
+		void early?.session?.then((started) => started.dispose()).catch(() => {});
+		throw error;
+	}
+	// The line chat reads its own input: nothing is held for it.
+	if (!ui) io.typeAhead?.stop();
 	// The terminal UI asks about the project's code before any of it could run (in a worker or here).
-	if (ui?.reviewProject && !args.trustProject) {
+	if (ui?.reviewProject && !args.trustProject && !early) {
 		// The review reads the terminal itself: keys typed for the prompt must not answer it.
 		io.typeAhead?.stop();
 		await reviewProjectCode(ui, io);
@@ -122,21 +139,24 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	}
 	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
 	let stays: string | undefined;
-	if (!daemon.inProcess(io.env)) {
+	if (inWorker) {
+		const daemon = await import("../daemon/commands.js");
+		const { DaemonUnavailableError } = await import("../daemon/client.js");
 		try {
-			if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io);
-			return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io);
+			if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io, early?.worker);
+			return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io, early?.worker);
 		} catch (error) {
 			// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
-			if (!(error instanceof daemon.DaemonUnavailableError)) throw error;
+			if (!(error instanceof DaemonUnavailableError)) throw error;
 			stays = `${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}`;
 			io.stderr.write(`${stays}\n`);
 		}
 	}
 	const { startSession } = await import("../startup/index.js");
 	const { localLink } = await import("../link/index.js");
-	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested, oneShot: prompt !== undefined };
-	const started = await startSession(startOptions);
+	const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+	const { NO_PICK } = await import("../daemon/commands.js");
+	const started = await (early?.session ?? startSession(startOptions));
 	let current: StartedSession | undefined = started;
 	try {
 		if (ui) {
@@ -151,7 +171,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 				switchSession: async (changes) => {
 					await current?.dispose();
 					current = undefined;
-					current = await startSession({ ...startOptions, ...daemon.NO_PICK, ...changes });
+					current = await startSession({ ...startOptions, ...NO_PICK, ...changes });
 					return localLink(current);
 				},
 			});
@@ -177,6 +197,27 @@ async function reviewProjectCode(ui: InteractiveUi, io: CliIo): Promise<void> {
 	if (await ui.reviewProject(review)) approveItems(agentHome, trust.root, trust.held);
 }
 
+/** `startSession` in this process, its modules loaded first. */
+async function startLocalSession(options: StartOptions): Promise<StartedSession> {
+	const { startSession } = await import("../startup/index.js");
+	return startSession(options);
+}
+
+/** With no prompt on a terminal, the terminal UI (found as `loadTerminalUi` says); the line chat otherwise. */
+async function loadUi(wantsUi: boolean, io: CliIo): Promise<InteractiveUi | undefined> {
+	if (!wantsUi) return undefined;
+	const { loadTerminalUi } = await import("../modes/interactive.js");
+	const loaded = await loadTerminalUi();
+	if ("missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
+	return "ui" in loaded ? loaded.ui : undefined;
+}
+
+/** Whether the project has code not approved (new, or changed since its approval): the terminal UI asks about it first. */
+async function projectCodeHeld(io: CliIo): Promise<boolean> {
+	const { projectTrust } = await import("../trust/index.js");
+	return projectTrust({ cwd: io.cwd, agentHome: agentDir(io.env) }).held.length > 0;
+}
+
 /** Both ends are a terminal, and PRIME_AGENT_NO_TUI does not ask for the line chat. */
 function wantsTerminalUi(io: CliIo): boolean {
 	const tty = (stream: NodeJS.ReadableStream | NodeJS.WritableStream) => (stream as { isTTY?: boolean }).isTTY === true;
@@ -184,17 +225,16 @@ function wantsTerminalUi(io: CliIo): boolean {
 }
 
 async function runDaemonCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
-	const daemon = await import("../daemon/index.js");
+	const daemon = await import("../daemon/commands.js");
 	switch (args.command) {
 		case "agents":
 			return daemon.runAgentsCommand(io, args.json);
 		case "attach": {
-			const { loadTerminalUi } = await import("../modes/index.js");
 			// `--mode json` asks for the JSON lines, on a terminal too.
-			const loaded = args.mode === "text" && wantsTerminalUi(io) ? await loadTerminalUi() : undefined;
-			if (loaded && "missing" in loaded) io.stderr.write(`Line chat: ${loaded.missing}.\n`);
-			const ui = loaded && "ui" in loaded ? loaded.ui : undefined;
-			if (ui) io.typeAhead?.hold();
+			const wantsUi = args.mode === "text" && wantsTerminalUi(io);
+			if (wantsUi) io.typeAhead?.hold();
+			const ui = await loadUi(wantsUi, io);
+			if (!ui) io.typeAhead?.stop();
 			return daemon.runAttach(args.agentRef as string, io, ui, args.mode);
 		}
 		case "status":
@@ -285,7 +325,10 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 	});
 }
 
-function runSessionsCommand(args: CliArgs, io: CliIo): ExitCodeValue {
+async function runSessionsCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
+	const { afterDamage, describeBranch, describeChildren, listSessions, openSessionRef, unreadText } = await import(
+		"../session/index.js"
+	);
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
 		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, { upToDamage: true });

@@ -20,7 +20,8 @@ import {
 	stopOtherVersion,
 	unwrap,
 } from "./client.js";
-import type { AgentInfo, ProtocolClient, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import type { AgentInfo, ProtocolClient, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import { type StartedWorker, startWorker } from "./start-worker.js";
 import { liveWorkers, workerSocket } from "./state.js";
 import { viewAttachJson, viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
@@ -44,6 +45,8 @@ export async function runInWorker(
 	prompt: string | undefined,
 	mode: "text" | "json",
 	io: DaemonIo,
+	/** The line chat's worker, asked for already (see `startResidentWorker`). */
+	asked?: Promise<StartedWorker>,
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const oneShot = prompt !== undefined;
@@ -57,7 +60,7 @@ export async function runInWorker(
 	let client: ProtocolClient;
 	let welcome: WorkerWelcome;
 	try {
-		const started = await startWorker(context, options, oneShot ? "oneshot" : "resident");
+		const started = await (asked ?? startWorker(context, options, oneShot ? "oneshot" : "resident"));
 		if (started.attached) io.stderr.write(`${openElsewhere(started.key)}\n`);
 		({ client, welcome } = await connectWorker(context, started.socket, oneShot));
 	} finally {
@@ -81,23 +84,6 @@ export async function runInWorker(
 /** What the user is told when the session asked for runs in a worker already. */
 function openElsewhere(key: string): string {
 	return `The session is open in agent ${key} already; this runs there (a session has one worker).`;
-}
-
-/**
- * Ask the supervisor for a new worker; resolves with its key and socket once it listens.
- * `attached`: the session asked for was open in a live worker, which is the one given.
- */
-async function startWorker(
-	context: DaemonContext,
-	options: WorkerSessionOptions,
-	owner: WorkerOwner,
-): Promise<{ key: string; socket: string; attached?: boolean }> {
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
-	try {
-		return unwrap(await supervisor.request({ type: "start", options, owner, env: plainEnv(context.env) }));
-	} finally {
-		supervisor.close();
-	}
 }
 
 /** Connect to a worker as a view that answers questions (the terminal UI) and follows it through restarts. */
@@ -164,9 +150,11 @@ export async function runUiInWorker(
 	options: WorkerSessionOptions,
 	ui: InteractiveUi,
 	io: DaemonIo,
+	/** Its worker, asked for already (see `startResidentWorker`). */
+	asked?: Promise<StartedWorker>,
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
-	const started = await startWorker(context, options, "resident");
+	const started = await (asked ?? startWorker(context, options, "resident"));
 	const notices = started.attached ? [openElsewhere(started.key)] : undefined;
 	return runUi(context, await connectLink(context, started.socket, notices), options, ui, io);
 }

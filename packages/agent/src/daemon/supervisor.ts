@@ -26,6 +26,7 @@ import {
 	type WorkerSessionOptions,
 } from "./protocol.js";
 import { InTurn, realPath, sessionFileOf } from "./session-files.js";
+import { SPARE_ENV, SpareWorkers } from "./spare-worker.js";
 import {
 	type DaemonPaths,
 	isSameProcess,
@@ -70,12 +71,16 @@ export class Supervisor {
 	/** Worker records; one the disk refuses is kept here and written again later. */
 	private readonly records: WorkerRecords;
 
+	/** A worker process loaded ahead of the next start (see `SpareWorkers`). */
+	private readonly spares: SpareWorkers;
+
 	constructor(
 		private readonly paths: DaemonPaths,
 		private readonly token: string,
 		private readonly idleExitMs: number,
 	) {
 		this.records = new WorkerRecords(paths, (line) => process.stderr.write(`${line}\n`));
+		this.spares = new SpareWorkers(paths.dir, WORKER_MAIN, process.env[SPARE_ENV] !== "0");
 	}
 
 	/**
@@ -128,6 +133,7 @@ export class Supervisor {
 	}
 
 	close(): void {
+		this.spares.close();
 		clearTimeout(this.idleTimer);
 		this.records.close();
 		this.server?.close();
@@ -322,7 +328,7 @@ export class Supervisor {
 			// One file however it is named (a symlinked home, /tmp and /private/tmp).
 			if (!session || realPath(session.path) !== path) continue;
 			if (this.liveWorker(key) && this.stopping(key)) await this.stopFor(key);
-			if (this.liveWorker(key) || this.tracked.get(key)?.restart) return { key, sessionId: session.id };
+			if (this.liveWorker(key) || this.due(key)) return { key, sessionId: session.id };
 		}
 		return undefined;
 	}
@@ -436,7 +442,7 @@ export class Supervisor {
 						? "running"
 						: "idle"
 					: "starting"
-				: this.tracked.get(key)?.restart
+				: this.due(key)
 					? "starting"
 					: "saved";
 		return {
@@ -456,6 +462,14 @@ export class Supervisor {
 			schedules: session?.schedules ?? 0,
 		};
 	}
+
+	/** A worker of `key` is on its way: a restart after a crash is pending, or a spare is being given to it. */
+	private due(key: string): boolean {
+		return this.tracked.get(key)?.restart !== undefined || this.adopting.has(key);
+	}
+
+	/** Agents a spare is being given to (it may still be loading): they read as starting meanwhile. */
+	private readonly adopting = new Set<string>();
 
 	private liveWorker(key: string): boolean {
 		const record = this.records.read(key);
@@ -488,28 +502,28 @@ export class Supervisor {
 	private pruneFinishedOneShots(): void {
 		const finished = workerKeys(this.paths).filter((key) => {
 			const record = this.records.read(key);
-			return (
-				record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.tracked.get(key)?.restart
-			);
+			return record?.owner === "oneshot" && !record.failedReason && !this.liveWorker(key) && !this.due(key);
 		});
 		// workerKeys lists oldest first.
 		for (const key of finished.slice(0, Math.max(0, finished.length - KEPT_FINISHED_ONE_SHOTS)))
 			rmSync(workerDir(this.paths, key), { recursive: true, force: true });
 	}
 
-	/** Start the worker of `key`; resolves once it serves its socket, or with why it could not start. */
-	private spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
-		const record = this.records.read(key) as WorkerRecord;
+	/**
+	 * Start the worker of `key` (the spare, when there is one); resolves once it serves its socket,
+	 * or with why it could not start.
+	 */
+	private async spawnWorker(key: string): Promise<{ message: string; hint: string; exitCode?: number } | undefined> {
 		const dir = workerDir(this.paths, key);
-		const log = openSync(join(dir, "worker.log"), "a", 0o600);
-		const child = spawn(process.execPath, [WORKER_MAIN, key], {
-			cwd: existsSync(record.options.cwd) ? record.options.cwd : dir,
-			env: { ...record.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") },
-			detached: true,
-			stdio: ["ignore", log, log],
-		});
-		closeSync(log);
-		child.unref();
+		const asked = this.records.read(key) as WorkerRecord;
+		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
+		const env = { ...asked.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") };
+		const log = join(dir, "worker.log");
+		this.adopting.add(key);
+		const spare = await this.spares.adopt(key, log, cwd, env).finally(() => this.adopting.delete(key));
+		const child = spare ?? startWorkerProcess(key, log, cwd, env);
+		// Read again: a request handled while the spare got ready may have changed it.
+		const record = this.records.read(key) as WorkerRecord;
 		const pid = child.pid as number;
 		record.pid = pid;
 		record.startId = processStartId(pid);
@@ -524,6 +538,8 @@ export class Supervisor {
 				this.exited(key, pid, code, signal);
 			});
 		});
+		// A stop asked for while the spare got ready: the stop had no process to signal yet.
+		if (record.stopRequestedAt) child.kill("SIGTERM");
 		const deadline = Date.now() + WORKER_START_MS;
 		return new Promise((resolve) => {
 			const poll = setInterval(() => {
@@ -559,6 +575,8 @@ export class Supervisor {
 				} else if (session?.pid === pid && session.session && !session.stoppedAt) {
 					clearInterval(poll);
 					resolve(undefined);
+					// Sessions are started here: the next one (or this one's `/model`) finds a worker loaded.
+					this.spares.prepare();
 				}
 			}, 25);
 		});
@@ -659,11 +677,12 @@ export class Supervisor {
 	 */
 	private armIdleExit(): void {
 		const check = () => {
-			const busy =
+			// Records still to be written keep it too: they would be lost; so does a client connected now.
+			const live =
 				this.connections > 0 ||
 				this.records.pending > 0 ||
-				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.tracked.get(key)?.restart);
-			if (busy) this.idleSince = Date.now();
+				workerKeys(this.paths).some((key) => this.liveWorker(key) || this.due(key));
+			if (live) this.idleSince = Date.now();
 			else if (Date.now() - this.idleSince >= this.idleExitMs) {
 				this.close();
 				process.exit(0);
@@ -676,6 +695,15 @@ export class Supervisor {
 	private idleSince = Date.now();
 	/** Client connections open now (see `armIdleExit`). */
 	private connections = 0;
+}
+
+/** A worker process for agent `key`, from nothing (no spare), writing to `log`. */
+function startWorkerProcess(key: string, log: string, cwd: string, env: Record<string, string>): ChildProcess {
+	const fd = openSync(log, "a", 0o600);
+	const child = spawn(process.execPath, [WORKER_MAIN, key], { cwd, env, detached: true, stdio: ["ignore", fd, fd] });
+	closeSync(fd);
+	child.unref();
+	return child;
 }
 
 /** Start again from the session file: the options that picked or made the session no longer apply. */

@@ -10,7 +10,7 @@ import type { QueuedInput } from "../link/index.js";
 import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
 import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
-import { entryLabel, Session } from "../session/index.js";
+import type { Session } from "../session/index.js";
 import type { KernelStatus } from "../tools/index.js";
 import { FollowedWorker } from "./followed-worker.js";
 import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
@@ -171,7 +171,9 @@ function welcomeLine(welcome: WorkerWelcome): Record<string, unknown> {
 }
 
 /** The entries `attach` replays: those after the leaf at the last detach (all of them when unknown). */
-export function replayLines(welcome: WorkerWelcome): string[] {
+export async function replayLines(welcome: WorkerWelcome): Promise<string[]> {
+	// The session code loads here, for `attach`: a new session's view does without it.
+	const { entryLabel, Session } = await import("../session/index.js");
 	let session: Session;
 	try {
 		session = Session.open(welcome.session.path, { upToDamage: true });
@@ -237,7 +239,7 @@ export async function viewChat(
 	err.write(`prime-agent · ${welcome.model} · ${welcome.session.cwd} · agent ${welcome.key}\n`);
 	for (const notice of welcome.notices) err.write(`${notice}\n`);
 	if (replay) {
-		const lines = replayLines(welcome);
+		const lines = await replayLines(welcome);
 		err.write(
 			lines.length === 0
 				? "Nothing happened while detached.\n"

@@ -7,10 +7,11 @@ import type { ThinkingLevel } from "@mariozechner/pi-agent-core";
 import { UserError } from "../errors.js";
 import { agentDir } from "../home/index.js";
 import { startSession } from "../startup/index.js";
+import { type Adoption, SPARE_ARGUMENT } from "./spare-worker.js";
 import { daemonPaths, readOrCreateToken, readWorkerRecord, WORKER_START_FAILED, writeSessionRecord } from "./state.js";
 import { Worker, workerTimings } from "./worker.js";
 
-const key = process.argv[2] as string;
+const key = process.argv[2] === SPARE_ARGUMENT ? await adoption() : (process.argv[2] as string);
 const paths = daemonPaths(agentDir(process.env));
 const record = readWorkerRecord(paths, key);
 if (!record) {
@@ -77,6 +78,32 @@ process.on("SIGUSR2", () => void running.stop("started again on another model", 
 const reason = await running.stopped;
 process.stderr.write(`Worker ${key} stopped: ${reason}\n`);
 process.exit(0);
+
+/**
+ * A spare (`worker-main.js --spare`): its modules are loaded; it says so and waits for the agent it
+ * is given, then runs as that agent's worker in its folder and environment. Its supervisor gone
+ * first, there is nothing to wait for.
+ */
+function adoption(): Promise<string> {
+	if (!process.connected) process.exit(0);
+	return new Promise((resolve) => {
+		process.once("disconnect", () => process.exit(0));
+		process.once("message", (message: Adoption) => {
+			process.removeAllListeners("disconnect");
+			// Its environment is the client's, as a worker started for it would have (keys, PATH).
+			for (const name of Object.keys(process.env)) delete process.env[name];
+			Object.assign(process.env, message.env);
+			try {
+				process.chdir(message.cwd);
+			} catch {
+				// Gone meanwhile: the session says so when it starts (as a worker started there would).
+			}
+			process.disconnect();
+			resolve(message.key);
+		});
+		process.send?.({ type: "ready" });
+	});
+}
 
 function saveQuietly(write: () => void): void {
 	try {

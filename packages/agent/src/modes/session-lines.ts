@@ -8,7 +8,7 @@ import type { ChildEvent } from "../children/index.js";
 import type { GoalEvent } from "../goals/index.js";
 import type { SessionNotice } from "../orchestrator/index.js";
 import { describeChildEvent } from "./children.js";
-import { describeAutonomousEvent, describeGoalEvent } from "./long-running.js";
+import { describeAutonomousEvent, describeGoalEvent } from "./long-running-lines.js";
 import { describeNotice } from "./notices.js";
 
 const NOTICE_TYPES = new Set(["compaction_start", "compaction_end", "compaction_failed", "extension_problem"]);

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { listedPackages, packageScope, projectRoot } from "../extensions/index.js";
+import { projectRoot } from "../extensions/discover.js";
+import { listedPackages, packageScope } from "../extensions/packages.js";
 import { parseSkillFile, SKILL_FILE, SKILL_PACKAGE_FILE } from "../skills/skill-file.js";
 import { hashFile, hashTree } from "./content-hash.js";
 

@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { projectRoot } from "../extensions/index.js";
+import { projectRoot } from "../extensions/discover.js";
 import {
 	currentHash,
 	findProjectCode,
