@@ -30,7 +30,8 @@ it("states the same limits as the code", async () => {
 		const row = text.split("\n").find((line) => line.startsWith(`| \`${key}\``));
 		expect(row, key).toBeDefined();
 		const min = /at least (\d+)/.exec(rule.describe)?.[1];
-		if (min) expect(row).toContain(`integer >= ${min}`);
+		// A number's lower bound, or the two values a switch takes.
+		expect(row, key).toContain(min ? `integer >= ${min}` : "`true` or `false`");
 	}
 });
 

@@ -1,4 +1,4 @@
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import type { HiddenMessage } from "../extensions/index.js";
 import { ChildManager } from "./manager.js";
 import type { ChildRuntime } from "./types.js";
@@ -7,13 +7,22 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 	const delivered: HiddenMessage[] = [];
 	let up: (runtime: ChildRuntime) => void = () => {};
 	let disposed = false;
+	let noticed = () => {};
+	let busyAtNotice: boolean | undefined;
+	const notice = new Promise<void>((resolve) => {
+		noticed = resolve;
+	});
 	const manager = new ChildManager({
 		parent: {
 			sessionFile: "/s.jsonl",
 			artifactDir: "/s",
 			leafId: () => null,
 			appendCustom: () => {},
-			deliver: (message) => delivered.push(message),
+			deliver: (message) => {
+				delivered.push(message);
+				busyAtNotice = manager.busy;
+				noticed();
+			},
 		},
 		depth: 0,
 		maxDepth: 1,
@@ -42,8 +51,10 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 			disposed = true;
 		},
 	});
-	await new Promise((resolve) => setTimeout(resolve, 10));
+	await notice;
+	// Shut down before its notice, and busy until the notice is out.
 	expect(disposed).toBe(true);
+	expect(busyAtNotice).toBe(true);
 	expect(delivered.map((message) => (message.details as { kind: string }).kind)).toEqual(["cancelled"]);
-	expect(manager.busy).toBe(false);
+	await vi.waitFor(() => expect(manager.busy).toBe(false), { timeout: 10_000 });
 });

@@ -24,9 +24,18 @@ function tempFile(): string {
 	return join(dir, "schedules.json");
 }
 
-/** A scheduler on `file` at the clock NOW that records what it delivers; `firing` resolves at the first delivery. */
-function recordingScheduler(file: string): { scheduler: Scheduler; delivered: string[]; firing: Promise<void> } {
+/**
+ * A scheduler on `file` at the clock NOW that records what it delivers, and the jobs on disk at
+ * each delivery; `firing` resolves at the first delivery.
+ */
+function recordingScheduler(file: string): {
+	scheduler: Scheduler;
+	delivered: string[];
+	onDisk: ScheduleJob[][];
+	firing: Promise<void>;
+} {
 	const delivered: string[] = [];
+	const onDisk: ScheduleJob[][] = [];
 	let fired = () => {};
 	const firing = new Promise<void>((resolve) => {
 		fired = resolve;
@@ -35,11 +44,12 @@ function recordingScheduler(file: string): { scheduler: Scheduler; delivered: st
 		file,
 		deliver: (job) => {
 			delivered.push(job.id);
+			onDisk.push(JSON.parse(readFileSync(file, "utf8")).jobs);
 			fired();
 		},
 		now: () => NOW,
 	});
-	return { scheduler, delivered, firing };
+	return { scheduler, delivered, onDisk, firing };
 }
 
 function job(overrides: Partial<ScheduleJob>): ScheduleJob {
@@ -135,8 +145,8 @@ describe("Scheduler", () => {
 		await first.firing;
 		first.scheduler.stop();
 		expect(first.delivered).toEqual(["abc123"]);
-		// Written before delivery: the one-off is gone from disk.
-		expect(JSON.parse(readFileSync(file, "utf8")).jobs).toEqual([]);
+		// Written before delivery: the one-off was gone from disk when it was delivered.
+		expect(first.onDisk).toEqual([[]]);
 		// A restart holds no job, so nothing is left that could fire again.
 		const second = recordingScheduler(file);
 		second.scheduler.start();
@@ -152,14 +162,17 @@ describe("Scheduler", () => {
 			nextRunAt: new Date(NOW - 100_000).toISOString(),
 		});
 		writeFileSync(file, JSON.stringify({ version: 1, jobs: [missed] }));
-		const { scheduler, delivered, firing } = recordingScheduler(file);
+		const { scheduler, delivered, onDisk, firing } = recordingScheduler(file);
 		scheduler.start();
 		await firing;
 		scheduler.stop();
 		expect(delivered).toEqual(["abc123"]);
 		const [saved] = scheduler.list() as [ScheduleJob];
 		expect(saved.fired).toBe(1);
+		// The next firing is a whole interval after the clock, not one of the missed ones.
 		expect(saved.nextRunAt).toBe(new Date(NOW + 20_000).toISOString());
+		// On disk before it was delivered: a restart now would not fire it again.
+		expect(onDisk).toEqual([[saved]]);
 	});
 
 	it("a damaged schedules file is reported, not overwritten", () => {

@@ -34,26 +34,49 @@ afterAll(async () => {
 	await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
 });
 
+/** The broker's answer for a fixture, on an archive of its own. */
+async function observe(c: (typeof cases)[number]) {
+	const root = await mkdtemp(join(tmpdir(), "broker-fixture-"));
+	roots.push(root);
+	const archive = await openSessionArchive({ root, sessionId: "fixture" });
+	const broker = await createBroker({ archive, config: DEFAULT_CONFIG });
+	const text = c.bytes.toString("utf8");
+	const result = await broker.observe({
+		tool: c.meta.tool,
+		text,
+		isError: false,
+		exitCode: c.meta.exit_code,
+		command: c.meta.command,
+	});
+	return { archive, text, result };
+}
+
+/** A failing run and a diff are worth reading on, so their capsules carry a Read hint; a clean run's is its verdict. */
+const failing = large.filter((c) => c.meta.outcome !== "pass");
+const diffs = large.filter((c) => c.meta.tool === "git");
+
+/** The Read hint of a capsule: the observation it names and a range of at most 30 of its lines. */
+function expectReadHint(result: { id: string; lines: number; text: string }): void {
+	const read = /action=read id=(obs_\d+) startLine=(\d+) endLine=(\d+)/.exec(result.text);
+	expect(read, "a Read hint").not.toBeNull();
+	const [, id, start, end] = read as RegExpExecArray;
+	expect(id).toBe(result.id);
+	expect(Number(start)).toBeGreaterThanOrEqual(1);
+	expect(Number(end)).toBeLessThanOrEqual(result.lines);
+	expect(Number(end) - Number(start)).toBeLessThanOrEqual(30);
+}
+
 describe(`real tool outputs (${FIXTURES})`, () => {
-	it("has outputs at or over the threshold to test", () => {
+	it("has outputs at or over the threshold to test: failing runs and diffs among them", () => {
 		expect(large.length).toBeGreaterThanOrEqual(10);
+		expect(failing.length).toBeGreaterThanOrEqual(10);
+		expect(diffs.length).toBeGreaterThanOrEqual(2);
 	});
 
 	it.each(large.map((c) => [c.name, c] as const))(
-		"%s: capsule keeps every failing id, never reads as passing when the run failed, and its hints are true",
+		"%s: capsule keeps every failing id and stays within its budget unless the ids need more",
 		async (_name, c) => {
-			const root = await mkdtemp(join(tmpdir(), "broker-fixture-"));
-			roots.push(root);
-			const archive = await openSessionArchive({ root, sessionId: "fixture" });
-			const broker = await createBroker({ archive, config: DEFAULT_CONFIG });
-			const text = c.bytes.toString("utf8");
-			const result = await broker.observe({
-				tool: c.meta.tool,
-				text,
-				isError: false,
-				exitCode: c.meta.exit_code,
-				command: c.meta.command,
-			});
+			const { archive, result } = await observe(c);
 			expect(result.decision).toBe("structured-capsule");
 			expect(result.archived).toBe(true);
 			expect((await archive.readBytes(result.id)).equals(c.bytes)).toBe(true);
@@ -61,39 +84,46 @@ describe(`real tool outputs (${FIXTURES})`, () => {
 			// Capsule bodies are XML text: undo the escapes before looking for literal ids.
 			const shown = unescapeXmlText(result.text);
 			const missing = c.meta.failing_ids.filter((id) => !shown.includes(id));
-			// Ids past the ceiling are counted, never silently dropped.
-			if (missing.length > 0)
-				expect(shown).toMatch(/\nMORE_FAILING_TESTS \(\d+, counted per file; not listed here\):\n/);
-			else expect(shown).not.toContain("MORE_FAILING_TESTS");
+			// Ids past the ceiling are counted, never silently dropped; with none left out, none are said to be.
+			const counted = /\nMORE_FAILING_TESTS \(\d+, counted per file; not listed here\):\n/.test(shown);
+			expect({ counted, mentioned: shown.includes("MORE_FAILING_TESTS") }).toEqual({
+				counted: missing.length > 0,
+				mentioned: missing.length > 0,
+			});
 			expect(Buffer.byteLength(result.text)).toBeLessThanOrEqual(4 * DEFAULT_CONFIG.capsuleMaxBytes);
 
 			expect(result.text.startsWith(`<prime_context_output id="${result.id}" tool="${c.meta.tool}"`)).toBe(true);
 			expect(result.text.endsWith("</prime_context_output>")).toBe(true);
-			if (c.meta.outcome !== "pass") {
-				expect(result.text).not.toMatch(/\bPASS\b/);
-				expect(result.text).toMatch(/\bFAIL\b/);
-			}
-			// Over budget only when the failing ids alone do not fit (then they are all listed, and no excerpt).
-			const bytes = Buffer.byteLength(result.text);
-			if (bytes > DEFAULT_CONFIG.capsuleMaxBytes) {
+			// Over budget only when the failing ids alone do not fit (then they are all listed, and no
+			// excerpt). The condition is the output's size; under budget, an excerpt may or may not fit.
+			if (Buffer.byteLength(result.text) > DEFAULT_CONFIG.capsuleMaxBytes) {
 				expect(result.text).toContain("No excerpt fits this capsule");
 			}
+		},
+	);
 
-			const read = /action=read id=(obs_\d+) startLine=(\d+) endLine=(\d+)/.exec(result.text);
-			if (read) {
-				expect(read[1]).toBe(result.id);
-				const start = Number(read[2]);
-				const end = Number(read[3]);
-				expect(start).toBeGreaterThanOrEqual(1);
-				expect(end).toBeLessThanOrEqual(result.lines);
-				expect(end - start).toBeLessThanOrEqual(30);
-			}
+	it.each(failing.map((c) => [c.name, c] as const))(
+		"%s: a failed run's capsule never reads as passing, and its Read and Search hints are true",
+		async (_name, c) => {
+			const { text, result } = await observe(c);
+			expect(result.text).not.toMatch(/\bPASS\b/);
+			expect(result.text).toMatch(/\bFAIL\b/);
+			expectReadHint(result);
 			const search = /action=search id=(obs_\d+) query="([^"]*)"/.exec(result.text);
-			if (search) expect(text.toLowerCase()).toContain(search[2].toLowerCase());
-			if (c.meta.outcome === "pass" && c.meta.tool !== "git") {
-				expect(result.text).not.toContain("action=read");
-				expect(result.text).not.toContain("action=search");
-			}
+			expect(search, "a Search hint").not.toBeNull();
+			const [, id, query] = search as RegExpExecArray;
+			expect(id).toBe(result.id);
+			expect(query).not.toBe("");
+			expect(text.toLowerCase()).toContain((query as string).toLowerCase());
+		},
+	);
+
+	it.each(diffs.map((c) => [c.name, c] as const))(
+		"%s: a diff's capsule has a true Read hint and no Search hint",
+		async (_name, c) => {
+			const { result } = await observe(c);
+			expectReadHint(result);
+			expect(result.text).not.toContain("action=search");
 		},
 	);
 
