@@ -27,14 +27,14 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 	manager.spawn({ task: "slow start", options: { name: "gone" } });
 	expect(await manager.delete("gone")).toEqual({ name: "gone", status: "starting" });
 	expect(manager.names()).toEqual([]);
-	expect(manager.busy).toBe(true);
+	expect(manager.isIdle()).toBe(false);
 	up({
 		sessionFile: "/s/sub/x.jsonl",
 		prompt: async () => ({ status: "ok" }),
 		onAssistant: () => () => {},
 		onChildUsage: () => () => {},
 		onWokenTurnEnd: () => () => {},
-		busy: false,
+		isIdle: () => true,
 		hasLiveChildren: false,
 		hasHeartbeat: false,
 		abort: () => {},
@@ -45,5 +45,5 @@ it("a child deleted while starting stays tracked (busy) until it has settled and
 	await new Promise((resolve) => setTimeout(resolve, 10));
 	expect(disposed).toBe(true);
 	expect(delivered.map((message) => (message.details as { kind: string }).kind)).toEqual(["cancelled"]);
-	expect(manager.busy).toBe(false);
+	expect(manager.isIdle()).toBe(true);
 });
