@@ -382,10 +382,11 @@ export class ChildManager {
 				resumeFile: record.sessionFile,
 				...(record.kernel ? { kernel: record.kernel } : {}),
 			});
-			// Stopped meanwhile (it waits for this launch): the stop shuts the new session down.
+			// Stopped meanwhile: a stop waits for this launch and shuts the new session down.
 			const now = record.state as ChildState; // read again after the launch
-			if (now.phase === "stopping") {
-				record.state = { ...now, runtime };
+			if (now.phase !== "passive") {
+				if (now.phase === "stopping") record.state = { ...now, runtime };
+				else await runtime.dispose().catch(() => undefined);
 				return;
 			}
 			record.state = { phase: "idle", runtime };

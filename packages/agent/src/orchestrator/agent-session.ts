@@ -160,10 +160,12 @@ export class AgentSession {
 			afterToolCall: async (context) => {
 				const result = await this.bridge.afterToolCall(context);
 				const kernelFailure = this.options.kernel?.setupFailure;
-				if (context.toolCall.name === IPYTHON_TOOL_NAME && kernelFailure && !this.loop?.kernelFailure)
+				if (context.toolCall.name === IPYTHON_TOOL_NAME && kernelFailure && !this.states.loop?.kernelFailure)
 					this.states.noteLoop({ kernelFailure });
 				// A limit was reached, or no cell can run: this turn's tools finish, and no further model call is made.
-				return this.supervisor?.shouldEndRun?.() || this.loop?.kernelFailure ? { ...result, terminate: true } : result;
+				return this.supervisor?.shouldEndRun?.() || this.states.loop?.kernelFailure
+					? { ...result, terminate: true }
+					: result;
 			},
 		});
 		const recorded = context.model;
@@ -232,8 +234,7 @@ export class AgentSession {
 			return await this.promptNow(input);
 		} finally {
 			this.states.endTurn("prompting");
-			// Messages that arrived meanwhile start their turn now.
-			this.wakes.kick();
+			this.wakes.kick(); // for messages that arrived meanwhile
 		}
 	}
 
@@ -252,20 +253,16 @@ export class AgentSession {
 		return this.states.whenResting();
 	}
 
-	/** What the session is doing now (a snapshot; `onState` hears each change). */
+	/** What the session is doing now (`onState` hears each change). */
 	get state(): SessionState {
 		return this.states.state;
 	}
 
-	/** Listen to every change of `state`. */
 	onState(listener: (state: SessionState) => void): () => void {
 		return this.states.onChange(listener);
 	}
 
-	/**
-	 * The one answer to "is this session working": false while a prompt, a woken turn or a resume is
-	 * under way, the loop streams, or a delivered message waits to start a turn. Held counts as idle.
-	 */
+	/** False while a prompt, a woken turn or a resume runs, or a delivered message waits for a turn (held is idle). */
 	isIdle(): boolean {
 		return isResting(this.states.state) && !this.wakes.waiting && !this.running;
 	}
@@ -315,9 +312,8 @@ export class AgentSession {
 	}
 
 	/**
-	 * Compact now: `/compact`, an embedding host, or the scheduler at a turn boundary inside a run
-	 * (the run then goes on from the rebuilt context). Failures are reported as a
-	 * `compaction_failed` notice and returned; the session is unchanged then.
+	 * Compact now: `/compact`, a host, or at a turn boundary inside a run (it goes on from the rebuilt
+	 * context). Failures are reported as a `compaction_failed` notice and returned; nothing changes then.
 	 */
 	async compact(reason: CompactionReason = "command", customInstructions?: string): Promise<CompactResult | undefined> {
 		// The summary calls get their own signal, as every model call does (see `callSignal`).
@@ -395,7 +391,7 @@ export class AgentSession {
 	async resumeHeld(): Promise<void> {
 		if (!this.continuationHeld || !this.isIdle()) return;
 		const signal = this.states.beginResume();
-		const last = [...this.agent.state.messages].reverse().find((message) => message.role === "assistant") as
+		const last = this.agent.state.messages.findLast((message) => message.role === "assistant") as
 			| AssistantMessage
 			| undefined;
 		let verdict: StopVerdict;
@@ -446,12 +442,6 @@ export class AgentSession {
 	private apply(verdict: StopVerdict): void {
 		this.states.setHold(verdict !== undefined && "hold" in verdict);
 		if (verdict && "continueWith" in verdict) this.agent.followUp(hostMessage(verdict.continueWith));
-	}
-
-	/** The agent loop's current run, inside a prompt or a woken turn. */
-	private get loop(): LoopRun | undefined {
-		const state = this.states.state;
-		return state.phase === "prompting" || state.phase === "waking" ? state.loop : undefined;
 	}
 
 	private apiKey(): string {
@@ -551,7 +541,7 @@ export class AgentSession {
 		const due = shouldCompact(contextTokens(current), this.model.contextWindow, this.compactionSettings);
 		// compact() reports its own failures; the call then goes on with the uncompacted context.
 		if (request || due) await this.compact(request?.reason ?? "threshold", request?.customInstructions);
-		if (this.loop?.compacted) current = this.session.context().messages;
+		if (this.states.loop?.compacted) current = this.session.context().messages;
 		const transformed = await this.bridge.transformContext(current);
 		const systemPrompt = this.agent.state.systemPrompt;
 		this.promptAppend = await this.bridge.systemPromptAppend(systemPrompt);

@@ -9,9 +9,11 @@ function setup() {
 	const calls: { reason: CompactionReason; instructions?: string }[] = [];
 	const ends: (() => void)[] = [];
 	const events: string[] = [];
+	const waiters: { n: number; resolve: () => void }[] = [];
 	const scheduler = new CompactionScheduler(
 		async (reason, instructions) => {
 			calls.push({ reason, instructions });
+			for (const waiter of waiters) if (calls.length >= waiter.n) waiter.resolve();
 			events.push(`start ${instructions}`);
 			await new Promise<void>((resolve) => ends.push(resolve));
 			events.push(`end ${instructions}`);
@@ -21,9 +23,8 @@ function setup() {
 		() => running,
 	);
 	/** Resolves once the compaction call number `n` (from 1) has started. */
-	const started = async (n: number) => {
-		while (calls.length < n) await new Promise((resolve) => setImmediate(resolve));
-	};
+	const started = (n: number) =>
+		calls.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }));
 	return {
 		scheduler,
 		calls,

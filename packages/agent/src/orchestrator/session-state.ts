@@ -57,6 +57,12 @@ export class SessionStates {
 		return this.current;
 	}
 
+	/** The agent loop's current run, inside a prompt or a woken turn. */
+	get loop(): LoopRun | undefined {
+		const state = this.current;
+		return state.phase === "prompting" || state.phase === "waking" ? state.loop : undefined;
+	}
+
 	/** Hear every change (after it happened). */
 	onChange(listener: (state: SessionState) => void): () => void {
 		this.listeners.add(listener);

@@ -121,14 +121,16 @@ it("a pause during woken turns stops them after the current one; what waits stay
 });
 
 it("an aborted woken turn ends the waking though messages still wait; the next kick goes on", async () => {
-	const { states, queue, taken, wakes, heard } = setup({ outcomes: [{ status: "aborted" }] });
+	const { states, queue, taken, wakes, heard, phases } = setup({ outcomes: [{ status: "aborted" }] });
+	const both = new Promise<void>((resolve) => wakes.onOutcome(() => heard.length === 2 && resolve()));
 	queue.push("a", "b");
 	wakes.kick();
 	// The waking ends after "a"; its own closing kick starts a new one for "b".
+	await both;
 	await states.whenResting();
-	expect(heard[0]).toEqual({ status: "aborted" });
+	expect(phases).toEqual(["waking", "idle", "waking", "idle"]);
+	expect(heard).toEqual([{ status: "aborted" }, { status: "ok" }]);
 	expect(taken).toEqual(["a", "b"]);
-	expect(heard).toHaveLength(2);
 });
 
 it("a turn the loop refuses pauses wakes and is reported once as an error", async () => {
