@@ -22,7 +22,8 @@ export interface LoopRun {
  * - `idle`: nothing runs.
  * - `held`: idle, and the run supervisor holds its continuation until sub-agents settle
  *   (`AgentSession.resumeHeld` asks it again).
- * - `resuming`: the supervisor is being asked again (its gates may run); an abort stops it.
+ * - `resuming`: the supervisor is being asked again (its gates may run). It is work like a turn:
+ *   a prompt and a delivered message's turn wait for its verdict; an abort stops it.
  * - `prompting`: a user prompt, from its preamble to its late compaction.
  * - `waking`: turns for delivered messages, one after another until none waits.
  * A turn's `hold` says the supervisor held at the run's last stop: the turn then ends `held`.
