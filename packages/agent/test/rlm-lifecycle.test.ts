@@ -112,8 +112,8 @@ it("-p ends only once every child settled and the turn its notice started has en
 	expect(err.text()).toContain('Sub-agent "poet" (sub-');
 	expect(err.text()).toContain('Sub-agent "poet": completed_without_reply notice sent to its parent');
 	expect(notices(seen.get("root")?.at(-1))).toHaveLength(1);
-	expect(started.agentSession.busy).toBe(false);
-	expect(started.children.busy).toBe(false);
+	expect(started.agentSession.isIdle()).toBe(true);
+	expect(started.children.isIdle()).toBe(true);
 	expect(existsSync(started.children.list()[0]?.session_dir as string)).toBe(true);
 });
 
@@ -178,7 +178,7 @@ it("after the parent's run is aborted a child's notice starts no turn; the next 
 	await finished;
 	// The notice is delivered in the tick that announces it: a turn it started, or one waiting to
 	// start, shows as busy now; one started later would take the notice from the prompt below.
-	expect(started.agentSession.busy).toBe(false);
+	expect(started.agentSession.isIdle()).toBe(true);
 	expect(seen.get("root")).toHaveLength(callsBefore);
 	const next = await started.agentSession.prompt("go on");
 	expect(next.status).toBe("ok");

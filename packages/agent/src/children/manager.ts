@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Usage } from "@mariozechner/pi-ai";
 import type { HiddenMessage } from "../extensions/index.js";
 import { type FamilyMember, Mailbox } from "../messages/index.js";
+import { type ChildCancel, type ChildState, childWorks, residencyOf, runtimeOf, statusOf } from "./child-state.js";
 import { NOTICE_CUSTOM_TYPE, noticeText } from "./notices.js";
 import { checkName, defaultName, parseSpawnRequest, SpawnRefused } from "./options.js";
 import type {
@@ -58,25 +59,20 @@ interface ChildRecord {
 	mailbox: Mailbox;
 	depth: number;
 	spawnedBy: string | null;
-	status: ChildStatus;
-	runtime?: ChildRuntime;
-	/** Set by delete or shutdown; `silent` when no notice should follow (shutdown). */
-	cancel?: { reason: string; silent: boolean };
+	/** Where it is in its life (see `ChildState`); each move replaces it. */
+	state: ChildState;
 	/** The child sent its parent a message during the current run. */
 	replied: boolean;
 	lastText: string;
 	runUsage: Usage;
-	/** The current launch and first run. */
+	/** What a stop or a return from passive waits for: the launch and first run, or the eviction's shutdown. */
 	work: Promise<void>;
 	/** The child's session file, once it has started. */
 	sessionFile?: string;
 	/** When its last run ended (or it was admitted). */
 	lastActiveAt: number;
-	/** Evicted: its runtime is gone until a message brings it back. */
-	passive: boolean;
 	/** `rlm(kernel="local")`: kept so a child brought back runs where it ran. */
 	kernel?: "local";
-	rehydrating?: Promise<void>;
 }
 
 /**
@@ -128,13 +124,12 @@ export class ChildManager {
 			mailbox: new Mailbox(name),
 			depth: depth + 1,
 			spawnedBy: this.options.parent.leafId(),
-			status: "starting",
+			state: { phase: "starting" },
 			replied: false,
 			lastText: "",
 			runUsage: emptyUsage(),
 			work: Promise.resolve(),
 			lastActiveAt: Date.now(),
-			passive: false,
 			...(request.kernel ? { kernel: request.kernel } : {}),
 		};
 		this.armEviction();
@@ -157,26 +152,24 @@ export class ChildManager {
 
 	/** The children, in spawn order. */
 	list(): (ChildHandle & { status: ChildStatus; residency: ChildResidency; session_file?: string; depth: number })[] {
-		return [...this.children.values()].map((record) => ({
-			...record.handle,
-			// An idle child woken by a message runs again until that turn ends.
-			status: record.status === "idle" && record.runtime?.busy ? "running" : record.status,
-			residency: this.residency(record),
-			depth: record.depth,
-			...(record.sessionFile ? { session_file: record.sessionFile } : {}),
-		}));
-	}
-
-	/** Running, retained (finished, in memory) or passive (evicted; a message brings it back). */
-	private residency(record: ChildRecord): ChildResidency {
-		if (record.passive) return "passive";
-		if (record.status === "starting" || record.status === "running" || record.runtime?.busy) return "running";
-		return "retained";
+		return [...this.children.values()].map((record) => {
+			const status = statusOf(record.state);
+			const runtime = runtimeOf(record.state);
+			return {
+				...record.handle,
+				// An idle child woken by a message runs again until that turn ends.
+				status: status === "idle" && runtime && !runtime.isIdle() ? "running" : status,
+				residency: residencyOf(record.state),
+				depth: record.depth,
+				...(record.sessionFile ? { session_file: record.sessionFile } : {}),
+			};
+		});
 	}
 
 	/** Some child is in memory (running or retained). */
 	get hasLiveChildren(): boolean {
-		for (const record of this.children.values()) if (!record.passive && record.status !== "cancelled") return true;
+		for (const { state } of this.children.values())
+			if (residencyOf(state) !== "passive" && statusOf(state) !== "cancelled") return true;
 		return this.settling.size > 0;
 	}
 
@@ -185,10 +178,9 @@ export class ChildManager {
 		const record = this.children.get(name);
 		if (!record) return undefined;
 		// A child still starting gets its messages once its session is up.
-		if (record.status === "starting" || record.status === "running" || record.status === "idle") {
-			return { name, mailbox: record.mailbox };
-		}
-		return { name, why: `it has ${record.status === "failed" ? "failed" : "been cancelled"}` };
+		const status = statusOf(record.state);
+		if (status === "starting" || status === "running" || status === "idle") return { name, mailbox: record.mailbox };
+		return { name, why: `it has ${status === "failed" ? "failed" : "been cancelled"}` };
 	}
 
 	/** Names of the children, in spawn order. */
@@ -221,19 +213,16 @@ export class ChildManager {
 		this.settling.add(record);
 		const settled = () => this.settling.delete(record);
 		record.work.then(settled, settled);
-		const status = record.status;
+		const status = statusOf(record.state);
 		await this.stop(record, { reason: "deleted by rlm.delete_subagent", silent: false });
 		return { name: key, status };
 	}
 
-	/** True while a child starts, runs, or has a delivered message to take. */
-	get busy(): boolean {
-		if (this.settling.size > 0) return true;
-		for (const record of this.children.values()) {
-			if (record.status === "starting" || record.status === "running" || record.rehydrating) return true;
-			if (record.runtime?.busy) return true;
-		}
-		return false;
+	/** False while a child starts, runs, comes back from passive, or has a delivered message to take. */
+	isIdle(): boolean {
+		if (this.settling.size > 0) return false;
+		for (const record of this.children.values()) if (childWorks(record.state)) return false;
+		return true;
 	}
 
 	/** Cancel every child without notices and shut each down (its own children and kernel too). */
@@ -253,22 +242,28 @@ export class ChildManager {
 	 * Cancel a child. A child still starting is shut down by its launch as soon as it is up; only
 	 * `waitForLaunch` (shutdown) waits for that, since a launch may take a while.
 	 */
-	private async stop(
-		record: ChildRecord,
-		cancel: { reason: string; silent: boolean },
-		waitForLaunch = false,
-	): Promise<void> {
-		record.cancel ??= cancel;
-		if (record.status === "starting") {
-			if (waitForLaunch) await record.work.catch(() => undefined);
-			return;
+	private async stop(record: ChildRecord, cancel: ChildCancel, waitForLaunch = false): Promise<void> {
+		const state = record.state;
+		if (state.phase === "stopping") cancel = state.cancel;
+		else {
+			const was = state.phase;
+			record.state = { phase: "stopping", was, cancel, ...(runtimeOf(state) ? { runtime: runtimeOf(state) } : {}) };
+			if (was === "starting") {
+				if (waitForLaunch) await record.work.catch(() => undefined);
+				return;
+			}
+			if (was === "running") runtimeOf(state)?.abort();
+			// A message was bringing it back: that launch ends (and shuts the session it made down) first.
+			if (state.phase === "passive") await state.back;
 		}
-		if (record.status === "running") record.runtime?.abort();
 		// The first run ends promptly once aborted; then the session goes.
 		await record.work.catch(() => undefined);
-		if (record.runtime?.busy) record.runtime.abort();
-		await record.runtime?.dispose().catch(() => undefined);
-		if (record.status !== "failed") record.status = "cancelled";
+		const runtime = runtimeOf(record.state);
+		if (runtime && !runtime.isIdle()) runtime.abort();
+		await runtime?.dispose().catch(() => undefined);
+		const now = record.state;
+		if (now.phase === "stopping")
+			record.state = { phase: now.was === "failed" ? "failed" : "cancelled", cancel, ...(runtime ? { runtime } : {}) };
 	}
 
 	private async start(
@@ -293,17 +288,17 @@ export class ChildManager {
 				...(record.kernel ? { kernel: record.kernel } : {}),
 			});
 		} catch (error) {
-			if (record.cancel) return this.finish(record, { status: "aborted" });
+			if (record.state.phase === "stopping") return this.finish(record, { status: "aborted" });
 			return this.finish(record, { status: "error", errorMessage: `it could not start: ${(error as Error).message}` });
 		}
-		record.runtime = runtime;
 		record.sessionFile = runtime.sessionFile;
-		if (record.cancel) {
+		if (record.state.phase === "stopping") {
 			// Cancelled while starting: shut it down before it runs anything.
+			record.state = { ...record.state, runtime };
 			await runtime.dispose().catch(() => undefined);
 			return this.finish(record, { status: "aborted" });
 		}
-		record.status = "running";
+		record.state = { phase: "running", runtime };
 		this.listen(record, runtime);
 		const outcome = await runtime.prompt(firstMessage(task, handle, this.options.parent.sessionFile, spec));
 		this.finish(record, outcome);
@@ -318,7 +313,7 @@ export class ChildManager {
 		// first run's sum, or at once in an entry of its own once that run has ended (none is lost).
 		runtime.onChildUsage((usage) => {
 			addUsage(record.runUsage, usage);
-			if (record.status !== "running") this.flushUsage(record);
+			if (statusOf(record.state) !== "running") this.flushUsage(record);
 		});
 		runtime.onWokenTurnEnd((outcome) => this.finish(record, outcome));
 	}
@@ -339,12 +334,12 @@ export class ChildManager {
 	private evictIdle(idleMs: number): void {
 		const now = Date.now();
 		for (const record of this.children.values()) {
-			const runtime = record.runtime;
-			if (record.status !== "idle" || record.passive || !runtime || record.rehydrating) continue;
-			if (runtime.busy || runtime.hasLiveChildren || runtime.hasHeartbeat || now - record.lastActiveAt < idleMs)
+			const { state } = record;
+			if (state.phase !== "idle") continue;
+			const { runtime } = state;
+			if (!runtime.isIdle() || runtime.hasLiveChildren || runtime.hasHeartbeat || now - record.lastActiveAt < idleMs)
 				continue;
-			record.passive = true;
-			record.runtime = undefined;
+			record.state = { phase: "passive" };
 			record.mailbox.detach(() => void this.rehydrate(record));
 			const { handle } = record;
 			this.emit({
@@ -359,62 +354,75 @@ export class ChildManager {
 
 	/** A message for a passive child: start its session again from its file and kernel snapshot. */
 	private rehydrate(record: ChildRecord): Promise<void> {
-		if (record.rehydrating) return record.rehydrating;
-		const { handle } = record;
-		record.rehydrating = (async () => {
-			// Its last session must have saved its kernel variables first.
-			await record.work;
-			if (this.closed || !record.passive || !record.sessionFile) return;
-			try {
-				const runtime = await this.options.launch({
-					id: handle.rlm_child_id,
-					name: handle.name,
-					model: handle.model,
-					sessionDir: handle.session_dir,
-					depth: record.depth,
-					parentSessionFile: this.options.parent.sessionFile,
-					parentEntryId: record.spawnedBy,
-					mailbox: record.mailbox,
-					resumeFile: record.sessionFile,
-					...(record.kernel ? { kernel: record.kernel } : {}),
-				});
-				record.runtime = runtime;
-				record.passive = false;
-				record.lastActiveAt = Date.now();
-				this.listen(record, runtime);
-				this.emit({
-					type: "child_residency",
-					rlm_child_id: handle.rlm_child_id,
-					name: handle.name,
-					residency: "retained",
-				});
-			} catch (error) {
-				record.passive = false;
-				this.finish(record, {
-					status: "error",
-					errorMessage: `it could not be brought back: ${(error as Error).message}`,
-				});
-			}
-		})().finally(() => {
-			record.rehydrating = undefined;
+		const { state } = record;
+		if (state.phase !== "passive") return Promise.resolve();
+		if (state.back) return state.back;
+		const back = this.bringBack(record).finally(() => {
+			if (record.state.phase === "passive" && record.state.back === back) record.state = { phase: "passive" };
 		});
-		return record.rehydrating;
+		record.state = { phase: "passive", back };
+		return back;
+	}
+
+	private async bringBack(record: ChildRecord): Promise<void> {
+		const { handle } = record;
+		// Its last session must have saved its kernel variables first.
+		await record.work;
+		if (this.closed || record.state.phase !== "passive" || !record.sessionFile) return;
+		try {
+			const runtime = await this.options.launch({
+				id: handle.rlm_child_id,
+				name: handle.name,
+				model: handle.model,
+				sessionDir: handle.session_dir,
+				depth: record.depth,
+				parentSessionFile: this.options.parent.sessionFile,
+				parentEntryId: record.spawnedBy,
+				mailbox: record.mailbox,
+				resumeFile: record.sessionFile,
+				...(record.kernel ? { kernel: record.kernel } : {}),
+			});
+			// Stopped meanwhile: a stop waits for this launch and shuts the new session down.
+			const now = record.state as ChildState; // read again after the launch
+			if (now.phase !== "passive") {
+				if (now.phase === "stopping") record.state = { ...now, runtime };
+				else await runtime.dispose().catch(() => undefined);
+				return;
+			}
+			record.state = { phase: "idle", runtime };
+			record.lastActiveAt = Date.now();
+			this.listen(record, runtime);
+			this.emit({
+				type: "child_residency",
+				rlm_child_id: handle.rlm_child_id,
+				name: handle.name,
+				residency: "retained",
+			});
+		} catch (error) {
+			this.finish(record, {
+				status: "error",
+				errorMessage: `it could not be brought back: ${(error as Error).message}`,
+			});
+		}
 	}
 
 	/** A run of the child ended: roll its usage up, tell the parent when it did not reply. */
 	private finish(record: ChildRecord, outcome: ChildRunOutcome): void {
-		const { handle } = record;
+		const { handle, state } = record;
 		record.lastActiveAt = Date.now();
 		this.flushUsage(record);
+		const cancel = state.phase === "stopping" || "cancel" in state ? state.cancel : undefined;
+		const runtime = runtimeOf(state);
+		const kept = runtime ? { runtime } : {};
 		let kind: NoticeKind | undefined;
-		if (record.cancel || outcome.status === "aborted") {
-			record.status = "cancelled";
-			kind = record.cancel?.silent ? undefined : "cancelled";
-		} else if (outcome.status === "error") {
-			record.status = "failed";
+		if (cancel || outcome.status === "aborted") {
+			record.state = { phase: "cancelled", ...kept, ...(cancel ? { cancel } : {}) };
+			kind = cancel?.silent ? undefined : "cancelled";
+		} else if (outcome.status === "error" || !runtime) {
+			record.state = { phase: "failed", ...kept };
 			kind = "failed";
 		} else {
-			record.status = "idle";
+			record.state = { phase: "idle", runtime };
 			if (!record.replied) kind = "completed_without_reply";
 		}
 		const replied = record.replied;
@@ -423,7 +431,7 @@ export class ChildManager {
 			type: "child_finished",
 			rlm_child_id: handle.rlm_child_id,
 			name: handle.name,
-			status: record.status,
+			status: statusOf(record.state),
 			replied,
 		});
 		if (!kind) return;
@@ -433,7 +441,7 @@ export class ChildManager {
 			name: handle.name,
 			sessionDir: handle.session_dir,
 			lastText: record.lastText,
-			error: kind === "cancelled" ? record.cancel?.reason : outcome.errorMessage,
+			error: kind === "cancelled" ? cancel?.reason : outcome.errorMessage,
 		});
 		this.emit({ type: "child_notice", rlm_child_id: handle.rlm_child_id, name: handle.name, kind, text });
 		this.options.parent.deliver({

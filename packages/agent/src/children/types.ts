@@ -42,8 +42,8 @@ export interface ChildRuntime {
 	onChildUsage(listener: (usage: Usage) => void): () => void;
 	/** A turn started by a delivered message (an agent message) ended. */
 	onWokenTurnEnd(listener: (outcome: ChildRunOutcome) => void): () => void;
-	/** A turn runs, a delivered message waits for one, or one of its own children is busy. */
-	readonly busy: boolean;
+	/** False while a turn runs, a delivered message waits for one, or one of its own children works. */
+	isIdle(): boolean;
 	/** One of its own children is in memory (running or retained): it is not evicted then. */
 	readonly hasLiveChildren: boolean;
 	/** Its heartbeat is set (`rlm_heartbeat`): it is not evicted then. */

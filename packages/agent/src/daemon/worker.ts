@@ -455,7 +455,7 @@ export class Worker {
 	private get busy(): boolean {
 		const { agentSession, children, kernel } = this.options.started;
 		// A cell left running after an interrupt is work too (`status` says so; the worker is not evicted under it).
-		return agentSession.busy || agentSession.running || children.busy || kernel.busy;
+		return !agentSession.isIdle() || !children.isIdle() || kernel.busy;
 	}
 
 	private push(message: WorkerPush): void {

@@ -99,7 +99,7 @@ export class LocalLink implements SessionLink {
 			cost: usage.cost.total,
 			runningChildren: children.list().filter((child) => child.status === "running" || child.status === "starting")
 				.length,
-			running: agentSession.running || agentSession.busy || this.pendingRuns > 0,
+			running: !agentSession.isIdle() || this.pendingRuns > 0,
 			queued: this.inputs.list(),
 			...(goals.active() ? { goal: goals.active()?.objective } : {}),
 			kernelStarted: kernel.started,
@@ -230,7 +230,7 @@ export class LocalLink implements SessionLink {
 
 	async branch(leafId: string | null): Promise<void> {
 		const { session, agentSession, extensions } = this.started;
-		if (agentSession.running || agentSession.busy)
+		if (!agentSession.isIdle())
 			throw new UserError(
 				"The agent is working; the conversation cannot move to another entry now.",
 				"Wait for the turn to end (or stop it with Ctrl-C twice), then pick the entry again.",

@@ -21,7 +21,7 @@ export async function finishRun(
 	goalStop: () => GoalEvent | undefined,
 ): Promise<{ outcome: RunOutcome; report: RunReport }> {
 	let outcome = first;
-	if (outcome.status === "ok" && (!outcome.command || started.agentSession.busy))
+	if (outcome.status === "ok" && (!outcome.command || !started.agentSession.isIdle()))
 		outcome = (await settleChildren(started, signal)) ?? outcome;
 	return { outcome, report: longRunningOutcome(started, outcome, describeOutcome(outcome, started), goalStop()) };
 }

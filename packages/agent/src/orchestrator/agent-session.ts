@@ -30,6 +30,7 @@ import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.
 import { PromptBoundaries } from "./prompt-boundary.js";
 import { type RunOutcome, runOutcome } from "./run-outcome.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
+import { isResting, type LoopRun, type SessionState, SessionStates } from "./session-state.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { hostMessage, recordMessage } from "./transcript.js";
 import { WakeScheduler } from "./wake-scheduler.js";
@@ -86,35 +87,31 @@ export class AgentSession {
 	private promptAppend = "";
 	/** Tokens the next provider call's prompt holds (see `beforeProviderCall`): its answer is sized to the window left. */
 	private callPromptTokens = 0;
-	/** A compaction happened during the current run: the loop's own message list is stale. */
-	private compactedInRun = false;
+	/** What the session is doing (see `SessionState`); every move goes through it. */
+	private readonly states = new SessionStates();
 	/** Turns started by delivered messages (sub-agent notices, agent messages). */
 	private readonly wakes: WakeScheduler;
 	/** Goals and autonomous mode: what happens when the model would stop. */
 	private supervisor: RunSupervisor | undefined;
-	/** The supervisor asked to wait for sub-agents before continuing (see `resumeHeld`). */
-	private held = false;
-	private heldAbort: AbortController | undefined;
-	/** Why the kernel could not start during the current run (it then stops). */
-	private kernelFailure: string | undefined;
-	/** The disk refused to record a message of the current run: the run stopped there. */
-	private writeFailure: DiskWriteError | undefined;
 
 	constructor(
 		readonly session: Session,
 		private readonly options: AgentSessionOptions,
 	) {
 		this.extensions = options.extensions;
-		this.wakes = new WakeScheduler({
-			hasQueued: () => this.agent.hasQueuedMessages(),
-			hasHistory: () => this.agent.state.messages.length > 0,
-			runQueued: async () => {
-				await this.compactions.settled();
-				await this.flushPending();
-				await this.startRun("", true);
-				return this.run(() => this.agent.continue());
+		this.wakes = new WakeScheduler(
+			{
+				hasQueued: () => this.agent.hasQueuedMessages(),
+				hasHistory: () => this.agent.state.messages.length > 0,
+				runQueued: async () => {
+					await this.compactions.settled();
+					await this.flushPending();
+					await this.startRun("", true);
+					return this.run(() => this.agent.continue());
+				},
 			},
-		});
+			this.states,
+		);
 		this.baseSystemPrompt = options.systemPrompt;
 		this.boundaries = new PromptBoundaries(session);
 		this.compactionSettings = options.compaction ?? DEFAULT_COMPACTION_SETTINGS;
@@ -162,9 +159,13 @@ export class AgentSession {
 			beforeToolCall: async (context) => refuseCutOffCall(context) ?? this.bridge.beforeToolCall(context),
 			afterToolCall: async (context) => {
 				const result = await this.bridge.afterToolCall(context);
-				if (context.toolCall.name === IPYTHON_TOOL_NAME) this.kernelFailure ??= this.options.kernel?.setupFailure;
+				const kernelFailure = this.options.kernel?.setupFailure;
+				if (context.toolCall.name === IPYTHON_TOOL_NAME && kernelFailure && !this.states.loop?.kernelFailure)
+					this.states.noteLoop({ kernelFailure });
 				// A limit was reached, or no cell can run: this turn's tools finish, and no further model call is made.
-				return this.supervisor?.shouldEndRun?.() || this.kernelFailure ? { ...result, terminate: true } : result;
+				return this.supervisor?.shouldEndRun?.() || this.states.loop?.kernelFailure
+					? { ...result, terminate: true }
+					: result;
 			},
 		});
 		const recorded = context.model;
@@ -181,7 +182,7 @@ export class AgentSession {
 			if (event.type === "turn_end" && event.message.role === "assistant") {
 				const message = event.message as AssistantMessage;
 				if (this.supervisor && wouldStop(message) && !this.agent.hasQueuedMessages())
-					this.apply(await this.askSupervisor(message, signal), true);
+					this.apply(await this.askSupervisor(message, signal));
 			}
 		});
 		this.extensions?.onProblem((problem) => this.notify({ type: "extension_problem", ...problem }));
@@ -226,14 +227,14 @@ export class AgentSession {
 	 * instead (`/compact` or an extension's); an unknown name is an error, not a prompt.
 	 */
 	async prompt(input: string): Promise<RunOutcome> {
-		await this.whenIdle();
-		// The prompt's own run reaches its stop and asks the supervisor again.
-		this.held = false;
-		this.wakes.beginPrompt();
+		// After a woken turn or a resume; the prompt's own run reaches its stop and asks the supervisor again.
+		while (!isResting(this.states.state)) await this.whenIdle();
+		this.states.beginPrompt();
 		try {
 			return await this.promptNow(input);
 		} finally {
-			this.wakes.endPrompt();
+			this.states.endTurn("prompting");
+			this.wakes.kick(); // for messages that arrived meanwhile
 		}
 	}
 
@@ -247,14 +248,23 @@ export class AgentSession {
 		this.wakes.kick();
 	}
 
-	/** Resolves once no woken turn runs (a prompt already waits for its own end). */
+	/** Resolves once no prompt, woken turn or resume of a held continuation is under way. */
 	whenIdle(): Promise<void> {
-		return this.wakes.whenIdle();
+		return this.states.whenResting();
 	}
 
-	/** Whether a prompt or a woken turn is under way, or a delivered message waits to start one. */
-	get busy(): boolean {
-		return this.wakes.busy;
+	/** What the session is doing now (`onState` hears each change). */
+	get state(): SessionState {
+		return this.states.state;
+	}
+
+	onState(listener: (state: SessionState) => void): () => void {
+		return this.states.onChange(listener);
+	}
+
+	/** False while a prompt, a woken turn or a resume runs, or a delivered message waits for a turn (held is idle). */
+	isIdle(): boolean {
+		return isResting(this.states.state) && !this.wakes.waiting && !this.running;
 	}
 
 	/** Listen to the outcome of every turn started by a delivered message. */
@@ -302,8 +312,8 @@ export class AgentSession {
 	}
 
 	/**
-	 * Compact now (the session must be idle): `/compact`, or an embedding host. Failures are
-	 * reported as a `compaction_failed` notice and returned; the session is unchanged then.
+	 * Compact now: `/compact`, a host, or at a turn boundary inside a run (it goes on from the rebuilt
+	 * context). Failures are reported as a `compaction_failed` notice and returned; nothing changes then.
 	 */
 	async compact(reason: CompactionReason = "command", customInstructions?: string): Promise<CompactResult | undefined> {
 		// The summary calls get their own signal, as every model call does (see `callSignal`).
@@ -322,8 +332,8 @@ export class AgentSession {
 				onStart: () => this.notify({ type: "compaction_start", reason }),
 			});
 			if (result.status === "compacted") {
-				this.compactedInRun = this.running;
-				if (!this.running) this.agent.state.messages = this.session.context().messages;
+				if (this.running) this.states.noteLoop({ compacted: true });
+				else this.agent.state.messages = this.session.context().messages;
 			}
 			// The automatic trigger finding nothing to summarise is not news; it retries at each call.
 			if (result.status !== "nothing" || reason !== "threshold")
@@ -351,9 +361,7 @@ export class AgentSession {
 	 * Extensions hear `session_abort`, run or no run.
 	 */
 	abort(): void {
-		this.wakes.pause();
-		this.held = false;
-		this.heldAbort?.abort();
+		this.states.pause();
 		this.agent.abort();
 		// Work extensions do beside the run (a background harness refinement) stops too.
 		void this.extensions?.emit("session_abort", { sessionId: this.session.id });
@@ -373,7 +381,7 @@ export class AgentSession {
 
 	/** The supervisor is waiting for sub-agents to settle before it continues the work. */
 	get continuationHeld(): boolean {
-		return this.held;
+		return this.states.state.phase === "held";
 	}
 
 	/**
@@ -381,19 +389,21 @@ export class AgentSession {
 	 * is idle: a continuation then starts a turn (as a delivered message does).
 	 */
 	async resumeHeld(): Promise<void> {
-		if (!this.held || this.busy || this.running) return;
-		this.held = false;
-		const controller = new AbortController();
-		this.heldAbort = controller;
-		const last = [...this.agent.state.messages].reverse().find((message) => message.role === "assistant") as
+		if (!this.continuationHeld || !this.isIdle()) return;
+		const signal = this.states.beginResume();
+		const last = this.agent.state.messages.findLast((message) => message.role === "assistant") as
 			| AssistantMessage
 			| undefined;
+		let verdict: StopVerdict;
 		try {
-			const verdict = await this.askSupervisor(last, controller.signal);
-			if (!controller.signal.aborted) this.apply(verdict, false);
+			verdict = await this.askSupervisor(last, signal);
 		} finally {
-			this.heldAbort = undefined;
+			// An abort meanwhile already moved the session on (and paused wakes).
+			this.states.endResume(signal, verdict !== undefined && "hold" in verdict);
 		}
+		if (!signal.aborted && verdict && "continueWith" in verdict) this.deliverExternal(verdict.continueWith);
+		// Messages delivered during the resume start their turn now.
+		else this.wakes.kick();
 	}
 
 	/** Emit the session events of start-up to extensions (the session is ready, before any prompt). */
@@ -404,10 +414,9 @@ export class AgentSession {
 	/** Finish queued compactions, then tell extensions the session is closing (before the kernel shuts down). */
 	async shutdown(): Promise<void> {
 		// No new turn starts for a late message; one already running is stopped.
-		this.wakes.pause();
-		this.held = false;
-		this.heldAbort?.abort();
-		if (this.wakes.waking) {
+		const waking = this.states.state.phase === "waking";
+		this.states.pause();
+		if (waking) {
 			this.agent.abort();
 			await this.whenIdle();
 		}
@@ -429,12 +438,10 @@ export class AgentSession {
 		}
 	}
 
-	/** Carry out a supervisor's verdict: inside a run as a follow-up, else as a delivered message. */
-	private apply(verdict: StopVerdict, inRun: boolean): void {
-		this.held = verdict !== undefined && "hold" in verdict;
-		if (!verdict || "hold" in verdict) return;
-		if (inRun) this.agent.followUp(hostMessage(verdict.continueWith));
-		else this.deliverExternal(verdict.continueWith);
+	/** Carry out a supervisor's verdict at a stop inside a run: hold, or go on with a follow-up. */
+	private apply(verdict: StopVerdict): void {
+		this.states.setHold(verdict !== undefined && "hold" in verdict);
+		if (verdict && "continueWith" in verdict) this.agent.followUp(hostMessage(verdict.continueWith));
 	}
 
 	private apiKey(): string {
@@ -448,29 +455,22 @@ export class AgentSession {
 	 */
 	private async run(start: () => Promise<void>, answered = false): Promise<RunOutcome> {
 		const before = this.agent.state.messages.length;
-		this.compactedInRun = false;
-		this.kernelFailure = undefined;
-		this.writeFailure = undefined;
-		let compacted = false;
+		this.states.beginLoop();
+		let loop: LoopRun;
 		try {
 			await start();
 		} finally {
+			loop = this.states.endLoop();
 			// The loop kept every message; after a compaction the session's rebuilt context is the truth.
-			compacted = this.compactedInRun;
-			if (compacted) this.agent.state.messages = this.session.context().messages;
-			this.compactedInRun = false;
+			if (loop.compacted) this.agent.state.messages = this.session.context().messages;
 		}
-		// After a compaction the run's messages are no longer those past `before`: its answers are unknown.
-		return this.outcome(before, answered && !compacted);
-	}
-
-	private outcome(before: number, emptyFails: boolean): RunOutcome {
 		const messages = this.agent.state.messages;
 		return runOutcome(messages.slice(Math.min(before, messages.length)), {
-			writeFailure: this.writeFailure,
-			kernelFailure: this.kernelFailure,
+			writeFailure: loop.writeFailure,
+			kernelFailure: loop.kernelFailure,
 			loopError: this.agent.state.errorMessage,
-			emptyFails,
+			// After a compaction the run's messages are no longer those past `before`: its answers are unknown.
+			emptyFails: answered && !loop.compacted,
 		});
 	}
 
@@ -541,7 +541,7 @@ export class AgentSession {
 		const due = shouldCompact(contextTokens(current), this.model.contextWindow, this.compactionSettings);
 		// compact() reports its own failures; the call then goes on with the uncompacted context.
 		if (request || due) await this.compact(request?.reason ?? "threshold", request?.customInstructions);
-		if (this.compactedInRun) current = this.session.context().messages;
+		if (this.states.loop?.compacted) current = this.session.context().messages;
 		const transformed = await this.bridge.transformContext(current);
 		const systemPrompt = this.agent.state.systemPrompt;
 		this.promptAppend = await this.bridge.systemPromptAppend(systemPrompt);
@@ -562,7 +562,7 @@ export class AgentSession {
 				this.agent.state.tools.map((tool) => tool.name),
 			);
 		} catch (error) {
-			if (error instanceof DiskWriteError) this.writeFailure = error;
+			if (error instanceof DiskWriteError) this.states.noteLoop({ writeFailure: error });
 			throw error;
 		}
 	}

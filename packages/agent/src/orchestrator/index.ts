@@ -6,4 +6,5 @@ export { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.
 export { PromptBoundaries, SYSTEM_PROMPT_ENTRY } from "./prompt-boundary.js";
 export type { RunOutcome } from "./run-outcome.js";
 export { type RunSupervisor, type StopVerdict, type WouldStopEvent, wouldStop } from "./run-supervisor.js";
+export type { LoopRun, SessionPhase, SessionState, Wakes } from "./session-state.js";
 export { parseSlashCommand, promptText, type SlashCommandCall } from "./slash-commands.js";

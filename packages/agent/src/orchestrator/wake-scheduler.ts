@@ -1,4 +1,5 @@
 import type { RunOutcome } from "./run-outcome.js";
+import { isResting, type SessionStates } from "./session-state.js";
 
 /** What the scheduler needs from the session: the loop's queue and a way to run a turn for it. */
 export interface WakeHost {
@@ -12,45 +13,21 @@ export interface WakeHost {
 
 /**
  * When messages from outside the user's prompt (a sub-agent's notice, an agent message) start a
- * turn: at once when the session is idle, after the current turn when one runs, never after
- * `pause()` (an abort or shutdown) until the next prompt.
+ * turn: at once when the session rests (idle or held), after the current prompt, woken turn or
+ * resume when one is under way, never while wakes are paused (an abort or shutdown) until the next
+ * prompt. It moves the session's state between resting and `waking`.
  */
 export class WakeScheduler {
-	/** A prompt or a woken turn is under way (wider than the loop's run: preamble and late compaction too). */
-	private turnActive = false;
-	private wakeRun: Promise<void> | undefined;
-	private paused = false;
 	private readonly listeners = new Set<(outcome: RunOutcome) => void>();
 
-	constructor(private readonly host: WakeHost) {}
+	constructor(
+		private readonly host: WakeHost,
+		private readonly states: SessionStates,
+	) {}
 
-	/** A user prompt starts: wakes resume, and none starts while it runs. */
-	beginPrompt(): void {
-		this.paused = false;
-		this.turnActive = true;
-	}
-
-	/** The prompt ended: messages that arrived meanwhile start their turn now. */
-	endPrompt(): void {
-		this.turnActive = false;
-		this.kick();
-	}
-
-	/** Messages wait for the next prompt instead of starting a turn. */
-	pause(): void {
-		this.paused = true;
-	}
-
-	get waking(): boolean {
-		return this.wakeRun !== undefined;
-	}
-
-	get busy(): boolean {
-		return this.turnActive || this.wakeRun !== undefined || (!this.paused && this.host.hasQueued());
-	}
-
-	async whenIdle(): Promise<void> {
-		while (this.wakeRun) await this.wakeRun;
+	/** A delivered message waits for a turn that the session will start (wakes are on). */
+	get waiting(): boolean {
+		return this.states.state.wakes === "on" && this.host.hasQueued();
 	}
 
 	onOutcome(listener: (outcome: RunOutcome) => void): () => void {
@@ -58,32 +35,33 @@ export class WakeScheduler {
 		return () => this.listeners.delete(listener);
 	}
 
-	/** Start a turn for queued messages when nothing runs. */
+	/** Start turns for queued messages when the session rests. */
 	kick(): void {
-		if (this.paused || this.turnActive || this.wakeRun || !this.host.hasQueued()) return;
+		if (!isResting(this.states.state) || !this.waiting) return;
 		// Before the first prompt there is nothing to continue: the first prompt's run takes them.
 		if (!this.host.hasHistory()) return;
-		this.wakeRun = this.runWoken().finally(() => {
-			this.wakeRun = undefined;
+		this.states.beginWaking();
+		void this.runWoken().finally(() => {
+			this.states.endTurn("waking");
 			this.kick();
 		});
 	}
 
 	private async runWoken(): Promise<void> {
-		this.turnActive = true;
 		try {
-			while (!this.paused && this.host.hasQueued()) {
+			while (this.waiting) {
 				const outcome = await this.host.runQueued();
-				for (const listener of this.listeners) listener(outcome);
+				this.tell(outcome);
 				if (outcome.status === "aborted") break;
 			}
 		} catch (error) {
 			// The loop refused to continue: wait for the next prompt rather than retry at once.
-			this.paused = true;
-			const outcome: RunOutcome = { status: "error", errorMessage: (error as Error).message };
-			for (const listener of this.listeners) listener(outcome);
-		} finally {
-			this.turnActive = false;
+			this.states.pauseWakes();
+			this.tell({ status: "error", errorMessage: (error as Error).message });
 		}
+	}
+
+	private tell(outcome: RunOutcome): void {
+		for (const listener of this.listeners) listener(outcome);
 	}
 }

@@ -27,9 +27,7 @@ export function childRuntime(started: StartedSession): ChildRuntime {
 		onChildUsage: (listener) => started.onChildUsage(listener),
 		onWokenTurnEnd: (listener) =>
 			agentSession.onWakeOutcome((outcome) => listener({ status: outcome.status, errorMessage: outcome.errorMessage })),
-		get busy() {
-			return agentSession.busy || started.children.busy;
-		},
+		isIdle: () => agentSession.isIdle() && started.children.isIdle(),
 		get hasLiveChildren() {
 			return started.children.hasLiveChildren;
 		},

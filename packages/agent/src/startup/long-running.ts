@@ -85,7 +85,7 @@ export async function wireLongRunning(
 	const goals = new GoalController({
 		branch: () => session.branch(),
 		append: (data, keep) => session.appendCustom(GOAL_ENTRY, data, { keep }),
-		childrenBusy: () => children.busy,
+		childrenBusy: () => !children.isIdle(),
 		hasConversation,
 		start: (message) => {
 			// Set at start-up (`--goal`) or in a new session: it goes with the next prompt.
@@ -107,7 +107,7 @@ export async function wireLongRunning(
 	parts.onChildEvent((event) => {
 		if (event.type === "child_finished")
 			queueMicrotask(() => {
-				if (!children.busy) void agentSession.resumeHeld();
+				if (children.isIdle()) void agentSession.resumeHeld();
 			});
 	});
 	if (options.goal) goals.create(options.goal.objective, options.goal.budget, "user");
@@ -134,7 +134,7 @@ export async function wireLongRunning(
 			env: { ...parts.env, PRIME_AGENT_DIR: parts.agentHome },
 		}),
 		goals,
-		childrenBusy: () => children.busy,
+		childrenBusy: () => !children.isIdle(),
 		// The time limit ends everything: the run, and sub-agents still at work.
 		abortRun: () => {
 			agentSession.abort();

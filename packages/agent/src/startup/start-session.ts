@@ -536,7 +536,7 @@ async function assembleSession(options: StartOptions, held: { session?: Session 
 		},
 		async whenSettled(signal) {
 			while (!signal?.aborted) {
-				if (agentSession.busy || children.busy) {
+				if (!agentSession.isIdle() || !children.isIdle()) {
 					await agentSession.whenIdle();
 					await new Promise((resolve) => setTimeout(resolve, 25));
 				} else if (agentSession.continuationHeld) await agentSession.resumeHeld();
