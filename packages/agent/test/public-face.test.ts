@@ -194,7 +194,13 @@ function declaredFaces(): ReturnType<typeof declaredNames> {
 
 describe("the public face of prime-agent", () => {
 	it("package.json exports the index, the extension API, the view's start and the daemon's clients", () => {
-		expect(Object.keys(packageExports())).toEqual([".", "./extensions", "./view", "./daemon"]);
+		const exportsMap = packageExports();
+		expect(Object.keys(exportsMap)).toEqual([".", "./extensions", "./view", "./daemon"]);
+		requireBuild(Object.keys(exportsMap));
+		const missing = Object.values(exportsMap)
+			.flatMap((entry) => [entry.types, entry.default])
+			.filter((file) => !existsSync(join(agent, file)));
+		expect(missing).toEqual([]);
 	});
 
 	it("each subpath gives TypeScript exactly the names declared here, nothing that slipped in", () => {
