@@ -1,7 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+/** A package's source file: what `import "name"` (or a subpath of it) means in a test. */
+const src = (pkg: string, file = "index.ts") =>
+	fileURLToPath(new URL(`./packages/${pkg}/src/${file}`, import.meta.url));
 
 /**
  * The kernel's behaviour contract, run against a kernel on a Jupyter Server: every kernel test
@@ -24,11 +26,15 @@ const SERVER_ONLY = ["packages/kernel/test/on-jupyter-server.test.ts"];
 export default defineConfig({
 	resolve: {
 		// Tests import sibling packages from source so a test run never sees a stale build.
+		// A package's subpaths come before its name, whose alias would take them as folders of that file
+		// (each one as the package's `exports` maps it).
 		alias: {
+			"prime-agent-kernel/testing": src("kernel", "testing/jupyter-server.ts"),
 			"prime-agent-kernel": src("kernel"),
 			"prime-agent-context": src("context"),
-			// Before "prime-agent", whose alias would take it as a folder of that file.
-			"prime-agent/view": fileURLToPath(new URL("./packages/agent/src/view/index.ts", import.meta.url)),
+			"prime-agent/extensions": src("agent", "extensions/api.ts"),
+			"prime-agent/view": src("agent", "view/index.ts"),
+			"prime-agent/daemon": src("agent", "daemon/index.ts"),
 			"prime-agent": src("agent"),
 		},
 	},

@@ -1,9 +1,9 @@
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 let server: LoopbackServer;

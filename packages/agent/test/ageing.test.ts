@@ -1,8 +1,8 @@
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import { AGEING_ENTRY_TYPE, type AgeingRecord } from "../src/builtin/prime-context/ageing.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 import { expectPromptOnlyGrows } from "./prompt-growth.js";
 
 /** Anthropic's prices per million tokens (cache read 0.1x, write 1.25x). */

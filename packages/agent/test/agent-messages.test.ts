@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { cell, holdSessionStarts, lastToolResult, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxm", models: [{ id: "m" }] });
 

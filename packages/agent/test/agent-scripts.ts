@@ -6,9 +6,9 @@ import {
 	fauxToolCall,
 	type Message,
 } from "@mariozechner/pi-ai";
-import type { FauxSessions } from "./faux-session.js";
-import { wireText } from "./faux-session.js";
-import type { TempWorld } from "./temp-home.js";
+import type { FauxSessions } from "prime-agent-test-support/faux-session";
+import { wireText } from "prime-agent-test-support/faux-session";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 
 export type AgentStep = AssistantMessage | ((context: Context) => AssistantMessage);
 

@@ -1,9 +1,9 @@
+import { anthropicModelWorld, type LoopbackServer } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { memoryIo } from "./cli-io.js";
-import { anthropicModelWorld, type LoopbackServer } from "./loopback-servers.js";
 import { anthropicBodyGrowth } from "./prompt-growth.js";
-import type { TempWorld } from "./temp-home.js";
 
 let world: TempWorld | undefined;
 let server: LoopbackServer | undefined;

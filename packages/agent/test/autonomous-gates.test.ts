@@ -2,6 +2,9 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { makeDaemonWorld } from "prime-agent-test-support/daemon-world";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { localModelWorld } from "prime-agent-test-support/loopback-servers";
 import { expect, it, onTestFinished } from "vitest";
 import { GATE_DRAIN_MS, runGate } from "../src/autonomous/index.js";
 import { runCli } from "../src/cli/index.js";
@@ -9,9 +12,6 @@ import { ExitCode } from "../src/errors.js";
 import { describeOutcome } from "../src/modes/index.js";
 import { longRunningOutcome } from "../src/modes/long-running.js";
 import { memoryIo } from "./cli-io.js";
-import { makeDaemonWorld } from "./daemon-world.js";
-import { useFauxSessions } from "./faux-session.js";
-import { localModelWorld } from "./loopback-servers.js";
 
 // How gates end: never a hang on what they leave running, and a gate that cannot run its command
 // ends the run at once. (autonomous.test.ts has the run's other contracts.)

@@ -2,6 +2,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
+import { localModelWorld } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { expect, it, onTestFinished } from "vitest";
 import {
 	GATE_NOT_RERUN_TEXT,
@@ -18,9 +21,6 @@ import type { RunOutcome } from "../src/orchestrator/index.js";
 import type { StartedSession, StartOptions } from "../src/startup/index.js";
 import { alive, cell } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
-import { localModelWorld } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 

@@ -7,15 +7,19 @@ import {
 	fauxAssistantMessage,
 	type Message,
 } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import {
+	type HoldingServer,
+	openAiCompletionsServer,
+	type ScriptedReply,
+} from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { REFINEMENT_ENTRY } from "../src/builtin/harness/index.js";
 import { HARNESS_INDEX_ENTRY, Harness, PLANNING_SYSTEM_PROMPT, REVIEW_SYSTEM_PROMPT } from "../src/harness/index.js";
 import { type StartedSession, startSession } from "../src/startup/index.js";
 import { cell } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type HoldingServer, openAiCompletionsServer, type ScriptedReply } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions({ provider: "fauxbg", models: [{ id: "m", maxTokens: 4096 }] });
 beforeEach(() => {

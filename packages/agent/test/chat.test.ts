@@ -2,11 +2,11 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { runChatMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 let started: StartedSession | undefined;

@@ -2,13 +2,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import {
+	anthropicMessagesServer,
+	closedPort,
+	openAiCompletionsServer,
+} from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { anthropicMessagesServer, closedPort, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 afterEach(() => world?.cleanup());

@@ -1,8 +1,8 @@
 import { type Context, fauxAssistantMessage, fauxToolCall, type Message } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { expect, it } from "vitest";
 import type { StartedSession } from "../src/startup/index.js";
-import { useFauxSessions } from "./faux-session.js";
-import type { TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions({ provider: "fauxk", models: [{ id: "m", contextWindow: 1_000_000 }] });
 let world: TempWorld;

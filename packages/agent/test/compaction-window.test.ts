@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import type { SessionEntry } from "../src/session/index.js";
 import { type StartedSession, startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 import { type WindowCall, type WindowServer, type WindowServerOptions, windowServer } from "./window-server.js";
 
 /** A 24K window, as a local server is often started (`vllm serve --max-model-len 24576`). */

@@ -7,11 +7,11 @@ import {
 	type Message,
 	type StreamOptions,
 } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_COMPACTION_SETTINGS, SUMMARY_SECTIONS } from "../src/compaction/index.js";
 import type { CompactionEntry, SessionEntry } from "../src/session/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions({
 	provider: "fauxc",

@@ -10,10 +10,14 @@ import {
 	writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import {
+	type LoopbackServer,
+	localModelWorld,
+	openAiCompletionsServer,
+} from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
-import { runCliText } from "./cli-process.js";
-import { type LoopbackServer, localModelWorld, openAiCompletionsServer } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 /**
  * A session file is untrusted: one from a shared repository or a download is resumed by path, and a

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { CUT_OFF_CALL_REASON } from "../src/orchestrator/cut-off-call.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

@@ -1,8 +1,5 @@
 import { existsSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentInfo } from "../src/daemon/index.js";
-import { RUNNING_CALL_FILE, readRunningCall } from "../src/unfinished-calls/index.js";
-import { spawnCli, spawnCliText, type TextCliProcess } from "./cli-process.js";
+import { spawnCli, spawnCliText, type TextCliProcess } from "prime-agent-test-support/cli-process";
 import {
 	type DaemonWorld,
 	endDaemonTest,
@@ -10,7 +7,10 @@ import {
 	makeDaemonWorld,
 	type Spawned,
 	sessionRecords,
-} from "./daemon-world.js";
+} from "prime-agent-test-support/daemon-world";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentInfo } from "../src/daemon/index.js";
+import { RUNNING_CALL_FILE, readRunningCall } from "../src/unfinished-calls/index.js";
 
 // Real processes: a supervisor, workers, kernels, and a command line started for each step.
 vi.setConfig({ testTimeout: 120_000 });

@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type DaemonWorld, eventually, killDaemon, makeDaemonWorld } from "prime-agent-test-support/daemon-world";
+import { cannotMount, mountSmallDisk, type SmallDisk, tempFilesUnder } from "prime-agent-test-support/small-disk";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { daemonPaths, isSameProcess, readWorkerRecord, workerKeys } from "../src/daemon/index.js";
 import { ExitCode } from "../src/errors.js";
-import { type DaemonWorld, eventually, killDaemon, makeDaemonWorld } from "./daemon-world.js";
-import { cannotMount, mountSmallDisk, type SmallDisk, tempFilesUnder } from "./small-disk.js";
 
 // Real processes (a supervisor, workers, kernels) with the agent home on a 2 MB tmpfs filled to the last byte.
 vi.setConfig({ testTimeout: 120_000 });

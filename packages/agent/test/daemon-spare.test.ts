@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type DaemonWorld, eventually, makeDaemonWorld } from "prime-agent-test-support/daemon-world";
 import { afterEach, describe, expect, it } from "vitest";
 import { plainEnv, unwrap } from "../src/daemon/client.js";
 import {
@@ -12,7 +13,6 @@ import {
 	workerKeys,
 } from "../src/daemon/index.js";
 import { daemonPaths } from "../src/daemon/state.js";
-import { type DaemonWorld, eventually, makeDaemonWorld } from "./daemon-world.js";
 
 let world: DaemonWorld | undefined;
 

@@ -1,11 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it, vi } from "vitest";
-import { daemonPaths, liveWorkers as liveWorkersOf, workerKeys } from "../src/daemon/index.js";
-import { ONE_SHOT_CLIENT_GONE_MID_RUN } from "../src/daemon/worker.js";
-import { ExitCode } from "../src/errors.js";
-import { alive } from "./agent-scripts.js";
-import { spawnCli, spawnCliText } from "./cli-process.js";
+import { spawnCli, spawnCliText } from "prime-agent-test-support/cli-process";
 import {
 	type DaemonWorld,
 	endDaemonTest,
@@ -13,7 +8,12 @@ import {
 	makeDaemonWorld,
 	type Spawned,
 	sessionRecords,
-} from "./daemon-world.js";
+} from "prime-agent-test-support/daemon-world";
+import { afterEach, expect, it, vi } from "vitest";
+import { daemonPaths, liveWorkers as liveWorkersOf, workerKeys } from "../src/daemon/index.js";
+import { ONE_SHOT_CLIENT_GONE_MID_RUN } from "../src/daemon/worker.js";
+import { ExitCode } from "../src/errors.js";
+import { alive } from "./agent-scripts.js";
 
 // Real processes: a supervisor, workers and kernels. Runs stopped by signals to their client, and
 // daemons whose record writes are made to fail (as on a full disk: a record's path made a folder, so

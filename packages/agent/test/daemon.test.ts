@@ -12,6 +12,18 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnCli, spawnCliText } from "prime-agent-test-support/cli-process";
+import {
+	type DaemonWorld,
+	endDaemonTest,
+	eventually,
+	heldCell,
+	makeDaemonWorld,
+	releaseHeldCell,
+	roles,
+	type Spawned,
+	sessionRecords,
+} from "prime-agent-test-support/daemon-world";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
 	type AgentInfo,
@@ -30,18 +42,6 @@ import {
 	writeWorkerRecord,
 } from "../src/daemon/index.js";
 import { daemonDoctorCheck } from "../src/doctor/daemon.js";
-import { spawnCli, spawnCliText } from "./cli-process.js";
-import {
-	type DaemonWorld,
-	endDaemonTest,
-	eventually,
-	heldCell,
-	makeDaemonWorld,
-	releaseHeldCell,
-	roles,
-	type Spawned,
-	sessionRecords,
-} from "./daemon-world.js";
 
 // Real processes: a supervisor, workers, kernels, and a command line started for each step.
 vi.setConfig({ testTimeout: 240_000 });

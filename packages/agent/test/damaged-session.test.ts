@@ -1,11 +1,11 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnCliText } from "prime-agent-test-support/cli-process";
+import { type LoopbackServer, localModelWorld } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { memoryIo } from "./cli-io.js";
-import { spawnCliText } from "./cli-process.js";
-import { type LoopbackServer, localModelWorld } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 /**
  * A session file is untrusted: a hand edit or another program can leave a parent cycle, a field of

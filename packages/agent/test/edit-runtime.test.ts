@@ -1,9 +1,9 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionKernel } from "../src/tools/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 let kernel: SessionKernel;

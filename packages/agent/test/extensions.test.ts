@@ -2,6 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
@@ -9,8 +11,6 @@ import { runPrintMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { projectTrust } from "../src/trust/index.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
-import type { TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 let world: TempWorld;

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { expect, it } from "vitest";
 import type { StartedSession } from "../src/startup/index.js";
 import type { IpythonDetails } from "../src/tools/index.js";
-import { useFauxSessions } from "./faux-session.js";
-import type { TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 let world: TempWorld;

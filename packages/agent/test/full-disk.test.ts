@@ -12,16 +12,16 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { cannotMount, mountSmallDisk, type SmallDisk, tempFilesUnder } from "prime-agent-test-support/small-disk";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
 import { DiskWriteError, removeLeftoverTempFiles, writePrivateJson } from "../src/home/index.js";
 import { Session } from "../src/session/index.js";
 import { answerMessage } from "./agent-scripts.js";
-import { runCliText } from "./cli-process.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { cannotMount, mountSmallDisk, type SmallDisk, tempFilesUnder } from "./small-disk.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 // A real full file system: a 2 MB tmpfs mounted over the folder under test, filled to the last byte.
 let disk: SmallDisk | undefined;

@@ -1,6 +1,8 @@
 import { PassThrough } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { GOAL_READY_GUARD } from "prime-agent-context";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
+import { localModelWorld } from "prime-agent-test-support/loopback-servers";
 import { expect, it } from "vitest";
 import { SAME_POLL_RESULT } from "../src/builtin/prime-context/context-view.js";
 import { runCli } from "../src/cli/index.js";
@@ -10,8 +12,6 @@ import { runChatMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
-import { localModelWorld } from "./loopback-servers.js";
 import { expectPromptOnlyGrows } from "./prompt-growth.js";
 
 const sessions = useFauxSessions();

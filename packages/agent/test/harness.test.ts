@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, type Message } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { REFINEMENT_ENTRY } from "../src/builtin/harness/index.js";
 import { ExitCode, UserError } from "../src/errors.js";
@@ -14,7 +15,6 @@ import {
 } from "../src/harness/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { type AgentStep, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxhs", models: [{ id: "m", maxTokens: 4096 }] });
 // The default for sessions, which the shared helper turns off for every other test file.

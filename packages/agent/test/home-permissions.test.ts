@@ -1,13 +1,13 @@
 import { chmodSync, chownSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type DaemonWorld, makeDaemonWorld } from "prime-agent-test-support/daemon-world";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { memoryIo } from "./cli-io.js";
-import { type DaemonWorld, makeDaemonWorld } from "./daemon-world.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld | undefined;
 let server: LoopbackServer | undefined;

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type CliProcess, spawnCli } from "prime-agent-test-support/cli-process";
+import { type LoopbackServer, localModelWorld, type ScriptedReply } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliProcess, spawnCli } from "./cli-process.js";
-import { type LoopbackServer, localModelWorld, type ScriptedReply } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 /**
  * Every process the agent starts (its kernel, MCP stdio servers, gates), and whatever those

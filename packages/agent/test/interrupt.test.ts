@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type CliProcess, spawnCli, spawnCliText } from "prime-agent-test-support/cli-process";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
 import { handleInterrupts, type InterruptAction } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { type CliProcess, spawnCli, spawnCliText } from "./cli-process.js";
-import { useFauxSessions } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
 

@@ -1,6 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { childEnvironment } from "../src/child-env/index.js";
 import { runCli } from "../src/cli/index.js";
@@ -9,10 +13,6 @@ import { UserError } from "../src/errors.js";
 import { agentPaths } from "../src/home/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions({ provider: "fauxenv", models: [{ id: "m" }] });
 

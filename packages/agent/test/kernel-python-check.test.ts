@@ -2,15 +2,15 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { localLink } from "../src/link/index.js";
 import { startSession } from "../src/startup/index.js";
 import { memoryIo } from "./cli-io.js";
-import { runCliText } from "./cli-process.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 // A real interpreter without zmq, ipykernel or dill: a bare venv (no pip, so it takes a second).
 let venvRoot: string;

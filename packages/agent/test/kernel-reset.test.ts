@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { type KernelStatus, SessionKernel } from "../src/tools/index.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 let kernel: SessionKernel;

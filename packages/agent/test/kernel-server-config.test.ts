@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { childEnvironment } from "../src/child-env/index.js";
 import { parseSpawnRequest, SpawnRefused } from "../src/children/options.js";
@@ -16,7 +17,6 @@ import {
 } from "../src/kernel-server/index.js";
 import { buildSystemPrompt } from "../src/prompt/index.js";
 import { memoryIo } from "./cli-io.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const SETTINGS = "/home/me/.prime/agent/settings.json";
 const resolve = (input: Partial<KernelServerInput>) =>

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { ipythonStateMessage, listKernelNames } from "../src/compaction/index.js";
 import type { SessionEntry } from "../src/session/index.js";
 import { SessionKernel } from "../src/tools/index.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 

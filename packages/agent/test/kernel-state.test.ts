@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type CliProcess, spawnCli } from "prime-agent-test-support/cli-process";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { INJECTED_HANDLES } from "../src/kernel-state/index.js";
 import { SessionKernel } from "../src/tools/index.js";
-import { type CliProcess, spawnCli } from "./cli-process.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 let server: LoopbackServer | undefined;

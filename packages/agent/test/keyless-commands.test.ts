@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getProviders } from "@mariozechner/pi-ai";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import { killDaemon } from "prime-agent-test-support/daemon-world";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { providerEnvironment } from "../src/providers/env-keys.js";
 import { memoryIo } from "./cli-io.js";
-import { runCliText } from "./cli-process.js";
-import { killDaemon } from "./daemon-world.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 // Real processes: the built command line, the daemon's supervisor and worker, a kernel.
 vi.setConfig({ testTimeout: 180_000 });

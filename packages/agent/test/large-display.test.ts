@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { cell, lastToolResult } from "./agent-scripts.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

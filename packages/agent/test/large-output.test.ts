@@ -1,7 +1,7 @@
+import { spawnCli } from "prime-agent-test-support/cli-process";
+import { type DaemonWorld, endDaemonTest, makeDaemonWorld, type Spawned } from "prime-agent-test-support/daemon-world";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LIVE_OUTPUT_CHARS } from "../src/tools/ipython/live-output.js";
-import { spawnCli } from "./cli-process.js";
-import { type DaemonWorld, endDaemonTest, makeDaemonWorld, type Spawned } from "./daemon-world.js";
 
 // Real processes: a supervisor, a worker, its kernel, and the command line.
 vi.setConfig({ testTimeout: 120_000 });

@@ -1,9 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the MCP config's own syntax.
 
 import { join } from "node:path";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import { checkMcpServers, loadMcpConfig, mcpConfigProblems, redact } from "../src/mcp/index.js";
-import { useFauxSessions } from "./faux-session.js";
 import { FIXTURE } from "./mcp-fixture.js";
 
 const sessions = useFauxSessions();

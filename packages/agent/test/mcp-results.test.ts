@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { afterEach, describe, expect, it } from "vitest";
 import { pythonToolNames } from "../src/mcp/index.js";
-import { useFauxSessions } from "./faux-session.js";
 import { closedPort, FIXTURE, startHttpFixture } from "./mcp-fixture.js";
 
 const sessions = useFauxSessions();

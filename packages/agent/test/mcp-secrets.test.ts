@@ -4,6 +4,7 @@ import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { UserError } from "../src/errors.js";
@@ -11,7 +12,6 @@ import { loadMcpConfig } from "../src/mcp/index.js";
 import { loadAuthFile } from "../src/providers/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
 import { FIXTURE, startHttpFixture } from "./mcp-fixture.js";
 
 const sessions = useFauxSessions({ provider: "fauxmcp" });

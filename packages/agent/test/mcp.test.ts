@@ -3,10 +3,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkMcpServers, loadMcpConfig, moduleName } from "../src/mcp/index.js";
 import { alive, cell as cellTurn } from "./agent-scripts.js";
-import { useFauxSessions } from "./faux-session.js";
 import { FIXTURE, startHttpFixture } from "./mcp-fixture.js";
 
 const STUBBORN = fileURLToPath(new URL("./fixtures/mcp-stubborn-server.mjs", import.meta.url));

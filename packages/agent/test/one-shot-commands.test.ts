@@ -1,11 +1,11 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import { killDaemon, roles, sessionRecords } from "prime-agent-test-support/daemon-world";
+import { type LoopbackServer, localModelWorld, type ScriptedReply } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ExitCode } from "../src/errors.js";
-import { runCliText } from "./cli-process.js";
-import { killDaemon, roles, sessionRecords } from "./daemon-world.js";
-import { type LoopbackServer, localModelWorld, type ScriptedReply } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 // Real processes: the built command line (in its own process, or through the daemon's supervisor
 // and worker), a kernel, and an OpenAI-compatible loopback model.

@@ -1,6 +1,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type DaemonWorld, makeDaemonWorld } from "prime-agent-test-support/daemon-world";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { runUiInWorker, type WorkerLink } from "../src/daemon/index.js";
@@ -8,11 +13,6 @@ import { ExitCode } from "../src/errors.js";
 import { localLink } from "../src/link/index.js";
 import type { InteractiveUi } from "../src/modes/index.js";
 import { memoryIo } from "./cli-io.js";
-import { type DaemonWorld, makeDaemonWorld } from "./daemon-world.js";
-import { useFauxSessions } from "./faux-session.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 /** The model's window: small, so a few hundred KB of text is many times too large. */
 const WINDOW = 8_000;

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { GOAL_READY_GUARD, UNLOCKED_GUARD } from "prime-agent-context";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import { SAME_POLL_RESULT } from "../src/builtin/prime-context/context-view.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 import { expectPromptOnlyGrows } from "./prompt-growth.js";
 
 /**

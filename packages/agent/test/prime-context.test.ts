@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { openSessionArchive } from "prime-agent-context";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import type { StartedSession } from "../src/startup/index.js";
-import { useFauxSessions } from "./faux-session.js";
 
 /** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */
 const FIXTURE = new URL("../../../fixtures/outputs/006-attrs-validator-flip-verbose/", import.meta.url);

@@ -1,14 +1,14 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { runCliText } from "./cli-process.js";
+import { runCliText } from "prime-agent-test-support/cli-process";
 import {
 	type LoopbackServer,
 	localModelWorld,
 	openAiCompletionsServer,
 	type ScriptedReply,
-} from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
+} from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
+import { afterEach, expect, it } from "vitest";
 
 /**
  * Modules a repository could hold to take over the kernel: what it imports as it starts (zmq,

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCliText } from "prime-agent-test-support/cli-process";
+import { type LoopbackServer, localModelWorld, type ScriptedReply } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseArgs } from "../src/cli/index.js";
 import { approveItems, findProjectCode, projectTrust, TRUST_FILE } from "../src/trust/index.js";
-import { runCliText } from "./cli-process.js";
-import { type LoopbackServer, localModelWorld, type ScriptedReply } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/mcp-server.mjs", import.meta.url));
 

@@ -4,10 +4,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { SYSTEM_PROMPT_ENTRY } from "../src/orchestrator/index.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 import { FIXTURE } from "./mcp-fixture.js";
 import { cachedShare, expectPromptOnlyGrows } from "./prompt-growth.js";
 

@@ -1,6 +1,6 @@
 import type { Context, Message } from "@mariozechner/pi-ai";
+import { wireText } from "prime-agent-test-support/faux-session";
 import { expect } from "vitest";
-import { wireText } from "./faux-session.js";
 
 /**
  * The provider's cache property of one agent's requests: each request repeats the previous one's

@@ -1,13 +1,18 @@
 import { readFileSync } from "node:fs";
+import { spawnCliText } from "prime-agent-test-support/cli-process";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import {
+	anthropicModelWorld,
+	closedPort,
+	type LoopbackServer,
+	openAiCompletionsServer,
+} from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { EMPTY_ANSWER } from "../src/orchestrator/empty-answer.js";
 import { memoryIo } from "./cli-io.js";
-import { spawnCliText } from "./cli-process.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { anthropicModelWorld, closedPort, type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let python: string;
 let world: TempWorld;

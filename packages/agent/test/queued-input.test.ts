@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { eventually } from "prime-agent-test-support/daemon-world";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
 import { type LinkEvent, type LocalLink, localLink } from "../src/link/index.js";
 import type { StartedSession } from "../src/startup/index.js";
-import { eventually } from "./daemon-world.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

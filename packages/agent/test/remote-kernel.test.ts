@@ -3,8 +3,10 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { startJupyterServer, type TestJupyterServer } from "prime-agent-kernel/testing";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startJupyterServer, type TestJupyterServer } from "../../kernel/test/jupyter-server.js";
 import { runCli } from "../src/cli/index.js";
 import { checkKernelServer } from "../src/doctor/kernel-server.js";
 import { ExitCode, UserError } from "../src/errors.js";
@@ -12,8 +14,6 @@ import { agentPaths } from "../src/home/index.js";
 import { ServerKernelRegistry } from "../src/kernel-server/index.js";
 import { allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
-import { openAiCompletionsServer } from "./loopback-servers.js";
 
 const sessions = useFauxSessions({ provider: "fauxremote", models: [{ id: "m" }] });
 

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { eventually } from "prime-agent-test-support/daemon-world";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import type { ChildEvent } from "../src/children/index.js";
 import { Session } from "../src/session/index.js";
 import { alive, allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
-import { eventually } from "./daemon-world.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxres", models: [{ id: "m" }] });
 

@@ -1,14 +1,14 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { listSessions, Session } from "../src/session/index.js";
 import type { StartedSession, StartOptions } from "../src/startup/index.js";
 import { recordingAnswer as answer, sentTexts } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
-import type { TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions();
 let world: TempWorld;

@@ -1,7 +1,7 @@
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { cell, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions, wireText } from "./faux-session.js";
 import { cachedShare, expectPromptOnlyGrows, wireView } from "./prompt-growth.js";
 
 const sessions = useFauxSessions({ provider: "fauxresume", models: [{ id: "w" }] });

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { sessionUsage } from "../src/children/index.js";
 import { runCli } from "../src/cli/index.js";
@@ -9,7 +10,6 @@ import { runPrintMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
 import { alive, allText, cell, holdSessionStarts, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxl", models: [{ id: "m" }] });
 

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { CHILD_USAGE_ENTRY, type ChildEvent, sessionUsage } from "../src/children/index.js";
 import { allText, cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions({ provider: "fauxr", models: [{ id: "m" }, { id: "other" }] });
 

@@ -1,12 +1,18 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import {
+	type CliProcess,
+	runCliText,
+	spawnCli,
+	spawnCliText,
+	type TextCliProcess,
+} from "prime-agent-test-support/cli-process";
+import { type DaemonWorld, endDaemonTest, makeDaemonWorld } from "prime-agent-test-support/daemon-world";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { localModelWorld } from "prime-agent-test-support/loopback-servers";
+import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
-import { type CliProcess, runCliText, spawnCli, spawnCliText, type TextCliProcess } from "./cli-process.js";
-import { type DaemonWorld, endDaemonTest, makeDaemonWorld } from "./daemon-world.js";
-import { useFauxSessions } from "./faux-session.js";
-import { localModelWorld } from "./loopback-servers.js";
-import type { TempWorld } from "./temp-home.js";
 
 const sessions = useFauxSessions({ provider: "fauxlock", models: [{ id: "l" }] });
 let world: TempWorld | undefined;

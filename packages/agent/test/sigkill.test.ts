@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
+import { type CliProcess, spawnCli } from "prime-agent-test-support/cli-process";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, expect, it } from "vitest";
 import { alive } from "./agent-scripts.js";
-import { type CliProcess, spawnCli } from "./cli-process.js";
-import { kernelPythonForTests } from "./kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer } from "./loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 let world: TempWorld;
 let server: LoopbackServer;

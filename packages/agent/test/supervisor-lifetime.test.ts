@@ -1,4 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
+import { spawnCli } from "prime-agent-test-support/cli-process";
+import {
+	type DaemonWorld,
+	endDaemonTest,
+	eventually,
+	makeDaemonWorld,
+	type Spawned,
+} from "prime-agent-test-support/daemon-world";
 import { afterEach, expect, it, vi } from "vitest";
 import {
 	connectSupervisor,
@@ -11,8 +19,6 @@ import {
 } from "../src/daemon/index.js";
 import { daemonDoctorCheck } from "../src/doctor/daemon.js";
 import { alive } from "./agent-scripts.js";
-import { spawnCli } from "./cli-process.js";
-import { type DaemonWorld, endDaemonTest, eventually, makeDaemonWorld, type Spawned } from "./daemon-world.js";
 
 // Real processes: supervisors killed with SIGKILL or left idle, workers and their kernels.
 vi.setConfig({ testTimeout: 120_000 });

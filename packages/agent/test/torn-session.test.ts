@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { runCli } from "../src/cli/index.js";
 import { Session } from "../src/session/index.js";
 import { memoryIo } from "./cli-io.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

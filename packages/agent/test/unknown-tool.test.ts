@@ -1,6 +1,6 @@
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions, wireText } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
-import { useFauxSessions, wireText } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

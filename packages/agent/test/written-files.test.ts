@@ -1,8 +1,8 @@
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import type { CompactionEntry } from "../src/session/index.js";
 import type { IpythonDetails } from "../src/tools/index.js";
-import { useFauxSessions } from "./faux-session.js";
 
 const sessions = useFauxSessions();
 

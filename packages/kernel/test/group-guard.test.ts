@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { processGone, waitUntilGone } from "prime-agent-test-support/process-gone";
 import { afterEach, describe, expect, it } from "vitest";
-import { processGone, waitUntilGone } from "./process-gone.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 

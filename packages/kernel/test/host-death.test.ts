@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { processGone, waitUntilGone } from "prime-agent-test-support/process-gone";
 import { afterEach, describe, expect, it } from "vitest";
-import { processGone, waitUntilGone } from "./process-gone.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -3,10 +3,10 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "n
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { processGone, waitUntilGone } from "prime-agent-test-support/process-gone";
 import { describe, expect, it } from "vitest";
 import { Kernel, KernelNotRunningError } from "../src/index.js";
 import { kernelOptions, remote, runUntilPrinted, startKernel, testServer } from "./kernels.js";
-import { processGone, waitUntilGone } from "./process-gone.js";
 
 /** Kernel processes (not their guards) whose parent is this test process. */
 function kernelProcessesOfThisHost(): number[] {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { localLink, type SessionChanges, type StartedSession, type StartOptions, UserError } from "prime-agent";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { afterEach, describe, expect, it } from "vitest";
-import { useFauxSessions } from "../../agent/test/faux-session.js";
 import { type AppExit, InteractiveApp } from "../src/app.js";
 import {
 	lastStatusWritten,

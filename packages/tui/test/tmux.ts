@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { processGone } from "../../kernel/test/process-gone.js";
+import { processGone } from "prime-agent-test-support/process-gone";
 
 /** The built `prime-agent` command line (these tests run it for real, as a user would). */
 export const CLI = fileURLToPath(new URL("../../agent/dist/cli/main.js", import.meta.url));

@@ -1,9 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import {
+	type LoopbackServer,
+	openAiCompletionsServer,
+	type ScriptedReply,
+} from "prime-agent-test-support/loopback-servers";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { kernelPythonForTests } from "../../agent/test/kernel-python.js";
-import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "../../agent/test/loopback-servers.js";
-import { makeTempWorld, type TempWorld } from "../../agent/test/temp-home.js";
 import { CLI, startInTmux, type TmuxPane } from "./tmux.js";
 
 /** A real failing pytest run (134 KB, two failing tests) from the fixture outputs. */

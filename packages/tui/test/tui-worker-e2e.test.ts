@@ -1,6 +1,4 @@
 import { existsSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { daemonPaths } from "../../agent/src/daemon/state.js";
 import {
 	type DaemonWorld,
 	eventually,
@@ -9,7 +7,9 @@ import {
 	releaseHeldCell,
 	roles,
 	sessionRecords,
-} from "../../agent/test/daemon-world.js";
+} from "prime-agent-test-support/daemon-world";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { daemonPaths } from "../../agent/src/daemon/state.js";
 import { startInTmux, type TmuxPane } from "./tmux.js";
 
 // A supervisor, workers and kernels started for real: minutes on a loaded machine.

@@ -1,8 +1,14 @@
 import { PassThrough } from "node:stream";
+import {
+	type DaemonWorld,
+	eventually,
+	makeDaemonWorld,
+	roles,
+	sessionRecords,
+} from "prime-agent-test-support/daemon-world";
+import type { ScriptedReply } from "prime-agent-test-support/loopback-servers";
 import { afterEach, describe, expect, it } from "vitest";
 import { runAttach } from "../../agent/src/daemon/index.js";
-import { type DaemonWorld, eventually, makeDaemonWorld, roles, sessionRecords } from "../../agent/test/daemon-world.js";
-import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
 import { screen, submit, type, waitFor } from "./virtual-terminal.js";
 import { agent, attachView, count, io, leaveViews, startView, type View } from "./worker-views.js";
 

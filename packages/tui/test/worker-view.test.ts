@@ -1,7 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { daemonPaths, readWorkerRecord } from "../../agent/src/daemon/index.js";
 import {
 	type DaemonWorld,
 	eventually,
@@ -9,9 +7,11 @@ import {
 	makeDaemonWorld,
 	roles,
 	sessionRecords,
-} from "../../agent/test/daemon-world.js";
-import type { ScriptedReply } from "../../agent/test/loopback-servers.js";
-import { cannotMount, mountSmallDisk, type SmallDisk } from "../../agent/test/small-disk.js";
+} from "prime-agent-test-support/daemon-world";
+import type { ScriptedReply } from "prime-agent-test-support/loopback-servers";
+import { cannotMount, mountSmallDisk, type SmallDisk } from "prime-agent-test-support/small-disk";
+import { afterEach, describe, expect, it } from "vitest";
+import { daemonPaths, readWorkerRecord } from "../../agent/src/daemon/index.js";
 import { lastStatusWritten, screen, statusOf, submit, visible, waitFor } from "./virtual-terminal.js";
 import { agent, ask, attachView, count, leaveViews, startView, viewAfterHello } from "./worker-views.js";
 

@@ -4,8 +4,8 @@
  * stops each and leaves its worker.
  */
 import type { InteractiveContext, InteractiveUi } from "prime-agent";
+import type { DaemonWorld } from "prime-agent-test-support/daemon-world";
 import { daemonPaths, readWorkerRecord, runAttach, runUiInWorker } from "../../agent/src/daemon/index.js";
-import type { DaemonWorld } from "../../agent/test/daemon-world.js";
 import { InteractiveApp } from "../src/app.js";
 import { submit, VirtualTerminal, waitFor } from "./virtual-terminal.js";
 

@@ -8,9 +8,9 @@ import {
 	type Message,
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
+import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { kernelPythonForTests } from "../../test/kernel-python.js";
-import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
 import { harnessCommand } from "../builtin/harness/commands.js";
 import { AutoRefineSchedule } from "./auto-refine.js";
 import { Harness } from "./harness.js";

@@ -6,8 +6,8 @@ import {
 	fauxAssistantMessage,
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { makeTempWorld, type TempWorld } from "../../test/temp-home.js";
 import { sectionHash } from "./index-record.js";
 import { rankingKey } from "./prompt-index.js";
 import { REVIEW_SYSTEM_PROMPT } from "./refine-prompts.js";

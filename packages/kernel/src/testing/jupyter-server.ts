@@ -1,6 +1,6 @@
 /**
- * A real Jupyter Server on loopback from a cached venv, for the kernel tests and the kernel
- * benchmark (not exported from the package index).
+ * A real Jupyter Server on loopback from a cached venv, for the kernel tests, the kernel
+ * benchmark and the tests of other packages: `prime-agent-kernel/testing`, not the package index.
  */
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";

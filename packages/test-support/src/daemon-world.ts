@@ -4,12 +4,12 @@ import {
 	type AgentInfo,
 	connectSupervisor,
 	daemonContext,
+	daemonPaths,
 	isSameProcess,
 	type ProtocolClient,
 	readWorkerRecord,
 	workerKeys,
-} from "../src/daemon/index.js";
-import { daemonPaths } from "../src/daemon/state.js";
+} from "prime-agent/daemon";
 import { spawnCliText, type TextCliProcess } from "./cli-process.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { type LoopbackServer, openAiCompletionsServer, type ScriptedReply } from "./loopback-servers.js";

@@ -4,9 +4,8 @@ import {
 	type Message,
 	registerFauxProvider,
 } from "@mariozechner/pi-ai";
+import { ModelRegistry, type StartedSession, type StartOptions, startSession } from "prime-agent";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { ModelRegistry } from "../src/providers/index.js";
-import { type StartedSession, type StartOptions, startSession } from "../src/startup/index.js";
 import { kernelPythonForTests } from "./kernel-python.js";
 import { makeTempWorld, type TempWorld } from "./temp-home.js";
 

@@ -1,9 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { afterEach } from "vitest";
 
-const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+/** The built command line, found beside the `prime-agent` package's built entry as Node finds it. */
+function builtCli(): string {
+	let entry = "";
+	try {
+		entry = createRequire(import.meta.url).resolve("prime-agent");
+	} catch {
+		// Not built: the check below names what to do.
+	}
+	return entry ? join(dirname(entry), "cli", "main.js") : "packages/agent/dist/cli/main.js";
+}
 
 /**
  * Every command line a test started and that has not exited. A test that fails or times out
@@ -17,9 +27,10 @@ afterEach(() => {
 });
 
 function startCli(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: "ignore" | "pipe"): ChildProcess {
-	if (!existsSync(CLI))
-		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${CLI} is missing).`);
-	const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: [stdin, "pipe", "pipe"] });
+	const cli = builtCli();
+	if (!existsSync(cli))
+		throw new Error(`These tests run the built command line; build it first with \`npx tsc -b\` (${cli} is missing).`);
+	const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: [stdin, "pipe", "pipe"] });
 	running.add(child);
 	child.on("exit", () => running.delete(child));
 	return child;
