@@ -13,5 +13,6 @@ export { formatStatus, type KernelState, type StatusInfo, StatusLine, shortCount
 export { highlightCode } from "./highlight.js";
 export { askProjectReview, reviewProject } from "./project-review.js";
 export { runInteractiveMode } from "./run.js";
+export { eraseStartingScreen, type StartingScreen, showStartingScreen } from "./starting-screen.js";
 export { plainText } from "./style.js";
 export { branchTarget, treeItems, treeRows } from "./tree.js";

@@ -2,6 +2,7 @@ import { ProcessTerminal } from "@mariozechner/pi-tui";
 import type { InteractiveContext } from "prime-agent";
 import { ExitCode, type ExitCodeValue } from "prime-agent/view";
 import { InteractiveApp } from "./app.js";
+import { eraseStartingScreen } from "./starting-screen.js";
 
 /**
  * The interactive mode `prime-agent` starts on a terminal: the UI until the user leaves, then a
@@ -13,6 +14,8 @@ export async function runInteractiveMode(context: InteractiveContext): Promise<E
 	try {
 		// Taken in the tick the UI starts reading the terminal: no key falls between the two.
 		const typed = context.typeAhead?.take() ?? "";
+		// The UI draws where the starting screen began.
+		eraseStartingScreen();
 		const running = app.run();
 		app.typeAhead(typed);
 		const exit = await running;

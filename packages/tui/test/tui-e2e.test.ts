@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { kernelPythonForTests } from "prime-agent-test-support/kernel-python";
 import {
 	type LoopbackServer,
@@ -41,6 +42,8 @@ async function startAgent(
 	options: {
 		env?: Record<string, string>;
 		files?: Record<string, string>;
+		/** Files written into the agent home (name relative to it). */
+		homeFiles?: Record<string, string>;
 		ready?: string;
 		width?: number;
 		/** Typed before the program starts (it is released after), so before it draws anything. */
@@ -55,6 +58,10 @@ async function startAgent(
 	];
 	world.writeHome("models.json", { providers: { local: { baseUrl: server.baseUrl, models } } });
 	for (const [name, text] of Object.entries(options.files ?? {})) world.writeProject(name, text);
+	for (const [name, text] of Object.entries(options.homeFiles ?? {})) {
+		mkdirSync(dirname(join(world.home, name)), { recursive: true });
+		writeFileSync(join(world.home, name), text);
+	}
 	pane = startInTmux(["--model", "local/coder"], {
 		cwd: world.project,
 		env: world.env,
@@ -198,6 +205,29 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		const answered = await tui.waitFor("It is 42.");
 		expect(answered).toContain("› what is six times seven?");
 		expect(server?.requests.length).toBe(1);
+	});
+
+	it("draws a starting screen at once, and the UI takes its place once the session has started", async () => {
+		// A user extension holds the session's start until the test releases it.
+		const hold = [
+			'import { existsSync } from "node:fs";',
+			'const go = new URL("./go", import.meta.url);',
+			"while (!existsSync(go)) await new Promise((resolve) => setTimeout(resolve, 50));",
+			"export default function () {}",
+		].join("\n");
+		const tui = await startAgent([{ text: "Started." }], {
+			homeFiles: { "extensions/hold.mjs": hold },
+			ready: "starting the session…",
+		});
+		const starting = tui.screen();
+		expect(starting).toContain("prime-agent · starting the session ·");
+		expect(starting).not.toContain("local/coder");
+		tui.type("hello");
+		writeFileSync(join(world?.home as string, "extensions", "go"), "");
+		const ready = await tui.waitFor((screen) => screen.includes("kernel not started") && screen.includes("hello"));
+		// Erased, not left above the UI.
+		expect(ready).not.toContain("starting the session");
+		expect(ready.match(/prime-agent ·/g)).toHaveLength(1);
 	});
 
 	it("completes a slash command from the menu with Tab", async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { startResidentWorker, stopUnusedWorker } from "../daemon/start-worker.js";
+import { type StartedWorker, startResidentWorker, stopUnusedWorker } from "../daemon/start-worker.js";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, ensurePrivateDir, secureHomeFolders } from "../home/index.js";
 import type { InteractiveUi } from "../modes/index.js";
@@ -106,16 +106,20 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 	// The UI will run: keys typed while the session starts are kept for its editor.
 	if (wantsUi) io.typeAhead?.hold();
 	const startOptions: StartOptions = { cwd: io.cwd, env: io.env, ...requested, oneShot: prompt !== undefined };
-	// The session (its worker, or here) starts while this process loads its views, seconds of modules
-	// each: only project code waiting for the terminal UI's review holds it until the user has answered.
-	const early =
+	// A worker's session starts there while this process loads its views, seconds of modules each:
+	// only project code waiting for the terminal UI's review holds it until the user has answered.
+	// Here, the terminal UI loads first (one thread for both: its starting screen comes sooner and
+	// the session no later), the line chat and `-p` start the session at once.
+	const early: { worker?: Promise<StartedWorker>; session?: Promise<StartedSession> } | undefined =
 		wantsUi && !args.trustProject && (await projectCodeHeld(io))
 			? undefined
 			: inWorker
 				? prompt === undefined
 					? { worker: startResidentWorker({ cwd: io.cwd, ...requested }, io.env) }
 					: undefined
-				: { session: startLocalSession(startOptions) };
+				: wantsUi
+					? {}
+					: { session: startLocalSession(startOptions) };
 	// A failure is met where each is awaited (below), after the views have loaded.
 	early?.worker?.catch(() => {});
 	early?.session?.catch(() => {});
@@ -137,50 +141,63 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		await reviewProjectCode(ui, io);
 		io.typeAhead?.hold();
 	}
-	// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
-	let stays: string | undefined;
-	if (inWorker) {
-		const daemon = await import("../daemon/commands.js");
-		const { DaemonUnavailableError } = await import("../daemon/client.js");
-		try {
-			if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io, early?.worker);
-			return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io, early?.worker);
-		} catch (error) {
-			// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
-			if (!(error instanceof DaemonUnavailableError)) throw error;
-			stays = `${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}`;
-			io.stderr.write(`${stays}\n`);
-		}
+	// The terminal UI draws a starting screen at once; its first frame replaces it (an error erases it).
+	let starting = ui?.showStartingScreen?.(io.stdout as NodeJS.WriteStream, io.cwd);
+	if (early && !inWorker && !early.session) {
+		early.session = startLocalSession(startOptions);
+		early.session.catch(() => {});
 	}
-	const { startSession } = await import("../startup/index.js");
-	const { localLink } = await import("../link/index.js");
-	const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
-	const { NO_PICK } = await import("../daemon/commands.js");
-	const started = await (early?.session ?? startSession(startOptions));
-	let current: StartedSession | undefined = started;
 	try {
-		if (ui) {
-			return await ui.runInteractiveMode({
-				// The UI clears the screen: why it runs here is said in its header too.
-				link: localLink(started, stays ? [...started.notices, stays] : started.notices),
-				paths: started.paths,
-				stdin: io.stdin as NodeJS.ReadStream,
-				stdout: io.stdout as NodeJS.WriteStream,
-				env: io.env,
-				typeAhead: io.typeAhead,
-				switchSession: async (changes) => {
-					await current?.dispose();
-					current = undefined;
-					current = await startSession({ ...startOptions, ...NO_PICK, ...changes });
-					return localLink(current);
-				},
-			});
+		// The session runs in a background worker unless PRIME_AGENT_IN_PROCESS asks for this process.
+		let stays: string | undefined;
+		if (inWorker) {
+			const daemon = await import("../daemon/commands.js");
+			const { DaemonUnavailableError } = await import("../daemon/client.js");
+			try {
+				if (ui) return await daemon.runUiInWorker({ cwd: io.cwd, ...requested }, ui, io, early?.worker);
+				return await daemon.runInWorker({ cwd: io.cwd, ...requested }, prompt, args.mode, io, early?.worker);
+			} catch (error) {
+				// A daemon that cannot serve this run (another version, an unusable folder): it runs here as with PRIME_AGENT_IN_PROCESS=1.
+				if (!(error instanceof DaemonUnavailableError)) throw error;
+				stays = `${error.message.replace(/\.$/, "")}; this run stays in this process. ${error.later}`;
+				starting?.erase();
+				io.stderr.write(`${stays}\n`);
+				starting = ui?.showStartingScreen?.(io.stdout as NodeJS.WriteStream, io.cwd);
+			}
 		}
-		if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
-		if (args.mode === "json") return await runJsonMode(started, prompt, io.stdout);
-		return await runPrintMode(started, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
-	} finally {
-		await current?.dispose();
+		const { startSession } = await import("../startup/index.js");
+		const { localLink } = await import("../link/index.js");
+		const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+		const { NO_PICK } = await import("../daemon/commands.js");
+		const started = await (early?.session ?? startSession(startOptions));
+		let current: StartedSession | undefined = started;
+		try {
+			if (ui) {
+				return await ui.runInteractiveMode({
+					// The UI clears the screen: why it runs here is said in its header too.
+					link: localLink(started, stays ? [...started.notices, stays] : started.notices),
+					paths: started.paths,
+					stdin: io.stdin as NodeJS.ReadStream,
+					stdout: io.stdout as NodeJS.WriteStream,
+					env: io.env,
+					typeAhead: io.typeAhead,
+					switchSession: async (changes) => {
+						await current?.dispose();
+						current = undefined;
+						current = await startSession({ ...startOptions, ...NO_PICK, ...changes });
+						return localLink(current);
+					},
+				});
+			}
+			if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
+			if (args.mode === "json") return await runJsonMode(started, prompt, io.stdout);
+			return await runPrintMode(started, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
+		} finally {
+			await current?.dispose();
+		}
+	} catch (error) {
+		starting?.erase();
+		throw error;
 	}
 }
 

@@ -65,6 +65,11 @@ export interface InteractiveUi {
 	 * time). Called before the session starts, only when something is not approved.
 	 */
 	reviewProject?(review: ProjectReview): Promise<boolean>;
+	/**
+	 * Draw a screen saying the session is starting, shown until `runInteractiveMode` draws the UI
+	 * (or `erase`, when an error comes first): the terminal is not blank while a worker starts.
+	 */
+	showStartingScreen?(stdout: NodeJS.WriteStream, cwd: string): { erase(): void };
 }
 
 /**

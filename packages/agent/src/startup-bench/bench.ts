@@ -5,7 +5,7 @@
  * loopback OpenAI-compatible model, in a throwaway agent home, three ways: in this process
  * (PRIME_AGENT_IN_PROCESS=1), through the daemon with no supervisor running (cold: it starts one),
  * and through the daemon with its supervisor running (warm). For the terminal UI it times the
- * first frame (the session's model shown), the first answer token of a prompt typed as soon as
+ * starting screen (drawn before the session has started), the first frame (the session's model shown), the first answer token of a prompt typed as soon as
  * the frame shows, and a `/model` switch after a turn that ran a cell (the kernel's variables are
  * saved and restored) and 2 s of reading its answer; for `-p`, the first answer token. Runs alternate between the ways, so a
  * load that comes and goes touches each alike. Prints medians and ranges; asserts nothing.
@@ -43,6 +43,8 @@ const ONLY = option("only");
 async function timeUi(world: World, way: Way, figures: Figures): Promise<void> {
 	const run = world.launch(way, ["--model", "local/coder"]);
 	try {
+		// The terminal UI's starting screen (drawn while the session starts), then its first frame.
+		const screen = await run.waitFor("starting the session");
 		const frame = await run.waitFor("local/coder");
 		const key = await agentKey(run, way);
 		const asked = await run.type("say hi\r");
@@ -55,6 +57,7 @@ async function timeUi(world: World, way: Way, figures: Figures): Promise<void> {
 		await new Promise((resolve) => setTimeout(resolve, READING_MS));
 		const switching = await run.type("/model local/other\r");
 		const switched = await run.waitFor("Model: local/other", run.shown);
+		record(figures, `${way}: starting screen`, screen.at);
 		record(figures, `${way}: first frame`, frame.at);
 		record(figures, `${way}: first answer token (prompt typed at the first frame)`, token.at);
 		record(figures, `${way}: answer token after the prompt`, token.at - asked);
