@@ -9,6 +9,8 @@ import { type Editor, StdinBuffer } from "@mariozechner/pi-tui";
  * Returns whether anything was typed (Enters alone are nothing).
  */
 export function typeAheadInto(editor: Pick<Editor, "handleInput" | "insertTextAtCursor">, keys: string): boolean {
+	// Nothing typed (most starts): the splitter would still hand back one empty key.
+	if (keys === "") return false;
 	const sequences: string[] = [];
 	const split = new StdinBuffer();
 	split.on("data", (sequence) => sequences.push(sequence));

@@ -31,9 +31,10 @@ describe("keys typed before the UI was ready, put in the editor", () => {
 		expect(submitted).toEqual([]);
 	});
 
-	it("Enters alone type nothing", () => {
+	it("Enters alone type nothing, and nothing typed is nothing (no hint on a start without keys)", () => {
 		const { editor, submitted } = editorOnTerminal();
 		expect(typeAheadInto(editor, "\r\r\n")).toBe(false);
+		expect(typeAheadInto(editor, "")).toBe(false);
 		expect(editor.getText()).toBe("");
 		expect(submitted).toEqual([]);
 	});
