@@ -151,6 +151,8 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 	it("at 60 columns the status line wraps between its parts, so the cost stays in sight", async () => {
 		const tui = await startAgent([], { width: 60 });
 		const screen = await tui.waitFor("$0.000");
+		// Nothing was typed while it started: no hint says something was.
+		expect(screen).not.toContain("Typed while starting");
 		expect(screen.split("\n").slice(-2)).toEqual([
 			"● ready │ kernel not started · local/coder · 0% of 33k",
 			"0 tok $0.000",
