@@ -1,9 +1,8 @@
 import type { Component, SelectItem, SlashCommand } from "@mariozechner/pi-tui";
 import {
-	findCredential,
+	Credentials,
 	type InteractiveContext,
 	listSessions,
-	loadAuthFile,
 	loadModelsFile,
 	ModelRegistry,
 	type SessionChanges,
@@ -241,10 +240,10 @@ export function availableModels(
 	env: NodeJS.ProcessEnv,
 ): string[] {
 	const registry = new ModelRegistry(loadModelsFile(modelsPath));
-	const auth = loadAuthFile(authPath);
+	const credentials = Credentials.load(registry.file, authPath, env);
 	const refs = registry
 		.providers()
-		.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined)
+		.filter((provider) => credentials.has(provider))
 		.flatMap((provider) => registry.modelsOf(provider).map((model) => `${provider}/${model.id}`));
 	return refs.includes(current) ? refs : [current, ...refs];
 }

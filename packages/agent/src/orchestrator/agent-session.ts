@@ -257,6 +257,11 @@ export class AgentSession {
 		return this.wakes.busy;
 	}
 
+	/** Listen to each moment the session becomes idle (`busy` turns false). */
+	onIdle(listener: () => void): () => void {
+		return this.wakes.onIdle(listener);
+	}
+
 	/** Listen to the outcome of every turn started by a delivered message. */
 	onWakeOutcome(listener: (outcome: RunOutcome) => void): () => void {
 		return this.wakes.onOutcome(listener);

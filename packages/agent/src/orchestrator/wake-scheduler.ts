@@ -1,3 +1,4 @@
+import { Emitter } from "../emitter.js";
 import type { RunOutcome } from "./run-outcome.js";
 
 /** What the scheduler needs from the session: the loop's queue and a way to run a turn for it. */
@@ -21,6 +22,7 @@ export class WakeScheduler {
 	private wakeRun: Promise<void> | undefined;
 	private paused = false;
 	private readonly listeners = new Set<(outcome: RunOutcome) => void>();
+	private readonly idle = new Emitter();
 
 	constructor(private readonly host: WakeHost) {}
 
@@ -34,11 +36,13 @@ export class WakeScheduler {
 	endPrompt(): void {
 		this.turnActive = false;
 		this.kick();
+		this.announceIdle();
 	}
 
 	/** Messages wait for the next prompt instead of starting a turn. */
 	pause(): void {
 		this.paused = true;
+		this.announceIdle();
 	}
 
 	get waking(): boolean {
@@ -58,6 +62,18 @@ export class WakeScheduler {
 		return () => this.listeners.delete(listener);
 	}
 
+	/**
+	 * Listen to each moment `busy` turns false: a prompt or woken turn ended (or `pause()` left the
+	 * queued messages for the next prompt) and nothing else is under way or about to start.
+	 */
+	onIdle(listener: () => void): () => void {
+		return this.idle.on(listener);
+	}
+
+	private announceIdle(): void {
+		if (!this.busy) this.idle.emit();
+	}
+
 	/** Start a turn for queued messages when nothing runs. */
 	kick(): void {
 		if (this.paused || this.turnActive || this.wakeRun || !this.host.hasQueued()) return;
@@ -66,6 +82,7 @@ export class WakeScheduler {
 		this.wakeRun = this.runWoken().finally(() => {
 			this.wakeRun = undefined;
 			this.kick();
+			this.announceIdle();
 		});
 	}
 
