@@ -1,25 +1,20 @@
 import type { Usage } from "@mariozechner/pi-ai";
-import { HARNESS_EXTENSION_NAME, harnessExtension } from "../builtin/harness/index.js";
-import { builtinExtensions } from "../builtin/index.js";
 import { SKILLS_EXTENSION_NAME, skillsExtension } from "../builtin/skills/index.js";
 import { type ChildEvent, type ChildLaunchSpec, type ParentFamily, wireFamily } from "../children/index.js";
 import { COMPACT_REQUEST_TYPE, compactRequestHandler } from "../compaction/index.js";
 import { Emitter } from "../emitter.js";
-import { loadExtensions } from "../extensions/index.js";
-import { HarnessRuntime, harnessSettingsFrom } from "../harness/index.js";
-import { reapLeftoverKernels } from "../kernel-server/index.js";
 import { AgentSession } from "../orchestrator/index.js";
 import { buildSystemPrompt, findContextFiles } from "../prompt/index.js";
 import { resolveModelRef } from "../providers/index.js";
 import type { Session } from "../session/index.js";
-import { createIpythonTool, IPYTHON_TOOL_NAME, type KernelStatus, validateToolNames } from "../tools/index.js";
-import { projectTrust } from "../trust/index.js";
+import { createIpythonTool, type KernelStatus } from "../tools/index.js";
 import { RunningCallRecord } from "../unfinished-calls/index.js";
 import { childHeartbeat } from "./child-heartbeat.js";
 import { childRuntime } from "./child-runtime.js";
 import { readConfiguration, type StartConfig } from "./configuration.js";
-import { startServerKernel } from "./kernel-server.js";
+import { reapLeftovers, startServerKernel } from "./kernel-server.js";
 import { wireLongRunning } from "./long-running.js";
+import { loadSessionExtensions } from "./session-extensions.js";
 import { checkKernelInterpreter, createSessionKernel } from "./session-kernel.js";
 import { CurrentModel, startModel } from "./session-model.js";
 import { type HeldSession, openSession, planSession, startAnnouncement, workingDirectory } from "./session-plan.js";
@@ -56,37 +51,13 @@ async function assembleSession(options: StartOptions, held: HeldSession): Promis
 	const currentModel = new CurrentModel(chosen);
 	const kernelCheck = checkKernelInterpreter(env, config.kernelServer, options.skipKernelCheck);
 	const cwd = workingDirectory(plan, options.cwd, notices);
-	// The continual harness: its stores open with the session; refinements use the session's model.
-	const harness = new HarnessRuntime({
-		agentHome: paths.root,
-		depth: options.child?.depth ?? 0,
-		model: currentModel.model,
-		apiKey: currentModel.apiKey,
-		autoRefine: harnessSettingsFrom(settings.harness, paths.settings, env).autoRefine,
-	});
-	// The project's code runs only as approved; a sub-agent says nothing its parent said already.
-	const trust = projectTrust({ cwd, agentHome: paths.root, everything: options.trustProject });
-	if (!options.child) notices.push(...trust.notices());
-	const extensions = await loadExtensions({
+	const { extensions, harness, trust, toolNames } = await loadSessionExtensions({
+		options,
+		config,
 		cwd,
-		agentHome: paths.root,
-		env,
-		childEnv: config.childEnv,
-		extraPaths: options.extensionPaths,
-		builtins: { ...builtinExtensions(trust), [HARNESS_EXTENSION_NAME]: harnessExtension(harness) },
-		project: { extensions: trust.allows("extensions"), packages: trust.allows("packages") },
+		model: currentModel,
+		notices,
 	});
-	// A warning leaves nothing out: the extension runs and said what it does without.
-	for (const problem of extensions.problems) {
-		notices.push(
-			problem.phase === "warning"
-				? `Extension ${problem.path}: ${problem.message}`
-				: `Extension ${problem.path} left out: ${problem.message}`,
-		);
-	}
-	const toolNames = options.tools
-		? validateToolNames(options.tools, [IPYTHON_TOOL_NAME, ...extensions.tools.map((tool) => tool.name)])
-		: undefined;
 	const python = await kernelCheck;
 
 	// Every check has passed: from here on the session may be written.
@@ -200,21 +171,15 @@ async function assembleSession(options: StartOptions, held: HeldSession): Promis
 			session.release();
 		}
 	};
-	const server = config.kernelServer;
-	if (server) {
+	if (config.kernelServer) {
 		// The kernel starts now (after the extensions added their start-up code): the model is told
 		// which machine and folder it works in, and a server that refuses is said before any model call.
-		const location = await startServerKernel(kernel, server).catch(async (error) => {
+		const location = await startServerKernel(kernel, config.kernelServer).catch(async (error) => {
 			await dispose().catch(() => undefined);
 			throw error;
 		});
 		agentSession.baseSystemPrompt = buildSystemPrompt({ ...promptOptions, kernel: location });
-		// What agents of this home killed outright left there goes now (the server answered just now).
-		const reaped = await reapLeftoverKernels(serverKernels, server).catch(() => 0);
-		if (reaped > 0)
-			notices.push(
-				`Deleted ${reaped} kernel${reaped === 1 ? "" : "s"} an earlier agent of this home left on ${location.kind === "jupyter-server" ? location.url : server.options.url}.`,
-			);
+		await reapLeftovers(serverKernels, config.kernelServer, location, notices);
 	}
 	return {
 		paths,
