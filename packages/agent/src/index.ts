@@ -25,7 +25,7 @@ export type { InteractiveContext, InteractiveUi, ProjectReview, SessionChanges }
 export { AgentSession, type AgentSessionOptions, type RunOutcome, type SessionNotice } from "./orchestrator/index.js";
 export { buildSystemPrompt, type SystemPromptOptions } from "./prompt/index.js";
 /** Models and where their keys come from: the agent home's auth.json and models.json. */
-export { findCredential, loadAuthFile, loadModelsFile, ModelRegistry } from "./providers/index.js";
+export { Credentials, loadModelsFile, ModelRegistry } from "./providers/index.js";
 export {
 	type CompactionEntry,
 	type CustomEntry,

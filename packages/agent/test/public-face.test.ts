@@ -19,6 +19,7 @@ const PUBLIC_FACE: Record<string, { values: string[]; types: string[] }> = {
 	".": {
 		values: [
 			"AgentSession",
+			"Credentials",
 			"ExitCode",
 			"ModelRegistry",
 			"Session",
@@ -26,9 +27,7 @@ const PUBLIC_FACE: Record<string, { values: string[]; types: string[] }> = {
 			"UserError",
 			"buildSystemPrompt",
 			"createIpythonTool",
-			"findCredential",
 			"listSessions",
-			"loadAuthFile",
 			"loadModelsFile",
 			"localLink",
 			"runCli",

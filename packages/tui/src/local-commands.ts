@@ -233,12 +233,12 @@ export async function availableModels(
 	env: NodeJS.ProcessEnv,
 ): Promise<string[]> {
 	// The model catalogue loads with the command: the UI's first frame does without it.
-	const { findCredential, loadAuthFile, loadModelsFile, ModelRegistry } = await import("prime-agent");
+	const { Credentials, loadModelsFile, ModelRegistry } = await import("prime-agent");
 	const registry = new ModelRegistry(loadModelsFile(modelsPath));
-	const auth = loadAuthFile(authPath);
+	const credentials = Credentials.load(registry.file, authPath, env);
 	const refs = registry
 		.providers()
-		.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env) !== undefined)
+		.filter((provider) => credentials.has(provider))
 		.flatMap((provider) => registry.modelsOf(provider).map((model) => `${provider}/${model.id}`));
 	return refs.includes(current) ? refs : [current, ...refs];
 }

@@ -1,3 +1,4 @@
+export { type FamilyOptions, type ParentFamily, wireFamily } from "./family.js";
 export { RLM_REQUESTS, rlmHostHandlers } from "./host-handlers.js";
 export { ChildManager, type ChildManagerOptions, firstMessage, type ParentLink } from "./manager.js";
 export { NOTICE_CUSTOM_TYPE, PREVIEW_LIMIT, preview } from "./notices.js";

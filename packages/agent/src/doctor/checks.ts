@@ -18,6 +18,7 @@ import {
 import { chooseKernelServer } from "../kernel-server/index.js";
 import { checkMcpServers } from "../mcp/index.js";
 import {
+	Credentials,
 	type CustomProviderConfig,
 	chooseDefaultModel,
 	DEFAULT_MODELS,
@@ -172,16 +173,16 @@ function checkConfigFiles(paths: AgentPaths): CheckResult[] {
 
 function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[] {
 	let registry: ModelRegistry;
-	let auth: ReturnType<typeof loadAuthFile>;
+	let credentials: Credentials;
 	try {
 		registry = new ModelRegistry(loadModelsFile(paths.models));
-		auth = loadAuthFile(paths.auth);
+		credentials = Credentials.load(registry.file, paths.auth, env);
 	} catch {
 		return []; // already reported by the config file checks
 	}
 	const configured = registry
 		.providers()
-		.map((provider) => ({ provider, found: findCredential(provider, auth, registry.customConfig(provider), env) }))
+		.map((provider) => ({ provider, found: credentials.find(provider) }))
 		.filter((entry) => entry.found);
 	const results: CheckResult[] = [
 		configured.length > 0
@@ -194,8 +195,8 @@ function checkProviders(paths: AgentPaths, env: NodeJS.ProcessEnv): CheckResult[
 	];
 	try {
 		const settings = loadSettings(paths.settings);
-		const model = chooseDefaultModel(registry, auth, settings.defaultModel, env);
-		const key = findCredential(model.provider, auth, registry.customConfig(model.provider), env);
+		const model = chooseDefaultModel(registry, credentials, settings.defaultModel);
+		const key = credentials.find(model.provider);
 		results.push(
 			key
 				? ok("Default model", `${model.provider}/${model.id}`)

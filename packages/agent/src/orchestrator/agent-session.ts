@@ -267,6 +267,16 @@ export class AgentSession {
 		return isResting(this.states.state) && !this.wakes.waiting && !this.running;
 	}
 
+	/**
+	 * Listen to each moment the session may have become idle: its state came to rest (idle or held).
+	 * The listener asks `isIdle()` again (a delivered message may be about to wake it).
+	 */
+	onIdle(listener: () => void): () => void {
+		return this.states.onChange((state) => {
+			if (isResting(state)) listener();
+		});
+	}
+
 	/** Listen to the outcome of every turn started by a delivered message. */
 	onWakeOutcome(listener: (outcome: RunOutcome) => void): () => void {
 		return this.wakes.onOutcome(listener);

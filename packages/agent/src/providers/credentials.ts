@@ -2,7 +2,7 @@ import { getEnvApiKey } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
 import { readJsonFile } from "../home/index.js";
 import { keyVariableFor, providerEnvironment } from "./env-keys.js";
-import type { CustomProviderConfig } from "./models-file.js";
+import type { CustomProviderConfig, ModelsFile } from "./models-file.js";
 
 /**
  * auth.json: `{ "<provider>": { "type": "api_key", "key": "..." } }`. A bare string value is
@@ -29,6 +29,44 @@ export function loadAuthFile(path: string): AuthFile {
 		);
 	}
 	return raw as AuthFile;
+}
+
+/**
+ * Where the keys of one run come from, read once: models.json's providers, auth.json (`authPath`,
+ * named in the advice a missing key gets) and the environment. Says where a key was found, never
+ * the key, for messages (see `CredentialSource`).
+ */
+export class Credentials {
+	constructor(
+		private readonly sources: {
+			models: ModelsFile;
+			auth: AuthFile;
+			authPath: string;
+			/** The run's environment; only `process.env` itself also offers a cloud's ambient credentials. */
+			env: NodeJS.ProcessEnv;
+		},
+	) {}
+
+	/** auth.json at `authPath` (a malformed one is a `UserError`), beside `models` and `env`. */
+	static load(models: ModelsFile, authPath: string, env: NodeJS.ProcessEnv): Credentials {
+		return new Credentials({ models, auth: loadAuthFile(authPath), authPath, env });
+	}
+
+	/** The key for `provider` (see `findCredential` for the order of places), or none. */
+	find(provider: string): CredentialSource | undefined {
+		const { models, auth, env } = this.sources;
+		return findCredential(provider, auth, models.providers[provider], env);
+	}
+
+	has(provider: string): boolean {
+		return this.find(provider) !== undefined;
+	}
+
+	/** The key for `provider`, or a `UserError` saying where to put one (see `requireCredential`). */
+	require(provider: string): CredentialSource {
+		const { models, auth, authPath, env } = this.sources;
+		return requireCredential(provider, auth, models.providers[provider], authPath, env);
+	}
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
 import { closeMatches } from "./close-matches.js";
-import type { AuthFile } from "./credentials.js";
-import { findCredential } from "./credentials.js";
+import type { Credentials } from "./credentials.js";
 import type { ModelRegistry } from "./registry.js";
 
 /** Used when neither `--model` nor settings name a model: the first provider with a key wins. */
@@ -18,14 +17,13 @@ export const DEFAULT_MODELS: readonly string[] = [
 
 export function chooseDefaultModel(
 	registry: ModelRegistry,
-	auth: AuthFile,
+	credentials: Credentials,
 	settingsModel: string | undefined,
-	env: NodeJS.ProcessEnv = process.env,
 ): Model<Api> {
-	if (settingsModel) return resolveModelRef(registry, auth, settingsModel, env);
+	if (settingsModel) return resolveModelRef(registry, credentials, settingsModel);
 	for (const ref of DEFAULT_MODELS) {
 		const model = registry.resolve(ref);
-		if (findCredential(model.provider, auth, registry.customConfig(model.provider), env)) return model;
+		if (credentials.has(model.provider)) return model;
 	}
 	// A single user-configured local model is an obvious choice.
 	const custom = Object.entries(registry.file.providers).flatMap(([provider, config]) =>
@@ -43,12 +41,7 @@ export function chooseDefaultModel(
  * Resolve `--model`: `provider/id`, or a bare id when exactly one provider offering it has a key
  * (or only one provider offers it at all); otherwise a user error naming the candidates.
  */
-export function resolveModelRef(
-	registry: ModelRegistry,
-	auth: AuthFile,
-	ref: string,
-	env: NodeJS.ProcessEnv = process.env,
-): Model<Api> {
+export function resolveModelRef(registry: ModelRegistry, credentials: Credentials, ref: string): Model<Api> {
 	const owners = ref.includes("/") ? [] : registry.providersOf(ref);
 	if (owners.length === 0 && !ref.includes("/")) {
 		// A bare id no provider offers: most likely a typo of one that does.
@@ -65,7 +58,7 @@ export function resolveModelRef(
 		);
 	}
 	if (owners.length === 0) return registry.resolve(ref);
-	const withKey = owners.filter((provider) => findCredential(provider, auth, registry.customConfig(provider), env));
+	const withKey = owners.filter((provider) => credentials.has(provider));
 	const pick = withKey.length === 1 ? withKey : owners.length === 1 ? owners : [];
 	if (pick.length === 1) return registry.resolve(`${pick[0]}/${ref}`);
 	const candidates = withKey.length > 1 ? withKey : owners;

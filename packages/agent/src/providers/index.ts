@@ -4,6 +4,7 @@
 export {
 	type AuthFile,
 	type CredentialSource,
+	Credentials,
 	findCredential,
 	LOCAL_SERVER_KEY,
 	loadAuthFile,

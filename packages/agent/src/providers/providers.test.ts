@@ -1,8 +1,15 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { findCredential, LOCAL_SERVER_KEY, requireCredential } from "./credentials.js";
+import { Credentials, findCredential, LOCAL_SERVER_KEY, requireCredential } from "./credentials.js";
 import { chooseDefaultModel, resolveModelRef } from "./default-model.js";
 import { keyVariableFor, providerEnvironment } from "./env-keys.js";
 import { ModelRegistry, parseModelRef } from "./registry.js";
+
+/** The keys a run with this environment (and no auth.json, no models.json providers) has. */
+const keys = (env: NodeJS.ProcessEnv) =>
+	new Credentials({ models: { providers: {} }, auth: {}, authPath: "/h/auth.json", env });
 
 const local = {
 	providers: {
@@ -32,17 +39,17 @@ describe("models", () => {
 
 	it("a bare id picks the one provider offering it that has a key, and names the candidates otherwise", () => {
 		const registry = new ModelRegistry();
-		expect(resolveModelRef(registry, {}, "claude-sonnet-4-5", { ANTHROPIC_API_KEY: "k" }).provider).toBe("anthropic");
-		expect(() => resolveModelRef(registry, {}, "claude-sonnet-4-5", {})).toThrow(/Several providers offer/);
+		expect(resolveModelRef(registry, keys({ ANTHROPIC_API_KEY: "k" }), "claude-sonnet-4-5").provider).toBe("anthropic");
+		expect(() => resolveModelRef(registry, keys({}), "claude-sonnet-4-5")).toThrow(/Several providers offer/);
 	});
 
 	it("without --model, takes settings first, then the first well-known provider with a key", () => {
 		const registry = new ModelRegistry();
-		expect(chooseDefaultModel(registry, {}, undefined, { OPENAI_API_KEY: "k" }).provider).toBe("openai");
-		expect(chooseDefaultModel(registry, {}, "google/gemini-2.5-pro", { OPENAI_API_KEY: "k" }).id).toBe(
+		expect(chooseDefaultModel(registry, keys({ OPENAI_API_KEY: "k" }), undefined).provider).toBe("openai");
+		expect(chooseDefaultModel(registry, keys({ OPENAI_API_KEY: "k" }), "google/gemini-2.5-pro").id).toBe(
 			"gemini-2.5-pro",
 		);
-		expect(() => chooseDefaultModel(registry, {}, undefined, {})).toThrow(/No model selected/);
+		expect(() => chooseDefaultModel(registry, keys({}), undefined)).toThrow(/No model selected/);
 	});
 });
 
@@ -67,6 +74,47 @@ describe("credentials", () => {
 				{},
 			),
 		).toThrow(/\$VLLM_KEY, which is not set/);
+	});
+
+	it("Credentials reads auth.json once and answers for every provider from models.json, auth.json and the environment", () => {
+		const home = mkdtempSync(join(tmpdir(), "prime-credentials-"));
+		try {
+			const authPath = join(home, "auth.json");
+			writeFileSync(authPath, JSON.stringify({ openai: { type: "api_key", key: "from-auth" } }));
+			const credentials = Credentials.load(local, authPath, { GEMINI_API_KEY: "from-env" });
+			// The file is read once: what it says later is not this run's.
+			rmSync(authPath);
+			expect(credentials.find("openai")).toEqual({ key: "from-auth", source: "auth.json" });
+			expect(credentials.find("google")).toEqual({ key: "from-env", source: "$GEMINI_API_KEY" });
+			expect(credentials.find("ollama")).toEqual({ key: LOCAL_SERVER_KEY, source: "no key needed" });
+			expect(credentials.has("mistral")).toBe(false);
+			const missing = (() => {
+				try {
+					credentials.require("mistral");
+				} catch (error) {
+					return error as { message: string; hint: string };
+				}
+			})();
+			expect(missing?.message).toBe('No API key for provider "mistral".');
+			expect(missing?.hint).toBe(
+				`export MISTRAL_API_KEY=<key>, or add {"mistral": {"type": "api_key", "key": "<key>"}} to ${authPath}; then retry.`,
+			);
+		} finally {
+			rmSync(home, { recursive: true, force: true });
+		}
+	});
+
+	it("Credentials.load refuses an auth.json that is not an object keyed by provider, naming the file", () => {
+		const home = mkdtempSync(join(tmpdir(), "prime-credentials-"));
+		try {
+			const authPath = join(home, "auth.json");
+			writeFileSync(authPath, "[]");
+			expect(() => Credentials.load(local, authPath, {})).toThrow(
+				`${authPath} must hold a JSON object keyed by provider.`,
+			);
+		} finally {
+			rmSync(home, { recursive: true, force: true });
+		}
 	});
 
 	it("OAuth entries in auth.json get a clear message instead of a silent miss", () => {
@@ -108,7 +156,7 @@ describe("key hints from pi-ai's own provider data", () => {
 describe("--model typos", () => {
 	const hint = (ref: string) => {
 		try {
-			resolveModelRef(new ModelRegistry(), {}, ref, {});
+			resolveModelRef(new ModelRegistry(), keys({}), ref);
 		} catch (error) {
 			return (error as { hint: string }).hint;
 		}

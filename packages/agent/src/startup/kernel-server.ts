@@ -1,6 +1,6 @@
 import type { KernelLocation } from "prime-agent-kernel";
 import { ExitCode, UserError } from "../errors.js";
-import type { KernelServer } from "../kernel-server/index.js";
+import { type KernelServer, reapLeftoverKernels, type ServerKernelRegistry } from "../kernel-server/index.js";
 import type { SessionKernel } from "../tools/index.js";
 
 /** Start the session's kernel on its server now, or a `UserError` saying what to fix. */
@@ -17,4 +17,21 @@ export async function startServerKernel(kernel: SessionKernel, server: KernelSer
 			ExitCode.kernel,
 		);
 	}
+}
+
+/**
+ * Delete the kernels agents of this home killed outright left on the server (it answered just
+ * now); `notices` says how many. A server that refuses is not this run's problem: nothing is said.
+ */
+export async function reapLeftovers(
+	registry: ServerKernelRegistry,
+	server: KernelServer,
+	location: KernelLocation,
+	notices: string[],
+): Promise<void> {
+	const reaped = await reapLeftoverKernels(registry, server).catch(() => 0);
+	if (reaped > 0)
+		notices.push(
+			`Deleted ${reaped} kernel${reaped === 1 ? "" : "s"} an earlier agent of this home left on ${location.kind === "jupyter-server" ? location.url : server.options.url}.`,
+		);
 }

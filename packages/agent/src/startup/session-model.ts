@@ -1,11 +1,60 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { ExitCode, UserError } from "../errors.js";
-import { DEFAULT_MODELS, type ModelRegistry } from "../providers/index.js";
+import { chooseDefaultModel, DEFAULT_MODELS, type ModelRegistry, resolveModelRef } from "../providers/index.js";
+import { buildSessionContext } from "../session/index.js";
+import type { StartConfig } from "./configuration.js";
+import type { SessionPlan } from "./session-plan.js";
 
 /** The model a session starts with, and its key: a string, or a function that says why there is none. */
 export interface SessionModel {
 	model: Model<Api>;
 	apiKey: string | (() => string);
+}
+
+/**
+ * The model a run starts with: `--model`, else the one the picked session last used (when the
+ * registry knows it), else settings.json's `defaultModel` or the first provider with a key. See
+ * `chooseSessionModel` for `allowMissingKey`.
+ */
+export function startModel(
+	config: StartConfig,
+	plan: SessionPlan,
+	options: { model?: string; allowMissingKey?: boolean },
+): SessionModel {
+	const { registry, credentials } = config;
+	// A picked-up session keeps its model unless --model says otherwise.
+	const recorded =
+		plan.kind === "new" ? undefined : buildSessionContext(plan.picked.branch(plan.at ?? plan.picked.leafId)).model;
+	const recordedModel = recorded ? registry.find(recorded.provider, recorded.modelId) : undefined;
+	return chooseSessionModel(
+		registry,
+		() =>
+			options.model
+				? resolveModelRef(registry, credentials, options.model)
+				: (recordedModel ?? chooseDefaultModel(registry, credentials, config.settings.defaultModel)),
+		(chosen) => credentials.require(chosen.provider).key,
+		options.allowMissingKey === true,
+	);
+}
+
+/**
+ * The session's model and key for the parts made before the session itself (the harness's
+ * refinements, the skill creator): the starting model until `follow` names the session, then the
+ * model the session uses at the time of the call (`/model` changes it).
+ */
+export class CurrentModel {
+	private session: { readonly model: Model<Api> } | undefined;
+
+	constructor(private readonly start: SessionModel) {}
+
+	follow(session: { readonly model: Model<Api> }): void {
+		this.session = session;
+	}
+
+	readonly model = (): Model<Api> => this.session?.model ?? this.start.model;
+
+	/** The key; a function key throws the error that says why there is none. */
+	readonly apiKey = (): string => (typeof this.start.apiKey === "string" ? this.start.apiKey : this.start.apiKey());
 }
 
 /**

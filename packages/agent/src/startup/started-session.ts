@@ -33,6 +33,11 @@ export interface StartedSession {
 	/** Usage this session records for its children (each `rlm_child_usage` entry, as it is appended). */
 	onChildUsage(listener: (usage: Usage) => void): () => void;
 	/**
+	 * Listen to every event after which `whenSettled` looks again: this session became idle, or a
+	 * sub-agent at any depth finished, went idle or came back.
+	 */
+	onSettleChange(listener: () => void): () => void;
+	/**
 	 * Resolves once the session is idle, every sub-agent has settled and every notice has been
 	 * handled by a turn (what `-p` waits for before it exits).
 	 */
