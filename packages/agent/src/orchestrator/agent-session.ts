@@ -1,10 +1,4 @@
-import {
-	Agent,
-	type AgentEvent,
-	type AgentMessage,
-	type AgentTool,
-	type ThinkingLevel,
-} from "@mariozechner/pi-agent-core";
+import { Agent, type AgentEvent, type AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Api, type AssistantMessage, isContextOverflow, type Model } from "@mariozechner/pi-ai";
 import {
 	type CompactionSettings,
@@ -21,7 +15,7 @@ import type { CompactionReason, Delivery, ExtensionRunner, HiddenMessage } from 
 import { DiskWriteError } from "../home/index.js";
 import { parseOutputRefusal } from "../providers/index.js";
 import { type NewEntry, type Session, toLlmMessages } from "../session/index.js";
-import { IPYTHON_TOOL_NAME, type SessionKernel } from "../tools/index.js";
+import { IPYTHON_TOOL_NAME } from "../tools/index.js";
 import { callSignal, streamWithCallSignal } from "./call-signal.js";
 import { CompactionScheduler } from "./compaction-scheduler.js";
 import { refuseCutOffCall } from "./cut-off-call.js";
@@ -30,37 +24,13 @@ import { refuseOversizeHistory, refuseOversizePrompt } from "./oversize-message.
 import { PromptBoundaries } from "./prompt-boundary.js";
 import { type RunOutcome, runOutcome } from "./run-outcome.js";
 import { type RunSupervisor, type StopVerdict, wouldStop } from "./run-supervisor.js";
+import type { AgentSessionOptions, SessionNotice } from "./session-options.js";
 import { isResting, type LoopRun, type SessionState, SessionStates } from "./session-state.js";
 import { parseSlashCommand, promptText } from "./slash-commands.js";
 import { hostMessage, recordMessage } from "./transcript.js";
 import { WakeScheduler } from "./wake-scheduler.js";
 
-export interface AgentSessionOptions {
-	model: Model<Api>;
-	/**
-	 * Key for the model's provider. A function is asked before each model call and may throw a
-	 * `UserError` saying where to put a key: a session whose prompts are only local commands
-	 * (`/pc status`) then runs without one.
-	 */
-	apiKey: string | (() => string);
-	systemPrompt: string;
-	tools: AgentTool[];
-	/** Only these tools (the session's and the extensions'), when given; names are checked by the caller. */
-	toolNames?: readonly string[];
-	thinkingLevel?: ThinkingLevel;
-	/** Loaded extensions; their tools join `tools` and their handlers see every event. */
-	extensions?: ExtensionRunner;
-	/** The session's kernel: compaction lists its names for `<ipython_state>` (and never resets it). */
-	kernel?: SessionKernel;
-	compaction?: CompactionSettings;
-}
-
-/** What the session does besides loop events: compactions, extension problems, command messages. */
-export type SessionNotice =
-	| { type: "compaction_start"; reason: CompactionReason }
-	| { type: "compaction_end"; reason: CompactionReason; result: CompactResult }
-	| { type: "compaction_failed"; reason: CompactionReason; message: string }
-	| { type: "extension_problem"; path: string; phase: string; message: string };
+export type { AgentSessionOptions, SessionNotice } from "./session-options.js";
 
 /**
  * Wires one session to the agent loop: the context is rebuilt from the session's active branch,
