@@ -5,8 +5,8 @@ import {
 	connectSupervisor,
 	daemonContext,
 	isSameProcess,
-	type ProtocolClient,
 	readWorkerRecord,
+	type SupervisorClient,
 	workerKeys,
 } from "../src/daemon/index.js";
 import { daemonPaths } from "../src/daemon/state.js";
@@ -47,7 +47,7 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 			// Straight to the supervisor (starting it as the command line would): faster than `agents --json`.
 			const supervisor = await connectSupervisor(daemonContext(world.env));
 			try {
-				const reply = await (supervisor as ProtocolClient).request({ type: "list" });
+				const reply = await (supervisor as SupervisorClient).request({ type: "list" });
 				if (!reply.ok) throw new Error(`list failed: ${reply.message}`);
 				return reply.data as AgentInfo[];
 			} finally {

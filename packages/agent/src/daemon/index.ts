@@ -29,6 +29,8 @@ export {
 	DAEMON_PROTOCOL_VERSION,
 	LineConnection,
 	ProtocolClient,
+	type SupervisorClient,
+	type WorkerClient,
 	type WorkerOwner,
 	type WorkerSessionOptions,
 	type WorkerWelcome,

@@ -6,7 +6,7 @@
  */
 import { createConnection, type Socket } from "node:net";
 import type { LinkRunEnd, LinkStatus } from "../link/index.js";
-import type { RequestMap, RequestOf, SupervisorRequests, WorkerRequests } from "./requests.js";
+import type { RequestMap, RequestOf, SupervisorRequests, UntypedRequests, WorkerRequests } from "./requests.js";
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
@@ -186,7 +186,7 @@ function parseLine(line: string): Record<string, unknown> | undefined {
  * the process at the other end answers (`SupervisorRequests`, `WorkerRequests`): a request's reply
  * is typed by its kind.
  */
-export class ProtocolClient<M extends RequestMap = RequestMap> {
+export class ProtocolClient<M extends RequestMap = UntypedRequests> {
 	private nextId = 1;
 	private isClosed = false;
 	private readonly pending = new Map<number, { resolve: (reply: Reply) => void }>();
@@ -212,7 +212,7 @@ export class ProtocolClient<M extends RequestMap = RequestMap> {
 	}
 
 	/** Connect to a socket; rejects with the connect error (ENOENT, ECONNREFUSED). */
-	static connect<M extends RequestMap = RequestMap>(path: string): Promise<ProtocolClient<M>> {
+	static connect<M extends RequestMap = UntypedRequests>(path: string): Promise<ProtocolClient<M>> {
 		return new Promise((resolve, reject) => {
 			const socket = createConnection(path);
 			socket.once("connect", () => {

@@ -20,6 +20,9 @@ export interface Exchange {
 /** A process's requests by kind. */
 export type RequestMap = Record<string, Exchange>;
 
+/** Any kind with any fields: a connection to a socket not yet known to be a supervisor's or a worker's. */
+export type UntypedRequests = Record<string, { request: Record<string, unknown>; reply: unknown }>;
+
 /** A request of kind `K` as it travels (`id` is added by the client). */
 export type RequestOf<M extends RequestMap, K extends keyof M & string> = { type: K } & M[K]["request"];
 
