@@ -11,7 +11,8 @@ import {
 	type SupervisorClient,
 	workerKeys,
 } from "../src/daemon/index.js";
-import type { RequestOf, SupervisorRequests } from "../src/daemon/requests.js";
+import type { RequestOf } from "../src/daemon/protocol.js";
+import type { SupervisorRequests } from "../src/daemon/requests.js";
 import { daemonPaths } from "../src/daemon/state.js";
 import { type DaemonWorld, eventually, makeDaemonWorld } from "./daemon-world.js";
 

@@ -8,14 +8,8 @@ import { fileURLToPath } from "node:url";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, diskWriteError, probeWrite } from "../home/index.js";
 import { sayHello } from "./handshake.js";
-import {
-	ProtocolClient,
-	type Reply,
-	type SupervisorClient,
-	type WorkerClient,
-	type WorkerWelcome,
-} from "./protocol.js";
-import type { SupervisorRequests, WorkerRequests } from "./requests.js";
+import { ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
+import type { SupervisorClient, SupervisorRequests, WorkerClient, WorkerRequests } from "./requests.js";
 
 type WorkerHello = { oneShot: boolean; answers: boolean };
 

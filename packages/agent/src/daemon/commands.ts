@@ -19,8 +19,8 @@ import {
 	stopOtherVersion,
 	unwrap,
 } from "./client.js";
-import type { AgentInfo, SupervisorClient, WorkerClient, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
-import type { RequestOf, SupervisorRequests } from "./requests.js";
+import type { AgentInfo, RequestOf, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import type { SupervisorClient, SupervisorRequests, WorkerClient } from "./requests.js";
 import { type StartedWorker, startWorker } from "./start-worker.js";
 import { liveWorkers, workerSocket } from "./state.js";
 import { viewAttachJson, viewChat, viewJson, viewPrint } from "./views.js";

@@ -4,8 +4,8 @@
  * without a `bye` (the worker crashed), or with one saying the worker is started again, the view
  * waits for the supervisor's restart and connects to the new worker.
  */
-import type { Reply, WorkerClient, WorkerPush } from "./protocol.js";
-import type { RequestOf, WorkerRequests } from "./requests.js";
+import type { Reply, RequestOf, WorkerPush } from "./protocol.js";
+import type { WorkerClient, WorkerRequests } from "./requests.js";
 import type { Reconnect } from "./worker-link.js";
 
 export interface FollowHandlers {

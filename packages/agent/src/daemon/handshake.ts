@@ -4,8 +4,16 @@
  * a wrong token, or another version, with an error that says what to do, and closes.
  */
 import { timingSafeEqual } from "node:crypto";
-import { DAEMON_PROTOCOL_VERSION, type ProtocolClient, type Reply, type ReplyError, replyError } from "./protocol.js";
-import type { Hello, RequestMap, RequestOf } from "./requests.js";
+import {
+	DAEMON_PROTOCOL_VERSION,
+	type ProtocolClient,
+	type Reply,
+	type ReplyError,
+	type RequestMap,
+	type RequestOf,
+	replyError,
+} from "./protocol.js";
+import type { Hello } from "./requests.js";
 
 /** What a server says when it refuses a connection's first line. */
 export interface Refusals {

@@ -29,12 +29,11 @@ export {
 	DAEMON_PROTOCOL_VERSION,
 	LineConnection,
 	ProtocolClient,
-	type SupervisorClient,
-	type WorkerClient,
 	type WorkerOwner,
 	type WorkerSessionOptions,
 	type WorkerWelcome,
 } from "./protocol.js";
+export type { SupervisorClient, WorkerClient } from "./requests.js";
 export {
 	daemonPaths,
 	isSameProcess,

@@ -6,9 +6,23 @@
  */
 import { createConnection, type Socket } from "node:net";
 import type { LinkRunEnd, LinkStatus } from "../link/index.js";
-import type { RequestMap, RequestOf, SupervisorRequests, UntypedRequests, WorkerRequests } from "./requests.js";
 
 export const DAEMON_PROTOCOL_VERSION = 1;
+
+/** One request kind: the fields it carries (besides `type` and `id`) and the data its reply carries. */
+export interface Exchange {
+	request: object;
+	reply: unknown;
+}
+
+/** A process's requests by kind. */
+export type RequestMap = Record<string, Exchange>;
+
+/** Any kind with any fields: a connection to a socket not yet known to be a supervisor's or a worker's. */
+export type UntypedRequests = Record<string, { request: Record<string, unknown>; reply: unknown }>;
+
+/** A request of kind `K` as it travels (`id` is added by the client). */
+export type RequestOf<M extends RequestMap, K extends keyof M & string> = { type: K } & M[K]["request"];
 
 /** Who owns a worker: a one-shot client (print, JSON) or a resident session (the line chat, `attach`). */
 export type WorkerOwner = "oneshot" | "resident";
@@ -283,11 +297,6 @@ export class ProtocolClient<M extends RequestMap = UntypedRequests> {
 		this.connection.close();
 	}
 }
-
-/** A connection to the supervisor, after its `hello`. */
-export type SupervisorClient = ProtocolClient<SupervisorRequests>;
-/** A view's connection to a worker, after its `hello`. */
-export type WorkerClient = ProtocolClient<WorkerRequests>;
 
 export function replyOk<T>(id: number, data?: T): Reply<T> {
 	return { type: "reply", id, ok: true, ...(data === undefined ? {} : { data }) };

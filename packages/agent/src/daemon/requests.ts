@@ -9,22 +9,16 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { LinkInterrupt, LinkStatus } from "../link/index.js";
 import type { ScheduleJob } from "../schedules/index.js";
 import type { SessionEntry } from "../session/index.js";
-import type { AgentAgain, AgentInfo, WorkerOwner, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
-
-/** One request kind: the fields it carries (besides `type` and `id`) and the data its reply carries. */
-export interface Exchange {
-	request: object;
-	reply: unknown;
-}
-
-/** A process's requests by kind. */
-export type RequestMap = Record<string, Exchange>;
-
-/** Any kind with any fields: a connection to a socket not yet known to be a supervisor's or a worker's. */
-export type UntypedRequests = Record<string, { request: Record<string, unknown>; reply: unknown }>;
-
-/** A request of kind `K` as it travels (`id` is added by the client). */
-export type RequestOf<M extends RequestMap, K extends keyof M & string> = { type: K } & M[K]["request"];
+import type {
+	AgentAgain,
+	AgentInfo,
+	ProtocolClient,
+	RequestMap,
+	RequestOf,
+	WorkerOwner,
+	WorkerSessionOptions,
+	WorkerWelcome,
+} from "./protocol.js";
 
 /** Any request of map `M`, with its id: what a server's handlers receive. */
 export type AnyRequest<M extends RequestMap> = { [K in keyof M & string]: RequestOf<M, K> & { id: number } }[keyof M &
@@ -94,6 +88,11 @@ export type WorkerRequests = {
 	/** Leave for another session: the worker stops when this was its only view and it has nothing to do. */
 	release: { request: object; reply: { stopping: boolean } };
 };
+
+/** A connection to the supervisor, after its `hello`. */
+export type SupervisorClient = ProtocolClient<SupervisorRequests>;
+/** A view's connection to a worker, after its `hello`. */
+export type WorkerClient = ProtocolClient<WorkerRequests>;
 
 /** A line that is not a request of the process it was sent to; `id` is the line's, when it had one. */
 export class BadRequest extends Error {

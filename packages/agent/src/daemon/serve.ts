@@ -7,8 +7,8 @@
  */
 import type { Socket } from "node:net";
 import { type Refusals, refuseHello } from "./handshake.js";
-import { LineConnection, type Reply, replyError, replyOk } from "./protocol.js";
-import { BadRequest, type RequestMap, type RequestOf, type RequestParser } from "./requests.js";
+import { LineConnection, type Reply, type RequestMap, type RequestOf, replyError, replyOk } from "./protocol.js";
+import { BadRequest, type RequestParser } from "./requests.js";
 
 /** Every kind but `hello`, each answered with its kind's data; `from`: the client that asked. */
 export type Handlers<M extends RequestMap, Client> = {

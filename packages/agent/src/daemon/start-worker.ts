@@ -3,7 +3,8 @@
  * (no session or model code) so that the command line can take it before it loads its views.
  */
 import { connectSupervisor, type DaemonContext, daemonContext, plainEnv, unwrap } from "./client.js";
-import type { SupervisorClient, WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+import type { WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+import type { SupervisorClient } from "./requests.js";
 
 /** A worker the supervisor started (or found serving the session: `attached`), listening on `socket`. */
 export interface StartedWorker {

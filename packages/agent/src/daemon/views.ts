@@ -13,7 +13,8 @@ import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import type { Session } from "../session/index.js";
 import type { KernelStatus } from "../tools/index.js";
 import { FollowedWorker } from "./followed-worker.js";
-import type { WorkerClient, WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerClient } from "./requests.js";
 import type { Reconnect } from "./worker-link.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;

@@ -7,8 +7,8 @@ import { UserError } from "../errors.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
-import type { WorkerClient, WorkerPush, WorkerWelcome } from "./protocol.js";
-import type { RequestOf, WorkerRequests } from "./requests.js";
+import type { RequestOf, WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerClient, WorkerRequests } from "./requests.js";
 
 const AGAIN = "Try again once the view says it has reconnected.";
 /** How long leaving waits for the worker's answer (it may be stopped: SIGSTOP). */
