@@ -75,8 +75,9 @@ export function serve<M extends RequestMap, Client>(socket: Socket, server: Serv
 		try {
 			request = server.parser.parse(line);
 		} catch (error) {
-			if (!(error instanceof BadRequest)) throw error;
-			connection.send(replyError(error.id, error.message, SAME_VERSION));
+			connection.send(
+				replyError(error instanceof BadRequest ? error.id : lineId, (error as Error).message, SAME_VERSION),
+			);
 			return;
 		}
 		if (request.type === "hello") {
