@@ -7,11 +7,13 @@ import {
 	connectSupervisor,
 	daemonContext,
 	isSameProcess,
-	type ProtocolClient,
 	processStartId,
 	readWorkerRecord,
+	type SupervisorClient,
 	workerKeys,
 } from "../src/daemon/index.js";
+import type { RequestOf } from "../src/daemon/protocol.js";
+import type { SupervisorRequests } from "../src/daemon/requests.js";
 import { daemonPaths } from "../src/daemon/state.js";
 
 let world: DaemonWorld | undefined;
@@ -85,10 +87,10 @@ describe("a spare worker: loaded ahead, it serves the next session start", () =>
 	it("a restart (`/model`) is served by the spare too: the agent's log keeps its first worker's lines, then the spare's", async () => {
 		world = await makeDaemonWorld([]);
 		const context = daemonContext(world.env);
-		const ask = async (request: Record<string, unknown> & { type: string }) => {
-			const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+		const ask = async <K extends keyof SupervisorRequests & string>(request: RequestOf<SupervisorRequests, K>) => {
+			const supervisor = (await connectSupervisor(context)) as SupervisorClient;
 			try {
-				return unwrap<{ key: string }>(await supervisor.request(request, 120_000));
+				return unwrap(await supervisor.request(request, 120_000));
 			} finally {
 				supervisor.close();
 			}

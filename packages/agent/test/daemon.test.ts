@@ -38,6 +38,7 @@ import {
 	RESTART_DELAYS_MS,
 	readSessionRecord,
 	readWorkerRecord,
+	type SupervisorClient,
 	writeSessionRecord,
 	writeWorkerRecord,
 } from "../src/daemon/index.js";
@@ -339,7 +340,7 @@ describe("daemon runs", () => {
 		expect((await world.agents()).map((info) => info.key)).toEqual([key]);
 		// Stopped on purpose: `/model`'s restart request does not bring it back; attach does.
 		expect((await world.cli(["shutdown", key])).code).toBe(0);
-		const supervisor = (await connectSupervisor(daemonContext(world.env))) as ProtocolClient;
+		const supervisor = (await connectSupervisor(daemonContext(world.env))) as SupervisorClient;
 		const reply = await supervisor.request({ type: "restart", key, changes: { model: "local/coder" } });
 		supervisor.close();
 		expect(reply).toMatchObject({

@@ -13,9 +13,9 @@ import {
 	daemonContext,
 	daemonPaths,
 	isSameProcess,
-	type ProtocolClient,
 	processStartId,
 	readWorkerRecord,
+	type SupervisorClient,
 } from "../src/daemon/index.js";
 import { daemonDoctorCheck } from "../src/doctor/daemon.js";
 import { alive } from "./agent-scripts.js";
@@ -134,7 +134,7 @@ it("a supervisor with nothing to supervise exits after its idle period, and the 
 it("an idle supervisor does not exit under a client that has connected: its request is answered however long it waits", async () => {
 	const idleMs = 1000;
 	world = await makeDaemonWorld([], { PRIME_AGENT_SUPERVISOR_IDLE_MS: String(idleMs) });
-	const client = (await connectSupervisor(daemonContext(world.env))) as ProtocolClient;
+	const client = (await connectSupervisor(daemonContext(world.env))) as SupervisorClient;
 	const supervisor = supervisorOf(world);
 	try {
 		// Idle time passing is the condition itself here (no event marks it): several periods with the connection open.

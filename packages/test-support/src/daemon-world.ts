@@ -6,8 +6,8 @@ import {
 	daemonContext,
 	daemonPaths,
 	isSameProcess,
-	type ProtocolClient,
 	readWorkerRecord,
+	type SupervisorClient,
 	workerKeys,
 } from "prime-agent/daemon";
 import { spawnCliText, type TextCliProcess } from "./cli-process.js";
@@ -47,7 +47,7 @@ export async function makeDaemonWorld(script: ScriptedReply[], env: Record<strin
 			// Straight to the supervisor (starting it as the command line would): faster than `agents --json`.
 			const supervisor = await connectSupervisor(daemonContext(world.env));
 			try {
-				const reply = await (supervisor as ProtocolClient).request({ type: "list" });
+				const reply = await (supervisor as SupervisorClient).request({ type: "list" });
 				if (!reply.ok) throw new Error(`list failed: ${reply.message}`);
 				return reply.data as AgentInfo[];
 			} finally {

@@ -7,7 +7,12 @@ import { openSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, diskWriteError, probeWrite } from "../home/index.js";
-import { DAEMON_PROTOCOL_VERSION, ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
+import { sayHello } from "./handshake.js";
+import { ProtocolClient, type Reply, type WorkerWelcome } from "./protocol.js";
+import type { SupervisorClient, SupervisorRequests, WorkerClient, WorkerRequests } from "./requests.js";
+
+type WorkerHello = { oneShot: boolean; answers: boolean };
+
 import {
 	type DaemonPaths,
 	daemonPaths,
@@ -60,13 +65,13 @@ export function daemonContext(env: NodeJS.ProcessEnv): DaemonContext {
 	}
 }
 
-/** Throw a failed reply as a `UserError`. */
-export function unwrap<T>(reply: Reply): T {
+/** A reply's data (typed by its request's kind); a failed reply thrown as a `UserError`. */
+export function unwrap<T>(reply: Reply<T>): T {
 	if (!reply.ok)
 		throw new UserError(
 			reply.message,
 			reply.hint || "See `prime-agent status`.",
-			(reply as { exitCode?: ExitCodeValue }).exitCode ?? ExitCode.usage,
+			(reply.exitCode ?? ExitCode.usage) as ExitCodeValue,
 		);
 	return reply.data as T;
 }
@@ -74,11 +79,8 @@ export function unwrap<T>(reply: Reply): T {
 /** How long a worker or supervisor has to answer `hello` (a stopped process never does). */
 const HELLO_WAIT_MS = 20_000;
 
-async function hello(client: ProtocolClient, token: string, extra: Record<string, unknown> = {}): Promise<unknown> {
-	const reply = await client.request(
-		{ type: "hello", token, version: DAEMON_PROTOCOL_VERSION, ...extra },
-		HELLO_WAIT_MS,
-	);
+async function helloWorker(client: WorkerClient, token: string, extra: WorkerHello): Promise<WorkerWelcome> {
+	const reply = await sayHello(client, token, extra, HELLO_WAIT_MS);
 	if (!reply.ok) client.close();
 	if (!reply.ok && reply.closed)
 		throw new UserError(
@@ -153,11 +155,11 @@ export async function stopOtherVersion(paths: DaemonPaths): Promise<void> {
 }
 
 /** Connect to the supervisor; with `start`, start one when none answers. */
-export async function connectSupervisor(context: DaemonContext, start = true): Promise<ProtocolClient | undefined> {
+export async function connectSupervisor(context: DaemonContext, start = true): Promise<SupervisorClient | undefined> {
 	const attempt = async () => {
 		try {
-			const client = await ProtocolClient.connect(context.paths.socket);
-			const reply = await client.request({ type: "hello", token: context.token, version: DAEMON_PROTOCOL_VERSION });
+			const client = await ProtocolClient.connect<SupervisorRequests>(context.paths.socket);
+			const reply = await sayHello(client, context.token, {});
 			// A supervisor that is going away (or lost the race to start) closes without answering: try again.
 			if (!reply.ok && reply.closed) return undefined;
 			if (!reply.ok) client.close();
@@ -213,7 +215,7 @@ export async function connectSupervisor(context: DaemonContext, start = true): P
  * which adopts them before it answers, so that what the command says and does covers them.
  * Undefined when no supervisor runs and no worker is left.
  */
-export async function connectSupervisorForAgents(context: DaemonContext): Promise<ProtocolClient | undefined> {
+export async function connectSupervisorForAgents(context: DaemonContext): Promise<SupervisorClient | undefined> {
 	const running = await connectSupervisor(context, false);
 	if (running || liveWorkers(context.paths).length === 0) return running;
 	return connectSupervisor(context, true);
@@ -225,10 +227,10 @@ export async function connectWorker(
 	socket: string,
 	oneShot: boolean,
 	answers = false,
-): Promise<{ client: ProtocolClient; welcome: WorkerWelcome }> {
-	let client: ProtocolClient;
+): Promise<{ client: WorkerClient; welcome: WorkerWelcome }> {
+	let client: WorkerClient;
 	try {
-		client = await ProtocolClient.connect(socket);
+		client = await ProtocolClient.connect<WorkerRequests>(socket);
 	} catch (error) {
 		throw new UserError(
 			`The agent's worker does not answer (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
@@ -236,7 +238,7 @@ export async function connectWorker(
 			ExitCode.usage,
 		);
 	}
-	const welcome = (await hello(client, context.token, { oneShot, answers })) as WorkerWelcome;
+	const welcome = await helloWorker(client, context.token, { oneShot, answers });
 	return { client, welcome };
 }
 

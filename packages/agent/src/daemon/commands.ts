@@ -7,7 +7,6 @@ import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, DiskWriteError } from "../home/index.js";
 import type { InteractiveContext, InteractiveUi } from "../modes/interactive.js";
 import { type EndingSignal, onEndingSignal } from "../modes/interrupts.js";
-import type { ScheduleJob } from "../schedules/index.js";
 import { describeJobs } from "../schedules/index.js";
 import {
 	connectSupervisor,
@@ -20,7 +19,8 @@ import {
 	stopOtherVersion,
 	unwrap,
 } from "./client.js";
-import type { AgentInfo, ProtocolClient, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import type { AgentInfo, RequestOf, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import type { SupervisorClient, SupervisorRequests, WorkerClient } from "./requests.js";
 import { type StartedWorker, startWorker } from "./start-worker.js";
 import { liveWorkers, workerSocket } from "./state.js";
 import { viewAttachJson, viewChat, viewJson, viewPrint } from "./views.js";
@@ -57,7 +57,7 @@ export async function runInWorker(
 				early = signal;
 			})
 		: () => {};
-	let client: ProtocolClient;
+	let client: WorkerClient;
 	let welcome: WorkerWelcome;
 	try {
 		const started = await (asked ?? startWorker(context, options, oneShot ? "oneshot" : "resident"));
@@ -107,13 +107,13 @@ async function awaitRestart(
 	key: string,
 	restarting: boolean,
 	answers = true,
-): Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }> {
+): Promise<{ client: WorkerClient; welcome: WorkerWelcome } | { reason: string }> {
 	const deadline = Date.now() + RESTART_WAIT_MS;
 	while (Date.now() < deadline) {
 		await new Promise((resolve) => setTimeout(resolve, 250));
 		// A removed agent home (a throwaway one) is not brought back by starting a supervisor in it.
 		if (!existsSync(context.paths.dir)) return { reason: "its agent home was removed" };
-		let supervisor: ProtocolClient | undefined;
+		let supervisor: SupervisorClient | undefined;
 		try {
 			supervisor = await connectSupervisor(context);
 		} catch (error) {
@@ -124,7 +124,7 @@ async function awaitRestart(
 		let agent: AgentInfo | undefined;
 		try {
 			const reply = await supervisor.request({ type: "list" });
-			agent = reply.ok ? (reply.data as AgentInfo[]).find((info) => info.key === key) : undefined;
+			agent = reply.ok ? reply.data?.find((info) => info.key === key) : undefined;
 		} finally {
 			supervisor.close();
 		}
@@ -208,7 +208,7 @@ async function restartAgent(
 	key: string,
 	changes: { model?: string; at?: string },
 ): Promise<WorkerLink> {
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	const supervisor = (await connectSupervisor(context)) as SupervisorClient;
 	let target: { key: string; socket: string };
 	try {
 		target = unwrap(await supervisor.request({ type: "restart", key, env: plainEnv(context.env), changes }));
@@ -240,7 +240,7 @@ export async function runAttach(
 	mode: "text" | "json" = "text",
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	const supervisor = (await connectSupervisor(context)) as SupervisorClient;
 	let target: { key: string; socket: string };
 	try {
 		target = unwrap(await supervisor.request({ type: "resume", key: ref, env: plainEnv(io.env) }));
@@ -261,12 +261,16 @@ export async function runAttach(
  * Ask the supervisor: started when none runs (`start`), or only when live workers wait for one to
  * adopt them (`adopt`; undefined when none runs and no worker is left).
  */
-async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: string }, how: "start" | "adopt") {
+async function ask<K extends keyof SupervisorRequests & string>(
+	io: DaemonIo,
+	request: RequestOf<SupervisorRequests, K>,
+	how: "start" | "adopt",
+): Promise<SupervisorRequests[K]["reply"] | undefined> {
 	const context = daemonContext(io.env);
 	const supervisor = how === "start" ? await connectSupervisor(context) : await connectSupervisorForAgents(context);
 	if (!supervisor) return undefined;
 	try {
-		return unwrap<T>(await supervisor.request(request));
+		return unwrap(await supervisor.request(request));
 	} finally {
 		supervisor.close();
 	}
@@ -274,7 +278,7 @@ async function ask<T>(io: DaemonIo, request: Record<string, unknown> & { type: s
 
 /** `prime-agent agents [--json]`: every session tree the daemon knows. */
 export async function runAgentsCommand(io: DaemonIo, json: boolean): Promise<ExitCodeValue> {
-	const agents = (await ask<AgentInfo[]>(io, { type: "list" }, "start")) ?? [];
+	const agents = (await ask(io, { type: "list" }, "start")) ?? [];
 	if (json) {
 		io.stdout.write(`${JSON.stringify(agents, null, 2)}\n`);
 		return ExitCode.ok;
@@ -310,7 +314,7 @@ export function describeAgent(agent: AgentInfo): string {
  * left running by a supervisor that died (it adopts them; see `connectSupervisorForAgents`).
  */
 export async function runStatusCommand(io: DaemonIo): Promise<ExitCodeValue> {
-	const status = await ask<{ pid: number; socket: string; agents: AgentInfo[] }>(io, { type: "status" }, "adopt");
+	const status = await ask(io, { type: "status" }, "adopt");
 	if (!status) {
 		io.stdout.write("The agent daemon is not running (it starts with the next `prime-agent` session).\n");
 		return ExitCode.ok;
@@ -334,14 +338,14 @@ export async function runShutdownCommand(
 	force: boolean,
 ): Promise<ExitCodeValue> {
 	if (ref) {
-		const agent = await ask<AgentInfo>(io, { type: "stop", key: ref, force }, "start");
+		const agent = await ask(io, { type: "stop", key: ref, force }, "start");
 		io.stdout.write(
 			`Stopped agent ${agent?.key}${force ? " (killed)" : ""}; its session is saved: \`prime-agent attach ${agent?.key}\` starts it again.\n`,
 		);
 		return ExitCode.ok;
 	}
 	const context = daemonContext(io.env);
-	let supervisor: ProtocolClient | undefined;
+	let supervisor: SupervisorClient | undefined;
 	try {
 		supervisor = await connectSupervisorForAgents(context);
 	} catch (error) {
@@ -381,10 +385,10 @@ export async function runScheduleCli(
 	steer: boolean,
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	const supervisor = (await connectSupervisor(context)) as SupervisorClient;
 	let target: { key: string; socket: string };
 	try {
-		const agents = unwrap<AgentInfo[]>(await supervisor.request({ type: "list" }));
+		const agents = unwrap(await supervisor.request({ type: "list" }));
 		const key = agentRef ?? pickAgent(agents, io.cwd);
 		target = unwrap(await supervisor.request({ type: "resume", key, env: plainEnv(io.env) }));
 	} finally {
@@ -394,11 +398,11 @@ export async function runScheduleCli(
 	try {
 		const [first, ...rest] = positional;
 		if (first === "list" && rest.length === 0) {
-			io.stdout.write(`${describeJobs(unwrap<ScheduleJob[]>(await client.request({ type: "schedule_list" })))}\n`);
+			io.stdout.write(`${describeJobs(unwrap(await client.request({ type: "schedule_list" })))}\n`);
 			return ExitCode.ok;
 		}
 		if (first === "remove" && rest.length === 1) {
-			const job = unwrap<ScheduleJob>(await client.request({ type: "schedule_remove", scheduleId: rest[0] as string }));
+			const job = unwrap(await client.request({ type: "schedule_remove", scheduleId: rest[0] as string }));
 			io.stdout.write(`Removed ${job.kind} ${job.id} from agent ${target.key}.\n`);
 			return ExitCode.ok;
 		}
@@ -408,7 +412,7 @@ export async function runScheduleCli(
 				'Write it as prime-agent schedule "in 30m" "run the tests" (or "every 10m", "at <ISO time>", "*/15 * * * *"); `schedule list`, `schedule remove <id>`.',
 				ExitCode.usage,
 			);
-		const job = unwrap<ScheduleJob>(
+		const job = unwrap(
 			await client.request({
 				type: "schedule_add",
 				when: first as string,

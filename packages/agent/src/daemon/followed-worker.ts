@@ -4,12 +4,13 @@
  * without a `bye` (the worker crashed), or with one saying the worker is started again, the view
  * waits for the supervisor's restart and connects to the new worker.
  */
-import type { ProtocolClient, Reply } from "./protocol.js";
+import type { Reply, RequestOf, WorkerPush } from "./protocol.js";
+import type { WorkerClient, WorkerRequests } from "./requests.js";
 import type { Reconnect } from "./worker-link.js";
 
 export interface FollowHandlers {
 	/** A push of the worker now connected (`event`, `run_end`, `status`, `bye`, ...). */
-	push(message: Record<string, unknown>): void;
+	push(message: WorkerPush): void;
 	/** The worker went and its restart is awaited; `reason`: it is started again on purpose (not a crash). */
 	reconnecting(reason?: string): void;
 	/** Connected to the restarted worker. */
@@ -19,7 +20,7 @@ export interface FollowHandlers {
 }
 
 export class FollowedWorker {
-	private current: ProtocolClient;
+	private current: WorkerClient;
 	private leaving = false;
 	private byeReason: string | undefined;
 	/** The worker's `bye` said it is started again at once (another view's `/model`). */
@@ -27,7 +28,7 @@ export class FollowedWorker {
 	private away = false;
 
 	constructor(
-		first: ProtocolClient,
+		first: WorkerClient,
 		private readonly reconnect: Reconnect | undefined,
 		private readonly on: FollowHandlers,
 	) {
@@ -40,11 +41,14 @@ export class FollowedWorker {
 		return this.away;
 	}
 
-	send(message: Record<string, unknown> & { type: string }): number {
+	send<K extends keyof WorkerRequests & string>(message: RequestOf<WorkerRequests, K>): number {
 		return this.current.send(message);
 	}
 
-	request(message: Record<string, unknown> & { type: string }, timeoutMs?: number): Promise<Reply> {
+	request<K extends keyof WorkerRequests & string>(
+		message: RequestOf<WorkerRequests, K>,
+		timeoutMs?: number,
+	): Promise<Reply<WorkerRequests[K]["reply"]>> {
 		return this.current.request(message, timeoutMs);
 	}
 
@@ -56,10 +60,10 @@ export class FollowedWorker {
 		this.current.close();
 	}
 
-	private listen(client: ProtocolClient): void {
+	private listen(client: WorkerClient): void {
 		client.onPush((message) => {
 			if (message.type === "bye") {
-				this.byeReason = String(message.reason);
+				this.byeReason = message.reason;
 				this.restarting = message.restart === true;
 			}
 			this.on.push(message);
@@ -67,7 +71,7 @@ export class FollowedWorker {
 		void client.closed.then(() => this.onClosed(client));
 	}
 
-	private async onClosed(client: ProtocolClient): Promise<void> {
+	private async onClosed(client: WorkerClient): Promise<void> {
 		if (client !== this.current || this.leaving) return;
 		if (!this.reconnect || (this.byeReason !== undefined && !this.restarting)) {
 			this.on.gone(this.byeReason ?? "the worker went away");

@@ -33,6 +33,7 @@ export {
 	type WorkerSessionOptions,
 	type WorkerWelcome,
 } from "./protocol.js";
+export type { SupervisorClient, WorkerClient } from "./requests.js";
 export {
 	daemonPaths,
 	isSameProcess,

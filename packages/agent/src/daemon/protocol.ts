@@ -9,6 +9,21 @@ import type { LinkRunEnd, LinkStatus } from "../link/index.js";
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
+/** One request kind: the fields it carries (besides `type` and `id`) and the data its reply carries. */
+export interface Exchange {
+	request: object;
+	reply: unknown;
+}
+
+/** A process's requests by kind. */
+export type RequestMap = Record<string, Exchange>;
+
+/** Any kind with any fields: a connection to a socket not yet known to be a supervisor's or a worker's. */
+export type UntypedRequests = Record<string, { request: Record<string, unknown>; reply: unknown }>;
+
+/** A request of kind `K` as it travels (`id` is added by the client). */
+export type RequestOf<M extends RequestMap, K extends keyof M & string> = { type: K } & M[K]["request"];
+
 /** Who owns a worker: a one-shot client (print, JSON) or a resident session (the line chat, `attach`). */
 export type WorkerOwner = "oneshot" | "resident";
 
@@ -61,54 +76,6 @@ export interface AgentAgain {
 	changes?: { model?: string; at?: string };
 }
 
-/** Client → supervisor. */
-export type SupervisorRequest =
-	| { type: "hello"; id: number; token: string; version: number }
-	| { type: "start"; id: number; options: WorkerSessionOptions; owner: WorkerOwner; env: Record<string, string> }
-	/** Start a saved agent again (`changes`: on another model, at an entry: `/model`); a live one is just named. */
-	| ({ type: "resume"; id: number } & AgentAgain)
-	/** Stop a live agent and start it again under its key with `changes` (`/model`); its views follow it. */
-	| ({ type: "restart"; id: number } & AgentAgain)
-	| { type: "list"; id: number }
-	| { type: "status"; id: number }
-	| { type: "stop"; id: number; key: string; force: boolean }
-	| { type: "stop_all"; id: number; force: boolean };
-
-/** Client → worker. */
-export type WorkerRequest =
-	/** `answers`: the view answers questions (`still_busy`), as the terminal UI does. */
-	| { type: "hello"; id: number; token: string; version: number; oneShot?: boolean; answers?: boolean }
-	/** Run a prompt or slash command; `run_end` with the same id tells how it ended. */
-	| { type: "prompt"; id: number; text: string; settle?: boolean }
-	/** Into the running turn (as a user message), or a prompt when nothing runs. The worker holds it until read. */
-	| { type: "steer"; id: number; text: string }
-	/** Queued for the next turn, or a prompt when nothing runs. The worker holds it until read. */
-	| { type: "follow_up"; id: number; text: string }
-	/**
-	 * A prompt or slash command run once the runs before it have ended, whether or not this client is
-	 * still attached; every client gets its `run_end` with id 0.
-	 */
-	| { type: "queue"; id: number; text: string }
-	/** Ctrl-C: the running cell first, then the run; `stop`: the run at once (SIGTERM to a view). */
-	| { type: "interrupt"; id: number; stop?: boolean }
-	| { type: "detach"; id: number }
-	| { type: "schedule_add"; id: number; when: string; text: string; delivery?: "steer" | "follow_up" }
-	| { type: "heartbeat"; id: number; args: string }
-	| { type: "schedule_list"; id: number }
-	| { type: "schedule_remove"; id: number; scheduleId: string }
-	/** `restart`: it is started again at once (another model); views follow it instead of ending. */
-	| { type: "shutdown"; id: number; reason?: string; restart?: boolean }
-	/** What a `SessionLink` asks (see `link/session-link.ts`): the state, the conversation, the tree. */
-	| { type: "status"; id: number }
-	| { type: "history"; id: number }
-	| { type: "tree"; id: number }
-	| { type: "branch"; id: number; leafId: string | null }
-	| { type: "read_archive"; id: number; archiveId: string; start: number; end: number }
-	| { type: "check_model"; id: number; ref: string }
-	| { type: "still_busy_answer"; id: number; choice: "wait" | "restart"; question?: number }
-	/** Leave for another session: the worker stops when this was its only view and it has nothing to do. */
-	| { type: "release"; id: number };
-
 /** What a worker says about its session on `hello`. */
 export interface WorkerWelcome {
 	key: string;
@@ -123,13 +90,16 @@ export interface WorkerWelcome {
 	detachedAt?: string | null;
 }
 
-export type Reply = { type: "reply"; id: number; ok: true; data?: unknown } | ReplyError;
+/** The answer to a request; `T`: what the request's kind answers (see `requests.ts`). */
+export type Reply<T = unknown> = { type: "reply"; id: number; ok: true; data?: T } | ReplyError;
 export interface ReplyError {
 	type: "reply";
 	id: number;
 	ok: false;
 	message: string;
 	hint: string;
+	/** The exit code a command line client ends with (the supervisor's user errors: a full disk is 6). */
+	exitCode?: number;
 	/** Made up by the client: the connection closed before an answer came. */
 	closed?: boolean;
 }
@@ -164,13 +134,20 @@ export type WorkerPush =
 	/** `restart`: the worker is started again at once under the same key (views follow it). */
 	| { type: "bye"; reason: string; restart?: boolean };
 
-/** A socket that reads and writes JSON lines. */
+/**
+ * A socket that reads and writes JSON lines. A line that is not a JSON object goes to `onBadLine`
+ * (a server answers it with an error); with none, the connection is closed: its peer does not speak
+ * the protocol.
+ */
 export class LineConnection {
 	private buffer = "";
 	private readonly listeners = new Set<(message: Record<string, unknown>) => void>();
 	readonly closed: Promise<void>;
 
-	constructor(readonly socket: Socket) {
+	constructor(
+		readonly socket: Socket,
+		onBadLine?: (line: string) => void,
+	) {
 		socket.setEncoding("utf8");
 		socket.on("data", (chunk: string) => {
 			this.buffer += chunk;
@@ -180,15 +157,13 @@ export class LineConnection {
 				this.buffer = this.buffer.slice(newline + 1);
 				newline = this.buffer.indexOf("\n");
 				if (line.trim() === "") continue;
-				let message: unknown;
-				try {
-					message = JSON.parse(line);
-				} catch {
+				const message = parseLine(line);
+				if (message) for (const listener of this.listeners) listener(message);
+				else if (onBadLine) onBadLine(line);
+				else {
 					this.socket.destroy();
 					return;
 				}
-				if (message && typeof message === "object")
-					for (const listener of this.listeners) listener(message as Record<string, unknown>);
 			}
 		});
 		socket.on("error", () => {});
@@ -209,22 +184,38 @@ export class LineConnection {
 	}
 }
 
-/** A client connection: requests with ids, answered by replies; pushes go to `onPush`. */
-export class ProtocolClient {
+function parseLine(line: string): Record<string, unknown> | undefined {
+	try {
+		const message: unknown = JSON.parse(line);
+		return typeof message === "object" && message !== null && !Array.isArray(message)
+			? (message as Record<string, unknown>)
+			: undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * A client connection: requests with ids, answered by replies; pushes go to `onPush`. `M` is what
+ * the process at the other end answers (`SupervisorRequests`, `WorkerRequests`): a request's reply
+ * is typed by its kind.
+ */
+export class ProtocolClient<M extends RequestMap = UntypedRequests> {
 	private nextId = 1;
 	private isClosed = false;
 	private readonly pending = new Map<number, { resolve: (reply: Reply) => void }>();
-	private readonly pushListeners = new Set<(message: Record<string, unknown>) => void>();
+	private readonly pushListeners = new Set<(message: WorkerPush) => void>();
 
 	private constructor(readonly connection: LineConnection) {
 		connection.onMessage((message) => {
 			if (message.type === "reply" && typeof message.id === "number") {
 				const waiter = this.pending.get(message.id);
 				this.pending.delete(message.id);
-				waiter?.resolve(message as unknown as Reply);
+				waiter?.resolve(message as Reply);
 				return;
 			}
-			for (const listener of this.pushListeners) listener(message);
+			// The peer is our own worker, reached with the user's token: its pushes are taken as it sends them.
+			for (const listener of this.pushListeners) listener(message as WorkerPush);
 		});
 		void connection.closed.then(() => {
 			this.isClosed = true;
@@ -235,12 +226,12 @@ export class ProtocolClient {
 	}
 
 	/** Connect to a socket; rejects with the connect error (ENOENT, ECONNREFUSED). */
-	static connect(path: string): Promise<ProtocolClient> {
+	static connect<M extends RequestMap = UntypedRequests>(path: string): Promise<ProtocolClient<M>> {
 		return new Promise((resolve, reject) => {
 			const socket = createConnection(path);
 			socket.once("connect", () => {
 				socket.off("error", reject);
-				resolve(new ProtocolClient(new LineConnection(socket)));
+				resolve(new ProtocolClient<M>(new LineConnection(socket)));
 			});
 			socket.once("error", reject);
 		});
@@ -251,9 +242,16 @@ export class ProtocolClient {
 	 * gone). With `timeoutMs`, a peer that does not answer in time (a stopped process) gets a
 	 * `closed` error too.
 	 */
-	request(message: Record<string, unknown> & { type: string }, timeoutMs?: number): Promise<Reply> {
+	request<K extends keyof M & string>(message: RequestOf<M, K>, timeoutMs?: number): Promise<Reply<M[K]["reply"]>> {
 		const id = this.nextId++;
-		const closed = (text: string): Reply => ({ type: "reply", id, ok: false, message: text, hint: "", closed: true });
+		const closed = (text: string): Reply<never> => ({
+			type: "reply",
+			id,
+			ok: false,
+			message: text,
+			hint: "",
+			closed: true,
+		});
 		if (this.isClosed) return Promise.resolve(closed("The connection closed."));
 		return new Promise((resolve) => {
 			const timer =
@@ -266,7 +264,8 @@ export class ProtocolClient {
 			this.pending.set(id, {
 				resolve: (reply) => {
 					clearTimeout(timer);
-					resolve(reply);
+					// The server answers each kind with that kind's data (see its handler table).
+					resolve(reply as Reply<M[K]["reply"]>);
 				},
 			});
 			this.connection.send({ ...message, id });
@@ -274,13 +273,13 @@ export class ProtocolClient {
 	}
 
 	/** Send a request without waiting; returns its id. */
-	send(message: Record<string, unknown> & { type: string }): number {
+	send<K extends keyof M & string>(message: RequestOf<M, K>): number {
 		const id = this.nextId++;
 		this.connection.send({ ...message, id });
 		return id;
 	}
 
-	onPush(listener: (message: Record<string, unknown>) => void): () => void {
+	onPush(listener: (message: WorkerPush) => void): () => void {
 		this.pushListeners.add(listener);
 		return () => this.pushListeners.delete(listener);
 	}
@@ -299,10 +298,10 @@ export class ProtocolClient {
 	}
 }
 
-export function replyOk(id: number, data?: unknown): Reply {
+export function replyOk<T>(id: number, data?: T): Reply<T> {
 	return { type: "reply", id, ok: true, ...(data === undefined ? {} : { data }) };
 }
 
-export function replyError(id: number, message: string, hint: string): Reply {
+export function replyError(id: number, message: string, hint: string): ReplyError {
 	return { type: "reply", id, ok: false, message, hint };
 }

@@ -3,7 +3,8 @@
  * (no session or model code) so that the command line can take it before it loads its views.
  */
 import { connectSupervisor, type DaemonContext, daemonContext, plainEnv, unwrap } from "./client.js";
-import type { ProtocolClient, WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+import type { WorkerOwner, WorkerSessionOptions } from "./protocol.js";
+import type { SupervisorClient } from "./requests.js";
 
 /** A worker the supervisor started (or found serving the session: `attached`), listening on `socket`. */
 export interface StartedWorker {
@@ -21,7 +22,7 @@ export async function startWorker(
 	options: WorkerSessionOptions,
 	owner: WorkerOwner,
 ): Promise<StartedWorker> {
-	const supervisor = (await connectSupervisor(context)) as ProtocolClient;
+	const supervisor = (await connectSupervisor(context)) as SupervisorClient;
 	try {
 		return unwrap(await supervisor.request({ type: "start", options, owner, env: plainEnv(context.env) }));
 	} finally {

@@ -13,7 +13,8 @@ import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import type { Session } from "../session/index.js";
 import type { KernelStatus } from "../tools/index.js";
 import { FollowedWorker } from "./followed-worker.js";
-import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerClient } from "./requests.js";
 import type { Reconnect } from "./worker-link.js";
 
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
@@ -33,7 +34,7 @@ export function textEventRenderer(streams: TextStreams): (event: Record<string, 
 
 /** Wait for the `run_end` of request `id`, passing every event to `onEvent` meanwhile. */
 function awaitRun(
-	client: ProtocolClient,
+	client: WorkerClient,
 	id: number,
 	onEvent: (event: Record<string, unknown>) => void,
 ): Promise<RunEnd | { type: "bye"; reason: string }> {
@@ -61,7 +62,7 @@ function awaitRun(
  * second one leaves at once.
  */
 function remoteInterrupts(
-	client: ProtocolClient,
+	client: WorkerClient,
 	onAction: (action: string, signal?: EndingSignal) => void,
 	terminal?: NodeJS.ReadStream,
 ): () => void {
@@ -89,7 +90,7 @@ function workerGone(reason: string, welcome: WorkerWelcome): string {
 
 /** `-p` through a worker: the answer on stdout, progress on stderr; the worker stops when the run has ended. */
 export async function viewPrint(
-	client: ProtocolClient,
+	client: WorkerClient,
 	welcome: WorkerWelcome,
 	prompt: string,
 	streams: TextStreams,
@@ -128,7 +129,7 @@ export async function viewPrint(
 
 /** `--mode json` through a worker: the same lines as in-process, then the worker stops. */
 export async function viewJson(
-	client: ProtocolClient,
+	client: WorkerClient,
 	welcome: WorkerWelcome,
 	prompt: string,
 	out: NodeJS.WritableStream,
@@ -227,7 +228,7 @@ function runLostText(reason?: string): string {
  * is started again by another view) is followed to its restart, as the terminal UI follows it.
  */
 export async function viewChat(
-	first: ProtocolClient,
+	first: WorkerClient,
 	welcome: WorkerWelcome,
 	input: NodeJS.ReadableStream,
 	out: NodeJS.WritableStream,
@@ -357,7 +358,7 @@ function detachedText(key: string): string {
  * `result`); a worker that will not come back ends the view with a `bye` line.
  */
 export async function viewAttachJson(
-	first: ProtocolClient,
+	first: WorkerClient,
 	welcome: WorkerWelcome,
 	input: NodeJS.ReadableStream,
 	out: NodeJS.WritableStream,

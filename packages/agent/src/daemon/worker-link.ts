@@ -7,9 +7,8 @@ import { UserError } from "../errors.js";
 import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
-import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
-
-type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
+import type { RequestOf, WorkerPush, WorkerWelcome } from "./protocol.js";
+import type { WorkerClient, WorkerRequests } from "./requests.js";
 
 const AGAIN = "Try again once the view says it has reconnected.";
 /** How long leaving waits for the worker's answer (it may be stopped: SIGSTOP). */
@@ -22,7 +21,28 @@ const LEAVE_WAIT_MS = 5000;
 export type Reconnect = (
 	/** The worker is being started again on purpose: while it is down it reads as saved. */
 	restarting: boolean,
-) => Promise<{ client: ProtocolClient; welcome: WorkerWelcome } | { reason: string }>;
+) => Promise<{ client: WorkerClient; welcome: WorkerWelcome } | { reason: string }>;
+
+/** The worker's `bye`: why it stops; `restart`: it is started again at once (another view's `/model`). */
+interface Bye {
+	reason: string;
+	restart: boolean;
+}
+
+/**
+ * Where this view stands with its worker:
+ * - `open`: requests go to `client`; `bye` once the worker has said it stops (its connection closes next);
+ * - `reconnecting`: the worker went (a crash, or `reason`: started again on purpose) and the
+ *   supervisor's restart is awaited;
+ * - `stopped`: the worker stopped for `reason` and will not come back to this view;
+ * - `left`: this view left (detach, release, abandon); `client`, the connection it is closing
+ *   (none when it left while reconnecting); `reason`, why the worker stopped, if it did.
+ */
+export type WorkerLinkState =
+	| { kind: "open"; client: WorkerClient; bye?: Bye }
+	| { kind: "reconnecting"; reason?: string }
+	| { kind: "stopped"; reason: string }
+	| { kind: "left"; client?: WorkerClient; reason?: string };
 
 export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
@@ -31,20 +51,12 @@ export class WorkerLink implements SessionLink {
 	private readonly listeners = new Set<(event: LinkEvent) => void>();
 	/** This view's prompts still running, by request id. */
 	private readonly runs = new Map<number, (end: LinkRunEnd) => void>();
-	private leaving = false;
-	private byeReason: string | undefined;
-	/** The worker's `bye` said it is started again at once (another view's `/model`). */
-	private restarting = false;
-	/** Why the worker being waited for went (a restart on purpose), if not a crash. */
-	private restartReason: string | undefined;
-	/** The worker died and the supervisor's restart is awaited. */
-	private reconnecting = false;
-	private client: ProtocolClient;
+	private state: WorkerLinkState;
 	/** Events that came before anyone subscribed (between the welcome and the view's start). */
 	private early: LinkEvent[] | undefined = [];
 
 	constructor(
-		client: ProtocolClient,
+		client: WorkerClient,
 		welcome: WorkerWelcome,
 		notices: readonly string[] = welcome.notices,
 		private readonly reconnect?: Reconnect,
@@ -52,13 +64,35 @@ export class WorkerLink implements SessionLink {
 		this.agentKey = welcome.key;
 		this.notices = notices;
 		this.current = welcome.status;
-		this.client = client;
+		this.state = { kind: "open", client };
 		this.listen(client);
 	}
 
-	private listen(client: ProtocolClient): void {
+	/** Where this view stands with its worker (see `WorkerLinkState`). */
+	get connection(): WorkerLinkState["kind"] {
+		return this.state.kind;
+	}
+
+	private listen(client: WorkerClient): void {
 		client.onPush((message) => this.onPush(message));
 		void client.closed.then(() => this.onClosed(client));
+	}
+
+	/** This view has left (a check the compiler does not narrow away across an `await`). */
+	private get hasLeft(): boolean {
+		return this.state.kind === "left";
+	}
+
+	/** The connection requests go to, if any. */
+	private get client(): WorkerClient | undefined {
+		return this.state.kind === "open" || this.state.kind === "left" ? this.state.client : undefined;
+	}
+
+	/** Why the worker stopped, once it has said or shown so. */
+	private get stopReason(): string | undefined {
+		const state = this.state;
+		if (state.kind === "open") return state.bye?.reason;
+		return state.kind === "stopped" || state.kind === "left" ? state.reason : undefined;
 	}
 
 	status(): LinkStatus {
@@ -74,10 +108,12 @@ export class WorkerLink implements SessionLink {
 	}
 
 	prompt(text: string): Promise<LinkRunEnd> {
-		if (this.byeReason !== undefined) return Promise.resolve(this.gone());
-		if (this.reconnecting || !this.client.isOpen)
+		const reason = this.stopReason;
+		if (reason !== undefined) return Promise.resolve(this.gone(reason));
+		const client = this.client;
+		if (!client?.isOpen)
 			return Promise.resolve({ status: "error", errorMessage: `${this.restartingText()} ${AGAIN}`, notSent: true });
-		const id = this.client.send({ type: "prompt", text });
+		const id = client.send({ type: "prompt", text });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
 
@@ -94,7 +130,7 @@ export class WorkerLink implements SessionLink {
 	}
 
 	async interrupt(stop = false): Promise<LinkInterrupt> {
-		return (await this.ask<{ action: LinkInterrupt }>({ type: "interrupt", ...(stop ? { stop } : {}) })).action;
+		return (await this.ask({ type: "interrupt", ...(stop ? { stop } : {}) })).action;
 	}
 
 	history(): Promise<AgentMessage[]> {
@@ -118,18 +154,21 @@ export class WorkerLink implements SessionLink {
 	}
 
 	answerStillBusy(choice: "wait" | "restart", question?: number): void {
-		this.client.send({ type: "still_busy_answer", choice, ...(question === undefined ? {} : { question }) });
+		this.client?.send({ type: "still_busy_answer", choice, ...(question === undefined ? {} : { question }) });
 	}
 
 	/** Detach: the session, its running turn and its queue go on in the worker. */
 	async close(): Promise<string> {
-		if (this.leaving) return "";
-		this.leaving = true;
-		if (this.byeReason !== undefined) return "";
+		const state = this.state;
+		if (state.kind === "left") return "";
+		const reason = this.stopReason;
+		const client = state.kind === "open" ? state.client : undefined;
+		this.state = { kind: "left", client, reason };
+		if (reason !== undefined) return "";
 		// Waiting for a restart: nothing to detach from (the restarted worker will have no client).
 		// A worker that does not answer (stopped with SIGSTOP) does not hold the view: it leaves anyway.
-		if (this.client.isOpen && !this.reconnecting) await this.client.request({ type: "detach" }, LEAVE_WAIT_MS);
-		this.client.close();
+		if (client?.isOpen) await client.request({ type: "detach" }, LEAVE_WAIT_MS);
+		client?.close();
 		return `Detached from agent ${this.agentKey}; it keeps running. \`prime-agent attach ${this.agentKey}\` comes back, \`prime-agent shutdown ${this.agentKey}\` stops it.`;
 	}
 
@@ -139,82 +178,97 @@ export class WorkerLink implements SessionLink {
 	 * it stops, once it is gone).
 	 */
 	async release(): Promise<void> {
-		this.leaving = true;
-		if (this.byeReason === undefined && this.client.isOpen && !this.reconnecting) {
-			const reply = await this.client.request({ type: "release" }, LEAVE_WAIT_MS);
-			if (reply.ok && (reply.data as { stopping?: boolean } | undefined)?.stopping) await this.client.closed;
+		const client = this.leave();
+		if (this.stopReason === undefined && client?.isOpen) {
+			const reply = await client.request({ type: "release" }, LEAVE_WAIT_MS);
+			if (reply.ok && reply.data?.stopping) await client.closed;
 		}
-		this.client.close();
+		client?.close();
 	}
 
 	/** Stop listening without a word to the worker (the supervisor is about to start it again). */
 	abandon(): void {
-		this.leaving = true;
-		this.client.close();
+		this.leave()?.close();
+	}
+
+	/** This view leaves (in whatever state it was): the connection it was on, if any. */
+	private leave(): WorkerClient | undefined {
+		const state = this.state;
+		if (state.kind !== "left")
+			this.state = { kind: "left", client: state.kind === "open" ? state.client : undefined, reason: this.stopReason };
+		return this.client;
 	}
 
 	private restartingText(): string {
-		return this.restartReason
-			? `The agent's worker is being started again (${this.restartReason}).`
+		const reason = this.state.kind === "reconnecting" ? this.state.reason : undefined;
+		return reason
+			? `The agent's worker is being started again (${reason}).`
 			: "The agent's worker is restarting after it stopped unexpectedly.";
 	}
 
-	/** A request to the worker; a `UserError` when it fails or the worker is away. */
-	private async ask<T>(message: Record<string, unknown> & { type: string }): Promise<T> {
-		if (this.byeReason !== undefined)
+	/** A request to the worker, answered with its kind's data; a `UserError` when it fails or the worker is away. */
+	private async ask<K extends keyof WorkerRequests & string>(
+		message: RequestOf<WorkerRequests, K>,
+	): Promise<WorkerRequests[K]["reply"]> {
+		const reason = this.stopReason;
+		if (reason !== undefined)
 			throw new UserError(
-				`The agent's worker stopped (${this.byeReason}).`,
+				`The agent's worker stopped (${reason}).`,
 				`\`prime-agent attach ${this.agentKey}\` continues the session.`,
 			);
-		if (this.reconnecting) throw new UserError(this.restartingText(), AGAIN);
-		const reply = await this.client.request(message);
-		if (!reply.ok && reply.closed) throw new UserError("The agent's worker went away before it answered.", AGAIN);
-		return unwrap<T>(reply);
+		if (this.state.kind === "reconnecting") throw new UserError(this.restartingText(), AGAIN);
+		const reply = await this.client?.request(message);
+		if (!reply || (!reply.ok && reply.closed))
+			throw new UserError("The agent's worker went away before it answered.", AGAIN);
+		return unwrap(reply);
 	}
 
-	private onPush(message: Record<string, unknown>): void {
+	private onPush(message: WorkerPush): void {
 		switch (message.type) {
 			case "event":
 				this.emit(message.event as LinkEvent);
 				return;
 			case "status":
-				this.current = message.status as LinkStatus;
+				this.current = message.status;
 				this.emit({ type: "status" });
 				return;
 			case "still_busy":
 				this.emit({ type: "still_busy", question: message.question });
 				return;
 			case "run_end": {
-				const end = message as unknown as RunEnd;
-				if (end.state) this.current = end.state;
-				const own = this.runs.get(end.id);
-				this.runs.delete(end.id);
-				if (own) own(end.link);
-				else this.emit({ type: "run_end", ...end.link });
+				if (message.state) this.current = message.state;
+				const own = this.runs.get(message.id);
+				this.runs.delete(message.id);
+				if (own) own(message.link);
+				else this.emit({ type: "run_end", ...message.link });
 				return;
 			}
-			case "bye":
-				this.byeReason = String(message.reason);
-				this.restarting = message.restart === true;
+			case "bye": {
+				const state = this.state;
+				if (state.kind === "open") state.bye = { reason: message.reason, restart: message.restart === true };
+				else if (state.kind === "left") state.reason = message.reason;
 				return;
+			}
 		}
 	}
 
-	private onClosed(client: ProtocolClient): void {
+	private onClosed(client: WorkerClient): void {
+		const state = this.state;
 		if (client !== this.client) return;
 		// Gone without a word (it crashed: the supervisor restarts it), or started again on another
 		// model by another view: this view follows it there.
-		if ((this.byeReason === undefined || this.restarting) && !this.leaving && this.reconnect) {
-			const restarting = this.restarting;
-			const reason = this.byeReason;
-			this.byeReason = undefined;
-			this.restarting = false;
-			void this.follow(this.reconnect, restarting ? reason : undefined);
+		if (state.kind === "open" && (!state.bye || state.bye.restart) && this.reconnect) {
+			void this.follow(this.reconnect, state.bye?.reason);
 			return;
 		}
-		this.byeReason ??= "the worker went away";
-		this.endRuns(this.gone());
-		if (!this.leaving) this.emit({ type: "bye", reason: this.byeReason });
+		const reason = this.stopReason ?? "the worker went away";
+		this.endRuns(this.gone(reason));
+		if (state.kind === "left") {
+			state.reason = reason;
+			return;
+		}
+		this.state = { kind: "stopped", reason };
+		this.emit({ type: "bye", reason });
 	}
 
 	/**
@@ -222,8 +276,7 @@ export class WorkerLink implements SessionLink {
 	 * will not). `restartReason`: the worker said it is being started again (not a crash).
 	 */
 	private async follow(reconnect: Reconnect, restartReason?: string): Promise<void> {
-		this.reconnecting = true;
-		this.restartReason = restartReason;
+		this.state = { kind: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) };
 		this.endRuns({
 			status: "error",
 			errorMessage: restartReason
@@ -233,17 +286,16 @@ export class WorkerLink implements SessionLink {
 		this.current = { ...this.current, running: false };
 		this.emit({ type: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) });
 		const again = await reconnect(restartReason !== undefined).catch((error: Error) => ({ reason: error.message }));
-		this.reconnecting = false;
-		if (this.leaving) {
+		if (this.hasLeft) {
 			if ("client" in again) again.client.close();
 			return;
 		}
 		if ("reason" in again) {
-			this.byeReason = again.reason;
+			this.state = { kind: "stopped", reason: again.reason };
 			this.emit({ type: "bye", reason: again.reason });
 			return;
 		}
-		this.client = again.client;
+		this.state = { kind: "open", client: again.client };
 		this.current = again.welcome.status;
 		this.listen(again.client);
 		this.emit({ type: "reconnected", ...(restartReason ? { reason: restartReason } : {}) });
@@ -254,10 +306,10 @@ export class WorkerLink implements SessionLink {
 		this.runs.clear();
 	}
 
-	private gone(): LinkRunEnd {
+	private gone(reason: string): LinkRunEnd {
 		return {
 			status: "error",
-			errorMessage: `The agent's worker stopped (${this.byeReason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
+			errorMessage: `The agent's worker stopped (${reason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
 		};
 	}
 

@@ -7,27 +7,23 @@
  * being idle with nobody attached and nothing scheduled for the eviction time.
  */
 import { existsSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
-import { type LinkEvent, type LinkRunEnd, LocalLink, linkRunEnd, userMessage } from "../link/index.js";
+import { type LinkEvent, type LinkRunEnd, LocalLink, userMessage } from "../link/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
-import { finishRun, resultLine } from "../modes/run-result.js";
+import { finishRun } from "../modes/run-result.js";
 import { captureConsole } from "../modes/session-lines.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
-import {
-	DAEMON_PROTOCOL_VERSION,
-	LineConnection,
-	type Reply,
-	replyError,
-	replyOk,
-	type WorkerPush,
-	type WorkerWelcome,
-} from "./protocol.js";
+import { WORKER_REFUSALS } from "./handshake.js";
+import { type LineConnection, type RequestOf, replyError, type WorkerPush, type WorkerWelcome } from "./protocol.js";
+import { type WorkerRequests, workerRequests } from "./requests.js";
+import { ofError, ofOutcome, ofWokenTurn, type RunEndBody, type RunEndPush } from "./run-end.js";
+import { type Handlers, serve } from "./serve.js";
 import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
 
 export interface WorkerTimings {
@@ -55,9 +51,9 @@ export function workerTimings(env: NodeJS.ProcessEnv): WorkerTimings {
 	};
 }
 
+/** A view that said `hello`. */
 interface Client {
 	connection: LineConnection;
-	authed: boolean;
 	oneShot: boolean;
 	/** It answers questions (a cell that ignored the interrupt): the terminal UI. */
 	answers: boolean;
@@ -71,8 +67,6 @@ export interface WorkerOptions {
 	started: StartedSession;
 	timings: WorkerTimings;
 }
-
-type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
 export class Worker {
 	private readonly clients = new Set<Client>();
@@ -118,7 +112,7 @@ export class Worker {
 			started.kernel.onHostRequest(type, handler);
 		const socket = workerSocket(this.options.paths, this.options.key);
 		if (existsSync(socket)) rmSync(socket);
-		this.server = createServer((socket) => this.accept(new LineConnection(socket)));
+		this.server = createServer((socket) => this.accept(socket));
 		await new Promise<void>((resolve, reject) => {
 			this.server?.once("error", reject);
 			this.server?.listen(socket, () => resolve());
@@ -178,10 +172,36 @@ export class Worker {
 		void this.stopped.then(release);
 	}
 
-	private accept(connection: LineConnection): void {
-		const client: Client = { connection, authed: false, oneShot: false, answers: false };
-		connection.onMessage((message) => void this.handle(client, message));
-		void connection.closed.then(() => this.leave(client));
+	private accept(socket: Socket): void {
+		serve(socket, {
+			token: this.options.token,
+			refusals: WORKER_REFUSALS,
+			parser: workerRequests,
+			welcome: (hello, connection) => this.welcomeClient(hello, connection),
+			handlers: this.handlers,
+			received: () => this.touch(),
+			failed: (id, error) =>
+				replyError(id, error.message, error instanceof UserError ? error.hint : "Check the command and try again."),
+			closed: (client) => this.leave(client),
+		});
+	}
+
+	/** A view said `hello`: it is one of this worker's clients from now on. */
+	private welcomeClient(
+		hello: RequestOf<WorkerRequests, "hello">,
+		connection: LineConnection,
+	): { client: Client; data: WorkerWelcome } {
+		const client: Client = { connection, oneShot: hello.oneShot === true, answers: hello.answers === true };
+		// A view attached to a one-shot run's worker (`attach`): the worker is resident from now on.
+		if (!client.oneShot && this.ownedByOneShot) {
+			this.adopted = true;
+			this.armIdle();
+		}
+		this.clients.add(client);
+		clearTimeout(this.graceTimer);
+		this.touch();
+		this.writeRecord();
+		return { client, data: this.welcome() };
 	}
 
 	private leave(client: Client): void {
@@ -210,152 +230,81 @@ export class Worker {
 		);
 	}
 
-	private async handle(client: Client, message: Record<string, unknown>): Promise<void> {
-		const id = typeof message.id === "number" ? message.id : 0;
-		if (!client.authed) {
-			if (message.type !== "hello" || message.token !== this.options.token) {
-				client.connection.send(
-					replyError(
-						id,
-						"Wrong or missing token: this worker belongs to another user or daemon.",
-						"Connect with `prime-agent attach <agent>`.",
-					),
-				);
-				client.connection.close();
-				return;
-			}
-			if (message.version !== DAEMON_PROTOCOL_VERSION) {
-				client.connection.send(
-					replyError(
-						id,
-						`Protocol ${String(message.version)} is not this worker's ${DAEMON_PROTOCOL_VERSION}.`,
-						"Run `prime-agent shutdown` and start again with one version.",
-					),
-				);
-				client.connection.close();
-				return;
-			}
-			client.authed = true;
-			client.oneShot = message.oneShot === true;
-			client.answers = message.answers === true;
-			// A view attached to a one-shot run's worker (`attach`): the worker is resident from now on.
-			if (!client.oneShot && this.ownedByOneShot) {
-				this.adopted = true;
-				this.armIdle();
-			}
-			this.clients.add(client);
-			clearTimeout(this.graceTimer);
-			this.touch();
-			this.writeRecord();
-			client.connection.send(replyOk(id, this.welcome()));
-			return;
-		}
-		this.touch();
-		try {
-			client.connection.send(await this.command(client, id, message));
-		} catch (error) {
-			const hint = error instanceof UserError ? error.hint : "Check the command and try again.";
-			client.connection.send(replyError(id, (error as Error).message, hint));
-		}
-	}
-
-	private async command(client: Client, id: number, message: Record<string, unknown>): Promise<Reply> {
-		const { agentSession } = this.options.started;
-		const text = typeof message.text === "string" ? message.text : "";
-		switch (message.type) {
-			case "prompt":
-				void this.runPrompt(client, id, text, message.settle === true);
-				return replyOk(id, { queued: true });
-			case "steer":
-			case "follow_up":
-				if (!agentSession.running) {
-					void this.runPrompt(client, id, text, false);
-					return replyOk(id, { delivered: "prompt" });
-				}
-				// Held by the session (every view lists it) until the turn reads it.
-				this.link.queueMessage(text, message.type);
-				return replyOk(id, { delivered: message.type });
-			case "queue":
-				// Runs after the running turn whether or not the view that queued it is still attached.
-				void this.runPrompt(undefined, 0, text, false);
-				return replyOk(id, { queued: true });
-			case "interrupt":
-				return replyOk(id, { action: await this.link.interrupt(message.stop === true) });
-			case "status":
-				return replyOk(id, this.link.status());
-			case "history":
-				return replyOk(id, await this.link.history());
-			case "tree":
-				return replyOk(id, await this.link.tree());
-			case "branch":
-				await this.link.branch(typeof message.leafId === "string" ? message.leafId : null);
-				return replyOk(id);
-			case "read_archive":
-				return replyOk(
-					id,
-					await this.link.readArchive(String(message.archiveId), Number(message.start), Number(message.end)),
-				);
-			case "check_model":
-				return replyOk(id, await this.link.checkModel(String(message.ref ?? "")));
-			case "still_busy_answer":
-				this.link.answerStillBusy(
-					message.choice === "wait" ? "wait" : "restart",
-					typeof message.question === "number" ? message.question : undefined,
-				);
-				return replyOk(id);
-			case "detach":
-				// Only this view goes; the session, its queue and the worker are untouched.
-				this.leave(client);
-				return replyOk(id);
-			case "schedule_add":
-				return replyOk(
-					id,
-					this.scheduler.add(String(message.when ?? ""), text, message.delivery === "steer" ? "steer" : "follow_up"),
-				);
-			case "schedule_list":
-				return replyOk(id, this.scheduler.list());
-			case "schedule_remove": {
-				const job = this.scheduler.remove(String(message.scheduleId ?? ""));
-				if (!job)
-					throw new UserError(
-						`No schedule ${String(message.scheduleId)} in this session.`,
-						"List them with `prime-agent schedule list`.",
-					);
-				return replyOk(id, job);
-			}
-			case "shutdown":
-				// A one-shot client sent to a worker that serves others too (a resident one, or another run of
-				// the same session) only leaves: the worker stops when its last one-shot client has gone.
-				if (client.oneShot && (!this.ownedByOneShot || this.clients.size > 1)) {
-					this.leave(client);
-					return replyOk(id);
-				}
-				await this.stop(
-					client.oneShot
-						? "its one-shot run ended"
-						: typeof message.reason === "string"
-							? message.reason
-							: "shut down by a client",
-					message.restart === true,
-				);
-				return replyOk(id);
-			case "release": {
-				// A view moves to another session: the worker stays for other views and for work it has.
-				this.leave(client);
-				const stopping =
-					this.clients.size === 0 &&
-					!this.busy &&
-					this.scheduler.heartbeat === undefined &&
-					this.scheduler.scheduleCount === 0;
-				if (stopping) await this.stop("its last view moved to another session");
-				return replyOk(id, { stopping });
-			}
-			default:
+	/** What this worker answers, one handler per request kind (see `WorkerRequests`); `from`: the view that asked. */
+	private readonly handlers: Handlers<WorkerRequests, Client> = {
+		prompt: ({ id, text, settle }, from) => {
+			void this.runPrompt(from, id, text, settle === true);
+			return { queued: true };
+		},
+		steer: ({ id, text }, from) => this.deliver(from, id, text, "steer"),
+		follow_up: ({ id, text }, from) => this.deliver(from, id, text, "follow_up"),
+		queue: ({ text }) => {
+			// Runs after the running turn whether or not the view that queued it is still attached.
+			void this.runPrompt(undefined, 0, text, false);
+			return { queued: true };
+		},
+		interrupt: async ({ stop }) => ({ action: await this.link.interrupt(stop === true) }),
+		status: () => this.link.status(),
+		history: () => this.link.history(),
+		tree: () => this.link.tree(),
+		branch: async ({ leafId }) => {
+			await this.link.branch(leafId);
+		},
+		read_archive: ({ archiveId, start, end }) => this.link.readArchive(archiveId, start, end),
+		check_model: ({ ref }) => this.link.checkModel(ref),
+		still_busy_answer: ({ choice, question }) => {
+			this.link.answerStillBusy(choice, question);
+		},
+		detach: (_request, from) => {
+			// Only this view goes; the session, its queue and the worker are untouched.
+			this.leave(from);
+		},
+		schedule_add: ({ when, text, delivery }) => this.scheduler.add(when, text, delivery ?? "follow_up"),
+		schedule_list: () => this.scheduler.list(),
+		schedule_remove: ({ scheduleId }) => {
+			const job = this.scheduler.remove(scheduleId);
+			if (!job)
 				throw new UserError(
-					`Unknown command ${String(message.type)}.`,
-					"Update the client and the daemon to the same version.",
+					`No schedule ${scheduleId} in this session.`,
+					"List them with `prime-agent schedule list`.",
 				);
+			return job;
+		},
+		shutdown: async ({ reason, restart }, from) => {
+			// A one-shot client sent to a worker that serves others too (a resident one, or another run of
+			// the same session) only leaves: the worker stops when its last one-shot client has gone.
+			if (from.oneShot && (!this.ownedByOneShot || this.clients.size > 1)) {
+				this.leave(from);
+				return;
+			}
+			await this.stop(from.oneShot ? "its one-shot run ended" : (reason ?? "shut down by a client"), restart === true);
+		},
+		release: async (_request, from) => {
+			// A view moves to another session: the worker stays for other views and for work it has.
+			this.leave(from);
+			const stopping =
+				this.clients.size === 0 &&
+				!this.busy &&
+				this.scheduler.heartbeat === undefined &&
+				this.scheduler.scheduleCount === 0;
+			if (stopping) await this.stop("its last view moved to another session");
+			return { stopping };
+		},
+	};
+
+	/** `steer` or `follow_up`: held by the session (every view lists it) until the turn reads it; a prompt when nothing runs. */
+	private deliver<Kind extends "steer" | "follow_up">(
+		from: Client,
+		id: number,
+		text: string,
+		kind: Kind,
+	): { delivered: "prompt" | Kind } {
+		if (!this.options.started.agentSession.running) {
+			void this.runPrompt(from, id, text, false);
+			return { delivered: "prompt" };
 		}
+		this.link.queueMessage(text, kind);
+		return { delivered: kind };
 	}
 
 	/**
@@ -376,30 +325,9 @@ export class Worker {
 				const { outcome, report } = settle
 					? await finishRun(started, first, new AbortController().signal, () => goalStop)
 					: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
-				this.pushRunEnd(requester, {
-					type: "run_end",
-					id,
-					status: outcome.status,
-					exitCode: report.exitCode,
-					...(report.message ? { message: report.message } : {}),
-					...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-					result: resultLine(started, outcome, report),
-					link: linkRunEnd(outcome),
-				});
+				this.pushRunEnd(requester, id, ofOutcome(started, outcome, report));
 			} catch (error) {
-				const hint = error instanceof UserError ? error.hint : "";
-				const exitCode = error instanceof UserError ? error.exitCode : 1;
-				const message = `${(error as Error).message}${hint ? `\n${hint}` : ""}`;
-				this.pushRunEnd(requester, {
-					type: "run_end",
-					id,
-					status: "error",
-					exitCode,
-					message,
-					...(error instanceof UserError ? { refused: true as const } : {}),
-					result: { type: "result", status: "error", exitCode, message },
-					link: { status: "error", errorMessage: message.replace("\n", " ") },
-				});
+				this.pushRunEnd(requester, id, ofError(error as Error));
 			} finally {
 				unlong();
 				this.runFor = undefined;
@@ -463,8 +391,8 @@ export class Worker {
 	}
 
 	/** The state after the run travels with its end, so a view never sees the run over but the session working. */
-	private pushRunEnd(requester: Client | undefined, end: RunEnd): void {
-		const ended = { ...end, state: this.link.status() };
+	private pushRunEnd(requester: Client | undefined, id: number, end: RunEndBody): void {
+		const ended: RunEndPush = { ...end, id, state: this.link.status() };
 		for (const client of this.clients) client.connection.send(client === requester ? ended : { ...ended, id: 0 });
 	}
 
@@ -488,19 +416,8 @@ export class Worker {
 			case "run_end": {
 				// A turn the session started itself (a sub-agent's notice woke it).
 				this.writeRecord();
-				const end = event as unknown as LinkRunEnd;
-				const exitCode = end.status === "ok" ? 0 : end.status === "aborted" ? 130 : 1;
-				const message = end.errorMessage;
-				this.pushRunEnd(undefined, {
-					type: "run_end",
-					id: 0,
-					status: end.status,
-					exitCode,
-					...(message ? { message } : {}),
-					...(end.commandMessage ? { commandMessage: end.commandMessage } : {}),
-					result: { type: "result", status: end.status, exitCode, ...(message ? { message } : {}) },
-					link: end,
-				});
+				// The event is the session's `run_end` (`LinkRunEnd` fields), sent on as the run's `link`.
+				this.pushRunEnd(undefined, 0, ofWokenTurn(event as LinkEvent & LinkRunEnd));
 				return;
 			}
 			default:
