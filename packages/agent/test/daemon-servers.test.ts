@@ -1,6 +1,8 @@
 import { mkdirSync, watch } from "node:fs";
 import { createConnection } from "node:net";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { useFauxSessions } from "prime-agent-test-support/faux-session";
+import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectWorker } from "../src/daemon/client.js";
 import { DAEMON_PROTOCOL_VERSION, LineConnection } from "../src/daemon/protocol.js";
@@ -9,8 +11,6 @@ import { Supervisor } from "../src/daemon/supervisor.js";
 import { ONE_SHOT_CLIENT_GONE_MID_RUN, Worker } from "../src/daemon/worker.js";
 import { WorkerLink } from "../src/daemon/worker-link.js";
 import type { LinkEvent } from "../src/link/index.js";
-import { useFauxSessions } from "./faux-session.js";
-import { makeTempWorld, type TempWorld } from "./temp-home.js";
 
 const TOKEN = "a".repeat(64);
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
