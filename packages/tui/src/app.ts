@@ -1,6 +1,7 @@
 import { type Component, Container, type Editor, type Terminal, TUI } from "@mariozechner/pi-tui";
 import type { InteractiveContext, SessionChanges, SessionLink } from "prime-agent";
 import { captureConsole, sameSession } from "prime-agent/view";
+import type { AppExit } from "./app-exit.js";
 import { QueuedInputs } from "./components/queued-inputs.js";
 import { StatusLine } from "./components/status-line.js";
 import { errorText } from "./error-text.js";
@@ -9,8 +10,7 @@ import { PromptInput } from "./prompt-input.js";
 import { SessionView } from "./session-view.js";
 import type { TranscriptView } from "./transcript-view.js";
 
-/** How the app leaves: the exit code for `prime-agent`. */
-export type AppExit = { code: 0 } | { code: number; message: string };
+export type { AppExit } from "./app-exit.js";
 
 /**
  * The interactive terminal UI over one session at a time: the conversation (answers, cells,

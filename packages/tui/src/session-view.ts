@@ -1,7 +1,7 @@
 import { type Component, Text, type TUI } from "@mariozechner/pi-tui";
 import type { KernelStatus, LinkEvent, LinkRunEnd, LinkStatus, SessionLink } from "prime-agent";
 import { describeModelFailure, describeSessionLine, isSessionLine, promptText } from "prime-agent/view";
-import type { AppExit } from "./app.js";
+import type { AppExit } from "./app-exit.js";
 import { NoteView, UserView } from "./components/messages.js";
 import type { KernelState, StatusInfo } from "./components/status-line.js";
 import { errorText } from "./error-text.js";
