@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { type LinkEvent, type LocalLink, localLink } from "../src/link/index.js";
+import { type LocalLink, localLink, type SessionEvent } from "../src/link/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { eventually } from "./daemon-world.js";
 import { useFauxSessions } from "./faux-session.js";
@@ -21,7 +21,7 @@ async function linkWithCellWaiting(after: Parameters<typeof sessions.faux.setRes
 	const project = started.session.cwd;
 	sessions.faux.setResponses([fauxAssistantMessage(fauxToolCall("ipython", { code: waitingCell(project) })), ...after]);
 	const link: LocalLink = localLink(started);
-	const events: LinkEvent[] = [];
+	const events: SessionEvent[] = [];
 	link.subscribe((event) => events.push(event));
 	const first = link.prompt("run the waiting job");
 	await eventually("the cell to run", () => events.some((event) => event.type === "tool_execution_update"));

@@ -4,7 +4,7 @@
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { UserError } from "../errors.js";
-import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "../link/index.js";
+import type { LinkInterrupt, LinkRunEnd, LinkStatus, SessionEvent, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
 import type { ProtocolClient, WorkerPush, WorkerWelcome } from "./protocol.js";
@@ -28,7 +28,7 @@ export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
 	readonly notices: readonly string[];
 	private current: LinkStatus;
-	private readonly listeners = new Set<(event: LinkEvent) => void>();
+	private readonly listeners = new Set<(event: SessionEvent) => void>();
 	/** This view's prompts still running, by request id. */
 	private readonly runs = new Map<number, (end: LinkRunEnd) => void>();
 	private leaving = false;
@@ -41,7 +41,7 @@ export class WorkerLink implements SessionLink {
 	private reconnecting = false;
 	private client: ProtocolClient;
 	/** Events that came before anyone subscribed (between the welcome and the view's start). */
-	private early: LinkEvent[] | undefined = [];
+	private early: SessionEvent[] | undefined = [];
 
 	constructor(
 		client: ProtocolClient,
@@ -65,7 +65,7 @@ export class WorkerLink implements SessionLink {
 		return this.current;
 	}
 
-	subscribe(listener: (event: LinkEvent) => void): () => void {
+	subscribe(listener: (event: SessionEvent) => void): () => void {
 		this.listeners.add(listener);
 		const early = this.early;
 		this.early = undefined;
@@ -175,14 +175,14 @@ export class WorkerLink implements SessionLink {
 	private onPush(message: Record<string, unknown>): void {
 		switch (message.type) {
 			case "event":
-				this.emit(message.event as LinkEvent);
+				this.emit(message.event as SessionEvent);
 				return;
 			case "status":
 				this.current = message.status as LinkStatus;
 				this.emit({ type: "status" });
 				return;
 			case "still_busy":
-				this.emit({ type: "still_busy", question: message.question });
+				this.emit({ type: "still_busy", question: message.question as number });
 				return;
 			case "run_end": {
 				const end = message as unknown as RunEnd;
@@ -261,7 +261,7 @@ export class WorkerLink implements SessionLink {
 		};
 	}
 
-	private emit(event: LinkEvent): void {
+	private emit(event: SessionEvent): void {
 		if (this.early) this.early.push(event);
 		for (const listener of this.listeners) listener(event);
 	}

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
-import { type LinkEvent, type LinkRunEnd, LocalLink, linkRunEnd, userMessage } from "../link/index.js";
+import { type LinkRunEnd, LocalLink, linkRunEnd, type SessionEvent, userMessage } from "../link/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun, resultLine } from "../modes/run-result.js";
@@ -473,7 +473,7 @@ export class Worker {
 	}
 
 	/** What the session says goes to every view; questions only to views that answer them. */
-	private onLinkEvent(event: LinkEvent): void {
+	private onLinkEvent(event: SessionEvent): void {
 		this.touch();
 		switch (event.type) {
 			case "status":

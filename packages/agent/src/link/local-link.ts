@@ -12,7 +12,8 @@ import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js"
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { InputQueue } from "./input-queue.js";
-import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
+import type { LinkRunEnd, SessionEvent, SessionLine } from "./session-events.js";
+import type { LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";
 
 /** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
 const INTERRUPT_MARGIN_MS = 300;
@@ -35,7 +36,7 @@ export function userMessage(text: string): UserMessage {
 
 export class LocalLink implements SessionLink {
 	readonly notices: readonly string[];
-	private readonly listeners = new Set<(event: LinkEvent) => void>();
+	private readonly listeners = new Set<(event: SessionEvent) => void>();
 	private readonly stops: (() => void)[];
 	/** ipython calls under way (their kernel may still be starting). */
 	private readonly ipythonCalls = new Set<string>();
@@ -59,7 +60,7 @@ export class LocalLink implements SessionLink {
 		this.notices = notices;
 		const { agentSession, kernel } = started;
 		this.stops = [
-			onSessionLines(started, (line) => this.onLine(line as LinkEvent)),
+			onSessionLines(started, (line) => this.onLine(line)),
 			started.onChildUsage(() => this.statusChanged()),
 			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...linkRunEnd(outcome) })),
 		];
@@ -116,7 +117,7 @@ export class LocalLink implements SessionLink {
 		};
 	}
 
-	subscribe(listener: (event: LinkEvent) => void): () => void {
+	subscribe(listener: (event: SessionEvent) => void): () => void {
 		this.listeners.add(listener);
 		return () => this.listeners.delete(listener);
 	}
@@ -290,11 +291,10 @@ export class LocalLink implements SessionLink {
 		return this.stillBusy !== undefined;
 	}
 
-	private onLine(line: LinkEvent): void {
+	private onLine(line: SessionLine): void {
 		if (line.type === "agent_start") this.presses = 0;
-		if (line.type === "tool_execution_start" && line.toolName === "ipython")
-			this.ipythonCalls.add(String(line.toolCallId));
-		if (line.type === "tool_execution_end") this.ipythonCalls.delete(String(line.toolCallId));
+		if (line.type === "tool_execution_start" && line.toolName === "ipython") this.ipythonCalls.add(line.toolCallId);
+		if (line.type === "tool_execution_end") this.ipythonCalls.delete(line.toolCallId);
 		if (line.type === "message_start") this.inputs.taken(line.message);
 		this.emit(line);
 		if (line.type !== "message_update" && line.type !== "tool_execution_update") this.statusChanged();
@@ -310,7 +310,7 @@ export class LocalLink implements SessionLink {
 		});
 	}
 
-	private emit(event: LinkEvent): void {
+	private emit(event: SessionEvent): void {
 		for (const listener of this.listeners) listener(event);
 	}
 }
