@@ -23,6 +23,7 @@ import {
 	captureConsole,
 	describeModelFailure,
 	describeSessionLine,
+	ExitCode,
 	isSessionLine,
 	parseSlashCommand,
 	promptText,
@@ -565,7 +566,7 @@ export class InteractiveApp implements CommandHost {
 		try {
 			end = await this.current.prompt(text);
 		} catch (error) {
-			end = { status: "error", errorMessage: errorText(error) };
+			end = { status: "error", exitCode: ExitCode.modelError, errorMessage: errorText(error) };
 		} finally {
 			this.ownRuns--;
 		}

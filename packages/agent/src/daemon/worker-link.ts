@@ -3,7 +3,7 @@
  * exactly as it drives one in its own process. Leaving detaches; the session goes on.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { UserError } from "../errors.js";
+import { ExitCode, UserError } from "../errors.js";
 import type { LinkInterrupt, LinkRunEnd, LinkStatus, SessionEvent, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
@@ -76,7 +76,12 @@ export class WorkerLink implements SessionLink {
 	prompt(text: string): Promise<LinkRunEnd> {
 		if (this.byeReason !== undefined) return Promise.resolve(this.gone());
 		if (this.reconnecting || !this.client.isOpen)
-			return Promise.resolve({ status: "error", errorMessage: `${this.restartingText()} ${AGAIN}`, notSent: true });
+			return Promise.resolve({
+				status: "error",
+				exitCode: ExitCode.modelError,
+				errorMessage: `${this.restartingText()} ${AGAIN}`,
+				notSent: true,
+			});
 		const id = this.client.send({ type: "prompt", text });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
@@ -226,6 +231,7 @@ export class WorkerLink implements SessionLink {
 		this.restartReason = restartReason;
 		this.endRuns({
 			status: "error",
+			exitCode: ExitCode.modelError,
 			errorMessage: restartReason
 				? `The agent's worker stopped during this run: ${restartReason}.`
 				: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
@@ -257,6 +263,7 @@ export class WorkerLink implements SessionLink {
 	private gone(): LinkRunEnd {
 		return {
 			status: "error",
+			exitCode: ExitCode.modelError,
 			errorMessage: `The agent's worker stopped (${this.byeReason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
 		};
 	}

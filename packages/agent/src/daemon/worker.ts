@@ -12,10 +12,11 @@ import { join } from "node:path";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
-import { type LinkRunEnd, LocalLink, linkRunEnd, type SessionEvent, userMessage } from "../link/index.js";
+import { LocalLink, type SessionEvent, userMessage } from "../link/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
-import { finishRun, resultLine } from "../modes/run-result.js";
+import { describeRefusedRun, describeRunEnd, runEndMessage } from "../modes/run-end.js";
+import { finishRun } from "../modes/run-result.js";
 import { captureConsole } from "../modes/session-lines.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
@@ -376,30 +377,10 @@ export class Worker {
 				const { outcome, report } = settle
 					? await finishRun(started, first, new AbortController().signal, () => goalStop)
 					: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
-				this.pushRunEnd(requester, {
-					type: "run_end",
-					id,
-					status: outcome.status,
-					exitCode: report.exitCode,
-					...(report.message ? { message: report.message } : {}),
-					...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-					result: resultLine(started, outcome, report),
-					link: linkRunEnd(outcome),
-				});
+				const end = describeRunEnd(started, outcome, report);
+				this.pushRunEnd(requester, { type: "run_end", id, ...runEndMessage(end) });
 			} catch (error) {
-				const hint = error instanceof UserError ? error.hint : "";
-				const exitCode = error instanceof UserError ? error.exitCode : 1;
-				const message = `${(error as Error).message}${hint ? `\n${hint}` : ""}`;
-				this.pushRunEnd(requester, {
-					type: "run_end",
-					id,
-					status: "error",
-					exitCode,
-					message,
-					...(error instanceof UserError ? { refused: true as const } : {}),
-					result: { type: "result", status: "error", exitCode, message },
-					link: { status: "error", errorMessage: message.replace("\n", " ") },
-				});
+				this.pushRunEnd(requester, { type: "run_end", id, ...runEndMessage(describeRefusedRun(error)) });
 			} finally {
 				unlong();
 				this.runFor = undefined;
@@ -488,19 +469,8 @@ export class Worker {
 			case "run_end": {
 				// A turn the session started itself (a sub-agent's notice woke it).
 				this.writeRecord();
-				const end = event as unknown as LinkRunEnd;
-				const exitCode = end.status === "ok" ? 0 : end.status === "aborted" ? 130 : 1;
-				const message = end.errorMessage;
-				this.pushRunEnd(undefined, {
-					type: "run_end",
-					id: 0,
-					status: end.status,
-					exitCode,
-					...(message ? { message } : {}),
-					...(end.commandMessage ? { commandMessage: end.commandMessage } : {}),
-					result: { type: "result", status: end.status, exitCode, ...(message ? { message } : {}) },
-					link: end,
-				});
+				const { type: _, ...end } = event;
+				this.pushRunEnd(undefined, { type: "run_end", id: 0, ...runEndMessage(end) });
 				return;
 			}
 			default:

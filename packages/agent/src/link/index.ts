@@ -1,5 +1,5 @@
 export type { QueuedInput } from "./input-queue.js";
-export { LocalLink, linkRunEnd, localLink, userMessage } from "./local-link.js";
+export { LocalLink, localLink, userMessage } from "./local-link.js";
 export {
 	type ConsoleLevel,
 	type KernelStatusEvent,

@@ -6,9 +6,10 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { UserMessage } from "@mariozechner/pi-ai";
 import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
-import { UserError } from "../errors.js";
+import { ExitCode, UserError } from "../errors.js";
+import { describeRefusedRun, describeRunEnd } from "../modes/run-end.js";
 import { onSessionLines } from "../modes/run-result.js";
-import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js";
+import { refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { InputQueue } from "./input-queue.js";
@@ -17,18 +18,6 @@ import type { LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";
 
 /** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
 const INTERRUPT_MARGIN_MS = 300;
-
-/** How a run ended, as a view reports it: an error only when no answer shows it. */
-export function linkRunEnd(outcome: RunOutcome): LinkRunEnd {
-	return {
-		status: outcome.status,
-		...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-		// A failed answer shows its own error; a run that failed elsewhere (no answer, no kernel) says why here.
-		...(outcome.status === "error" && (!outcome.lastAssistant || outcome.kernelFailed) && !outcome.command?.message
-			? { errorMessage: outcome.errorMessage ?? "The run failed." }
-			: {}),
-	};
-}
 
 export function userMessage(text: string): UserMessage {
 	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
@@ -62,7 +51,7 @@ export class LocalLink implements SessionLink {
 		this.stops = [
 			onSessionLines(started, (line) => this.onLine(line)),
 			started.onChildUsage(() => this.statusChanged()),
-			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...linkRunEnd(outcome) })),
+			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...describeRunEnd(started, outcome) })),
 		];
 		// A cell that ignores the interrupt: a view is asked whether to wait or restart; with none, restart.
 		kernel.onStillBusy = () =>
@@ -124,7 +113,13 @@ export class LocalLink implements SessionLink {
 
 	async prompt(text: string): Promise<LinkRunEnd> {
 		const end = await this.inTurn(text, () => this.promptNow(text));
-		return end ?? { status: "aborted", errorMessage: "The session closed before this prompt ran." };
+		return (
+			end ?? {
+				status: "aborted",
+				exitCode: ExitCode.interrupted,
+				errorMessage: "The session closed before this prompt ran.",
+			}
+		);
 	}
 
 	steer(text: string): Promise<void> {
@@ -176,10 +171,9 @@ export class LocalLink implements SessionLink {
 	private async promptNow(text: string): Promise<LinkRunEnd> {
 		this.statusChanged();
 		try {
-			return linkRunEnd(await this.started.agentSession.prompt(text));
+			return describeRunEnd(this.started, await this.started.agentSession.prompt(text));
 		} catch (error) {
-			const hint = error instanceof UserError ? ` ${error.hint}` : "";
-			return { status: "error", errorMessage: `${(error as Error).message}${hint}` };
+			return describeRefusedRun(error);
 		} finally {
 			this.presses = 0;
 			this.statusChanged();

@@ -9,9 +9,20 @@ import type { GoalEvent } from "../goals/index.js";
 import type { RunOutcome, SessionNotice } from "../orchestrator/index.js";
 import type { KernelStatus } from "../tools/index.js";
 
-/** How a run ended, as a view reports it. */
+/**
+ * How a run ended, as a view reports it (`describeRunEnd` describes every run's end the same way,
+ * in process and in a daemon worker).
+ */
 export interface LinkRunEnd {
 	status: RunOutcome["status"];
+	/** The exit code `-p` ends with for this run. */
+	exitCode: number;
+	/** What happened and what to do next, as `-p` says it; absent when the run succeeded. */
+	message?: string;
+	/** The run was refused with a user error (no key, bad input): print mode says `Error: ` first. */
+	refused?: true;
+	/** The `result` line of `--mode json`, where the session that ran it describes it. */
+	result?: Record<string, unknown>;
 	/** What a slash command answered. */
 	commandMessage?: string;
 	/** Why it failed, when no answer was given that shows it. */
