@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { QueuedInput, SessionEvent } from "../link/index.js";
 import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
+import { chatRunEnd, printRunEnd } from "../modes/run-end.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import type { Session } from "../session/index.js";
 import { FollowedWorker } from "./followed-worker.js";
@@ -105,8 +106,7 @@ export async function viewPrint(
 			streams.err.write(`${workerGone(end.reason, welcome)}\n`);
 			return ExitCode.modelError;
 		}
-		if (end.message) streams.err.write(`${end.refused ? "Error: " : ""}${end.message}\n`);
-		else if (end.commandMessage) streams.out.write(`${end.commandMessage}\n`);
+		printRunEnd(end, streams);
 		await client.request({ type: "shutdown" });
 		return end.exitCode as ExitCodeValue;
 	} finally {
@@ -262,9 +262,7 @@ export async function viewChat(
 			if (message.type === "event") render(message.event as SessionEvent);
 			else if (message.type === "run_end") {
 				const end = message as unknown as RunEnd;
-				if (end.status === "error" && end.message) err.write(`${end.message}\n`);
-				else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
-				if (end.status === "aborted") err.write("Turn stopped.\n");
+				chatRunEnd(end, err);
 				endRun(end.id);
 			}
 		},

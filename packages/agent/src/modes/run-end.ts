@@ -10,6 +10,7 @@ import type { StartedSession } from "../startup/index.js";
 import { longRunningOutcome } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
 import { type RunReport, resultLine } from "./run-result.js";
+import type { TextStreams } from "./text-renderer.js";
 
 /** A run's end as a daemon worker sends it: the fields print and JSON views read, and the link's. */
 export interface RunEnd {
@@ -43,7 +44,7 @@ export function describeRunEnd(
 	started: StartedSession,
 	outcome: RunOutcome,
 	report: RunReport = runReport(started, outcome),
-): LinkRunEnd {
+): LinkRunEnd & { result: Record<string, unknown> } {
 	return {
 		status: outcome.status,
 		exitCode: report.exitCode,
@@ -58,7 +59,7 @@ export function describeRunEnd(
 }
 
 /** The end of a run that never started: `agentSession.prompt` threw (a user error says what to fix). */
-export function describeRefusedRun(error: unknown): LinkRunEnd {
+export function describeRefusedRun(error: unknown): LinkRunEnd & { result: Record<string, unknown> } {
 	const refused = error instanceof UserError;
 	const exitCode = refused ? error.exitCode : ExitCode.modelError;
 	const message = `${(error as Error).message}${refused && error.hint ? `\n${error.hint}` : ""}`;
@@ -85,4 +86,26 @@ export function runEndMessage(end: LinkRunEnd): RunEnd {
 		result: result ?? { type: "result", status, exitCode, ...(message ? { message } : {}) },
 		link,
 	};
+}
+
+/**
+ * How print mode ends a run: the message on `err` (`Error: ` first for a refused run), else a
+ * command's answer on `out`, since it is the output (`-p "/pc status" > status.txt`).
+ */
+export function printRunEnd(
+	end: Pick<LinkRunEnd, "message" | "refused" | "commandMessage">,
+	streams: TextStreams,
+): void {
+	if (end.message) streams.err.write(`${end.refused ? "Error: " : ""}${end.message}\n`);
+	else if (end.commandMessage) streams.out.write(`${end.commandMessage}\n`);
+}
+
+/** How the line chat ends a run: a failure's message or a command's answer, and a stopped turn said. */
+export function chatRunEnd(
+	end: { status: string } & Pick<LinkRunEnd, "message" | "commandMessage">,
+	err: NodeJS.WritableStream,
+): void {
+	if (end.status === "error" && end.message) err.write(`${end.message}\n`);
+	else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
+	if (end.status === "aborted") err.write("Turn stopped.\n");
 }
