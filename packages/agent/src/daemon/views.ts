@@ -7,7 +7,7 @@ import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
 import type { QueuedInput, SessionEvent } from "../link/index.js";
 import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
-import { chatRunEnd, printRunEnd } from "../modes/run-end.js";
+import { chatRunEnd, printRunEnd } from "../modes/run-end-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import type { Session } from "../session/index.js";
 import { FollowedWorker } from "./followed-worker.js";

@@ -4,7 +4,8 @@ import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { describeActiveGoal } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
-import { chatRunEnd, describeRunEnd } from "./run-end.js";
+import { describeRunEnd } from "./run-end.js";
+import { chatRunEnd } from "./run-end-lines.js";
 import { onSessionLines } from "./run-result.js";
 import { TextRenderer } from "./text-renderer.js";
 

@@ -3,7 +3,8 @@ import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { handleInterrupts } from "./interrupts.js";
 import { describeActiveGoal, goalStopOf } from "./long-running.js";
-import { describeRunEnd, printRunEnd } from "./run-end.js";
+import { describeRunEnd } from "./run-end.js";
+import { printRunEnd } from "./run-end-lines.js";
 import { finishRun, onSessionLines } from "./run-result.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 

@@ -10,7 +10,6 @@ import type { StartedSession } from "../startup/index.js";
 import { longRunningOutcome } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
 import { type RunReport, resultLine } from "./run-result.js";
-import type { TextStreams } from "./text-renderer.js";
 
 /** A run's end as a daemon worker sends it: the fields print and JSON views read, and the link's. */
 export interface RunEnd {
@@ -86,26 +85,4 @@ export function runEndMessage(end: LinkRunEnd): RunEnd {
 		result: result ?? { type: "result", status, exitCode, ...(message ? { message } : {}) },
 		link,
 	};
-}
-
-/**
- * How print mode ends a run: the message on `err` (`Error: ` first for a refused run), else a
- * command's answer on `out`, since it is the output (`-p "/pc status" > status.txt`).
- */
-export function printRunEnd(
-	end: Pick<LinkRunEnd, "message" | "refused" | "commandMessage">,
-	streams: TextStreams,
-): void {
-	if (end.message) streams.err.write(`${end.refused ? "Error: " : ""}${end.message}\n`);
-	else if (end.commandMessage) streams.out.write(`${end.commandMessage}\n`);
-}
-
-/** How the line chat ends a run: a failure's message or a command's answer, and a stopped turn said. */
-export function chatRunEnd(
-	end: { status: string } & Pick<LinkRunEnd, "message" | "commandMessage">,
-	err: NodeJS.WritableStream,
-): void {
-	if (end.status === "error" && end.message) err.write(`${end.message}\n`);
-	else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
-	if (end.status === "aborted") err.write("Turn stopped.\n");
 }
