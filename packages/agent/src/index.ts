@@ -12,12 +12,12 @@ export { ExitCode, type ExitCodeValue, UserError } from "./errors.js";
 /** What a view of a session (the terminal UI) is given: one link, in process or over the daemon. */
 export {
 	type LinkCommand,
-	type LinkEvent,
 	type LinkInterrupt,
 	type LinkRunEnd,
 	type LinkStatus,
 	localLink,
 	type QueuedInput,
+	type SessionEvent,
 	type SessionLink,
 } from "./link/index.js";
 export type { InteractiveContext, InteractiveUi, ProjectReview, SessionChanges } from "./modes/index.js";

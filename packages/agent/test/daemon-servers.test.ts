@@ -10,7 +10,7 @@ import { daemonPaths, ensureDaemonDir, workerDir, workerKeys, workerSocket } fro
 import { Supervisor } from "../src/daemon/supervisor.js";
 import { ONE_SHOT_CLIENT_GONE_MID_RUN, Worker } from "../src/daemon/worker.js";
 import { WorkerLink } from "../src/daemon/worker-link.js";
-import type { LinkEvent } from "../src/link/index.js";
+import type { SessionEvent } from "../src/link/index.js";
 
 const TOKEN = "a".repeat(64);
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
@@ -300,7 +300,7 @@ describe("a worker's socket", () => {
 		const context = { paths: daemonPaths(sessions.world.home), token: TOKEN, env: sessions.world.env };
 		const { client, welcome } = await connectWorker(context, socket, false, true);
 		const link = new WorkerLink(client, welcome);
-		const events: LinkEvent[] = [];
+		const events: SessionEvent[] = [];
 		link.subscribe((event) => events.push(event));
 		expect(link.connection).toBe("open");
 		const bye = new Promise<void>((resolve) => link.subscribe((event) => event.type === "bye" && resolve()));

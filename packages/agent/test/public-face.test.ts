@@ -45,7 +45,7 @@ const PUBLIC_FACE: Record<string, { values: string[]; types: string[] }> = {
 			"InteractiveUi",
 			"KernelStatus",
 			"LinkCommand",
-			"LinkEvent",
+			"SessionEvent",
 			"LinkInterrupt",
 			"LinkRunEnd",
 			"LinkStatus",

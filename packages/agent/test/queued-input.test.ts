@@ -4,7 +4,7 @@ import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/
 import { eventually } from "prime-agent-test-support/daemon-world";
 import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { describe, expect, it } from "vitest";
-import { type LinkEvent, type LocalLink, localLink } from "../src/link/index.js";
+import { type LocalLink, localLink, type SessionEvent } from "../src/link/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 
 const sessions = useFauxSessions();
@@ -21,7 +21,7 @@ async function linkWithCellWaiting(after: Parameters<typeof sessions.faux.setRes
 	const project = started.session.cwd;
 	sessions.faux.setResponses([fauxAssistantMessage(fauxToolCall("ipython", { code: waitingCell(project) })), ...after]);
 	const link: LocalLink = localLink(started);
-	const events: LinkEvent[] = [];
+	const events: SessionEvent[] = [];
 	link.subscribe((event) => events.push(event));
 	const first = link.prompt("run the waiting job");
 	await eventually("the cell to run", () => events.some((event) => event.type === "tool_execution_update"));
@@ -58,7 +58,10 @@ describe("what is queued while the agent works is held by the session", () => {
 		release();
 		expect((await first).status).toBe("ok");
 		const ended = await eventually("the queued command to run", () =>
-			events.find((event) => event.type === "run_end" && event.commandMessage),
+			events.find(
+				(event): event is Extract<SessionEvent, { type: "run_end" }> =>
+					event.type === "run_end" && event.commandMessage !== undefined,
+			),
 		);
 		expect(ended.commandMessage).toBe(
 			"No goal. Set one with /goal <objective> (options: --tokens N, --turns N, --minutes N).",

@@ -1,6 +1,6 @@
 import { Editor, Key, matchesKey, type SlashCommand, Text, type TUI } from "@mariozechner/pi-tui";
 import type { LinkRunEnd, SessionLink } from "prime-agent";
-import { parseSlashCommand } from "prime-agent/view";
+import { ExitCode, parseSlashCommand } from "prime-agent/view";
 import { argumentCompletions, PromptCompletion } from "./autocomplete.js";
 import { errorText } from "./error-text.js";
 import type { LocalCommands } from "./local-commands.js";
@@ -173,7 +173,7 @@ export class PromptInput {
 		try {
 			end = await this.current.prompt(text);
 		} catch (error) {
-			end = { status: "error", errorMessage: errorText(error) };
+			end = { status: "error", exitCode: ExitCode.modelError, errorMessage: errorText(error) };
 		} finally {
 			this.ownRuns--;
 		}

@@ -1,5 +1,5 @@
 import { type Component, Text, type TUI } from "@mariozechner/pi-tui";
-import type { KernelStatus, LinkEvent, LinkRunEnd, LinkStatus, SessionLink } from "prime-agent";
+import type { KernelStatus, LinkRunEnd, LinkStatus, SessionEvent, SessionLink } from "prime-agent";
 import { describeModelFailure, describeSessionLine, isSessionLine, promptText } from "prime-agent/view";
 import type { AppExit } from "./app-exit.js";
 import { NoteView, UserView } from "./components/messages.js";
@@ -115,7 +115,7 @@ export class SessionView {
 	}
 
 	/** Events held while the conversation is laid out again. */
-	private holding: LinkEvent[] | undefined;
+	private holding: SessionEvent[] | undefined;
 	/** Bumped by each layout: an older one still reading its history gives way to the newer. */
 	private layouts = 0;
 	/** The still-busy question shown, if any. */
@@ -140,32 +140,31 @@ export class SessionView {
 	}
 
 	/** What the session says: loop events, then everything else it reports. */
-	private onEvent(event: LinkEvent): void {
-		const type = event.type;
-		if (type === "status") this.tui.requestRender();
-		else if (type === "run_end") this.host.afterRun(event as unknown as LinkRunEnd);
-		else if (type === "still_busy") this.askStillBusy(event.question as number | undefined);
-		else if (type === "still_busy_answered") this.question?.dismiss();
-		else if (type === "branched") {
+	private onEvent(event: SessionEvent): void {
+		if (event.type === "status") this.tui.requestRender();
+		else if (event.type === "run_end") this.host.afterRun(event);
+		else if (event.type === "still_busy") this.askStillBusy(event.question);
+		else if (event.type === "still_busy_answered") this.question?.dismiss();
+		else if (event.type === "branched") {
 			// Another view moved the conversation (this view's own `/tree` redraws itself).
 			if (!this.branching)
 				void this.redraw().then(() => this.note("Another view moved the conversation to another entry."));
-		} else if (type === "bye") this.onBye(String(event.reason));
-		else if (type === "reconnecting") {
+		} else if (event.type === "bye") this.onBye(event.reason);
+		else if (event.type === "reconnecting") {
 			this.kernel = "died";
 			this.notesWhileAway = [];
 			this.note(
 				event.reason
-					? `The agent's worker is being started again (${String(event.reason)})…`
+					? `The agent's worker is being started again (${event.reason})…`
 					: "The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…",
 				event.reason ? "info" : "error",
 			);
-		} else if (type === "reconnected") void this.onReconnected(event.reason as string | undefined);
-		else if (type === "kernel_status") this.onKernelStatus(event as unknown as KernelStatus);
-		else if (isSessionLine(type)) {
+		} else if (event.type === "reconnected") void this.onReconnected(event.reason);
+		else if (event.type === "kernel_status") this.onKernelStatus(event);
+		else if (isSessionLine(event)) {
 			const said = describeSessionLine(event);
 			if (said) this.note(said.text, said.error ? "error" : "info");
-		} else this.onAgentEvent(event as unknown as AgentEvent);
+		} else this.onAgentEvent(event);
 	}
 
 	/** A cell ignored the interrupt: ask; an answer from another view closes the question here. */

@@ -1,5 +1,5 @@
 import type { Component } from "@mariozechner/pi-tui";
-import type { Session } from "prime-agent";
+import type { Session, SessionEvent } from "prime-agent";
 import { type CellOptions, CellView } from "./components/cell.js";
 import { AssistantView, NoteView, UserView } from "./components/messages.js";
 
@@ -66,10 +66,7 @@ function messageKey(message: { role?: string; timestamp?: number; content?: unkn
  * Of the events that came while `messages` (the history) were read, those the history does not
  * hold already: a message or a cell it holds is not drawn twice.
  */
-export function notInHistory<E extends { type: string } & Record<string, unknown>>(
-	events: readonly E[],
-	messages: readonly AgentMessage[],
-): E[] {
+export function notInHistory(events: readonly SessionEvent[], messages: readonly AgentMessage[]): SessionEvent[] {
 	const known = new Set(messages.map((message) => messageKey(message)));
 	const calls = new Set(
 		messages.flatMap((message) =>
@@ -79,8 +76,11 @@ export function notInHistory<E extends { type: string } & Record<string, unknown
 		),
 	);
 	return events.filter((event) => {
-		const message = (event as { message?: { role?: string; timestamp?: number; content?: unknown } }).message;
-		if (event.type.startsWith("message_") && message && known.has(messageKey(message))) return false;
-		return !(event.type === "tool_execution_start" && calls.has(String(event.toolCallId)));
+		const message =
+			event.type === "message_start" || event.type === "message_update" || event.type === "message_end"
+				? event.message
+				: undefined;
+		if (message && known.has(messageKey(message))) return false;
+		return !(event.type === "tool_execution_start" && calls.has(event.toolCallId));
 	});
 }

@@ -5,7 +5,7 @@
  * their answer is a `reply` with the same `id`. Workers also push `event`, `run_end` and `bye`.
  */
 import { createConnection, type Socket } from "node:net";
-import type { LinkRunEnd, LinkStatus } from "../link/index.js";
+import type { LinkRunEnd, LinkStatus, SessionEvent } from "../link/index.js";
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
@@ -110,7 +110,7 @@ export interface ReplyError {
  */
 export type WorkerPush =
 	/** `own: false`: from a run another client asked for (print and JSON views skip it). */
-	| { type: "event"; event: Record<string, unknown>; own?: false }
+	| { type: "event"; event: SessionEvent; own?: false }
 	| {
 			type: "run_end";
 			id: number;

@@ -4,14 +4,12 @@
  * render the session's, and send prompts, interrupts and `detach` as protocol commands.
  */
 import { createInterface } from "node:readline";
-import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import { ExitCode, type ExitCodeValue } from "../errors.js";
-import type { QueuedInput } from "../link/index.js";
+import type { QueuedInput, SessionEvent } from "../link/index.js";
 import { type EndingSignal, onCtrlC, onEndingSignal } from "../modes/interrupts.js";
-import { describeSessionLine, isSessionLine } from "../modes/session-lines.js";
+import { chatRunEnd, printRunEnd } from "../modes/run-end-lines.js";
 import { TextRenderer, type TextStreams } from "../modes/text-renderer.js";
 import type { Session } from "../session/index.js";
-import type { KernelStatus } from "../tools/index.js";
 import { FollowedWorker } from "./followed-worker.js";
 import type { WorkerPush, WorkerWelcome } from "./protocol.js";
 import type { WorkerClient } from "./requests.js";
@@ -20,28 +18,20 @@ import type { Reconnect } from "./worker-link.js";
 type RunEnd = Extract<WorkerPush, { type: "run_end" }>;
 
 /** Render one worker event as print mode and the line chat do (answer text to `out`, progress to `err`). */
-export function textEventRenderer(streams: TextStreams): (event: Record<string, unknown>) => void {
-	const renderer = new TextRenderer(streams);
-	return (event) => {
-		const line = event as { type: string } & Record<string, unknown>;
-		if (line.type === "kernel_status") renderer.onKernelStatus(event as unknown as KernelStatus);
-		else if (isSessionLine(line.type)) {
-			const said = describeSessionLine(line);
-			if (said) renderer.note(said.text);
-		} else renderer.onEvent(event as unknown as AgentEvent);
-	};
+export function textEventRenderer(streams: TextStreams): (event: SessionEvent) => void {
+	return new TextRenderer(streams).onEvent;
 }
 
 /** Wait for the `run_end` of request `id`, passing every event to `onEvent` meanwhile. */
 function awaitRun(
 	client: WorkerClient,
 	id: number,
-	onEvent: (event: Record<string, unknown>) => void,
+	onEvent: (event: SessionEvent) => void,
 ): Promise<RunEnd | { type: "bye"; reason: string }> {
 	return new Promise((resolve) => {
 		const stop = client.onPush((message) => {
 			// Another client's run on this worker (its session was open there) is not this run's output.
-			if (message.type === "event" && message.own !== false) onEvent(message.event as Record<string, unknown>);
+			if (message.type === "event" && message.own !== false) onEvent(message.event as SessionEvent);
 			else if (message.type === "run_end" && message.id === id) {
 				stop();
 				resolve(message as unknown as RunEnd);
@@ -117,8 +107,7 @@ export async function viewPrint(
 			streams.err.write(`${workerGone(end.reason, welcome)}\n`);
 			return ExitCode.modelError;
 		}
-		if (end.message) streams.err.write(`${end.refused ? "Error: " : ""}${end.message}\n`);
-		else if (end.commandMessage) streams.out.write(`${end.commandMessage}\n`);
+		printRunEnd(end, streams);
 		await client.request({ type: "shutdown" });
 		return end.exitCode as ExitCodeValue;
 	} finally {
@@ -271,12 +260,10 @@ export async function viewChat(
 	};
 	const worker = new FollowedWorker(first, reconnect, {
 		push: (message) => {
-			if (message.type === "event") render(message.event as Record<string, unknown>);
+			if (message.type === "event") render(message.event as SessionEvent);
 			else if (message.type === "run_end") {
 				const end = message as unknown as RunEnd;
-				if (end.status === "error" && end.message) err.write(`${end.message}\n`);
-				else if (end.commandMessage) err.write(`${end.commandMessage}\n`);
-				if (end.status === "aborted") err.write("Turn stopped.\n");
+				chatRunEnd(end, err);
 				endRun(end.id);
 			}
 		},

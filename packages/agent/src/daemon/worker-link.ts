@@ -3,8 +3,8 @@
  * exactly as it drives one in its own process. Leaving detaches; the session goes on.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { UserError } from "../errors.js";
-import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "../link/index.js";
+import { ExitCode, UserError } from "../errors.js";
+import type { LinkInterrupt, LinkRunEnd, LinkStatus, SessionEvent, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
 import type { RequestOf, WorkerPush, WorkerWelcome } from "./protocol.js";
@@ -48,12 +48,12 @@ export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
 	readonly notices: readonly string[];
 	private current: LinkStatus;
-	private readonly listeners = new Set<(event: LinkEvent) => void>();
+	private readonly listeners = new Set<(event: SessionEvent) => void>();
 	/** This view's prompts still running, by request id. */
 	private readonly runs = new Map<number, (end: LinkRunEnd) => void>();
 	private state: WorkerLinkState;
 	/** Events that came before anyone subscribed (between the welcome and the view's start). */
-	private early: LinkEvent[] | undefined = [];
+	private early: SessionEvent[] | undefined = [];
 
 	constructor(
 		client: WorkerClient,
@@ -99,7 +99,7 @@ export class WorkerLink implements SessionLink {
 		return this.current;
 	}
 
-	subscribe(listener: (event: LinkEvent) => void): () => void {
+	subscribe(listener: (event: SessionEvent) => void): () => void {
 		this.listeners.add(listener);
 		const early = this.early;
 		this.early = undefined;
@@ -112,7 +112,12 @@ export class WorkerLink implements SessionLink {
 		if (reason !== undefined) return Promise.resolve(this.gone(reason));
 		const client = this.client;
 		if (!client?.isOpen)
-			return Promise.resolve({ status: "error", errorMessage: `${this.restartingText()} ${AGAIN}`, notSent: true });
+			return Promise.resolve({
+				status: "error",
+				exitCode: ExitCode.modelError,
+				errorMessage: `${this.restartingText()} ${AGAIN}`,
+				notSent: true,
+			});
 		const id = client.send({ type: "prompt", text });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
@@ -226,14 +231,14 @@ export class WorkerLink implements SessionLink {
 	private onPush(message: WorkerPush): void {
 		switch (message.type) {
 			case "event":
-				this.emit(message.event as LinkEvent);
+				this.emit(message.event as SessionEvent);
 				return;
 			case "status":
 				this.current = message.status;
 				this.emit({ type: "status" });
 				return;
 			case "still_busy":
-				this.emit({ type: "still_busy", question: message.question });
+				this.emit({ type: "still_busy", question: message.question as number });
 				return;
 			case "run_end": {
 				if (message.state) this.current = message.state;
@@ -279,6 +284,7 @@ export class WorkerLink implements SessionLink {
 		this.state = { kind: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) };
 		this.endRuns({
 			status: "error",
+			exitCode: ExitCode.modelError,
 			errorMessage: restartReason
 				? `The agent's worker stopped during this run: ${restartReason}.`
 				: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
@@ -309,11 +315,12 @@ export class WorkerLink implements SessionLink {
 	private gone(reason: string): LinkRunEnd {
 		return {
 			status: "error",
+			exitCode: ExitCode.modelError,
 			errorMessage: `The agent's worker stopped (${reason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
 		};
 	}
 
-	private emit(event: LinkEvent): void {
+	private emit(event: SessionEvent): void {
 		if (this.early) this.early.push(event);
 		for (const listener of this.listeners) listener(event);
 	}

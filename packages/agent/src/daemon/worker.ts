@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
-import { type LinkEvent, type LinkRunEnd, LocalLink, userMessage } from "../link/index.js";
+import { LocalLink, type SessionEvent, userMessage } from "../link/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
 import { describeOutcome } from "../modes/outcome.js";
 import { finishRun } from "../modes/run-result.js";
@@ -401,7 +401,7 @@ export class Worker {
 	}
 
 	/** What the session says goes to every view; questions only to views that answer them. */
-	private onLinkEvent(event: LinkEvent): void {
+	private onLinkEvent(event: SessionEvent): void {
 		this.touch();
 		switch (event.type) {
 			case "status":
@@ -416,8 +416,8 @@ export class Worker {
 			case "run_end": {
 				// A turn the session started itself (a sub-agent's notice woke it).
 				this.writeRecord();
-				// The event is the session's `run_end` (`LinkRunEnd` fields), sent on as the run's `link`.
-				this.pushRunEnd(undefined, 0, ofWokenTurn(event as LinkEvent & LinkRunEnd));
+				const { type: _, ...end } = event;
+				this.pushRunEnd(undefined, 0, ofWokenTurn(end));
 				return;
 			}
 			default:

@@ -1,10 +1,13 @@
 export type { QueuedInput } from "./input-queue.js";
-export { LocalLink, linkRunEnd, localLink, userMessage } from "./local-link.js";
-export type {
-	LinkCommand,
-	LinkEvent,
-	LinkInterrupt,
-	LinkRunEnd,
-	LinkStatus,
-	SessionLink,
-} from "./session-link.js";
+export { LocalLink, localLink, userMessage } from "./local-link.js";
+export {
+	type ConsoleLevel,
+	type KernelStatusEvent,
+	type LinkOwnEvent,
+	type LinkRunEnd,
+	type SessionEvent,
+	type SessionLine,
+	type SessionSideEvent,
+	unknownEvent,
+} from "./session-events.js";
+export type { LinkCommand, LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";

@@ -6,28 +6,18 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { UserMessage } from "@mariozechner/pi-ai";
 import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
-import { UserError } from "../errors.js";
+import { ExitCode, UserError } from "../errors.js";
+import { describeRefusedRun, describeRunEnd } from "../modes/run-end.js";
 import { onSessionLines } from "../modes/run-result.js";
-import { type RunOutcome, refuseOversizePrompt } from "../orchestrator/index.js";
+import { refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { InputQueue } from "./input-queue.js";
-import type { LinkEvent, LinkInterrupt, LinkRunEnd, LinkStatus, SessionLink } from "./session-link.js";
+import type { LinkRunEnd, SessionEvent, SessionLine } from "./session-events.js";
+import type { LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";
 
 /** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
 const INTERRUPT_MARGIN_MS = 300;
-
-/** How a run ended, as a view reports it: an error only when no answer shows it. */
-export function linkRunEnd(outcome: RunOutcome): LinkRunEnd {
-	return {
-		status: outcome.status,
-		...(outcome.command?.message ? { commandMessage: outcome.command.message } : {}),
-		// A failed answer shows its own error; a run that failed elsewhere (no answer, no kernel) says why here.
-		...(outcome.status === "error" && (!outcome.lastAssistant || outcome.kernelFailed) && !outcome.command?.message
-			? { errorMessage: outcome.errorMessage ?? "The run failed." }
-			: {}),
-	};
-}
 
 export function userMessage(text: string): UserMessage {
 	return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
@@ -35,7 +25,7 @@ export function userMessage(text: string): UserMessage {
 
 export class LocalLink implements SessionLink {
 	readonly notices: readonly string[];
-	private readonly listeners = new Set<(event: LinkEvent) => void>();
+	private readonly listeners = new Set<(event: SessionEvent) => void>();
 	private readonly stops: (() => void)[];
 	/** ipython calls under way (their kernel may still be starting). */
 	private readonly ipythonCalls = new Set<string>();
@@ -59,9 +49,9 @@ export class LocalLink implements SessionLink {
 		this.notices = notices;
 		const { agentSession, kernel } = started;
 		this.stops = [
-			onSessionLines(started, (line) => this.onLine(line as LinkEvent)),
+			onSessionLines(started, (line) => this.onLine(line)),
 			started.onChildUsage(() => this.statusChanged()),
-			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...linkRunEnd(outcome) })),
+			agentSession.onWakeOutcome((outcome) => this.emit({ type: "run_end", ...describeRunEnd(started, outcome) })),
 		];
 		// A cell that ignores the interrupt: a view is asked whether to wait or restart; with none, restart.
 		kernel.onStillBusy = () =>
@@ -116,14 +106,20 @@ export class LocalLink implements SessionLink {
 		};
 	}
 
-	subscribe(listener: (event: LinkEvent) => void): () => void {
+	subscribe(listener: (event: SessionEvent) => void): () => void {
 		this.listeners.add(listener);
 		return () => this.listeners.delete(listener);
 	}
 
 	async prompt(text: string): Promise<LinkRunEnd> {
 		const end = await this.inTurn(text, () => this.promptNow(text));
-		return end ?? { status: "aborted", errorMessage: "The session closed before this prompt ran." };
+		return (
+			end ?? {
+				status: "aborted",
+				exitCode: ExitCode.interrupted,
+				errorMessage: "The session closed before this prompt ran.",
+			}
+		);
 	}
 
 	steer(text: string): Promise<void> {
@@ -175,10 +171,9 @@ export class LocalLink implements SessionLink {
 	private async promptNow(text: string): Promise<LinkRunEnd> {
 		this.statusChanged();
 		try {
-			return linkRunEnd(await this.started.agentSession.prompt(text));
+			return describeRunEnd(this.started, await this.started.agentSession.prompt(text));
 		} catch (error) {
-			const hint = error instanceof UserError ? ` ${error.hint}` : "";
-			return { status: "error", errorMessage: `${(error as Error).message}${hint}` };
+			return describeRefusedRun(error);
 		} finally {
 			this.presses = 0;
 			this.statusChanged();
@@ -290,11 +285,10 @@ export class LocalLink implements SessionLink {
 		return this.stillBusy !== undefined;
 	}
 
-	private onLine(line: LinkEvent): void {
+	private onLine(line: SessionLine): void {
 		if (line.type === "agent_start") this.presses = 0;
-		if (line.type === "tool_execution_start" && line.toolName === "ipython")
-			this.ipythonCalls.add(String(line.toolCallId));
-		if (line.type === "tool_execution_end") this.ipythonCalls.delete(String(line.toolCallId));
+		if (line.type === "tool_execution_start" && line.toolName === "ipython") this.ipythonCalls.add(line.toolCallId);
+		if (line.type === "tool_execution_end") this.ipythonCalls.delete(line.toolCallId);
 		if (line.type === "message_start") this.inputs.taken(line.message);
 		this.emit(line);
 		if (line.type !== "message_update" && line.type !== "tool_execution_update") this.statusChanged();
@@ -310,7 +304,7 @@ export class LocalLink implements SessionLink {
 		});
 	}
 
-	private emit(event: LinkEvent): void {
+	private emit(event: SessionEvent): void {
 		for (const listener of this.listeners) listener(event);
 	}
 }

@@ -4,9 +4,9 @@
  * socket, and the worker itself answers with a `localLink`, so both mean the same thing.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { RunOutcome } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { QueuedInput } from "./input-queue.js";
+import type { LinkRunEnd, SessionEvent } from "./session-events.js";
 
 /** A slash command as a view offers it (completion, help). */
 export interface LinkCommand {
@@ -46,34 +46,6 @@ export interface LinkStatus {
 	commands: LinkCommand[];
 }
 
-/** How a run ended, as a view reports it. */
-export interface LinkRunEnd {
-	status: RunOutcome["status"];
-	/** What a slash command answered. */
-	commandMessage?: string;
-	/** Why it failed, when no answer was given that shows it. */
-	errorMessage?: string;
-	/** The prompt never reached the session (its worker was away): nothing ran. */
-	notSent?: boolean;
-}
-
-/**
- * What a view hears: the session's loop events and the `--mode json` lines (kernel status,
- * notices, sub-agent, goal and autonomous events), plus:
- * - `status`: the state changed (read it with `status()`);
- * - `run_end` (`LinkRunEnd` fields): a run this view did not start ended (a woken turn, a
- *   schedule, another view's prompt, a queued one: `queue`);
- * - `still_busy` (`question`): a cell ignored the interrupt; answer with `answerStillBusy`;
- * - `still_busy_answered` (`question`, `choice`): a view answered it (others close their question);
- * - `branched` (`leafId`): a view moved the conversation to another entry (`branch`);
- * - `schedule_fired`: a heartbeat or schedule delivered its prompt;
- * - `console` (`level`, `text`): what code in a worker printed (an extension's command or hook);
- * - `reconnecting`, then `reconnected`: the session's worker died and this view follows it to the
- *   worker the supervisor restarts (the conversation is read again);
- * - `bye` (`reason`): the session went away (its worker stopped, or will not come back).
- */
-export type LinkEvent = { type: string } & Record<string, unknown>;
-
 /** What pressing interrupt did: the running cell, a cell once its kernel runs it, or the whole run. */
 export type LinkInterrupt = "cell" | "pending" | "run";
 
@@ -83,7 +55,8 @@ export interface SessionLink {
 	/** Notes for the user about how the session started (resumed, a goal open, problems). */
 	readonly notices: readonly string[];
 	status(): LinkStatus;
-	subscribe(listener: (event: LinkEvent) => void): () => void;
+	/** Every event of the session (`SessionEvent` says what each means). */
+	subscribe(listener: (event: SessionEvent) => void): () => void;
 	/** Run a prompt or slash command; resolves when it has ended. */
 	prompt(text: string): Promise<LinkRunEnd>;
 	/** Into the running turn after the current step (listed in `queued` until read); a prompt of its own when nothing runs. */

@@ -2,10 +2,11 @@ import { createInterface } from "node:readline";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { messageText } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
-import { describeChildEvent } from "./children.js";
-import { describeActiveGoal, describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from "./long-running.js";
-import { describeNotice } from "./notices.js";
+import { describeActiveGoal } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
+import { describeRunEnd } from "./run-end.js";
+import { chatRunEnd } from "./run-end-lines.js";
+import { onSessionLines } from "./run-result.js";
 import { TextRenderer } from "./text-renderer.js";
 
 /**
@@ -19,18 +20,9 @@ export async function runChatMode(
 	out: NodeJS.WritableStream,
 	err: NodeJS.WritableStream,
 ): Promise<ExitCodeValue> {
+	// The lines a daemon worker's chat view renders, through the same renderer.
 	const renderer = new TextRenderer({ out, err });
-	started.agentSession.subscribe(renderer.onEvent);
-	started.onKernelStatus(renderer.onKernelStatus);
-	started.onChildEvent((event) => renderer.note(describeChildEvent(event)));
-	onLongRunningEvents(started, (event) => {
-		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
-		if (text) renderer.note(text);
-	});
-	started.agentSession.onNotice((notice) => {
-		const text = describeNotice(notice);
-		if (text) renderer.note(text);
-	});
+	const unsubscribe = onSessionLines(started, renderer.onEvent);
 	const model = `${started.model.provider}/${started.model.id}`;
 	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
 	for (const notice of started.notices) err.write(`${notice}\n`);
@@ -85,10 +77,7 @@ export async function runChatMode(
 			});
 			running = false;
 			if (!outcome) continue;
-			const report = describeOutcome(outcome, started);
-			if (report.message && outcome.status === "error") err.write(`${report.message}\n`);
-			else if (outcome.command?.message) err.write(`${outcome.command.message}\n`);
-			if (outcome.status === "aborted") err.write("Turn stopped.\n");
+			chatRunEnd(describeRunEnd(started, outcome, describeOutcome(outcome, started)), err);
 		}
 		rl.prompt();
 	};
@@ -118,6 +107,7 @@ export async function runChatMode(
 		started.agentSession.abort();
 		await started.agentSession.agent.waitForIdle();
 	}
+	unsubscribe();
 	if (started.session.persisted)
 		err.write(`Session saved: resume with \`prime-agent --resume ${started.session.id}\`.\n`);
 	return ExitCode.ok;

@@ -16,5 +16,6 @@ export { describeAutonomousEvent, describeGoalEvent, onLongRunningEvents } from 
 export { describeNotice } from "./notices.js";
 export { describeModelFailure, describeOutcome, type OutcomeReport } from "./outcome.js";
 export { runPrintMode } from "./print.js";
+export { describeRefusedRun, describeRunEnd, type RunEnd, runEndMessage, runReport } from "./run-end.js";
 export { captureConsole, describeSessionLine, isSessionLine } from "./session-lines.js";
 export { TextRenderer, type TextStreams } from "./text-renderer.js";

@@ -3,7 +3,8 @@ import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { handleInterrupts } from "./interrupts.js";
 import { goalStopOf } from "./long-running.js";
-import { finishRun, onSessionLines, resultLine, sessionLine } from "./run-result.js";
+import { describeRunEnd } from "./run-end.js";
+import { finishRun, onSessionLines, sessionLine } from "./run-result.js";
 
 /**
  * `--mode json`: one JSON object per line on stdout, for scripts. The first line describes the
@@ -31,7 +32,7 @@ export async function runJsonMode(
 	try {
 		const first = await started.agentSession.prompt(prompt);
 		const { outcome, report } = await finishRun(started, first, stopped.signal, () => goalStop);
-		line(resultLine(started, outcome, report));
+		line(describeRunEnd(started, outcome, report).result);
 		return report.exitCode;
 	} finally {
 		interrupts.dispose();

@@ -1,17 +1,11 @@
 import type { ExitCodeValue } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
 import type { StartedSession } from "../startup/index.js";
-import { describeChildEvent } from "./children.js";
 import { handleInterrupts } from "./interrupts.js";
-import {
-	describeActiveGoal,
-	describeAutonomousEvent,
-	describeGoalEvent,
-	goalStopOf,
-	onLongRunningEvents,
-} from "./long-running.js";
-import { describeNotice } from "./notices.js";
-import { finishRun } from "./run-result.js";
+import { describeActiveGoal, goalStopOf } from "./long-running.js";
+import { describeRunEnd } from "./run-end.js";
+import { printRunEnd } from "./run-end-lines.js";
+import { finishRun, onSessionLines } from "./run-result.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 
 /**
@@ -29,18 +23,10 @@ export async function runPrintMode(
 	for (const notice of started.notices) streams.err.write(`${notice}\n`);
 	const activeGoal = describeActiveGoal(started);
 	if (activeGoal) streams.err.write(`${activeGoal}\n`);
-	const unsubscribe = started.agentSession.subscribe(renderer.onEvent);
-	const unstatus = started.onKernelStatus(renderer.onKernelStatus);
-	const unnotice = started.agentSession.onNotice((notice) => {
-		const text = describeNotice(notice);
-		if (text) renderer.note(text);
-	});
-	const unchild = started.onChildEvent((event) => renderer.note(describeChildEvent(event)));
+	// The lines a daemon worker's print view renders, through the same renderer.
 	let goalStop: GoalEvent | undefined;
-	const unlong = onLongRunningEvents(started, (event) => {
+	const unsubscribe = onSessionLines(started, renderer.onEvent, (event) => {
 		goalStop = goalStopOf(event) ?? goalStop;
-		const text = event.type === "goal" ? describeGoalEvent(event) : describeAutonomousEvent(event);
-		if (text) renderer.note(text);
 	});
 	const stopped = new AbortController();
 	const interrupts = handleInterrupts(
@@ -58,16 +44,10 @@ export async function runPrintMode(
 	try {
 		const first = await started.agentSession.prompt(prompt);
 		const { outcome, report } = await finishRun(started, first, stopped.signal, () => goalStop);
-		if (report.message) streams.err.write(`${report.message}\n`);
-		// A command's answer is its output, as the model's answer is (`-p "/pc status" > status.txt`).
-		else if (outcome.command?.message) streams.out.write(`${outcome.command.message}\n`);
+		printRunEnd(describeRunEnd(started, outcome, report), streams);
 		return report.exitCode;
 	} finally {
 		interrupts.dispose();
 		unsubscribe();
-		unstatus();
-		unnotice();
-		unchild();
-		unlong();
 	}
 }

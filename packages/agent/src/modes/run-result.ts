@@ -1,6 +1,7 @@
 import type { AutonomousEvent } from "../autonomous/index.js";
 import { sessionUsage } from "../children/index.js";
 import type { GoalEvent } from "../goals/index.js";
+import type { SessionLine } from "../link/session-events.js";
 import type { RunOutcome } from "../orchestrator/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { settleChildren } from "./children.js";
@@ -62,17 +63,17 @@ export function resultLine(started: StartedSession, outcome: RunOutcome, report:
  */
 export function onSessionLines(
 	started: StartedSession,
-	line: (value: Record<string, unknown>) => void,
+	line: (value: SessionLine) => void,
 	onLongRunning?: (event: GoalEvent | AutonomousEvent) => void,
 ): () => void {
 	const stops = [
-		started.agentSession.subscribe((event) => line(event as unknown as Record<string, unknown>)),
+		started.agentSession.subscribe(line),
 		started.onKernelStatus((status) => line({ type: "kernel_status", ...status })),
-		started.agentSession.onNotice((notice) => line(notice as unknown as Record<string, unknown>)),
-		started.onChildEvent((event) => line(event as unknown as Record<string, unknown>)),
+		started.agentSession.onNotice(line),
+		started.onChildEvent(line),
 		onLongRunningEvents(started, (event) => {
 			onLongRunning?.(event);
-			line(event as unknown as Record<string, unknown>);
+			line(event);
 		}),
 	];
 	return () => {

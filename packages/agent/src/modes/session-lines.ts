@@ -3,61 +3,104 @@
  * autonomous runs, schedules and what code printed. Shared by the line views and the terminal UI.
  */
 import { formatWithOptions } from "node:util";
-import type { AutonomousEvent } from "../autonomous/index.js";
-import type { ChildEvent } from "../children/index.js";
-import type { GoalEvent } from "../goals/index.js";
-import type { SessionNotice } from "../orchestrator/index.js";
+import { type ConsoleLevel, type SessionEvent, type SessionSideEvent, unknownEvent } from "../link/session-events.js";
 import { describeChildEvent } from "./children.js";
 import { describeAutonomousEvent, describeGoalEvent } from "./long-running-lines.js";
 import { describeNotice } from "./notices.js";
 
-const NOTICE_TYPES = new Set(["compaction_start", "compaction_end", "compaction_failed", "extension_problem"]);
-
 /**
- * The line for `event` when it is one of those (`error`: a problem to show as one); undefined for
- * loop events and for events with nothing to say.
+ * The line for `event` (`error`: a problem to show as one); undefined for an event with nothing
+ * to say (the end of a `/compact` the user typed, the end of an autonomous run).
  */
-export function describeSessionLine(
-	event: { type: string } & Record<string, unknown>,
-): { text: string; error: boolean } | undefined {
-	const { type } = event;
+export function describeSessionLine(event: SessionSideEvent): { text: string; error: boolean } | undefined {
 	let text: string | undefined;
 	let error = false;
-	if (NOTICE_TYPES.has(type)) {
-		text = describeNotice(event as unknown as SessionNotice);
-		error = type === "compaction_failed";
-	} else if (type.startsWith("child_")) text = describeChildEvent(event as unknown as ChildEvent);
-	else if (type === "goal") text = describeGoalEvent(event as unknown as GoalEvent);
-	else if (type.startsWith("autonomous_")) text = describeAutonomousEvent(event as unknown as AutonomousEvent);
-	else if (type === "schedule_fired")
-		text = `${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${String(event.id)}`} fired: ${String(event.text)}`;
-	else if (type === "console") {
-		text = String(event.text);
-		error = event.level === "warn" || event.level === "error";
+	switch (event.type) {
+		case "compaction_start":
+		case "compaction_end":
+		case "compaction_failed":
+		case "extension_problem":
+			text = describeNotice(event);
+			error = event.type === "compaction_failed";
+			break;
+		case "child_spawned":
+		case "child_finished":
+		case "child_notice":
+		case "child_residency":
+			text = describeChildEvent(event);
+			break;
+		case "goal":
+			text = describeGoalEvent(event);
+			break;
+		case "autonomous_gate":
+		case "autonomous_continue":
+		case "autonomous_end":
+			text = describeAutonomousEvent(event);
+			break;
+		case "schedule_fired":
+			text = `${event.kind === "heartbeat" ? "Heartbeat" : `Schedule ${event.id}`} fired: ${event.text}`;
+			break;
+		case "console":
+			text = event.text;
+			error = event.level === "warn" || event.level === "error";
+			break;
+		default:
+			return unknownEvent(event);
 	}
 	return text ? { text, error } : undefined;
 }
 
-/** Whether `event` is one `describeSessionLine` speaks for (not a loop event). */
-export function isSessionLine(type: string): boolean {
-	return (
-		NOTICE_TYPES.has(type) ||
-		type.startsWith("child_") ||
-		type === "goal" ||
-		type.startsWith("autonomous_") ||
-		type === "schedule_fired" ||
-		type === "console"
-	);
+/**
+ * Whether `event` is one `describeSessionLine` speaks for: not a loop event, nor kernel status,
+ * nor one of the link's events that change a view's state.
+ */
+export function isSessionLine(event: SessionEvent): event is SessionSideEvent {
+	switch (event.type) {
+		case "compaction_start":
+		case "compaction_end":
+		case "compaction_failed":
+		case "extension_problem":
+		case "child_spawned":
+		case "child_finished":
+		case "child_notice":
+		case "child_residency":
+		case "goal":
+		case "autonomous_gate":
+		case "autonomous_continue":
+		case "autonomous_end":
+		case "schedule_fired":
+		case "console":
+			return true;
+		case "agent_start":
+		case "agent_end":
+		case "turn_start":
+		case "turn_end":
+		case "message_start":
+		case "message_update":
+		case "message_end":
+		case "tool_execution_start":
+		case "tool_execution_update":
+		case "tool_execution_end":
+		case "kernel_status":
+		case "status":
+		case "run_end":
+		case "still_busy":
+		case "still_busy_answered":
+		case "branched":
+		case "reconnecting":
+		case "reconnected":
+		case "bye":
+			return false;
+		default:
+			return unknownEvent(event) ?? false;
+	}
 }
 
 /**
  * Send what code in this process prints through `console` to `onLine` (with `passThrough`, it is
  * printed too). Returns the undo.
  */
-export function captureConsole(
-	onLine: (text: string, level: "log" | "info" | "debug" | "warn" | "error") => void,
-	passThrough = false,
-): () => void {
+export function captureConsole(onLine: (text: string, level: ConsoleLevel) => void, passThrough = false): () => void {
 	const methods = ["log", "info", "debug", "warn", "error"] as const;
 	const saved = methods.map((name) => [name, console[name]] as const);
 	for (const [name, original] of saved)

@@ -1,5 +1,6 @@
-import type { AgentEvent } from "@mariozechner/pi-agent-core";
+import type { SessionEvent } from "../link/session-events.js";
 import type { KernelStatus } from "../tools/index.js";
+import { describeSessionLine, isSessionLine } from "./session-lines.js";
 
 export interface TextStreams {
 	/** The answer: assistant text, streamed. */
@@ -37,8 +38,20 @@ export class TextRenderer {
 
 	constructor(private readonly streams: TextStreams) {}
 
-	onEvent = (event: AgentEvent): void => {
+	/**
+	 * Any event of the session: the answer and cells as above, kernel status and side lines (a
+	 * notice, a sub-agent, a goal) on `err`; the link's own events are a view's to handle.
+	 */
+	onEvent = (event: SessionEvent): void => {
+		if (isSessionLine(event)) {
+			const said = describeSessionLine(event);
+			if (said) this.note(said.text);
+			return;
+		}
 		switch (event.type) {
+			case "kernel_status":
+				this.onKernelStatus(event);
+				break;
 			case "message_update": {
 				const update = event.assistantMessageEvent;
 				if (update.type === "text_delta") this.write(update.delta);
