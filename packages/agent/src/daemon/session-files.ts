@@ -3,6 +3,7 @@
  * means of keeping one writer per session.
  */
 import { realpathSync } from "node:fs";
+import { join } from "node:path";
 import { agentPaths } from "../home/index.js";
 import { latestSession, resolveSessionRef } from "../session/index.js";
 import type { WorkerSessionOptions } from "./protocol.js";
@@ -29,9 +30,16 @@ export function sessionFileOf(options: WorkerSessionOptions, home: string): stri
 			: latestSession(sessions, options.cwd)?.path;
 		return path && realPath(path);
 	} catch {
-		return undefined;
+		// A whole id names its file even before the file exists: a session's file is written at its
+		// first answer, and a worker may hold the session (its lock) while that answer is on its way.
+		return options.resume && SESSION_ID.test(options.resume)
+			? realPath(join(sessions, `${options.resume}.jsonl`))
+			: undefined;
 	}
 }
+
+/** A session's whole id (a UUID), which is its file's name in the agent home. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Work keyed by a session file runs one piece after another, in the order it came; no key, at once. */
 export class InTurn {
