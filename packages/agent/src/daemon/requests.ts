@@ -19,6 +19,7 @@ import type {
 	WorkerSessionOptions,
 	WorkerWelcome,
 } from "./protocol.js";
+import type { SpareState } from "./spare-worker.js";
 
 /** Any request of map `M`, with its id: what a server's handlers receive. */
 export type AnyRequest<M extends RequestMap> = { [K in keyof M & string]: RequestOf<M, K> & { id: number } }[keyof M &
@@ -49,7 +50,8 @@ export type SupervisorRequests = {
 	/** Stop a live agent and start it again under its key with `changes` (`/model`); its views follow it. */
 	restart: { request: AgentAgain; reply: WorkerTarget };
 	list: { request: object; reply: AgentInfo[] };
-	status: { request: object; reply: { pid: number; socket: string; agents: AgentInfo[] } };
+	/** `spare`: the worker kept loaded for the next start (see `SpareWorkers`). */
+	status: { request: object; reply: { pid: number; socket: string; agents: AgentInfo[]; spare: SpareState } };
 	stop: { request: { key: string; force?: boolean }; reply: AgentInfo };
 	stop_all: { request: { force?: boolean }; reply: undefined };
 };

@@ -25,7 +25,11 @@ interface Spare {
 	log: string;
 	/** True once the spare has loaded its modules and listens; false when it exited first. */
 	ready: Promise<boolean>;
+	loaded: boolean;
 }
+
+/** What the supervisor's spare is doing: none, loading its modules, or loaded and waiting to be given. */
+export type SpareState = "none" | "loading" | "ready";
 
 /** The environment variable that turns spares off (`0`): every worker then starts from nothing. */
 export const SPARE_ENV = "PRIME_AGENT_SPARE_WORKER";
@@ -44,6 +48,10 @@ export class SpareWorkers {
 		// Logs of spares whose supervisor was killed: nobody adopted them.
 		for (const name of readdirSync(daemonDir))
 			if (/^spare-\d+-\d+\.log$/.test(name)) rmSync(join(daemonDir, name), { force: true });
+	}
+
+	get state(): SpareState {
+		return !this.spare ? "none" : this.spare.loaded ? "ready" : "loading";
 	}
 
 	/** Start a spare when there is none; none when its log cannot be made (a full disk): workers then start from nothing. */
@@ -69,7 +77,10 @@ export class SpareWorkers {
 			child.once("exit", () => resolve(false));
 			child.once("error", () => resolve(false));
 		});
-		const spare: Spare = { child, log, ready };
+		const spare: Spare = { child, log, ready, loaded: false };
+		void ready.then((loaded) => {
+			spare.loaded = loaded;
+		});
 		child.once("exit", () => {
 			if (this.spare === spare) this.spare = undefined;
 			// Not adopted: its log holds nothing of any agent's.

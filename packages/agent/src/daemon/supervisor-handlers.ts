@@ -76,7 +76,7 @@ export function supervisorHandlers(state: SupervisorState): Handlers<SupervisorR
 		resume: (request) => startAgain(state, request.key, false, request, target),
 		restart: (request) => startAgain(state, request.key, true, request, target),
 		list: () => state.list(),
-		status: () => ({ pid: process.pid, socket: paths.socket, agents: state.list() }),
+		status: () => ({ pid: process.pid, socket: paths.socket, agents: state.list(), spare: workers.spare }),
 		stop: async ({ key: ref, force }) => {
 			const key = state.resolve(ref);
 			// Marked at once (a restart under way sees it), then stopped in turn with the session's other requests.

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { probeWrite } from "../home/index.js";
 import type { WorkerSessionOptions } from "./protocol.js";
 import { InTurn, realPath } from "./session-files.js";
-import { SPARE_ENV, SpareWorkers } from "./spare-worker.js";
+import { SPARE_ENV, type SpareState, SpareWorkers } from "./spare-worker.js";
 import {
 	type DaemonPaths,
 	isSameProcess,
@@ -71,6 +71,11 @@ export class WorkerProcesses {
 		private readonly records: WorkerRecords,
 	) {
 		this.spares = new SpareWorkers(paths.dir, WORKER_MAIN, process.env[SPARE_ENV] !== "0");
+	}
+
+	/** The spare worker's state (`prime-agent status`, and the start-up bench waits for `ready`). */
+	get spare(): SpareState {
+		return this.spares.state;
 	}
 
 	close(): void {

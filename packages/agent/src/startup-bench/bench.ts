@@ -4,7 +4,7 @@
  * be usable. The built command line runs on a real terminal (a pseudo-terminal) against a
  * loopback OpenAI-compatible model, in a throwaway agent home, three ways: in this process
  * (PRIME_AGENT_IN_PROCESS=1), through the daemon with no supervisor running (cold: it starts one),
- * and through the daemon with its supervisor running (warm). For the terminal UI it times the
+ * and through the daemon with its supervisor running and its spare worker loaded (warm). For the terminal UI it times the
  * starting screen (drawn before the session has started), the first frame (the session's model shown), the first answer token of a prompt typed as soon as
  * the frame shows, and a `/model` switch after a turn that ran a cell (the kernel's variables are
  * saved and restored) and 2 s of reading its answer; for `-p`, the first answer token. Runs alternate between the ways, so a
@@ -135,7 +135,19 @@ async function makeWorld(): Promise<World> {
 		prepare: async (way) => {
 			if (way === "in process") return;
 			if (way === "daemon, warm") {
-				(await connectSupervisor(context))?.close();
+				// Warm: the supervisor runs and its spare worker has loaded (a user starting the next
+				// session seconds after the last one, not within the second the spare takes to load).
+				const supervisor = await connectSupervisor(context);
+				try {
+					const deadline = Date.now() + 60_000;
+					while (Date.now() < deadline) {
+						const status = await supervisor?.request({ type: "status" });
+						if (!status?.ok || status.data?.spare !== "loading") break;
+						await new Promise((resolve) => setTimeout(resolve, 100));
+					}
+				} finally {
+					supervisor?.close();
+				}
 				return;
 			}
 			await stopDaemon();
