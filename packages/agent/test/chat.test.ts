@@ -4,7 +4,8 @@ import { PassThrough } from "node:stream";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
-import { runChatMode } from "../src/modes/index.js";
+import { localLink } from "../src/link/index.js";
+import { chatMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 
@@ -26,7 +27,7 @@ it("the line-by-line chat streams each answer, keeps one session across lines, a
 	err.on("data", (chunk) => {
 		notes += chunk;
 	});
-	const finished = runChatMode(started, input, out, err);
+	const finished = chatMode(localLink(started), input, out, err);
 	input.write("hello\n");
 	input.write("again\n");
 	input.write("/exit\n");
@@ -51,7 +52,7 @@ it("the line-by-line chat streams each answer, keeps one session across lines, a
 	errAgain.on("data", (chunk) => {
 		notesAgain += chunk;
 	});
-	const finishedAgain = runChatMode(started, again, new PassThrough(), errAgain);
+	const finishedAgain = chatMode(localLink(started), again, new PassThrough(), errAgain);
 	again.end("/exit\n");
 	expect(await finishedAgain).toBe(0);
 	expect(notesAgain).toContain(`Resumed session ${started.session.id} (4 messages).`);
@@ -87,7 +88,7 @@ it("the chat says the kernel stays busy with a cell the user waits for after an 
 	err.on("data", (chunk) => {
 		notes += chunk;
 	});
-	const finished = runChatMode(started, input, new PassThrough(), err);
+	const finished = chatMode(localLink(started), input, new PassThrough(), err);
 	input.write("stubborn\n");
 	// Ctrl-C in the chat interrupts the running cell this way, once the cell ignores SIGINT.
 	const deadline = Date.now() + 60_000;

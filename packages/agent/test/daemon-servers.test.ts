@@ -323,9 +323,11 @@ describe("a worker's socket", () => {
 		const context = { paths: daemonPaths(sessions.world.home), token: TOKEN, env: sessions.world.env };
 		const { client, welcome } = await connectWorker(context, first.socket, false, true);
 		let asked: boolean | undefined;
-		const link = new WorkerLink(client, welcome, welcome.notices, async (restarting) => {
-			asked = restarting;
-			return connectWorker(context, second.socket, false, true);
+		const link = new WorkerLink(client, welcome, {
+			reconnect: async (restarting) => {
+				asked = restarting;
+				return connectWorker(context, second.socket, false, true);
+			},
 		});
 		const seen: string[] = [];
 		const reconnected = new Promise<void>((resolve) =>
@@ -345,6 +347,34 @@ describe("a worker's socket", () => {
 			"Detached from agent 00000001; it keeps running. `prime-agent attach 00000001` comes back, `prime-agent shutdown 00000001` stops it.",
 		);
 		expect(link.connection).toBe("left");
+	});
+
+	it("a WorkerLink for a one-shot run hears its own run only; a view's link hears every run", async () => {
+		sessions.faux.setResponses([fauxAssistantMessage("For the other view."), fauxAssistantMessage("For this run.")]);
+		const { socket } = await startWorker();
+		const context = { paths: daemonPaths(sessions.world.home), token: TOKEN, env: sessions.world.env };
+		const view = await connectWorker(context, socket, false, true);
+		const other = new WorkerLink(view.client, view.welcome);
+		const oneShot = await connectWorker(context, socket, true);
+		const mine = new WorkerLink(oneShot.client, oneShot.welcome, { ownRunsOnly: true });
+		const heard = (link: WorkerLink) => {
+			const said: string[] = [];
+			link.subscribe((event) => {
+				if (event.type === "message_end" && event.message.role === "assistant")
+					said.push(JSON.stringify(event.message.content));
+				if (event.type === "run_end") said.push(`run_end ${event.status}`);
+			});
+			return said;
+		};
+		const heardByOther = heard(other);
+		const heardByMine = heard(mine);
+		expect(await other.prompt("first")).toMatchObject({ status: "ok", exitCode: 0 });
+		expect(await mine.prompt("second", { settle: true })).toMatchObject({ status: "ok", exitCode: 0 });
+		const text = (answer: string) => JSON.stringify([{ type: "text", text: answer }]);
+		expect(heardByMine).toEqual([text("For this run.")]);
+		expect(heardByOther).toEqual([text("For the other view."), text("For this run."), "run_end ok"]);
+		await mine.close();
+		await other.close();
 	});
 });
 

@@ -248,6 +248,19 @@ describe("daemon runs", () => {
 		expect(again.stderr).toContain("Nothing happened while detached.\n");
 	});
 
+	it("the line chat of a session resumed in a worker says where the conversation stands, as in process", async () => {
+		world = await makeDaemonWorld([{ text: "It is 42." }]);
+		const first = await world.cli(["--mode", "json", "-p", "what is 6 * 7?", "--model", "local/coder"]);
+		expect(first.code).toBe(0);
+		const id = (JSON.parse(first.stdout.split("\n")[0] as string) as { id: string }).id;
+		const chat = await world.cli(["--resume", id, "--model", "local/coder"], "/exit\n");
+		expect(chat.code).toBe(0);
+		const key = detachedKey(chat.stderr);
+		expect(chat.stderr).toContain(
+			`· agent ${key}\nResumed session ${id} (2 messages).\n  you: what is 6 * 7?\n  agent: It is 42.\nType a message`,
+		);
+	});
+
 	it("a session open in a live worker is never opened twice: --resume and --continue run in that worker, which stays", async () => {
 		world = await makeDaemonWorld([{ text: "first answer" }, { text: "second answer" }, { text: "third answer" }]);
 		const chat = await world.cli(["--model", "local/coder"], "first question\n/exit\n");

@@ -7,7 +7,8 @@ import type { TempWorld } from "prime-agent-test-support/temp-home";
 import { describe, expect, it } from "vitest";
 import { parseArgs, runCli } from "../src/cli/index.js";
 import { installPackage, packageScope } from "../src/extensions/index.js";
-import { runPrintMode } from "../src/modes/index.js";
+import { localLink } from "../src/link/index.js";
+import { printMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { projectTrust } from "../src/trust/index.js";
 import { memoryIo } from "./cli-io.js";
@@ -289,7 +290,7 @@ describe("extensions", () => {
 		out.on("data", (chunk) => {
 			shown += chunk;
 		});
-		expect(await runPrintMode(started, "/squash", { out, err })).toBe(0);
+		expect(await printMode(localLink(started), "/squash", { out, err })).toBe(0);
 		expect(shown).toBe("asked\n");
 		const compactions = () =>
 			fileEntries(started?.session.path as string).filter((entry) => entry.type === "compaction");

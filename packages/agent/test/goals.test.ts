@@ -8,7 +8,8 @@ import { SAME_POLL_RESULT } from "../src/builtin/prime-context/context-view.js";
 import { runCli } from "../src/cli/index.js";
 import { ExitCode } from "../src/errors.js";
 import { GOAL_CONTEXT, GOAL_ENTRY, type GoalData, type GoalEvent } from "../src/goals/index.js";
-import { runChatMode } from "../src/modes/index.js";
+import { localLink } from "../src/link/index.js";
+import { chatMode } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 import { cell, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
@@ -502,7 +503,7 @@ it("chat mode: /goal answers, work starts at once in a conversation, and goal li
 	const stopped = new Promise<void>((resolve) =>
 		started.goals.onEvent((event) => event.event === "budget_reached" && resolve()),
 	);
-	const finished = runChatMode(started, input, new PassThrough(), err);
+	const finished = chatMode(localLink(started), input, new PassThrough(), err);
 	input.write("hi\n");
 	input.write("/goal --turns 1 tidy the docs\n");
 	await stopped;
@@ -521,7 +522,7 @@ it("chat mode: /goal answers, work starts at once in a conversation, and goal li
 	errAgain.on("data", (chunk) => {
 		notesAgain += chunk;
 	});
-	const done = runChatMode(resumed, again, new PassThrough(), errAgain);
+	const done = chatMode(localLink(resumed), again, new PassThrough(), errAgain);
 	again.end("/exit\n");
 	expect(await done).toBe(0);
 	expect(notesAgain).toContain(`Goal ${id} stopped at its budget: tidy the docs (1 turn, `);

@@ -7,7 +7,8 @@ import { type LoopbackServer, openAiCompletionsServer } from "prime-agent-test-s
 import { makeTempWorld, type TempWorld } from "prime-agent-test-support/temp-home";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/errors.js";
-import { handleInterrupts, type InterruptAction } from "../src/modes/index.js";
+import { localLink } from "../src/link/index.js";
+import { type InterruptAction, oneShotInterrupts } from "../src/modes/index.js";
 import type { StartedSession } from "../src/startup/index.js";
 
 const LONG_CELL = "import time\nprint('working', flush=True)\ntime.sleep(120)";
@@ -42,8 +43,8 @@ describe("Ctrl-C in a session", () => {
 		]);
 		const { started, run } = await startWithCellRunning();
 		const actions: InterruptAction[] = [];
-		const interrupts = handleInterrupts(started.agentSession, started.kernel, (action) => actions.push(action));
-		expect(interrupts.press()).toBe("cell");
+		const interrupts = oneShotInterrupts(localLink(started), (action) => actions.push(action));
+		expect(await interrupts.press()).toBe("cell");
 		const outcome = await run;
 		interrupts.dispose();
 		expect(outcome).toMatchObject({ status: "ok" });
@@ -60,9 +61,9 @@ describe("Ctrl-C in a session", () => {
 			fauxAssistantMessage(fauxToolCall("ipython", { code: LONG_CELL })),
 		]);
 		const { started, run } = await startWithCellRunning();
-		const interrupts = handleInterrupts(started.agentSession, started.kernel, () => {});
-		expect(interrupts.press()).toBe("cell");
-		expect(interrupts.press()).toBe("exit");
+		const interrupts = oneShotInterrupts(localLink(started), () => {});
+		expect(await interrupts.press()).toBe("cell");
+		expect(await interrupts.press()).toBe("exit");
 		const outcome = await run;
 		interrupts.dispose();
 		expect(outcome).toMatchObject({ status: "aborted" });

@@ -184,7 +184,11 @@ describe("a user message larger than the model's context window", () => {
 		expect(refusal).toContain(
 			"The message is about 100,000 tokens (400,000 characters), more than the whole context window of local/small (8,000 tokens). It was not sent.",
 		);
-		expect(end).toEqual({ status: "ok", exitCode: 0 });
+		expect(end).toEqual({
+			status: "ok",
+			exitCode: 0,
+			result: expect.objectContaining({ type: "result", status: "ok", exitCode: 0, sessionPersisted: true }),
+		});
 		expect(server.requests.length).toBe(2);
 		expect(JSON.stringify(server.requests[1])).toContain("flag seen");
 		expect(JSON.stringify(server.requests)).not.toContain("All work and no play");

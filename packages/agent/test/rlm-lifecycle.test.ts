@@ -6,7 +6,9 @@ import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { sessionUsage } from "../src/children/index.js";
 import { runCli } from "../src/cli/index.js";
-import { runPrintMode } from "../src/modes/index.js";
+import { ExitCode } from "../src/errors.js";
+import { localLink } from "../src/link/index.js";
+import { printMode } from "../src/modes/index.js";
 import { Session } from "../src/session/index.js";
 import { alive, allText, cell, holdSessionStarts, lastToolResult, scriptAgents } from "./agent-scripts.js";
 import { memoryIo } from "./cli-io.js";
@@ -106,7 +108,7 @@ it("-p ends only once every child settled and the turn its notice started has en
 	});
 	const out = sink();
 	const err = sink();
-	const code = await runPrintMode(started, "spawn a poet", { out: out.stream, err: err.stream });
+	const code = await printMode(localLink(started), "spawn a poet", { out: out.stream, err: err.stream });
 	expect(code).toBe(0);
 	expect(out.text()).toContain("The poet finished: here is its haiku.");
 	expect(err.text()).toContain('Sub-agent "poet" (sub-');
@@ -115,6 +117,32 @@ it("-p ends only once every child settled and the turn its notice started has en
 	expect(started.agentSession.isIdle()).toBe(true);
 	expect(started.children.isIdle()).toBe(true);
 	expect(existsSync(started.children.list()[0]?.session_dir as string)).toBe(true);
+});
+
+it("a -p run stopped while it waits for a sub-agent ends at once, as stopped (130); the sub-agent goes on", async () => {
+	const started = await sessions.start();
+	const pidFile = join(sessions.world.project, "worker.pid");
+	scriptAgents(sessions, {
+		root: [cell('await rlm("work for a long time", name="worker")'), fauxAssistantMessage("Spawned the worker.")],
+		worker: [cell(`import os, time\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))\ntime.sleep(120)`)],
+	});
+	// In process and in a daemon worker alike, a one-shot run is the link's `prompt` with `settle`.
+	const link = localLink(started);
+	const run = link.prompt("spawn a worker", { settle: true });
+	const deadline = Date.now() + 60_000;
+	while (!(existsSync(pidFile) && started.agentSession.isIdle()) && Date.now() < deadline)
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	expect(started.children.list().map((child) => child.status)).toEqual(["running"]);
+	// No cell of its own runs: the first press stops the run, and so its wait for the sub-agent.
+	expect(await link.interrupt()).toBe("run");
+	const end = await run;
+	expect(end).toMatchObject({
+		status: "aborted",
+		exitCode: ExitCode.interrupted,
+		message: `Interrupted. The session is saved: resume it with \`prime-agent --resume ${started.session.id}\`.`,
+	});
+	expect(started.children.list().map((child) => child.status)).toEqual(["running"]);
+	await link.close();
 });
 
 it("shutting the parent down tears a running child down; `sessions` shows the tree; the JSON usage totals include the child", async () => {

@@ -1,9 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { useFauxSessions } from "prime-agent-test-support/faux-session";
 import { expect, it } from "vitest";
 import { type LinkRunEnd, localLink, type SessionEvent } from "../src/link/index.js";
+import { chatMode } from "../src/modes/index.js";
 import { cell, scriptAgents } from "./agent-scripts.js";
 
 const sessions = useFauxSessions({ provider: "fauxw", models: [{ id: "m" }] });
@@ -53,4 +55,45 @@ it("a turn a sub-agent's notice woke ends with the exit code and message a promp
 	);
 	expect(end.result).toMatchObject({ type: "result", status: "error", exitCode: 1, message: end.message });
 	await link.close();
+});
+
+it("the line chat says how a woken turn ended, as it does for the prompts typed into it", async () => {
+	const started = await sessions.start();
+	const release = join(sessions.world.project, "release-beta");
+	scriptAgents(sessions, {
+		root: [
+			cell('await rlm("count to three", name="beta")'),
+			fauxAssistantMessage("Spawned beta; waiting for it."),
+			fauxAssistantMessage("", { stopReason: "error", errorMessage: "400 the request was refused" }),
+		],
+		beta: [
+			cell(`import os, time\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.05)`),
+			fauxAssistantMessage("1 2 3"),
+		],
+	});
+	const input = new PassThrough();
+	const out = new PassThrough();
+	const err = new PassThrough();
+	let notes = "";
+	err.on("data", (chunk) => {
+		notes += chunk;
+	});
+	let shown = "";
+	const answered = new Promise<void>((resolve) =>
+		out.on("data", (chunk) => {
+			shown += chunk;
+			if (shown.includes("Spawned beta; waiting for it.")) resolve();
+		}),
+	);
+	const link = localLink(started);
+	const failed = nextEvent(link, (event): event is { type: "run_end" } & LinkRunEnd => event.type === "run_end");
+	const finished = chatMode(link, input, out, err);
+	input.write("spawn a helper\n");
+	await answered;
+	writeFileSync(release, "");
+	const end = await failed;
+	input.end("/exit\n");
+	expect(await finished).toBe(0);
+	expect(end.message).toMatch(/^The model fauxw\/m at .* failed: 400 the request was refused\./);
+	expect(notes.split(`${end.message}\n`).length).toBe(2);
 });

@@ -167,7 +167,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 		}
 		const { startSession } = await import("../startup/index.js");
 		const { localLink } = await import("../link/index.js");
-		const { runChatMode, runJsonMode, runPrintMode } = await import("../modes/index.js");
+		const { chatMode, jsonMode, printMode } = await import("../modes/index.js");
 		const { NO_PICK } = await import("../daemon/commands.js");
 		const started = await (early?.session ?? startSession(startOptions));
 		let current: StartedSession | undefined = started;
@@ -175,7 +175,7 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 			if (ui) {
 				return await ui.runInteractiveMode({
 					// The UI clears the screen: why it runs here is said in its header too.
-					link: localLink(started, stays ? [...started.notices, stays] : started.notices),
+					link: localLink(started, stays ? [stays] : []),
 					paths: started.paths,
 					stdin: io.stdin as NodeJS.ReadStream,
 					stdout: io.stdout as NodeJS.WriteStream,
@@ -189,9 +189,15 @@ async function runAgent(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
 					},
 				});
 			}
-			if (prompt === undefined) return await runChatMode(started, io.stdin, io.stdout, io.stderr);
-			if (args.mode === "json") return await runJsonMode(started, prompt, io.stdout);
-			return await runPrintMode(started, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
+			// Why it runs here was said already (its screen is not cleared).
+			const link = localLink(started);
+			try {
+				if (prompt === undefined) return await chatMode(link, io.stdin, io.stdout, io.stderr);
+				if (args.mode === "json") return await jsonMode(link, prompt, io.stdout);
+				return await printMode(link, prompt, { out: io.stdout, err: io.stderr }, terminalInput(io.stdin));
+			} finally {
+				await link.close();
+			}
 		} finally {
 			await current?.dispose();
 		}

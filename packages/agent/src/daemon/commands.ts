@@ -5,8 +5,11 @@
 import { existsSync } from "node:fs";
 import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
 import { agentDir, agentPaths, DiskWriteError } from "../home/index.js";
+import { chatMode } from "../modes/chat.js";
 import type { InteractiveContext, InteractiveUi } from "../modes/interactive.js";
 import { type EndingSignal, onEndingSignal } from "../modes/interrupts.js";
+import { attachJsonMode, jsonMode } from "../modes/json.js";
+import { printMode } from "../modes/print.js";
 import { describeJobs } from "../schedules/index.js";
 import {
 	connectSupervisor,
@@ -20,10 +23,10 @@ import {
 	unwrap,
 } from "./client.js";
 import type { AgentInfo, RequestOf, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
+import { replayLines } from "./replay.js";
 import type { SupervisorClient, SupervisorRequests, WorkerClient } from "./requests.js";
 import { type StartedWorker, startWorker } from "./start-worker.js";
 import { liveWorkers, workerSocket } from "./state.js";
-import { viewAttachJson, viewChat, viewJson, viewPrint } from "./views.js";
 import { WorkerLink } from "./worker-link.js";
 
 export interface DaemonIo {
@@ -62,7 +65,8 @@ export async function runInWorker(
 	try {
 		const started = await (asked ?? startWorker(context, options, oneShot ? "oneshot" : "resident"));
 		if (started.attached) io.stderr.write(`${openElsewhere(started.key)}\n`);
-		({ client, welcome } = await connectWorker(context, started.socket, oneShot));
+		// The line chat answers questions (a cell that ignored the interrupt); a one-shot run does not.
+		({ client, welcome } = await connectWorker(context, started.socket, oneShot, !oneShot));
 	} finally {
 		disposeEarly();
 	}
@@ -72,13 +76,20 @@ export async function runInWorker(
 		io.stderr.write(`Stopped (${early}) before the run began: nothing was sent to the model.\n`);
 		return ExitCode.interrupted;
 	}
-	if (prompt === undefined)
-		return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, false, (restarting) =>
-			awaitRestart(context, welcome.key, restarting, false),
-		);
-	if (mode === "json") return viewJson(client, welcome, prompt, io.stdout);
-	const stdin = io.stdin as NodeJS.ReadStream;
-	return viewPrint(client, welcome, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
+	if (prompt === undefined) {
+		const reconnect = (restarting: boolean) => awaitRestart(context, welcome.key, restarting);
+		return chatMode(new WorkerLink(client, welcome, { reconnect }), io.stdin, io.stdout, io.stderr);
+	}
+	// Its own run only: a session open in another view may run that view's prompts meanwhile.
+	const link = new WorkerLink(client, welcome, { ownRunsOnly: true });
+	try {
+		if (mode === "json") return await jsonMode(link, prompt, io.stdout);
+		const stdin = io.stdin as NodeJS.ReadStream;
+		return await printMode(link, prompt, { out: io.stdout, err: io.stderr }, stdin.isTTY ? stdin : undefined);
+	} finally {
+		// The worker stops once the run has ended, the session saved.
+		await link.shutdown();
+	}
 }
 
 /** What the user is told when the session asked for runs in a worker already. */
@@ -89,9 +100,10 @@ function openElsewhere(key: string): string {
 /** Connect to a worker as a view that answers questions (the terminal UI) and follows it through restarts. */
 async function connectLink(context: DaemonContext, socket: string, notices?: string[]): Promise<WorkerLink> {
 	const { client, welcome } = await connectWorker(context, socket, false, true);
-	return new WorkerLink(client, welcome, notices ? [...welcome.notices, ...notices] : welcome.notices, (restarting) =>
-		awaitRestart(context, welcome.key, restarting),
-	);
+	return new WorkerLink(client, welcome, {
+		notices: notices ? [...welcome.notices, ...notices] : welcome.notices,
+		reconnect: (restarting) => awaitRestart(context, welcome.key, restarting),
+	});
 }
 
 /** How long a view waits for the supervisor to restart a crashed worker (its delays are 250 ms, 1 s, 5 s). */
@@ -251,10 +263,20 @@ export async function runAttach(
 		const link = await connectLink(context, target.socket, [`Attached to agent ${target.key}.`]);
 		return runUi(context, link, { cwd: link.status().session.cwd }, ui, io);
 	}
-	const { client, welcome } = await connectWorker(context, target.socket, false);
-	const reconnect = (restarting: boolean) => awaitRestart(context, welcome.key, restarting, false);
-	if (mode === "json") return viewAttachJson(client, welcome, io.stdin, io.stdout, reconnect);
-	return viewChat(client, welcome, io.stdin, io.stdout, io.stderr, true, reconnect);
+	// The line chat answers questions (a cell that ignored the interrupt); JSON lines do not.
+	const answers = mode !== "json";
+	const { client, welcome } = await connectWorker(context, target.socket, false, answers);
+	const link = new WorkerLink(client, welcome, {
+		reconnect: (restarting) => awaitRestart(context, welcome.key, restarting, answers),
+	});
+	if (mode === "json") {
+		try {
+			return await attachJsonMode(link, io.stdin, io.stdout);
+		} finally {
+			await link.close();
+		}
+	}
+	return chatMode(link, io.stdin, io.stdout, io.stderr, { replay: await replayLines(welcome) });
 }
 
 /**

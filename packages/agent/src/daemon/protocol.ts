@@ -111,22 +111,8 @@ export interface ReplyError {
 export type WorkerPush =
 	/** `own: false`: from a run another client asked for (print and JSON views skip it). */
 	| { type: "event"; event: SessionEvent; own?: false }
-	| {
-			type: "run_end";
-			id: number;
-			status: string;
-			exitCode: number;
-			message?: string;
-			/** The run was refused with a user error (no key, bad input): print mode says `Error: ` first, as in process. */
-			refused?: true;
-			commandMessage?: string;
-			/** The `result` line of `--mode json`. */
-			result: Record<string, unknown>;
-			/** How the run ended, as a `SessionLink` view reports it. */
-			link: LinkRunEnd;
-			/** The session's state once it ended (set by the worker when it sends it). */
-			state?: LinkStatus;
-	  }
+	/** How a run ended (`end.result`: the `result` line of `--mode json`); `state`: the session's state once it ended. */
+	| { type: "run_end"; id: number; end: LinkRunEnd; state?: LinkStatus }
 	/** The session's state changed. */
 	| { type: "status"; status: LinkStatus }
 	/** A cell ignored the interrupt: wait for it or restart the kernel? (`still_busy_answer` with its `question`) */

@@ -4,7 +4,7 @@
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { ExitCode, UserError } from "../errors.js";
-import type { LinkInterrupt, LinkRunEnd, LinkStatus, SessionEvent, SessionLink } from "../link/index.js";
+import type { LinkInterrupt, LinkRunEnd, LinkStatus, PromptOptions, SessionEvent, SessionLink } from "../link/index.js";
 import type { SessionEntry } from "../session/index.js";
 import { unwrap } from "./client.js";
 import type { RequestOf, WorkerPush, WorkerWelcome } from "./protocol.js";
@@ -44,9 +44,24 @@ export type WorkerLinkState =
 	| { kind: "stopped"; reason: string }
 	| { kind: "left"; client?: WorkerClient; reason?: string };
 
+export interface WorkerLinkOptions {
+	/** What the view says when it starts (the worker's welcome notices when not given). */
+	notices?: readonly string[];
+	/** Follow the worker when it restarts (without: its going ends the view with `bye`). */
+	reconnect?: Reconnect;
+	/**
+	 * Hear only this view's runs: events of a run another view asked for are left out (a one-shot
+	 * `-p` sent to a session open in another view prints its own run only).
+	 */
+	ownRunsOnly?: boolean;
+}
+
 export class WorkerLink implements SessionLink {
 	readonly agentKey: string;
 	readonly notices: readonly string[];
+	readonly resumed: boolean;
+	private readonly reconnect: Reconnect | undefined;
+	private readonly ownRunsOnly: boolean;
 	private current: LinkStatus;
 	private readonly listeners = new Set<(event: SessionEvent) => void>();
 	/** This view's prompts still running, by request id. */
@@ -55,14 +70,12 @@ export class WorkerLink implements SessionLink {
 	/** Events that came before anyone subscribed (between the welcome and the view's start). */
 	private early: SessionEvent[] | undefined = [];
 
-	constructor(
-		client: WorkerClient,
-		welcome: WorkerWelcome,
-		notices: readonly string[] = welcome.notices,
-		private readonly reconnect?: Reconnect,
-	) {
+	constructor(client: WorkerClient, welcome: WorkerWelcome, options: WorkerLinkOptions = {}) {
 		this.agentKey = welcome.key;
-		this.notices = notices;
+		this.notices = options.notices ?? welcome.notices;
+		this.resumed = welcome.resumed;
+		this.reconnect = options.reconnect;
+		this.ownRunsOnly = options.ownRunsOnly === true;
 		this.current = welcome.status;
 		this.state = { kind: "open", client };
 		this.listen(client);
@@ -107,18 +120,12 @@ export class WorkerLink implements SessionLink {
 		return () => this.listeners.delete(listener);
 	}
 
-	prompt(text: string): Promise<LinkRunEnd> {
+	prompt(text: string, options: PromptOptions = {}): Promise<LinkRunEnd> {
 		const reason = this.stopReason;
 		if (reason !== undefined) return Promise.resolve(this.gone(reason));
 		const client = this.client;
-		if (!client?.isOpen)
-			return Promise.resolve({
-				status: "error",
-				exitCode: ExitCode.modelError,
-				errorMessage: `${this.restartingText()} ${AGAIN}`,
-				notSent: true,
-			});
-		const id = client.send({ type: "prompt", text });
+		if (!client?.isOpen) return Promise.resolve({ ...failed(`${this.restartingText()} ${AGAIN}`), notSent: true });
+		const id = client.send({ type: "prompt", text, ...(options.settle ? { settle: true } : {}) });
 		return new Promise((resolve) => this.runs.set(id, resolve));
 	}
 
@@ -178,6 +185,16 @@ export class WorkerLink implements SessionLink {
 	}
 
 	/**
+	 * End a one-shot run's worker (its run has ended): resolves once the worker has stopped and the
+	 * session is saved. A worker that also serves other views only lets this one go.
+	 */
+	async shutdown(): Promise<void> {
+		const client = this.leave();
+		if (this.stopReason === undefined && client?.isOpen) await client.request({ type: "shutdown" });
+		client?.close();
+	}
+
+	/**
 	 * Leave for another session: the worker stops when this was its only view and it has nothing
 	 * to do (no run, heartbeat or schedule), else it goes on. Resolves once it has answered (and, when
 	 * it stops, once it is gone).
@@ -231,7 +248,7 @@ export class WorkerLink implements SessionLink {
 	private onPush(message: WorkerPush): void {
 		switch (message.type) {
 			case "event":
-				this.emit(message.event as SessionEvent);
+				if (!(this.ownRunsOnly && message.own === false)) this.emit(message.event);
 				return;
 			case "status":
 				this.current = message.status;
@@ -244,8 +261,8 @@ export class WorkerLink implements SessionLink {
 				if (message.state) this.current = message.state;
 				const own = this.runs.get(message.id);
 				this.runs.delete(message.id);
-				if (own) own(message.link);
-				else this.emit({ type: "run_end", ...message.link });
+				if (own) own(message.end);
+				else if (!this.ownRunsOnly) this.emit({ type: "run_end", ...message.end });
 				return;
 			}
 			case "bye": {
@@ -282,14 +299,17 @@ export class WorkerLink implements SessionLink {
 	 */
 	private async follow(reconnect: Reconnect, restartReason?: string): Promise<void> {
 		this.state = { kind: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) };
-		this.endRuns({
-			status: "error",
-			exitCode: ExitCode.modelError,
-			errorMessage: restartReason
-				? `The agent's worker stopped during this run: ${restartReason}.`
-				: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
-		});
+		this.endRuns(
+			failed(
+				restartReason
+					? `The agent's worker stopped during this run: ${restartReason}.`
+					: `The agent's worker stopped during this run; the supervisor restarts it from the session's last saved entry.`,
+			),
+		);
 		this.current = { ...this.current, running: false };
+		// Views report the runs that ended before they hear of the restart (their `prompt` answers come first).
+		await new Promise((resolve) => setImmediate(resolve));
+		if (this.hasLeft) return;
 		this.emit({ type: "reconnecting", ...(restartReason ? { reason: restartReason } : {}) });
 		const again = await reconnect(restartReason !== undefined).catch((error: Error) => ({ reason: error.message }));
 		if (this.hasLeft) {
@@ -313,15 +333,18 @@ export class WorkerLink implements SessionLink {
 	}
 
 	private gone(reason: string): LinkRunEnd {
-		return {
-			status: "error",
-			exitCode: ExitCode.modelError,
-			errorMessage: `The agent's worker stopped (${reason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
-		};
+		return failed(
+			`The agent's worker stopped (${reason}). \`prime-agent agents\` shows its state; \`prime-agent attach ${this.agentKey}\` continues the session.`,
+		);
 	}
 
 	private emit(event: SessionEvent): void {
 		if (this.early) this.early.push(event);
 		for (const listener of this.listeners) listener(event);
 	}
+}
+
+/** A run this view asked for that the worker's going ended (or never sent): said as `-p` and the views say a failure. */
+function failed(message: string): LinkRunEnd {
+	return { status: "error", exitCode: ExitCode.modelError, message, errorMessage: message };
 }

@@ -11,18 +11,14 @@ import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { SCHEDULES_EXTENSION_NAME, schedulesExtension } from "../builtin/schedules/index.js";
 import { UserError } from "../errors.js";
-import type { GoalEvent } from "../goals/index.js";
-import { LocalLink, type SessionEvent, userMessage } from "../link/index.js";
-import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
-import { describeOutcome } from "../modes/outcome.js";
-import { finishRun } from "../modes/run-result.js";
+import { type LinkRunEnd, LocalLink, type SessionEvent, userMessage } from "../link/index.js";
+import { describeActiveGoal } from "../modes/long-running.js";
 import { captureConsole } from "../modes/session-lines.js";
 import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } from "../schedules/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { WORKER_REFUSALS } from "./handshake.js";
 import { type LineConnection, type RequestOf, replyError, type WorkerPush, type WorkerWelcome } from "./protocol.js";
 import { type WorkerRequests, workerRequests } from "./requests.js";
-import { ofError, ofOutcome, ofWokenTurn, type RunEndBody, type RunEndPush } from "./run-end.js";
 import { type Handlers, serve } from "./serve.js";
 import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
 
@@ -313,23 +309,11 @@ export class Worker {
 	 */
 	private runPrompt(requester: Client | undefined, id: number, text: string, settle: boolean): Promise<unknown> {
 		return this.link.inTurn(text, async () => {
-			const { started } = this.options;
 			this.runFor = requester;
-			let goalStop: GoalEvent | undefined;
-			const unlong = started.goals.onEvent((event) => {
-				goalStop = goalStopOf(event) ?? goalStop;
-			});
 			this.writeRecord();
 			try {
-				const first = await started.agentSession.prompt(text);
-				const { outcome, report } = settle
-					? await finishRun(started, first, new AbortController().signal, () => goalStop)
-					: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
-				this.pushRunEnd(requester, id, ofOutcome(started, outcome, report));
-			} catch (error) {
-				this.pushRunEnd(requester, id, ofError(error as Error));
+				this.pushRunEnd(requester, id, await this.link.run(text, { settle }));
 			} finally {
-				unlong();
 				this.runFor = undefined;
 				this.touch();
 				this.writeRecord();
@@ -391,9 +375,10 @@ export class Worker {
 	}
 
 	/** The state after the run travels with its end, so a view never sees the run over but the session working. */
-	private pushRunEnd(requester: Client | undefined, id: number, end: RunEndBody): void {
-		const ended: RunEndPush = { ...end, id, state: this.link.status() };
-		for (const client of this.clients) client.connection.send(client === requester ? ended : { ...ended, id: 0 });
+	private pushRunEnd(requester: Client | undefined, id: number, end: LinkRunEnd): void {
+		const state = this.link.status();
+		for (const client of this.clients)
+			client.connection.send({ type: "run_end", id: client === requester ? id : 0, end, state } satisfies WorkerPush);
 	}
 
 	private pushStatus(): void {
@@ -417,7 +402,7 @@ export class Worker {
 				// A turn the session started itself (a sub-agent's notice woke it).
 				this.writeRecord();
 				const { type: _, ...end } = event;
-				this.pushRunEnd(undefined, 0, ofWokenTurn(end));
+				this.pushRunEnd(undefined, 0, end);
 				return;
 			}
 			default:

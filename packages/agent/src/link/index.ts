@@ -10,4 +10,4 @@ export {
 	type SessionSideEvent,
 	unknownEvent,
 } from "./session-events.js";
-export type { LinkCommand, LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";
+export type { LinkCommand, LinkInterrupt, LinkStatus, PromptOptions, SessionLink } from "./session-link.js";

@@ -7,14 +7,17 @@ import type { UserMessage } from "@mariozechner/pi-ai";
 import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
 import { ExitCode, UserError } from "../errors.js";
+import type { GoalEvent } from "../goals/index.js";
+import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
+import { describeOutcome } from "../modes/outcome.js";
 import { describeRefusedRun, describeRunEnd } from "../modes/run-end.js";
-import { onSessionLines } from "../modes/run-result.js";
+import { finishRun, onSessionLines } from "../modes/run-result.js";
 import { refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
 import { InputQueue } from "./input-queue.js";
 import type { LinkRunEnd, SessionEvent, SessionLine } from "./session-events.js";
-import type { LinkInterrupt, LinkStatus, SessionLink } from "./session-link.js";
+import type { LinkInterrupt, LinkStatus, PromptOptions, SessionLink } from "./session-link.js";
 
 /** How long after a cell reaches its just-started kernel a pending interrupt is sent. */
 const INTERRUPT_MARGIN_MS = 300;
@@ -41,12 +44,16 @@ export class LocalLink implements SessionLink {
 	private runs: Promise<unknown> = Promise.resolve();
 	/** Runs asked for and not yet ended (the one under way included). */
 	private pendingRuns = 0;
+	/** Aborts the wait of the settling run under way (`settle`) when the run is stopped. */
+	private settling: AbortController | undefined;
 
+	/** `extraNotices`: said after the session's own (and its open goal's). */
 	constructor(
 		private readonly started: StartedSession,
-		notices: readonly string[] = started.notices,
+		extraNotices: readonly string[] = [],
 	) {
-		this.notices = notices;
+		const goal = describeActiveGoal(started);
+		this.notices = [...started.notices, ...(goal ? [goal] : []), ...extraNotices];
 		const { agentSession, kernel } = started;
 		this.stops = [
 			onSessionLines(started, (line) => this.onLine(line)),
@@ -64,6 +71,10 @@ export class LocalLink implements SessionLink {
 
 	get agentKey(): string | undefined {
 		return undefined;
+	}
+
+	get resumed(): boolean {
+		return this.started.resumed;
 	}
 
 	status(): LinkStatus {
@@ -111,8 +122,8 @@ export class LocalLink implements SessionLink {
 		return () => this.listeners.delete(listener);
 	}
 
-	async prompt(text: string): Promise<LinkRunEnd> {
-		const end = await this.inTurn(text, () => this.promptNow(text));
+	async prompt(text: string, options: PromptOptions = {}): Promise<LinkRunEnd> {
+		const end = await this.inTurn(text, () => this.run(text, options));
 		return (
 			end ?? {
 				status: "aborted",
@@ -168,13 +179,30 @@ export class LocalLink implements SessionLink {
 		else agent.followUp(message);
 	}
 
-	private async promptNow(text: string): Promise<LinkRunEnd> {
+	/**
+	 * Run `text` now (the caller keeps runs in order: `inTurn`) and describe its end; a prompt the
+	 * session refused (a user error) ends as refused.
+	 */
+	async run(text: string, options: PromptOptions = {}): Promise<LinkRunEnd> {
+		const { started } = this;
+		const settling = new AbortController();
+		this.settling = settling;
+		let goalStop: GoalEvent | undefined;
+		const stopGoals = started.goals.onEvent((event) => {
+			goalStop = goalStopOf(event) ?? goalStop;
+		});
 		this.statusChanged();
 		try {
-			return describeRunEnd(this.started, await this.started.agentSession.prompt(text));
+			const first = await started.agentSession.prompt(text);
+			const { outcome, report } = options.settle
+				? await finishRun(started, first, settling.signal, () => goalStop)
+				: { outcome: first, report: longRunningOutcome(started, first, describeOutcome(first, started), goalStop) };
+			return describeRunEnd(started, outcome, report);
 		} catch (error) {
 			return describeRefusedRun(error);
 		} finally {
+			stopGoals();
+			if (this.settling === settling) this.settling = undefined;
 			this.presses = 0;
 			this.statusChanged();
 		}
@@ -190,10 +218,10 @@ export class LocalLink implements SessionLink {
 	}
 
 	async interrupt(stop = false): Promise<LinkInterrupt> {
-		const { kernel, agentSession } = this.started;
+		const { kernel } = this.started;
 		if (stop) {
 			kernel.interruptCell();
-			agentSession.abort();
+			this.stopRun();
 			return "run";
 		}
 		this.presses++;
@@ -210,8 +238,14 @@ export class LocalLink implements SessionLink {
 			setTimeout(retry, 20);
 			return "pending";
 		}
-		agentSession.abort();
+		this.stopRun();
 		return "run";
+	}
+
+	/** Stop the run under way: its turn, and a one-shot run's wait for its sub-agents. */
+	private stopRun(): void {
+		this.started.agentSession.abort();
+		this.settling?.abort();
 	}
 
 	async history(): Promise<AgentMessage[]> {

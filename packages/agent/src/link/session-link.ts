@@ -49,16 +49,28 @@ export interface LinkStatus {
 /** What pressing interrupt did: the running cell, a cell once its kernel runs it, or the whole run. */
 export type LinkInterrupt = "cell" | "pending" | "run";
 
+/** How a prompt runs. */
+export interface PromptOptions {
+	/**
+	 * A one-shot run (`-p`, `--mode json`): its end waits until the session is idle and every
+	 * sub-agent has settled (Ctrl-C that stops the run stops the wait), and says how its goal or
+	 * autonomous run ended.
+	 */
+	settle?: boolean;
+}
+
 export interface SessionLink {
 	/** The background agent's key, when the session runs in a worker. */
 	readonly agentKey?: string;
-	/** Notes for the user about how the session started (resumed, a goal open, problems). */
+	/** Notes for the user about how the session started (problems, an open goal, where it runs). */
 	readonly notices: readonly string[];
+	/** The session was opened again (`--continue`, `--resume`), not started here: a view says where it stands. */
+	readonly resumed: boolean;
 	status(): LinkStatus;
 	/** Every event of the session (`SessionEvent` says what each means). */
 	subscribe(listener: (event: SessionEvent) => void): () => void;
 	/** Run a prompt or slash command; resolves when it has ended. */
-	prompt(text: string): Promise<LinkRunEnd>;
+	prompt(text: string, options?: PromptOptions): Promise<LinkRunEnd>;
 	/** Into the running turn after the current step (listed in `queued` until read); a prompt of its own when nothing runs. */
 	steer(text: string): Promise<void>;
 	/** Queued for after the running turn (listed in `queued` until read); a prompt of its own when nothing runs. */
@@ -68,8 +80,11 @@ export interface SessionLink {
 	 * nothing runs); listed in `queued` until it starts. Every view hears its `run_end`.
 	 */
 	queue(text: string): Promise<void>;
-	/** First press: the running cell (the kernel keeps its variables); later presses: the run. */
-	/** One press of Ctrl-C; `stop`: end the run at once (its cell interrupted), as a second press does. */
+	/**
+	 * One press of Ctrl-C: the first press of a run interrupts its running cell (the kernel keeps its
+	 * variables) or, with none, stops the run; a later press stops the run. `stop`: end the run at
+	 * once (its cell interrupted), as a second press does.
+	 */
 	interrupt(stop?: boolean): Promise<LinkInterrupt>;
 	/** The active branch's conversation, as the model sees it. */
 	history(): Promise<AgentMessage[]>;

@@ -1,128 +1,215 @@
 import { createInterface } from "node:readline";
-import { ExitCode, type ExitCodeValue, UserError } from "../errors.js";
-import { messageText } from "../session/index.js";
-import type { StartedSession } from "../startup/index.js";
-import { describeActiveGoal } from "./long-running.js";
-import { describeOutcome } from "./outcome.js";
-import { describeRunEnd } from "./run-end.js";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { ExitCode, type ExitCodeValue } from "../errors.js";
+import type { QueuedInput } from "../link/input-queue.js";
+import type { SessionLink } from "../link/session-link.js";
+import { messageText } from "../session/messages.js";
 import { chatRunEnd } from "./run-end-lines.js";
-import { onSessionLines } from "./run-result.js";
 import { TextRenderer } from "./text-renderer.js";
 
+export interface ChatOptions {
+	/**
+	 * `attach`: the entries written while the view was away (one line each), said instead of where a
+	 * resumed conversation stands.
+	 */
+	replay?: readonly string[];
+}
+
 /**
- * A plain line-by-line chat (until the full terminal UI exists): each line is a prompt, answers
- * stream back. Ctrl-C during a run interrupts the running cell (or the run when no cell runs);
- * Ctrl-C or Ctrl-D at the prompt, `/exit` or `/quit` leave.
+ * The line chat, in process or over a worker (new sessions without a terminal UI, and `attach`):
+ * each line is a prompt, answers stream to `out`, progress and notes to `err`. Ctrl-C during this
+ * view's run interrupts the running cell (then the run); Ctrl-C or Ctrl-D at the prompt, `/exit`,
+ * `/quit` or `/detach` leave. A session in this process ends with the chat, so `/exit` first lets
+ * the prompts typed before it run; a worker's session goes on without the view, which leaves at
+ * once (and follows the worker through a restart when the link does). A cell that ignores an
+ * interrupt asks whether to wait for it; runs this view did not start (a woken turn, another
+ * view's) are reported as they end.
  */
-export async function runChatMode(
-	started: StartedSession,
+export async function chatMode(
+	link: SessionLink,
 	input: NodeJS.ReadableStream,
 	out: NodeJS.WritableStream,
 	err: NodeJS.WritableStream,
+	options: ChatOptions = {},
 ): Promise<ExitCodeValue> {
-	// The lines a daemon worker's chat view renders, through the same renderer.
+	const inWorker = link.agentKey !== undefined;
+	await greet(link, err, options);
 	const renderer = new TextRenderer({ out, err });
-	const unsubscribe = onSessionLines(started, renderer.onEvent);
-	const model = `${started.model.provider}/${started.model.id}`;
-	err.write(`prime-agent · ${model} · ${started.session.cwd}\n`);
-	for (const notice of started.notices) err.write(`${notice}\n`);
-	const activeGoal = describeActiveGoal(started);
-	if (activeGoal) err.write(`${activeGoal}\n`);
-	if (started.resumed) err.write(resumeSummary(started));
-	err.write("Type a message and press Enter. Ctrl-C interrupts a running cell; /exit leaves.\n");
+	const rl = createInterface({
+		input,
+		output: out,
+		terminal: Boolean((input as { isTTY?: boolean }).isTTY),
+		prompt: "> ",
+	});
+	/** This view's prompts not yet ended. */
+	let ownRuns = 0;
+	let runsDone: (() => void) | undefined;
+	let leaveNow = false;
+	let bye: string | undefined;
+	let closed = false;
+	/** The still-busy question waiting for its answer (the next line typed). */
+	let asking: number | undefined;
 
-	const terminal = Boolean((input as { isTTY?: boolean }).isTTY);
-	const rl = createInterface({ input, output: out, terminal, prompt: "> " });
-	let running = false;
-	let presses = 0;
-	const done = new Promise<void>((resolve) => rl.on("close", resolve));
+	const unsubscribe = link.subscribe((event) => {
+		switch (event.type) {
+			case "still_busy":
+				// Nobody is left to answer once input has ended: the kernel is restarted, as with no view.
+				if (closed) return link.answerStillBusy("restart", event.question);
+				asking = event.question;
+				err.write(
+					"\nThe cell ignored the interrupt and is still running. Type w to wait for it, or r to restart the kernel (its variables are lost): ",
+				);
+				return;
+			case "still_busy_answered":
+				if (asking === event.question) {
+					asking = undefined;
+					err.write(`\nAnswered in another view: ${event.choice}.\n`);
+				}
+				return;
+			case "run_end":
+				// A run this view did not start: a woken turn, a schedule's, another view's.
+				chatRunEnd(event, err);
+				return;
+			case "reconnecting":
+				err.write(`${reconnectingText(event.reason)}\n`);
+				return;
+			case "reconnected":
+				err.write(`${reconnectedText(link.agentKey ?? "", event.reason)}\n`);
+				if (!closed) rl.prompt();
+				return;
+			case "bye":
+				bye = event.reason;
+				rl.close();
+				runsDone?.();
+				return;
+			default:
+				renderer.onEvent(event);
+		}
+	});
+	const done = new Promise<void>((resolve) =>
+		rl.on("close", () => {
+			closed = true;
+			resolve();
+		}),
+	);
 	rl.on("SIGINT", () => {
-		if (!running) {
+		if (ownRuns === 0) {
+			leaveNow = true;
 			rl.close();
 			return;
 		}
-		presses++;
-		if (presses === 1 && started.kernel.interruptCell()) {
-			err.write("\nInterrupting the running cell (Ctrl-C again stops the turn)…\n");
-			return;
-		}
-		started.agentSession.abort();
-		err.write("\nStopping the turn…\n");
+		void link.interrupt().then(
+			(action) =>
+				err.write(
+					action === "cell" || action === "pending"
+						? "\nInterrupting the running cell (Ctrl-C again stops the turn)…\n"
+						: "\nStopping the turn…\n",
+				),
+			(error: Error) => err.write(`\n${error.message}\n`),
+		);
 	});
-
-	// A cell that ignores an interrupt: ask whether to wait for it or restart the kernel.
-	let answerQuestion: ((line: string) => void) | undefined;
-	started.kernel.onStillBusy = () =>
-		new Promise((resolve) => {
-			err.write(
-				"\nThe cell ignored the interrupt and is still running. Type w to wait for it, or r to restart the kernel (its variables are lost): ",
-			);
-			answerQuestion = (line) => {
-				answerQuestion = undefined;
-				resolve(line.trim().toLowerCase().startsWith("w") ? "wait" : "restart");
-			};
-		});
-
-	const queue: string[] = [];
-	const drain = async () => {
-		while (queue.length > 0) {
-			const text = queue.shift() as string;
-			running = true;
-			presses = 0;
-			const outcome = await started.agentSession.prompt(text).catch((error: unknown) => {
-				// A message the chat can go on after (too large for the model): said, and the next line is read.
-				if (!(error instanceof UserError)) throw error;
-				err.write(`${error.message}\n${error.hint}\n`);
-				return undefined;
-			});
-			running = false;
-			if (!outcome) continue;
-			chatRunEnd(describeRunEnd(started, outcome, describeOutcome(outcome, started)), err);
-		}
-		rl.prompt();
-	};
-	let chain = Promise.resolve();
 	rl.on("line", (line) => {
-		if (answerQuestion) {
-			answerQuestion(line);
+		if (asking !== undefined) {
+			link.answerStillBusy(line.trim().toLowerCase().startsWith("w") ? "wait" : "restart", asking);
+			asking = undefined;
 			return;
 		}
 		const text = line.trim();
-		if (text === "/exit" || text === "/quit") {
+		if (text === "/exit" || text === "/quit" || text === "/detach") {
+			leaveNow = inWorker;
 			rl.close();
 			return;
 		}
 		if (text === "") {
-			if (!running) rl.prompt();
+			if (ownRuns === 0) rl.prompt();
 			return;
 		}
-		queue.push(text);
-		if (!running) chain = chain.then(drain);
+		ownRuns++;
+		void link.prompt(text).then((end) => {
+			// A worker that stopped for good ended the run: the chat's last line says so.
+			if (bye === undefined) chatRunEnd(end, err);
+			ownRuns--;
+			if (ownRuns > 0) return;
+			runsDone?.();
+			if (!closed) rl.prompt();
+		});
 	});
 	rl.prompt();
 	await done;
-	answerQuestion?.("restart");
-	await chain;
-	if (started.agentSession.running) {
-		started.agentSession.abort();
-		await started.agentSession.agent.waitForIdle();
-	}
+	if (asking !== undefined) link.answerStillBusy("restart", asking);
+	// The end of piped input (or `/exit` in this process) lets this view's prompts run first.
+	if (!leaveNow && ownRuns > 0 && bye === undefined)
+		await new Promise<void>((resolve) => {
+			runsDone = resolve;
+		});
 	unsubscribe();
-	if (started.session.persisted)
-		err.write(`Session saved: resume with \`prime-agent --resume ${started.session.id}\`.\n`);
+	if (bye !== undefined) {
+		err.write(`The agent's worker stopped: ${bye}.\n`);
+		return ExitCode.ok;
+	}
+	const said = await link.close();
+	if (said) err.write(`${said}\n`);
 	return ExitCode.ok;
 }
 
+/** The chat's first lines: the session, its notices, where it stands, and how to use it. */
+async function greet(link: SessionLink, err: NodeJS.WritableStream, options: ChatOptions): Promise<void> {
+	const status = link.status();
+	const agent = link.agentKey ? ` · agent ${link.agentKey}` : "";
+	err.write(`prime-agent · ${status.model.provider}/${status.model.id} · ${status.session.cwd}${agent}\n`);
+	for (const notice of link.notices) err.write(`${notice}\n`);
+	if (options.replay) {
+		const lines = options.replay;
+		err.write(
+			lines.length === 0
+				? "Nothing happened while detached.\n"
+				: `While detached (${lines.length} entr${lines.length === 1 ? "y" : "ies"}):\n${lines.map((line) => `  ${line}`).join("\n")}\n`,
+		);
+		if (status.running) err.write("The agent is working; its output follows.\n");
+	} else if (link.resumed) err.write(resumeSummary(status.session.id, await link.history()));
+	for (const line of queuedLines(status.queued)) err.write(`${line}\n`);
+	err.write(
+		`Type a message and press Enter. Ctrl-C interrupts a running cell; /exit ${link.agentKey ? "detaches (the session keeps running)" : "leaves"}.\n`,
+	);
+}
+
 /** Where a resumed conversation stands: how long it is and the last exchange, cut to a line each. */
-function resumeSummary(started: StartedSession): string {
-	const messages = started.session.context().messages;
+function resumeSummary(id: string, messages: readonly AgentMessage[]): string {
 	const last = (role: string) => {
 		const found = [...messages].reverse().find((message) => message.role === role);
 		const text = found ? messageText(found).replace(/\s+/g, " ").trim() : "";
 		return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 	};
-	const lines = [`Resumed session ${started.session.id} (${messages.length} messages).`];
+	const lines = [`Resumed session ${id} (${messages.length} messages).`];
 	if (last("user")) lines.push(`  you: ${last("user")}`);
 	if (last("assistant")) lines.push(`  agent: ${last("assistant")}`);
 	return `${lines.join("\n")}\n`;
+}
+
+const WAITS_FOR: Record<QueuedInput["kind"], string> = {
+	steer: "after the current step",
+	follow_up: "after this turn",
+	prompt: "when the turn ends",
+};
+
+/** What the session holds queued (by any view, before or after a detach), one line each. */
+export function queuedLines(queued: readonly QueuedInput[]): string[] {
+	if (queued.length === 0) return [];
+	return [
+		`Queued (${queued.length}):`,
+		...queued.map((input) => `  ${input.text.replace(/\s+/g, " ").trim()}  (${WAITS_FOR[input.kind]})`),
+	];
+}
+
+/** What the chat says when the worker it follows goes, and when it is back. */
+function reconnectingText(reason?: string): string {
+	return reason
+		? `The agent's worker is being started again (${reason})…`
+		: "The agent's worker stopped unexpectedly; waiting for the supervisor to restart it…";
+}
+
+function reconnectedText(key: string, reason?: string): string {
+	return reason
+		? `Reconnected to agent ${key}: ${reason}.`
+		: `Reconnected to agent ${key} after its worker restarted; the session goes on from its last saved entry.`;
 }

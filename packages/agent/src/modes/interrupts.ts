@@ -1,62 +1,60 @@
 import { ExitCode } from "../errors.js";
-import type { AgentSession } from "../orchestrator/index.js";
-import type { SessionKernel } from "../tools/index.js";
+import type { LinkInterrupt, SessionLink } from "../link/session-link.js";
 
-export type InterruptAction = "cell" | "run" | "exit";
-
-export interface InterruptHandle {
-	/** What one Ctrl-C does; returns the action taken. */
-	press(): InterruptAction;
-	/** Remove the signal and key handlers (and restore the terminal). */
-	dispose(): void;
-}
+/**
+ * What a press did, as a one-shot view reports it: the link's answer (`cell`, `pending`: the cell
+ * once its kernel runs it, `run`: the first press stopped the run, no cell running), or `exit`: a
+ * later press, or SIGTERM/SIGHUP, stopped the run, and the view ends with it.
+ */
+export type InterruptAction = LinkInterrupt | "exit";
 
 /** The signals that ask a run to end (`kill`, `timeout`, a closed terminal), not only its cell. */
 const ENDING_SIGNALS = ["SIGTERM", "SIGHUP"] as const;
 export type EndingSignal = (typeof ENDING_SIGNALS)[number];
 const SIGNAL_NUMBERS: Record<EndingSignal, number> = { SIGTERM: 15, SIGHUP: 1 };
 
+export interface InterruptHandle {
+	/** One Ctrl-C; resolves with what it did. */
+	press(): Promise<InterruptAction>;
+	/** Remove the signal and key handlers (and restore the terminal). */
+	dispose(): void;
+}
+
 /**
- * Ctrl-C during a run: the first press interrupts the running cell (the model sees the
- * interruption and carries on) or, when no cell runs, aborts the run; a second press during the
- * same run aborts it and asks to exit; a third exits at once, in case stopping hangs.
- *
- * In a terminal, Ctrl-C is read as a key (raw mode), so no SIGINT is raised at all; SIGINT sent
- * from elsewhere (`kill -INT`) is handled the same way.
+ * Ctrl-C during a one-shot run (`-p`, `--mode json`), in process or over a worker alike: the first
+ * press interrupts the running cell (the model sees the interruption and carries on) or, when no
+ * cell runs, stops the run; a second press stops the run; a third exits at once, in case stopping
+ * hangs. In a terminal, Ctrl-C is read as a key (raw mode, so no SIGINT is raised); SIGINT sent
+ * from elsewhere (`kill -INT`) counts the same.
  *
  * SIGTERM and SIGHUP (`kill`, `timeout`, a closed terminal) end the run at once, as a second press
  * does: the cell is interrupted, the session is saved as far as it got, and the run ends saying how
- * to resume it (`onInterrupt` gets "exit" and the signal). A second one exits at once with the
- * signal's status (128 + its number), in case stopping hangs.
+ * to resume it (`onAction` gets "exit" and the signal). A second one exits at once with the
+ * signal's status (128 + its number).
  */
-export function handleInterrupts(
-	agentSession: AgentSession,
-	kernel: SessionKernel,
-	onInterrupt: (action: InterruptAction, signal?: EndingSignal) => void,
+export function oneShotInterrupts(
+	link: SessionLink,
+	onAction: (action: InterruptAction, signal?: EndingSignal) => void,
 	terminal?: NodeJS.ReadStream,
 ): InterruptHandle {
 	let presses = 0;
-	const press = (): InterruptAction => {
+	const press = async (): Promise<InterruptAction> => {
 		presses++;
 		if (presses >= 3) {
 			dispose();
 			process.exit(ExitCode.interrupted);
 		}
-		let action: InterruptAction;
-		if (presses === 1 && kernel.interruptCell()) action = "cell";
-		else {
-			agentSession.abort();
-			action = presses === 1 ? "run" : "exit";
-		}
-		onInterrupt(action);
+		const later = presses > 1;
+		const answer = await link.interrupt();
+		const action = later && answer === "run" ? "exit" : answer;
+		onAction(action);
 		return action;
 	};
 	const disposeSignals = onEndingSignal((signal) => {
-		kernel.interruptCell();
-		agentSession.abort();
-		onInterrupt("exit", signal);
+		onAction("exit", signal);
+		void link.interrupt(true).catch(() => {});
 	});
-	const disposeCtrlC = onCtrlC(() => void press(), terminal);
+	const disposeCtrlC = onCtrlC(() => void press().catch(() => {}), terminal);
 	const dispose = () => {
 		disposeSignals();
 		disposeCtrlC();

@@ -1,53 +1,42 @@
 import type { ExitCodeValue } from "../errors.js";
-import type { GoalEvent } from "../goals/index.js";
-import type { StartedSession } from "../startup/index.js";
-import { handleInterrupts } from "./interrupts.js";
-import { describeActiveGoal, goalStopOf } from "./long-running.js";
-import { describeRunEnd } from "./run-end.js";
+import type { SessionLink } from "../link/session-link.js";
+import { type InterruptAction, oneShotInterrupts } from "./interrupts.js";
 import { printRunEnd } from "./run-end-lines.js";
-import { finishRun, onSessionLines } from "./run-result.js";
 import { TextRenderer, type TextStreams } from "./text-renderer.js";
 
 /**
- * `-p text`: run one prompt to the end, stream the answer (or a slash command's) to stdout and
- * progress to stderr.
- * Ctrl-C interrupts the running cell first; a second Ctrl-C ends the run.
+ * `-p text`, in process or over a worker: run one prompt to the end (its sub-agents settled), the
+ * answer (or a slash command's) streamed to `out` and progress to `err`. Ctrl-C interrupts the
+ * running cell first; a second Ctrl-C ends the run. A cell that ignores an interrupt is restarted
+ * (nobody is asked). Resolves with the exit code the run ends with; the caller closes the link.
  */
-export async function runPrintMode(
-	started: StartedSession,
+export async function printMode(
+	link: SessionLink,
 	prompt: string,
 	streams: TextStreams,
 	terminal?: NodeJS.ReadStream,
 ): Promise<ExitCodeValue> {
+	for (const notice of link.notices) streams.err.write(`${notice}\n`);
 	const renderer = new TextRenderer(streams);
-	for (const notice of started.notices) streams.err.write(`${notice}\n`);
-	const activeGoal = describeActiveGoal(started);
-	if (activeGoal) streams.err.write(`${activeGoal}\n`);
-	// The lines a daemon worker's print view renders, through the same renderer.
-	let goalStop: GoalEvent | undefined;
-	const unsubscribe = onSessionLines(started, renderer.onEvent, (event) => {
-		goalStop = goalStopOf(event) ?? goalStop;
+	const unsubscribe = link.subscribe((event) => {
+		if (event.type === "still_busy") link.answerStillBusy("restart", event.question);
+		else renderer.onEvent(event);
 	});
-	const stopped = new AbortController();
-	const interrupts = handleInterrupts(
-		started.agentSession,
-		started.kernel,
-		(action, signal) => {
-			if (action === "cell") streams.err.write("\nInterrupting the running cell (press Ctrl-C again to stop)…\n");
-			else {
-				stopped.abort();
-				streams.err.write(signal ? `\nStopping (${signal})…\n` : "\nStopping…\n");
-			}
-		},
-		terminal,
-	);
+	const interrupts = oneShotInterrupts(link, (action, signal) => streams.err.write(stopping(action, signal)), terminal);
 	try {
-		const first = await started.agentSession.prompt(prompt);
-		const { outcome, report } = await finishRun(started, first, stopped.signal, () => goalStop);
-		printRunEnd(describeRunEnd(started, outcome, report), streams);
-		return report.exitCode;
+		const end = await link.prompt(prompt, { settle: true });
+		printRunEnd(end, streams);
+		return end.exitCode as ExitCodeValue;
 	} finally {
 		interrupts.dispose();
 		unsubscribe();
 	}
+}
+
+/** What print mode says when Ctrl-C or a signal reaches it. */
+function stopping(action: InterruptAction, signal?: string): string {
+	if (signal) return `\nStopping (${signal})…\n`;
+	if (action === "cell" || action === "pending")
+		return "\nInterrupting the running cell (press Ctrl-C again to stop)…\n";
+	return "\nStopping…\n";
 }

@@ -11,22 +11,6 @@ import { longRunningOutcome } from "./long-running.js";
 import { describeOutcome } from "./outcome.js";
 import { type RunReport, resultLine } from "./run-result.js";
 
-/** A run's end as a daemon worker sends it: the fields print and JSON views read, and the link's. */
-export interface RunEnd {
-	status: RunOutcome["status"];
-	exitCode: number;
-	/** What happened and what to do next; absent when the run succeeded. */
-	message?: string;
-	/** What a slash command answered. */
-	commandMessage?: string;
-	/** The run was refused with a user error (no key, bad input): print mode says `Error: ` first. */
-	refused?: true;
-	/** The `result` line of `--mode json`. */
-	result: Record<string, unknown>;
-	/** The same end as a `SessionLink` view reports it. */
-	link: LinkRunEnd;
-}
-
 /**
  * The report of a run that ended by itself (a woken turn, a schedule, a queued prompt): nothing
  * waited for its sub-agents, and no goal event of the run is known.
@@ -69,20 +53,5 @@ export function describeRefusedRun(error: unknown): LinkRunEnd & { result: Recor
 		...(refused ? { refused: true as const } : {}),
 		errorMessage: message.replace("\n", " "),
 		result: { type: "result", status: "error", exitCode, message },
-	};
-}
-
-/** `end` as a daemon worker sends it (the `result` line once, at the top). */
-export function runEndMessage(end: LinkRunEnd): RunEnd {
-	const { result, ...link } = end;
-	const { status, exitCode, message, commandMessage, refused } = end;
-	return {
-		status,
-		exitCode,
-		...(message ? { message } : {}),
-		...(commandMessage ? { commandMessage } : {}),
-		...(refused ? { refused } : {}),
-		result: result ?? { type: "result", status, exitCode, ...(message ? { message } : {}) },
-		link,
 	};
 }

@@ -13,7 +13,7 @@ export type RunReport = OutcomeReport & { autonomous?: Record<string, unknown> }
 /**
  * The end of a `-p` or JSON run: wait until the root is idle, every sub-agent has settled and its
  * notice was handled (a command may have started work too: `/goal` in a session with a
- * conversation), then report how it went.
+ * conversation), then report how it went. A run stopped by `signal` meanwhile ended as stopped.
  */
 export async function finishRun(
 	started: StartedSession,
@@ -24,20 +24,9 @@ export async function finishRun(
 	let outcome = first;
 	if (outcome.status === "ok" && (!outcome.command || !started.agentSession.isIdle()))
 		outcome = (await settleChildren(started, signal)) ?? outcome;
+	// Stopped (Ctrl-C, a signal) while it waited: the run did not end by itself, and says so.
+	if (signal.aborted && outcome.status === "ok") outcome = { ...outcome, status: "aborted" };
 	return { outcome, report: longRunningOutcome(started, outcome, describeOutcome(outcome, started), goalStop()) };
-}
-
-/** The first line of `--mode json`: the session. */
-export function sessionLine(started: StartedSession): Record<string, unknown> {
-	return {
-		type: "session",
-		id: started.session.id,
-		path: started.session.path,
-		cwd: started.session.cwd,
-		model: `${started.model.provider}/${started.model.id}`,
-		resumed: started.resumed,
-		notices: started.notices,
-	};
 }
 
 /** The last line of `--mode json`: how the run ended. */
