@@ -2,8 +2,9 @@
  * The supervisor's worker processes: it starts them (a spare when one is loaded), watches them
  * (its own children by their exit, adopted ones by polling), counts their crashes and restarts them
  * after 250 ms, 1 s, 5 s (a fourth crash marks the tree failed with the reason), and stops them on
- * request, the intent written before the kill. Requests about one session file run in turn
- * (`turns`), so two workers never write one session.
+ * request, the intent written before the kill. A worker a request started that exits before its
+ * session has started is no crash: the request fails with why, and it is not restarted. Requests
+ * about one session file run in turn (`turns`), so two workers never write one session.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync } from "node:fs";
@@ -234,9 +235,11 @@ export class WorkerProcesses {
 
 	/**
 	 * Start the worker of `key` (the spare, when there is one); resolves once it serves its socket,
-	 * or with why it could not start.
+	 * or with why it could not start. `afterCrash`: the restart of a crashed worker, which no request
+	 * waits for, so its exit before its session started counts as another crash; a request's start
+	 * that fails is that request's error, and is not restarted.
 	 */
-	async spawn(key: string): Promise<StartFailure | undefined> {
+	async spawn(key: string, afterCrash = false): Promise<StartFailure | undefined> {
 		const dir = workerDir(this.paths, key);
 		const asked = this.records.read(key) as WorkerRecord;
 		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
@@ -258,7 +261,7 @@ export class WorkerProcesses {
 			child.on("exit", (code, signal) => {
 				exitInfo = { code, signal };
 				resolve();
-				this.exited(key, pid, code, signal);
+				this.exited(key, pid, code, signal, !afterCrash);
 			});
 		});
 		// A stop asked for while the spare got ready: the stop had no process to signal yet.
@@ -289,9 +292,7 @@ export class WorkerProcesses {
 						return;
 					}
 					resolve({
-						message:
-							reason ??
-							`The worker exited (${describeExit(exitInfo.code, exitInfo.signal)}) before its session started.`,
+						message: reason ?? `The worker ${describeExit(exitInfo.code, exitInfo.signal)} before its session started.`,
 						hint: session?.stopHint ?? `See ${join(dir, "worker.log")}.`,
 						exitCode: session?.exitCode,
 					});
@@ -326,7 +327,14 @@ export class WorkerProcesses {
 		});
 	}
 
-	private exited(key: string, pid: number, code: number | null, signal: NodeJS.Signals | null): void {
+	/** `requested`: a request waits for this worker's start (see `spawn`). */
+	private exited(
+		key: string,
+		pid: number,
+		code: number | null,
+		signal: NodeJS.Signals | null,
+		requested = false,
+	): void {
 		const record = this.records.read(key);
 		if (!record || record.pid !== pid) return;
 		const session = readSessionRecord(this.paths, key);
@@ -341,15 +349,27 @@ export class WorkerProcesses {
 		}
 		if (code === WORKER_START_FAILED) {
 			const reason = session?.stopReason ?? probeWrite(join(workerDir(this.paths, key), "session.json"))?.message;
-			record.failedReason = `the session could not start again: ${reason ?? "see worker.log"}`;
-			forgetEnvironment(record);
-			this.records.keep(record);
+			this.notRestarted(record, `the session could not start: ${reason ?? "see worker.log"}`);
+			return;
+		}
+		// Exited before its session started, with a request waiting for it: that request fails with
+		// why; a restart would start an agent its client was told could not start.
+		if (requested && !(session?.pid === pid && session.session)) {
+			this.notRestarted(record, `the worker ${describeExit(code, signal)} before its session started`);
 			return;
 		}
 		this.crashed(
 			key,
 			code === null && signal === null ? "the worker died" : `the worker ${describeExit(code, signal)}`,
 		);
+	}
+
+	/** A worker that could not start its session: the agent is failed with `reason` (`attach` tries again). */
+	private notRestarted(record: WorkerRecord, reason: string): void {
+		record.failedReason = reason;
+		forgetEnvironment(record);
+		this.records.keep(record);
+		process.stderr.write(`Agent ${record.key}: ${reason}; not restarted.\n`);
 	}
 
 	/** Count a crash; restart after the next delay, or mark the tree failed after the last. */
@@ -385,7 +405,7 @@ export class WorkerProcesses {
 					// A stop asked for meanwhile wins, and so does another worker that took the session.
 					if (!latest || latest.stopRequestedAt || latest.failedReason) return;
 					if (path && (await this.holderOf(path, key))) return;
-					await this.spawn(key);
+					await this.spawn(key, true);
 				})
 				.catch((error) => process.stderr.write(`Agent ${key} could not be restarted: ${(error as Error).message}\n`));
 		}, delay);
