@@ -166,15 +166,21 @@ describe("attach --mode json", () => {
 });
 
 /**
- * An extension (`-e`) that records each load in `loads` beside it, then ends its worker's process
- * with code 3 while the file `refuse` is there: a worker that dies before its session starts.
+ * An extension (`-e`) that records each load in `loads` beside it, then, while the file `refuse` is
+ * there, says so on stderr and ends its worker's process with code 3: a worker that dies before its
+ * session starts.
  */
 const EXITING_EXTENSION = [
 	'import { appendFileSync, existsSync } from "node:fs";',
 	'appendFileSync(new URL("./loads", import.meta.url), "loaded\\n");',
-	'if (existsSync(new URL("./refuse", import.meta.url))) process.exit(3);',
+	'if (existsSync(new URL("./refuse", import.meta.url))) {',
+	'  console.error("exits.mjs: refusing to load");',
+	"  process.exit(3);",
+	"}",
 	"export default function () {}",
 ].join("\n");
+/** What the worker's start failure says, its log's last line included. */
+const EXITED = "The worker exited with code 3 before its session started. Its log ends:\nexits.mjs: refusing to load";
 
 describe("a worker that exits before its session starts", () => {
 	it("fails the request that started it with why, and is not restarted: the supervisor's log says so", async () => {
@@ -185,12 +191,9 @@ describe("a worker that exits before its session starts", () => {
 		w.writeProject("exits.mjs", EXITING_EXTENSION);
 		w.writeProject("refuse", "");
 
-		// A new agent: the run fails, and nothing of the agent is left.
+		// A new agent: the run fails with what its log said, and nothing of the agent is left.
 		const refused = await w.cli(["-p", "hi", "--model", "local/coder", "-e", "./exits.mjs"]);
-		const newKey = /workers\/([0-9a-f]{8})\/worker\.log/.exec(refused.stderr)?.[1] as string;
-		expect(refused.stderr).toBe(
-			`Error: The worker exited with code 3 before its session started.\nSee ${paths.workers}/${newKey}/worker.log.\n`,
-		);
+		expect(refused.stderr).toBe(`Error: ${EXITED}\nTry again; \`prime-agent doctor\` checks the setup.\n`);
 		expect(refused.code).toBe(ExitCode.usage);
 		expect(await w.agents()).toEqual([]);
 		expect(loads()).toBe("loaded\n");
@@ -202,9 +205,8 @@ describe("a worker that exits before its session starts", () => {
 		const [key] = workerKeys(paths) as [string];
 		w.writeProject("refuse", "");
 		const attached = await w.cli(["attach", key]);
-		expect(attached.stderr).toBe(
-			`Error: The worker exited with code 3 before its session started.\nSee ${paths.workers}/${key}/worker.log.\n`,
-		);
+		// Only what this worker wrote (the earlier one's lines are in the log too).
+		expect(attached.stderr).toBe(`Error: ${EXITED}\nSee ${paths.workers}/${key}/worker.log.\n`);
 		expect(attached.code).toBe(ExitCode.usage);
 		const [agent] = await w.agents();
 		// No crash counted and no restart due (one would read "starting"): nothing starts it again.
@@ -220,7 +222,9 @@ describe("a worker that exits before its session starts", () => {
 				.split("\n")
 				.filter((line) => line.startsWith("Agent ")),
 		).toEqual([
-			`Agent ${newKey}: the worker exited with code 3 before its session started; not restarted.`,
+			expect.stringMatching(
+				/^Agent [0-9a-f]{8}: the worker exited with code 3 before its session started; not restarted\.$/,
+			),
 			`Agent ${key}: the worker exited with code 3 before its session started; not restarted.`,
 		]);
 

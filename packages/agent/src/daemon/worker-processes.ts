@@ -7,7 +7,7 @@
  * about one session file run in turn (`turns`), so two workers never write one session.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { probeWrite } from "../home/index.js";
@@ -34,6 +34,9 @@ export const KEPT_FINISHED_ONE_SHOTS = 50;
 const CRASH_WINDOW_MS = 10 * 60_000;
 /** How long a worker may take to start its session (node, the session, its extensions: seconds). */
 const WORKER_START_MS = 60_000;
+/** The end of a worker's log a start failure quotes: this many lines, at most `LOG_END_CHARS`. */
+const LOG_END_LINES = 20;
+const LOG_END_CHARS = 4000;
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
@@ -42,6 +45,8 @@ export interface StartFailure {
 	message: string;
 	hint: string;
 	exitCode?: number;
+	/** The worker's log, when the hint sends the user there (the message ends with what it wrote). */
+	log?: string;
 }
 
 /** How an agent is started again: `changes`, another model or entry (`/model`). */
@@ -245,6 +250,13 @@ export class WorkerProcesses {
 		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
 		const env = { ...asked.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") };
 		const log = join(dir, "worker.log");
+		// What this worker writes to the log starts here (an earlier worker of the agent wrote before it).
+		const logStart = existsSync(log) ? statSync(log).size : 0;
+		/** A failure the log tells more of: its last lines, then where it is. */
+		const seeLog = (message: string, hint: string): StartFailure => {
+			const end = logEnd(log, logStart);
+			return { message: `${message}${end ? ` Its log ends:\n${end}` : " It wrote nothing to its log."}`, hint, log };
+		};
 		this.adopting.add(key);
 		const spare = await this.spares.adopt(key, log, cwd, env).finally(() => this.adopting.delete(key));
 		const child = spare ?? startWorkerProcess(key, log, cwd, env);
@@ -276,10 +288,12 @@ export class WorkerProcesses {
 					try {
 						process.kill(pid, "SIGKILL");
 					} catch {}
-					resolve({
-						message: `The worker did not start its session within ${WORKER_START_MS / 1000} s; it was stopped.`,
-						hint: `See ${join(dir, "worker.log")}, then try again.`,
-					});
+					resolve(
+						seeLog(
+							`The worker did not start its session within ${WORKER_START_MS / 1000} s; it was stopped.`,
+							`See ${log}, then try again.`,
+						),
+					);
 					return;
 				}
 				if (exitInfo) {
@@ -291,11 +305,17 @@ export class WorkerProcesses {
 						resolve({ message: refusal.message, hint: refusal.hint, exitCode: refusal.exitCode });
 						return;
 					}
-					resolve({
-						message: reason ?? `The worker ${describeExit(exitInfo.code, exitInfo.signal)} before its session started.`,
-						hint: session?.stopHint ?? `See ${join(dir, "worker.log")}.`,
-						exitCode: session?.exitCode,
-					});
+					// A user error says why and what to do; anything else is told by the log.
+					if (reason && session?.stopHint !== undefined)
+						resolve({ message: reason, hint: session.stopHint, exitCode: session.exitCode });
+					else
+						resolve({
+							...seeLog(
+								reason ?? `The worker ${describeExit(exitInfo.code, exitInfo.signal)} before its session started.`,
+								`See ${log}.`,
+							),
+							exitCode: session?.exitCode,
+						});
 				} else if (session?.pid === pid && session.session && !session.stoppedAt) {
 					clearInterval(poll);
 					resolve(undefined);
@@ -419,6 +439,28 @@ function startWorkerProcess(key: string, log: string, cwd: string, env: Record<s
 	closeSync(fd);
 	child.unref();
 	return child;
+}
+
+/** The last lines written to `log` from byte `start` on (empty when none, or unreadable). */
+function logEnd(log: string, start: number): string {
+	let text: string;
+	try {
+		const fd = openSync(log, "r");
+		try {
+			// Only the end is read: a long-lived agent's log can be large.
+			const { size } = fstatSync(fd);
+			const from = Math.max(start, size - 4 * LOG_END_CHARS);
+			const bytes = Buffer.alloc(Math.max(0, size - from));
+			readSync(fd, bytes, 0, bytes.length, from);
+			text = bytes.toString("utf8");
+		} finally {
+			closeSync(fd);
+		}
+	} catch {
+		return "";
+	}
+	const end = text.trimEnd().split("\n").slice(-LOG_END_LINES).join("\n");
+	return end.length > LOG_END_CHARS ? `…${end.slice(-LOG_END_CHARS)}` : end;
 }
 
 /** Start again from the session file: the options that picked or made the session no longer apply. */
