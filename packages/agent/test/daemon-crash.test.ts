@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { spawnCli, spawnCliText, type TextCliProcess } from "prime-agent-test-support/cli-process";
 import {
 	type DaemonWorld,
@@ -9,7 +10,8 @@ import {
 	sessionRecords,
 } from "prime-agent-test-support/daemon-world";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentInfo } from "../src/daemon/index.js";
+import { type AgentInfo, daemonPaths, workerKeys } from "../src/daemon/index.js";
+import { ExitCode } from "../src/errors.js";
 import { RUNNING_CALL_FILE, readRunningCall } from "../src/unfinished-calls/index.js";
 
 // Real processes: a supervisor, workers, kernels, and a command line started for each step.
@@ -160,5 +162,76 @@ describe("attach --mode json", () => {
 		expect(stopped.code).toBe(0);
 		expect(await attached.exitCode()).toBe(0);
 		expect(jsonLines(attached).at(-1)).toEqual({ type: "bye", reason: "it was shut down" });
+	});
+});
+
+/**
+ * An extension (`-e`) that records each load in `loads` beside it, then, while the file `refuse` is
+ * there, says so on stderr and ends its worker's process with code 3: a worker that dies before its
+ * session starts.
+ */
+const EXITING_EXTENSION = [
+	'import { appendFileSync, existsSync } from "node:fs";',
+	'appendFileSync(new URL("./loads", import.meta.url), "loaded\\n");',
+	'if (existsSync(new URL("./refuse", import.meta.url))) {',
+	'  console.error("exits.mjs: refusing to load");',
+	"  process.exit(3);",
+	"}",
+	"export default function () {}",
+].join("\n");
+/** What the worker's start failure says, its log's last line included. */
+const EXITED = "The worker exited with code 3 before its session started. Its log ends:\nexits.mjs: refusing to load";
+
+describe("a worker that exits before its session starts", () => {
+	it("fails the request that started it with why, and is not restarted: the supervisor's log says so", async () => {
+		world = await makeDaemonWorld([{ text: "Started." }]);
+		const w = world;
+		const paths = daemonPaths(w.home);
+		const loads = () => readFileSync(join(w.project, "loads"), "utf8");
+		w.writeProject("exits.mjs", EXITING_EXTENSION);
+		w.writeProject("refuse", "");
+
+		// A new agent: the run fails with what its log said, and nothing of the agent is left.
+		const refused = await w.cli(["-p", "hi", "--model", "local/coder", "-e", "./exits.mjs"]);
+		expect(refused.stderr).toBe(`Error: ${EXITED}\nTry again; \`prime-agent doctor\` checks the setup.\n`);
+		expect(refused.code).toBe(ExitCode.usage);
+		expect(await w.agents()).toEqual([]);
+		expect(loads()).toBe("loaded\n");
+
+		// A saved agent started again (`attach`): the same, and the agent reads failed with why.
+		rmSync(join(w.project, "refuse"));
+		const started = await w.cli(["-p", "hi", "--model", "local/coder", "-e", "./exits.mjs"]);
+		expect(started.stdout).toBe("Started.\n");
+		const [key] = workerKeys(paths) as [string];
+		w.writeProject("refuse", "");
+		const attached = await w.cli(["attach", key]);
+		// Only what this worker wrote (the earlier one's lines are in the log too).
+		expect(attached.stderr).toBe(`Error: ${EXITED}\nSee ${paths.workers}/${key}/worker.log.\n`);
+		expect(attached.code).toBe(ExitCode.usage);
+		const [agent] = await w.agents();
+		// No crash counted and no restart due (one would read "starting"): nothing starts it again.
+		expect(agent).toMatchObject({
+			key,
+			state: "failed",
+			crashes: 0,
+			failedReason: "the worker exited with code 3 before its session started",
+		});
+		expect(loads()).toBe("loaded\nloaded\nloaded\n");
+		expect(
+			readFileSync(paths.log, "utf8")
+				.split("\n")
+				.filter((line) => line.startsWith("Agent ")),
+		).toEqual([
+			expect.stringMatching(
+				/^Agent [0-9a-f]{8}: the worker exited with code 3 before its session started; not restarted\.$/,
+			),
+			`Agent ${key}: the worker exited with code 3 before its session started; not restarted.`,
+		]);
+
+		// `attach` tries again, and starts it once the extension lets it.
+		rmSync(join(w.project, "refuse"));
+		const again = await w.cli(["attach", key], "/exit\n");
+		expect(again.code).toBe(0);
+		expect((await w.agents())[0]).toMatchObject({ key, state: "idle", crashes: 0 });
 	});
 });

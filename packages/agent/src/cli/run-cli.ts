@@ -349,9 +349,8 @@ async function runSkill(argv: readonly string[], io: CliIo): Promise<ExitCodeVal
 }
 
 async function runSessionsCommand(args: CliArgs, io: CliIo): Promise<ExitCodeValue> {
-	const { afterDamage, describeBranch, describeChildren, listSessions, openSessionRef, unreadText } = await import(
-		"../session/index.js"
-	);
+	const { afterDamage, describeBranch, describeChildren, describeContents, listSessions, openSessionRef, unreadText } =
+		await import("../session/index.js");
 	const paths = agentPaths(agentDir(io.env));
 	if (args.sessionRef) {
 		const session = openSessionRef(args.sessionRef, paths.sessions, io.cwd, { upToDamage: true });
@@ -388,9 +387,7 @@ async function runSessionsCommand(args: CliArgs, io: CliIo): Promise<ExitCodeVal
 			info.damagedLine === undefined
 				? ""
 				: `  [damaged at line ${info.damagedLine}: ${info.messageCount > 0 ? "fork it" : "nothing before it to fork"}]`;
-		io.stdout.write(
-			`${info.id}  ${when}  ${String(info.messageCount).padStart(4)} msgs${where}${damaged}  ${info.firstMessage}\n`,
-		);
+		io.stdout.write(`${info.id}  ${when}  ${describeContents(info)}${where}${damaged}  ${info.firstMessage}\n`);
 		for (const line of describeChildren(info)) io.stdout.write(`${line}\n`);
 	}
 	io.stdout.write("Resume one with `prime-agent --resume <id>` (a unique prefix is enough).\n");

@@ -68,7 +68,10 @@ export function supervisorHandlers(state: SupervisorState): Handlers<SupervisorR
 				const failure = await workers.spawn(key);
 				if (failure) {
 					rmSync(workerDir(paths, key), { recursive: true, force: true });
-					throw failed(failure);
+					// Its log went with its folder: what it wrote ends the message.
+					throw failed(
+						failure.log ? { ...failure, hint: "Try again; `prime-agent doctor` checks the setup." } : failure,
+					);
 				}
 				return target(key);
 			});

@@ -2,11 +2,12 @@
  * The supervisor's worker processes: it starts them (a spare when one is loaded), watches them
  * (its own children by their exit, adopted ones by polling), counts their crashes and restarts them
  * after 250 ms, 1 s, 5 s (a fourth crash marks the tree failed with the reason), and stops them on
- * request, the intent written before the kill. Requests about one session file run in turn
- * (`turns`), so two workers never write one session.
+ * request, the intent written before the kill. A worker a request started that exits before its
+ * session has started is no crash: the request fails with why, and it is not restarted. Requests
+ * about one session file run in turn (`turns`), so two workers never write one session.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { probeWrite } from "../home/index.js";
@@ -33,6 +34,9 @@ export const KEPT_FINISHED_ONE_SHOTS = 50;
 const CRASH_WINDOW_MS = 10 * 60_000;
 /** How long a worker may take to start its session (node, the session, its extensions: seconds). */
 const WORKER_START_MS = 60_000;
+/** The end of a worker's log a start failure quotes: this many lines, at most `LOG_END_CHARS`. */
+const LOG_END_LINES = 20;
+const LOG_END_CHARS = 4000;
 
 const WORKER_MAIN = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
@@ -41,6 +45,8 @@ export interface StartFailure {
 	message: string;
 	hint: string;
 	exitCode?: number;
+	/** The worker's log, when the hint sends the user there (the message ends with what it wrote). */
+	log?: string;
 }
 
 /** How an agent is started again: `changes`, another model or entry (`/model`). */
@@ -234,14 +240,23 @@ export class WorkerProcesses {
 
 	/**
 	 * Start the worker of `key` (the spare, when there is one); resolves once it serves its socket,
-	 * or with why it could not start.
+	 * or with why it could not start. `afterCrash`: the restart of a crashed worker, which no request
+	 * waits for, so its exit before its session started counts as another crash; a request's start
+	 * that fails is that request's error, and is not restarted.
 	 */
-	async spawn(key: string): Promise<StartFailure | undefined> {
+	async spawn(key: string, afterCrash = false): Promise<StartFailure | undefined> {
 		const dir = workerDir(this.paths, key);
 		const asked = this.records.read(key) as WorkerRecord;
 		const cwd = existsSync(asked.options.cwd) ? asked.options.cwd : dir;
 		const env = { ...asked.env, PRIME_AGENT_DIR: join(this.paths.dir, "..") };
 		const log = join(dir, "worker.log");
+		// What this worker writes to the log starts here (an earlier worker of the agent wrote before it).
+		const logStart = existsSync(log) ? statSync(log).size : 0;
+		/** A failure the log tells more of: its last lines, then where it is. */
+		const seeLog = (message: string, hint: string): StartFailure => {
+			const end = logEnd(log, logStart);
+			return { message: `${message}${end ? ` Its log ends:\n${end}` : " It wrote nothing to its log."}`, hint, log };
+		};
 		this.adopting.add(key);
 		const spare = await this.spares.adopt(key, log, cwd, env).finally(() => this.adopting.delete(key));
 		const child = spare ?? startWorkerProcess(key, log, cwd, env);
@@ -258,7 +273,7 @@ export class WorkerProcesses {
 			child.on("exit", (code, signal) => {
 				exitInfo = { code, signal };
 				resolve();
-				this.exited(key, pid, code, signal);
+				this.exited(key, pid, code, signal, !afterCrash);
 			});
 		});
 		// A stop asked for while the spare got ready: the stop had no process to signal yet.
@@ -273,10 +288,12 @@ export class WorkerProcesses {
 					try {
 						process.kill(pid, "SIGKILL");
 					} catch {}
-					resolve({
-						message: `The worker did not start its session within ${WORKER_START_MS / 1000} s; it was stopped.`,
-						hint: `See ${join(dir, "worker.log")}, then try again.`,
-					});
+					resolve(
+						seeLog(
+							`The worker did not start its session within ${WORKER_START_MS / 1000} s; it was stopped.`,
+							`See ${log}, then try again.`,
+						),
+					);
 					return;
 				}
 				if (exitInfo) {
@@ -288,13 +305,17 @@ export class WorkerProcesses {
 						resolve({ message: refusal.message, hint: refusal.hint, exitCode: refusal.exitCode });
 						return;
 					}
-					resolve({
-						message:
-							reason ??
-							`The worker exited (${describeExit(exitInfo.code, exitInfo.signal)}) before its session started.`,
-						hint: session?.stopHint ?? `See ${join(dir, "worker.log")}.`,
-						exitCode: session?.exitCode,
-					});
+					// A user error says why and what to do; anything else is told by the log.
+					if (reason && session?.stopHint !== undefined)
+						resolve({ message: reason, hint: session.stopHint, exitCode: session.exitCode });
+					else
+						resolve({
+							...seeLog(
+								reason ?? `The worker ${describeExit(exitInfo.code, exitInfo.signal)} before its session started.`,
+								`See ${log}.`,
+							),
+							exitCode: session?.exitCode,
+						});
 				} else if (session?.pid === pid && session.session && !session.stoppedAt) {
 					clearInterval(poll);
 					resolve(undefined);
@@ -326,7 +347,14 @@ export class WorkerProcesses {
 		});
 	}
 
-	private exited(key: string, pid: number, code: number | null, signal: NodeJS.Signals | null): void {
+	/** `requested`: a request waits for this worker's start (see `spawn`). */
+	private exited(
+		key: string,
+		pid: number,
+		code: number | null,
+		signal: NodeJS.Signals | null,
+		requested = false,
+	): void {
 		const record = this.records.read(key);
 		if (!record || record.pid !== pid) return;
 		const session = readSessionRecord(this.paths, key);
@@ -341,15 +369,27 @@ export class WorkerProcesses {
 		}
 		if (code === WORKER_START_FAILED) {
 			const reason = session?.stopReason ?? probeWrite(join(workerDir(this.paths, key), "session.json"))?.message;
-			record.failedReason = `the session could not start again: ${reason ?? "see worker.log"}`;
-			forgetEnvironment(record);
-			this.records.keep(record);
+			this.notRestarted(record, `the session could not start: ${reason ?? "see worker.log"}`);
+			return;
+		}
+		// Exited before its session started, with a request waiting for it: that request fails with
+		// why; a restart would start an agent its client was told could not start.
+		if (requested && !(session?.pid === pid && session.session)) {
+			this.notRestarted(record, `the worker ${describeExit(code, signal)} before its session started`);
 			return;
 		}
 		this.crashed(
 			key,
 			code === null && signal === null ? "the worker died" : `the worker ${describeExit(code, signal)}`,
 		);
+	}
+
+	/** A worker that could not start its session: the agent is failed with `reason` (`attach` tries again). */
+	private notRestarted(record: WorkerRecord, reason: string): void {
+		record.failedReason = reason;
+		forgetEnvironment(record);
+		this.records.keep(record);
+		process.stderr.write(`Agent ${record.key}: ${reason}; not restarted.\n`);
 	}
 
 	/** Count a crash; restart after the next delay, or mark the tree failed after the last. */
@@ -385,7 +425,7 @@ export class WorkerProcesses {
 					// A stop asked for meanwhile wins, and so does another worker that took the session.
 					if (!latest || latest.stopRequestedAt || latest.failedReason) return;
 					if (path && (await this.holderOf(path, key))) return;
-					await this.spawn(key);
+					await this.spawn(key, true);
 				})
 				.catch((error) => process.stderr.write(`Agent ${key} could not be restarted: ${(error as Error).message}\n`));
 		}, delay);
@@ -399,6 +439,28 @@ function startWorkerProcess(key: string, log: string, cwd: string, env: Record<s
 	closeSync(fd);
 	child.unref();
 	return child;
+}
+
+/** The last lines written to `log` from byte `start` on (empty when none, or unreadable). */
+function logEnd(log: string, start: number): string {
+	let text: string;
+	try {
+		const fd = openSync(log, "r");
+		try {
+			// Only the end is read: a long-lived agent's log can be large.
+			const { size } = fstatSync(fd);
+			const from = Math.max(start, size - 4 * LOG_END_CHARS);
+			const bytes = Buffer.alloc(Math.max(0, size - from));
+			readSync(fd, bytes, 0, bytes.length, from);
+			text = bytes.toString("utf8");
+		} finally {
+			closeSync(fd);
+		}
+	} catch {
+		return "";
+	}
+	const end = text.trimEnd().split("\n").slice(-LOG_END_LINES).join("\n");
+	return end.length > LOG_END_CHARS ? `…${end.slice(-LOG_END_CHARS)}` : end;
 }
 
 /** Start again from the session file: the options that picked or made the session no longer apply. */

@@ -43,11 +43,6 @@ export class ModelRegistry {
 		return this.models.get(provider)?.get(id);
 	}
 
-	/** Configuration from models.json for this provider, if any. */
-	customConfig(provider: string): CustomProviderConfig | undefined {
-		return this.file.providers[provider];
-	}
-
 	/** Resolve `provider/id`; an unknown provider or model is a user error listing what exists. */
 	resolve(ref: string): Model<Api> {
 		const { provider, id } = parseModelRef(ref);

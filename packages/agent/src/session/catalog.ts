@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, UserError } from "../errors.js";
+import { GOAL_ENTRY } from "../goals/types.js";
 import { messageText } from "./messages.js";
 import { foreignIdProblem, Session } from "./session.js";
 import { type SessionFileScan, scanSessionFile } from "./session-file.js";
@@ -15,7 +16,9 @@ export interface SessionInfo {
 	modified: Date;
 	/** Messages in the file (every branch). */
 	messageCount: number;
-	/** The first user message, cut to one line. */
+	/** Goals set in the file (every branch), each counted once however often it changed. */
+	goalCount: number;
+	/** The first user message, cut to one line; with none, the first goal's objective (`goal: ...`). */
 	firstMessage: string;
 	parentSession?: string;
 	/**
@@ -54,12 +57,19 @@ function readSessionInfo(path: string): SessionInfo | undefined {
 	if (header?.type !== "session" || foreignIdProblem(path, header.id)) return undefined;
 	let messageCount = 0;
 	let firstMessage = "";
+	const goals = new Set<string>();
+	let firstGoal = "";
 	for (const record of entries) {
+		if (record?.type === "custom" && record.customType === GOAL_ENTRY) {
+			// The file is untrusted: a goal entry without an id or objective is not counted.
+			const { id, objective } = (record.data ?? {}) as { id?: unknown; objective?: unknown };
+			if (typeof id !== "string" || typeof objective !== "string") continue;
+			goals.add(id);
+			firstGoal ||= `goal: ${oneLine(objective)}`;
+		}
 		if (record?.type !== "message") continue;
 		messageCount++;
-		if (!firstMessage && record.message.role === "user") {
-			firstMessage = messageText(record.message).replace(/\s+/g, " ").trim().slice(0, 100);
-		}
+		if (!firstMessage && record.message.role === "user") firstMessage = oneLine(messageText(record.message));
 	}
 	return {
 		id: header.id,
@@ -68,7 +78,8 @@ function readSessionInfo(path: string): SessionInfo | undefined {
 		created: new Date(header.timestamp),
 		modified: statSync(path).mtime,
 		messageCount,
-		firstMessage,
+		goalCount: goals.size,
+		firstMessage: firstMessage || firstGoal,
 		parentSession: header.parentSession,
 		...(scan.damagedLine !== undefined ? { damagedLine: scan.damagedLine } : {}),
 		...(header.rlmChild ? { rlmChild: header.rlmChild } : {}),
@@ -99,12 +110,25 @@ function childrenOf(artifactDir: string): { children?: SessionInfo[] } {
 	return { children: children.sort((a, b) => a.created.getTime() - b.created.getTime()) };
 }
 
+function oneLine(text: string): string {
+	return text.replace(/\s+/g, " ").trim().slice(0, 100);
+}
+
+/**
+ * What a session holds, for a listing: `   3 msgs`, and its goals when it has any
+ * (`   0 msgs, 1 goal`: a session with only a `/goal` set is not empty).
+ */
+export function describeContents(info: SessionInfo): string {
+	const goals = info.goalCount > 0 ? `, ${info.goalCount} goal${info.goalCount > 1 ? "s" : ""}` : "";
+	return `${String(info.messageCount).padStart(4)} msgs${goals}`;
+}
+
 /** A session and its sub-agents as indented lines (`prime-agent sessions`). */
 export function describeChildren(info: SessionInfo, indent = "  "): string[] {
 	const lines: string[] = [];
 	for (const child of info.children ?? []) {
 		const label = child.rlmChild ? `${child.rlmChild.id} "${child.rlmChild.name}"` : child.id;
-		lines.push(`${indent}└ ${label}  ${child.id}  ${String(child.messageCount).padStart(4)} msgs  ${child.path}`);
+		lines.push(`${indent}└ ${label}  ${child.id}  ${describeContents(child)}  ${child.path}`);
 		lines.push(...describeChildren(child, `${indent}  `));
 	}
 	return lines;

@@ -4,6 +4,7 @@
  */
 export {
 	describeChildren,
+	describeContents,
 	latestSession,
 	listSessions,
 	openSessionRef,
