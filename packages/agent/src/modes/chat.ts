@@ -193,7 +193,7 @@ const WAITS_FOR: Record<QueuedInput["kind"], string> = {
 };
 
 /** What the session holds queued (by any view, before or after a detach), one line each. */
-export function queuedLines(queued: readonly QueuedInput[]): string[] {
+function queuedLines(queued: readonly QueuedInput[]): string[] {
 	if (queued.length === 0) return [];
 	return [
 		`Queued (${queued.length}):`,

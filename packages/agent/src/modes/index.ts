@@ -1,5 +1,5 @@
 /** Ways to drive a session: print (`-p`), JSON lines (`--mode json`), and a line-by-line chat. */
-export { type ChatOptions, chatMode, queuedLines } from "./chat.js";
+export { type ChatOptions, chatMode } from "./chat.js";
 export { describeChildEvent } from "./children.js";
 export {
 	type InteractiveContext,
