@@ -67,6 +67,40 @@ describe("a kernel on a Jupyter Server", () => {
 		}
 	});
 
+	// 10 messages/s over 3 s: past 30 stream messages since the limiter last reset, it drops; each
+	// line here is its own message, sent far faster than that.
+	it("reports what its iopub message-rate limit dropped, once, and goes on pacing output by messages", async () => {
+		const server = await startJupyterServer({ rateLimits: { dataBytesPerSecond: 0, messagesPerSecond: 10 } });
+		let kernel: Kernel | undefined;
+		try {
+			kernel = await Kernel.start({ jupyterServer: server.options() });
+			let received = 0;
+			const notices: string[] = [];
+			const result = await bounded(
+				kernel.execute("for i in range(1000):\n    print(f'line {i}', flush=True)", {
+					onStream: (chunk) => {
+						if (chunk.name === "stdout") received += chunk.text.length;
+						else notices.push(chunk.text);
+					},
+				}),
+				90_000,
+				"1,000 printed lines under a 10 messages/s iopub limit",
+			);
+			let sent = 0;
+			for (let i = 0; i < 1000; i++) sent += `line ${i}\n`.length;
+			expect(result.status).toBe("ok");
+			expect(received).toBeLessThan(sent);
+			expect(result.lostOutputChars).toBe(sent - received);
+			expect(notices.length).toBe(1);
+			expect(notices[0]).toContain("IOPub message rate exceeded.");
+			expect(result.stderr).toBe(`${notices[0]}${lostOutputNote(sent - received, true)}\n`);
+			expect((await bounded(kernel.execute("'after'"), 60_000, "the cell after")).result).toBe("'after'");
+		} finally {
+			await kernel?.shutdown();
+			await server.stop();
+		}
+	});
+
 	it("reports a kernel deleted on the server by another client as died, and refuses the next cell saying so", async () => {
 		const { url, token } = testServer();
 		// Short heartbeats: the host asks the server about its kernel with each one.
