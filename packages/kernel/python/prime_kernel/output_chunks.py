@@ -58,8 +58,7 @@ class OutputCredit:
     """Stream characters and messages published versus the position the host says it has read."""
 
     def __init__(self, window: int) -> None:
-        self.window = window
-        self.enabled = window > 0
+        self.set_window(window)
         self.chars = 0
         self.messages = 0
         self.acked_chars = 0
@@ -70,6 +69,11 @@ class OutputCredit:
         self.exempt: set[int] = set()
         #: Publishes a probe with the current totals (set once the kernel runs).
         self.send_probe: Any = None
+
+    def set_window(self, window: int) -> None:
+        """Characters that may be unacknowledged; 0 turns pacing off."""
+        self.window = window
+        self.enabled = window > 0
 
     def on_ack(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -174,9 +178,11 @@ def bound_stream_messages(stream: Any, chunk_chars: int = CHUNK_CHARS) -> None:
 
 
 def bound_standard_streams() -> None:
-    global credit
     window = os.environ.get("PRIME_KERNEL_OUTPUT_WINDOW", "")
-    credit = OutputCredit(int(window) if window.isdigit() else 0)
+    # The same ``credit`` object, never a new one: a kernel attached on a server wires its probe and
+    # its exempt threads to it before its streams are bounded (see ``attach``), and a writer without
+    # the probe would wait forever for output a Jupyter Server's rate limit dropped.
+    credit.set_window(int(window) if window.isdigit() else 0)
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and hasattr(stream, "pub_thread"):
             bound_stream_messages(stream)

@@ -40,6 +40,8 @@ export interface CellRunOptions extends ExecuteOptions {
 	kernelOutputDir?: string;
 	/** Why the host is stopping the kernel, if it is (so a cell it ends says so, not "it died"). */
 	stopReason: () => StopReason | undefined;
+	/** The kernel runs on a Jupyter Server, whose iopub rate limits may drop its output. */
+	onServer?: boolean;
 }
 
 /** Why the host stopped a kernel process: `shutdown()`, `restart()` or `kill()`. */
@@ -71,6 +73,8 @@ export class CellRun {
 	private readonly unreadable: string[] = [];
 	/** Stream characters received for this cell, to compare with what the kernel says it published. */
 	private streamCharsReceived = 0;
+	/** The server's "IOPub ... rate exceeded" notices shown for this cell (each once). */
+	private readonly serverNotices = new Set<string>();
 	private idle = false;
 	/** Whether any message of this cell arrived (its request reached the kernel). */
 	private seen = false;
@@ -145,8 +149,15 @@ export class CellRun {
 		}
 		// Only what the kernel published counts (it stamps each of its messages): a note a Jupyter
 		// Server adds to the cell ("IOPub data rate exceeded") is not the kernel's output.
-		if (type === "stream" && typeof content.text === "string" && message.metadata?.[OUTPUT_STAMP_METADATA_KEY]) {
-			this.streamCharsReceived += content.text.length;
+		const stamped = Boolean(message.metadata?.[OUTPUT_STAMP_METADATA_KEY]);
+		if (type === "stream" && typeof content.text === "string") {
+			if (stamped) this.streamCharsReceived += content.text.length;
+			// The server repeats its notice each time its limiter trips again (every acknowledgement
+			// of output resets it): the cell shows it once, and its lost-output line says the rest.
+			else if (this.options.onServer && SERVER_RATE_NOTICE.test(content.text)) {
+				if (this.serverNotices.has(content.text)) return;
+				this.serverNotices.add(content.text);
+			}
 		}
 		if (this.reported) return;
 		if (message.unreadable) {
@@ -267,7 +278,8 @@ export class CellRun {
 	 * complete output that could not be written to disk makes the cell an error naming the path.
 	 */
 	private collect(status: CellResult["status"], lostChars = 0): CellResult {
-		const notes = [...this.unreadable, ...(lostChars > 0 ? [lostOutputNote(lostChars)] : [])];
+		const lost = lostChars > 0 ? [lostOutputNote(lostChars, this.serverNotices.size > 0)] : [];
+		const notes = [...this.unreadable, ...lost];
 		const collected = this.output.finish(notes.map((note) => `${note}\n`));
 		if (collected.fileError) notes.push(`[${collected.fileError}]`);
 		const result: CellResult = {
@@ -326,8 +338,21 @@ function diedMessage(exit: KernelExit, reason: StopReason | undefined): string {
 	return `The kernel${exit.reason ? "" : " process"} ${describeExit(exit)} while this cell was running; all kernel variables are gone.`;
 }
 
-/** The line that tells a reader some of the cell's output never arrived. */
-export function lostOutputNote(chars: number): string {
+/**
+ * How a Jupyter Server's note begins when its iopub rate limits drop a cell's output (jupyter-server
+ * 1 and 2, and the classic notebook server, word it so); it names the limit's old `ServerApp.` name.
+ */
+const SERVER_RATE_NOTICE = /^IOPub (?:data|message) rate exceeded\./;
+
+/**
+ * The line that tells a reader some of the cell's output never arrived; `byServerLimit` when the
+ * server said its iopub rate limits dropped output, with the settings that stop it (jupyter-server 2
+ * ignores the `ServerApp.` names its own note gives).
+ */
+export function lostOutputNote(chars: number, byServerLimit = false): string {
+	if (byServerLimit) {
+		return `[... ${chars} characters of output were dropped by the Jupyter Server's iopub rate limits and never reached the host: this output is incomplete. To keep all output, start the server with --ZMQChannelsWebsocketConnection.iopub_data_rate_limit=0 --ZMQChannelsWebsocketConnection.iopub_msg_rate_limit=0 (on jupyter-server 1: --ServerApp.iopub_data_rate_limit=0 --ServerApp.iopub_msg_rate_limit=0), or print less ...]`;
+	}
 	return `[... ${chars} characters of output were sent by the kernel but never reached the host: this output is incomplete ...]`;
 }
 

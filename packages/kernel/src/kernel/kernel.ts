@@ -223,6 +223,7 @@ export class Kernel {
 			name: this.nextOutputName("cell"),
 			idleGraceMs: DEFAULTS.idleGraceMs,
 			stopReason: () => this.stopping,
+			onServer: this.options.jupyterServer !== undefined,
 		});
 		this.running = run;
 		const onAbort = () => void this.interrupt();

@@ -88,12 +88,37 @@ async function freePort(): Promise<number> {
 	});
 }
 
+/** Iopub rate limits for the test server; one left out keeps the server's default. */
+export interface RateLimits {
+	/** `iopub_data_rate_limit`: bytes of stream output a second, averaged over 3 s (default 1,000,000). */
+	dataBytesPerSecond?: number;
+	/** `iopub_msg_rate_limit`: iopub messages a second, averaged over 3 s (default 1,000). */
+	messagesPerSecond?: number;
+}
+
+/** The server's flags for `limits` (none for `true`: its defaults). */
+function rateLimitFlags(limits: boolean | RateLimits | undefined): string[] {
+	if (!limits) return RATE_LIMITS_OFF;
+	if (limits === true) return [];
+	const flags: string[] = [];
+	if (limits.dataBytesPerSecond !== undefined) {
+		flags.push(`--ZMQChannelsWebsocketConnection.iopub_data_rate_limit=${limits.dataBytesPerSecond}`);
+	}
+	if (limits.messagesPerSecond !== undefined) {
+		flags.push(`--ZMQChannelsWebsocketConnection.iopub_msg_rate_limit=${limits.messagesPerSecond}`);
+	}
+	return flags;
+}
+
 /**
  * A real Jupyter Server on loopback with a token, its config and runtime folders private to it.
  * `rateLimits: true` keeps the server's default iopub rate limits (they drop output; see the
- * README); by default they are off, as the README tells users to set them.
+ * README), and `rateLimits: { ... }` sets them; by default they are off, as the README tells users
+ * to set them.
  */
-export async function startJupyterServer(options: { rateLimits?: boolean } = {}): Promise<TestJupyterServer> {
+export async function startJupyterServer(
+	options: { rateLimits?: boolean | RateLimits } = {},
+): Promise<TestJupyterServer> {
 	const python = await jupyterServerPython();
 	const root = await mkdtemp(join(tmpdir(), "prime-jupyter-root-"));
 	const home = await mkdtemp(join(tmpdir(), "prime-jupyter-home-"));
@@ -112,7 +137,7 @@ export async function startJupyterServer(options: { rateLimits?: boolean } = {})
 	];
 	// jupyter-server 2 reads these from the WebSocket connection's class: the `ServerApp.` names
 	// of 1.x are taken without effect.
-	if (!options.rateLimits) args.push(...RATE_LIMITS_OFF);
+	args.push(...rateLimitFlags(options.rateLimits));
 	const child = spawn(python, args, {
 		detached: true,
 		stdio: ["ignore", "pipe", "pipe"],
