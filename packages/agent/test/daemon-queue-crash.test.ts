@@ -127,8 +127,8 @@ describe("what users queued while the agent worked", () => {
 		expect(userTexts(restarted.sessionPath as string)).toEqual(["run the first job", FOLLOW_UP, PROMPT]);
 		const log = readFileSync(join(workerDir(paths, key), "worker.log"), "utf8");
 		expect(log.split("\n").filter((line) => line.startsWith("Queued again"))).toEqual([
-			"Queued again 2 input(s) left by the worker that crashed.",
-			"Queued again 1 input(s) left by the worker that crashed.",
+			"Queued again 2 inputs left by the worker that crashed.",
+			"Queued again 1 input left by the worker that crashed.",
 		]);
 	});
 });

@@ -180,7 +180,7 @@ export class Worker {
 		const items = this.queueFile.read();
 		for (const { text } of items) void this.runPrompt(undefined, 0, text, false);
 		if (items.length > 0)
-			process.stderr.write(`Queued again ${items.length} input(s) left by the worker that crashed.\n`);
+			process.stderr.write(`Queued again ${inputs(items.length)} left by the worker that crashed.\n`);
 		// An ignored file goes (the items above wrote the queue already).
 		else this.queueFile.write([]);
 	}
@@ -194,7 +194,8 @@ export class Worker {
 		this.keepQueue = false;
 		this.queueFile.write([]);
 		const dropped = this.link.status().queued.length;
-		if (dropped > 0) process.stderr.write(`Dropped ${dropped} queued input(s): the worker stopped (${reason}).\n`);
+		if (dropped > 0)
+			process.stderr.write(`Dropped what was queued (${inputs(dropped)}): the worker stopped (${reason}).\n`);
 	}
 
 	/**
@@ -519,4 +520,8 @@ export class Worker {
 			...extra,
 		});
 	}
+}
+
+function inputs(count: number): string {
+	return `${count} input${count === 1 ? "" : "s"}`;
 }
