@@ -9,6 +9,7 @@
  *     workers/<key>/        one folder per session tree
  *       worker.json         written by the supervisor: options, pid + start identity, stop intent, crashes
  *       session.json        written by the worker: its session, activity, clients
+ *       queue.json          written by the worker while something is queued (see queue-file.ts)
  *       worker.sock, worker.log
  */
 import { randomBytes } from "node:crypto";

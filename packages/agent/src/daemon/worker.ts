@@ -18,6 +18,7 @@ import { formatDuration, type ScheduleJob, Scheduler, scheduleHostHandlers } fro
 import type { StartedSession } from "../startup/index.js";
 import { WORKER_REFUSALS } from "./handshake.js";
 import { type LineConnection, type RequestOf, replyError, type WorkerPush, type WorkerWelcome } from "./protocol.js";
+import { QUEUE_FILE, QueueFile } from "./queue-file.js";
 import { type WorkerRequests, workerRequests } from "./requests.js";
 import { type Handlers, serve } from "./serve.js";
 import { type DaemonPaths, workerDir, workerSocket, writeSessionRecord } from "./state.js";
@@ -78,6 +79,10 @@ export class Worker {
 	private adopted = false;
 	/** What the views drive: the session as an in-process view would drive it. */
 	private readonly link: LocalLink;
+	/** The session's queue on disk, for the worker started in this one's place after a crash. */
+	private readonly queueFile: QueueFile;
+	/** Written to `queueFile` until a stop drops what is queued. */
+	private keepQueue = true;
 	private stopping: Promise<void> | undefined;
 	private recordTimer: NodeJS.Timeout | undefined;
 	private readonly stopSession: () => void;
@@ -98,6 +103,12 @@ export class Worker {
 		this.scheduler.onChange(() => this.writeRecord());
 		this.link = new LocalLink(started);
 		this.stopSession = this.link.subscribe((event) => this.onLinkEvent(event));
+		this.queueFile = new QueueFile(join(workerDir(options.paths, options.key), QUEUE_FILE), (line) =>
+			process.stderr.write(`${line}\n`),
+		);
+		this.link.onQueueChange((queued) => {
+			if (this.keepQueue) this.queueFile.write(queued);
+		});
 	}
 
 	/** Load `/heartbeat` and `/schedule`, answer the kernel's heartbeat requests, listen, start the timers. */
@@ -123,6 +134,8 @@ export class Worker {
 			this.server?.close();
 			throw error;
 		}
+		// Serving from here on: what a crashed worker of this agent left queued runs first.
+		this.requeue();
 		this.armIdle();
 		// Its client connects right after the start; a worker restarted after a crash may have none left.
 		if (this.options.oneShot) this.armGrace();
@@ -138,6 +151,7 @@ export class Worker {
 	stop(reason: string, restart = false): Promise<void> {
 		if (this.stopping) return this.stopping;
 		this.stopping = (async () => {
+			this.dropQueue(reason);
 			this.writeRecord({ stoppedAt: new Date().toISOString(), stopReason: reason });
 			this.scheduler.stop();
 			clearTimeout(this.graceTimer);
@@ -153,6 +167,35 @@ export class Worker {
 			this.resolveStopped(reason);
 		})();
 		return this.stopping;
+	}
+
+	/**
+	 * Queue again what the queue file holds: left by a worker of this agent that crashed (a clean stop
+	 * removes it), in the order it was queued. Each item is a prompt of its own, queued behind the
+	 * others: steering or a follow-up was for the turn the crash cut, which is over, so it is now
+	 * what the user asked next. The item whose run was under way at the crash had left the queue
+	 * when its run started, so a prompt that crashes the worker is not run again.
+	 */
+	private requeue(): void {
+		const items = this.queueFile.read();
+		for (const { text } of items) void this.runPrompt(undefined, 0, text, false);
+		if (items.length > 0)
+			process.stderr.write(`Queued again ${inputs(items.length)} left by the worker that crashed.\n`);
+		// An ignored file goes (the items above wrote the queue already).
+		else this.queueFile.write([]);
+	}
+
+	/**
+	 * A stop drops what is queued, as closing the session in process does (nothing queued runs
+	 * after a shutdown, an eviction or a one-shot run's end): its file goes first, so that no later
+	 * start runs it. The log says how much was dropped.
+	 */
+	private dropQueue(reason: string): void {
+		this.keepQueue = false;
+		this.queueFile.write([]);
+		const dropped = this.link.status().queued.length;
+		if (dropped > 0)
+			process.stderr.write(`Dropped what was queued (${inputs(dropped)}): the worker stopped (${reason}).\n`);
 	}
 
 	/**
@@ -477,4 +520,8 @@ export class Worker {
 			...extra,
 		});
 	}
+}
+
+function inputs(count: number): string {
+	return `${count} input${count === 1 ? "" : "s"}`;
 }

@@ -47,7 +47,9 @@ export class InputQueue {
 
 	/** The session closed: nothing queued will run. */
 	clear(): void {
+		if (this.items.length === 0) return;
 		this.items = [];
+		this.changed();
 	}
 
 	private remove(match: (item: Item) => boolean): void {

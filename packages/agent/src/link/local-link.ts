@@ -15,7 +15,7 @@ import { finishRun, onSessionLines } from "../modes/run-result.js";
 import { refuseOversizePrompt } from "../orchestrator/index.js";
 import type { SessionEntry } from "../session/index.js";
 import type { StartedSession } from "../startup/index.js";
-import { InputQueue } from "./input-queue.js";
+import { InputQueue, type QueuedInput } from "./input-queue.js";
 import type { LinkRunEnd, SessionEvent, SessionLine } from "./session-events.js";
 import type { LinkInterrupt, LinkStatus, PromptOptions, SessionLink } from "./session-link.js";
 
@@ -29,6 +29,7 @@ export function userMessage(text: string): UserMessage {
 export class LocalLink implements SessionLink {
 	readonly notices: readonly string[];
 	private readonly listeners = new Set<(event: SessionEvent) => void>();
+	private readonly queueListeners = new Set<(queued: QueuedInput[]) => void>();
 	private readonly stops: (() => void)[];
 	/** ipython calls under way (their kernel may still be starting). */
 	private readonly ipythonCalls = new Set<string>();
@@ -39,7 +40,10 @@ export class LocalLink implements SessionLink {
 	private question = 0;
 	private closed = false;
 	/** What users queued: listed in `status().queued` until it runs or the turn reads it. */
-	private readonly inputs = new InputQueue(() => this.statusChanged());
+	private readonly inputs = new InputQueue(() => {
+		for (const listener of this.queueListeners) listener(this.inputs.list());
+		this.statusChanged();
+	});
 	/** Runs go one after another, in the order they were asked for. */
 	private runs: Promise<unknown> = Promise.resolve();
 	/** Runs asked for and not yet ended (the one under way included). */
@@ -120,6 +124,15 @@ export class LocalLink implements SessionLink {
 	subscribe(listener: (event: SessionEvent) => void): () => void {
 		this.listeners.add(listener);
 		return () => this.listeners.delete(listener);
+	}
+
+	/**
+	 * Hear every change of what is queued, at once and with the whole list (not once per burst, as
+	 * `status` events are): what a daemon worker keeps on disk. Closing the session empties it.
+	 */
+	onQueueChange(listener: (queued: QueuedInput[]) => void): () => void {
+		this.queueListeners.add(listener);
+		return () => this.queueListeners.delete(listener);
 	}
 
 	async prompt(text: string, options: PromptOptions = {}): Promise<LinkRunEnd> {
