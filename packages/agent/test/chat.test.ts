@@ -103,3 +103,24 @@ it("the chat says the kernel stays busy with a cell the user waits for after an 
 	input.end("/exit\n");
 	expect(await finished).toBe(0);
 }, 90_000);
+
+it("the chat runs nothing typed after /exit, even when it arrives in the same read", async () => {
+	sessions.faux.setResponses([fauxAssistantMessage("First answer."), fauxAssistantMessage("Never asked.")]);
+	started = await sessions.start();
+	const input = new PassThrough();
+	const out = new PassThrough();
+	let shown = "";
+	out.on("data", (chunk) => {
+		shown += chunk;
+	});
+	const finished = chatMode(localLink(started), input, out, new PassThrough());
+	// Piped input: the three lines reach the chat as one chunk.
+	input.end("hello\n/exit\nnever\n");
+	expect(await finished).toBe(0);
+
+	expect(shown).toContain("First answer.\n");
+	expect(shown).not.toContain("Never asked.");
+	const messages = Session.open(started.session.path).context().messages;
+	expect(messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+	expect(sessions.faux.getPendingResponseCount()).toBe(1);
+});

@@ -109,6 +109,8 @@ export async function chatMode(
 		);
 	});
 	rl.on("line", (line) => {
+		// Readline still hands over the lines read in the same chunk as `/exit`: they were typed after it.
+		if (closed) return;
 		if (asking !== undefined) {
 			link.answerStillBusy(line.trim().toLowerCase().startsWith("w") ? "wait" : "restart", asking);
 			asking = undefined;
