@@ -35,12 +35,8 @@ export async function chatMode(
 	const inWorker = link.agentKey !== undefined;
 	await greet(link, err, options);
 	const renderer = new TextRenderer({ out, err });
-	const rl = createInterface({
-		input,
-		output: out,
-		terminal: Boolean((input as { isTTY?: boolean }).isTTY),
-		prompt: "> ",
-	});
+	const terminal = Boolean((input as { isTTY?: boolean }).isTTY);
+	const rl = createInterface({ input, output: out, terminal, prompt: "> " });
 	/** This view's prompts not yet ended. */
 	let ownRuns = 0;
 	let runsDone: (() => void) | undefined;
@@ -92,7 +88,7 @@ export async function chatMode(
 			resolve();
 		}),
 	);
-	rl.on("SIGINT", () => {
+	const onCtrlC = () => {
 		if (ownRuns === 0) {
 			leaveNow = true;
 			rl.close();
@@ -107,7 +103,11 @@ export async function chatMode(
 				),
 			(error: Error) => err.write(`\n${error.message}\n`),
 		);
-	});
+	};
+	// On a terminal readline reads Ctrl-C as a key; with piped input (`cat prompts | prime-agent`) the
+	// terminal's Ctrl-C arrives as SIGINT, which would otherwise kill the view mid-run.
+	rl.on("SIGINT", onCtrlC);
+	if (!terminal) process.on("SIGINT", onCtrlC);
 	rl.on("line", (line) => {
 		// Readline still hands over the lines read in the same chunk as `/exit`: they were typed after it.
 		if (closed) return;
@@ -144,6 +144,7 @@ export async function chatMode(
 		await new Promise<void>((resolve) => {
 			runsDone = resolve;
 		});
+	process.off("SIGINT", onCtrlC);
 	unsubscribe();
 	if (bye !== undefined) {
 		err.write(`The agent's worker stopped: ${bye}.\n`);
