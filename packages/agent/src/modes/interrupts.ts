@@ -44,8 +44,11 @@ export function oneShotInterrupts(
 			dispose();
 			process.exit(ExitCode.interrupted);
 		}
+		// A later press stops the run outright: the link counts presses per turn, and a one-shot run
+		// can span several (a sub-agent's notice wakes the next), where a second press would only
+		// interrupt the new turn's cell.
 		const later = presses > 1;
-		const answer = await link.interrupt();
+		const answer = await link.interrupt(later);
 		const action = later && answer === "run" ? "exit" : answer;
 		onAction(action);
 		return action;
