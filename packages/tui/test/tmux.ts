@@ -23,6 +23,12 @@ export interface TmuxPane {
 	release(): void;
 	/** Whether the program in the pane has exited. */
 	exited(): boolean;
+	/**
+	 * Wait until the program has exited and its screen shows `lastWords` (compared without white
+	 * space: tmux wraps a long line mid-word). tmux can mark the pane dead before it has drawn what
+	 * the program wrote last, so the screen at the moment of exit may not show it yet.
+	 */
+	waitForExit(lastWords: string, timeoutMs?: number): Promise<string>;
 	/** The process id of the program in the pane. */
 	pid(): number;
 	/** Record what the program writes from now on; the returned function reads it (escapes included). */
@@ -110,6 +116,26 @@ export function startInTmux(
 			.map((line) => line.trimEnd())
 			.join("\n")
 			.trimEnd();
+	const exited = () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1";
+	const waitFor = async (
+		test: string | RegExp | ((screen: string) => boolean),
+		timeoutMs = 60_000,
+	): Promise<string> => {
+		const passes =
+			typeof test === "string"
+				? (text: string) => text.includes(test)
+				: test instanceof RegExp
+					? (text: string) => test.test(text)
+					: test;
+		const deadline = Date.now() + timeoutMs;
+		let last = "";
+		while (Date.now() < deadline) {
+			last = screen();
+			if (passes(last)) return last;
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		throw new Error(`The screen never showed ${String(test)} within ${timeoutMs} ms. Last screen:\n${last}`);
+	};
 	return {
 		keys: (...keys) => {
 			tmux("send-keys", "-t", "0", ...keys);
@@ -118,22 +144,7 @@ export function startInTmux(
 			tmux("send-keys", "-t", "0", "-l", text);
 		},
 		screen,
-		waitFor: async (test, timeoutMs = 60_000) => {
-			const passes =
-				typeof test === "string"
-					? (text: string) => text.includes(test)
-					: test instanceof RegExp
-						? (text: string) => test.test(text)
-						: test;
-			const deadline = Date.now() + timeoutMs;
-			let last = "";
-			while (Date.now() < deadline) {
-				last = screen();
-				if (passes(last)) return last;
-				await new Promise((resolve) => setTimeout(resolve, 50));
-			}
-			throw new Error(`The screen never showed ${String(test)} within ${timeoutMs} ms. Last screen:\n${last}`);
-		},
+		waitFor,
 		resize: (width, height) => {
 			tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height));
 		},
@@ -141,7 +152,11 @@ export function startInTmux(
 			if (!options.gated) throw new Error("release() is for a pane started with `gated: true`.");
 			writeFileSync(gate, "go\n");
 		},
-		exited: () => tmux("display-message", "-p", "-t", "0", "#{pane_dead}").trim() === "1",
+		exited,
+		waitForExit: (lastWords, timeoutMs = 60_000) => {
+			const words = lastWords.replace(/\s+/g, "");
+			return waitFor((text) => exited() && text.replace(/\s+/g, "").includes(words), timeoutMs);
+		},
 		pid: () => programPid,
 		record: () => {
 			const file = join(dir, "output.raw");

@@ -298,9 +298,8 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		tui.keys("Enter");
 		await tui.waitFor("Here.");
 		process.kill(tui.pid(), "SIGTERM");
-		const screen = await tui.waitFor(() => tui.exited());
+		const screen = await tui.waitForExit("Session saved: resume with `prime-agent --resume");
 		expect(screen).toContain("Stopped by SIGTERM.");
-		expect(screen).toContain("Session saved: resume with `prime-agent --resume");
 		// The UI hid the cursor while it drew; the last word on it shows it again, and bracketed paste is off.
 		const raw = output();
 		expect(raw.lastIndexOf("\x1b[?25l")).toBeGreaterThan(-1);
