@@ -259,6 +259,15 @@ describe("daemon runs", () => {
 		expect(chat.stderr).toContain(
 			`· agent ${key}\nResumed session ${id} (2 messages).\n  you: what is 6 * 7?\n  agent: It is 42.\nType a message`,
 		);
+		// The one-shot run's agent, attached to: its session is served by the chat's agent now, and it says so.
+		const oneShotKey = (JSON.parse(first.stdout.split("\n")[0] as string) as { agent: string }).agent;
+		expect(oneShotKey).not.toBe(key);
+		const attached = await world.cli(["attach", oneShotKey], "/exit\n");
+		expect(attached.code).toBe(0);
+		expect(attached.stderr.split("\n")[0]).toBe(
+			`The session is open in agent ${key} already; this runs there (a session has one worker).`,
+		);
+		expect(attached.stderr).toContain(`· agent ${key}\n`);
 	});
 
 	it("a session open in a live worker is never opened twice: --resume and --continue run in that worker, which stays", async () => {

@@ -24,7 +24,7 @@ import {
 } from "./client.js";
 import type { AgentInfo, RequestOf, WorkerSessionOptions, WorkerWelcome } from "./protocol.js";
 import { replayLines } from "./replay.js";
-import type { SupervisorClient, SupervisorRequests, WorkerClient } from "./requests.js";
+import type { SupervisorClient, SupervisorRequests, WorkerClient, WorkerTarget } from "./requests.js";
 import { type StartedWorker, startWorker } from "./start-worker.js";
 import { liveWorkers, workerSocket } from "./state.js";
 import { WorkerLink } from "./worker-link.js";
@@ -253,16 +253,19 @@ export async function runAttach(
 ): Promise<ExitCodeValue> {
 	const context = daemonContext(io.env);
 	const supervisor = (await connectSupervisor(context)) as SupervisorClient;
-	let target: { key: string; socket: string };
+	let target: WorkerTarget;
 	try {
 		target = unwrap(await supervisor.request({ type: "resume", key: ref, env: plainEnv(io.env) }));
 	} finally {
 		supervisor.close();
 	}
+	// The agent's session is served by another agent now (a `--resume` started one): it attaches there.
+	const elsewhere = target.attached ? [openElsewhere(target.key)] : [];
 	if (ui) {
-		const link = await connectLink(context, target.socket, [`Attached to agent ${target.key}.`]);
+		const link = await connectLink(context, target.socket, [...elsewhere, `Attached to agent ${target.key}.`]);
 		return runUi(context, link, { cwd: link.status().session.cwd }, ui, io);
 	}
+	for (const line of elsewhere) io.stderr.write(`${line}\n`);
 	// The line chat answers questions (a cell that ignored the interrupt); JSON lines do not.
 	const answers = mode !== "json";
 	const { client, welcome } = await connectWorker(context, target.socket, false, answers);
