@@ -30,6 +30,7 @@ export {
 	type CompactionEntry,
 	type CustomEntry,
 	type CustomMessageEntry,
+	describeContents,
 	type HostMessage,
 	listSessions,
 	type MessageEntry,

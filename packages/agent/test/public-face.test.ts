@@ -27,6 +27,7 @@ const PUBLIC_FACE: Record<string, { values: string[]; types: string[] }> = {
 			"UserError",
 			"buildSystemPrompt",
 			"createIpythonTool",
+			"describeContents",
 			"listSessions",
 			"loadModelsFile",
 			"localLink",

@@ -111,7 +111,7 @@ export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 			run: async () => {
 				const { session } = app.link.status();
 				// The session catalogue loads with the command: the UI's first frame does without it.
-				const { listSessions } = await import("prime-agent");
+				const { describeContents, listSessions } = await import("prime-agent");
 				const sessions = listSessions(app.paths.sessions).filter(
 					(info) => info.cwd === session.cwd && info.id !== session.id && info.damagedLine === undefined,
 				);
@@ -124,7 +124,7 @@ export function LOCAL_COMMANDS(app: CommandHost): LocalCommands {
 					sessions.map((info) => ({
 						value: info.path,
 						label: `${info.modified.toISOString().replace("T", " ").slice(0, 16)} ${info.firstMessage || "(no message)"}`,
-						description: `${info.messageCount} msgs`,
+						description: describeContents(info).trim(),
 					})),
 				);
 				if (path) await app.switchSession({ resume: path }, "resuming the session");

@@ -285,7 +285,7 @@ describe("prime-agent on a terminal (tmux, 80x24)", () => {
 		tui.type("/resume");
 		tui.keys("Enter");
 		await tui.waitFor(/Resume · type to filter/);
-		await tui.waitFor("first question");
+		expect(await tui.waitFor("first question")).toMatch(/first question +2 msgs$/m);
 		tui.keys("Enter");
 		const screen = await tui.waitFor("The first answer.");
 		expect(screen).toContain("› first question");
