@@ -6,6 +6,7 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { UserMessage } from "@mariozechner/pi-ai";
 import { sessionUsage } from "../children/index.js";
 import { contextTokens } from "../compaction/index.js";
+import { Emitter } from "../emitter.js";
 import { ExitCode, UserError } from "../errors.js";
 import type { GoalEvent } from "../goals/index.js";
 import { describeActiveGoal, goalStopOf, longRunningOutcome } from "../modes/long-running.js";
@@ -29,7 +30,7 @@ export function userMessage(text: string): UserMessage {
 export class LocalLink implements SessionLink {
 	readonly notices: readonly string[];
 	private readonly listeners = new Set<(event: SessionEvent) => void>();
-	private readonly queueListeners = new Set<(queued: QueuedInput[]) => void>();
+	private readonly queueChanged = new Emitter<QueuedInput[]>();
 	private readonly stops: (() => void)[];
 	/** ipython calls under way (their kernel may still be starting). */
 	private readonly ipythonCalls = new Set<string>();
@@ -41,7 +42,7 @@ export class LocalLink implements SessionLink {
 	private closed = false;
 	/** What users queued: listed in `status().queued` until it runs or the turn reads it. */
 	private readonly inputs = new InputQueue(() => {
-		for (const listener of this.queueListeners) listener(this.inputs.list());
+		this.queueChanged.emit(this.inputs.list());
 		this.statusChanged();
 	});
 	/** Runs go one after another, in the order they were asked for. */
@@ -131,8 +132,7 @@ export class LocalLink implements SessionLink {
 	 * `status` events are): what a daemon worker keeps on disk. Closing the session empties it.
 	 */
 	onQueueChange(listener: (queued: QueuedInput[]) => void): () => void {
-		this.queueListeners.add(listener);
-		return () => this.queueListeners.delete(listener);
+		return this.queueChanged.on(listener);
 	}
 
 	async prompt(text: string, options: PromptOptions = {}): Promise<LinkRunEnd> {
