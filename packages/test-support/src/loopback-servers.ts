@@ -93,16 +93,7 @@ export async function openAiCompletionsServer(
 			return;
 		}
 		const reply = script[index] ?? { text: "(script exhausted)" };
-		if ("status" in reply) {
-			res.writeHead(reply.status, { "content-type": "application/json" });
-			res.end(JSON.stringify({ error: { message: reply.error, type: "invalid_request_error" } }));
-			return;
-		}
-		if ("body" in reply) {
-			res.writeHead(200, { "content-type": "text/event-stream" });
-			res.end(reply.body);
-			return;
-		}
+		if (answeredAsIs(reply, res, (message) => ({ error: { message, type: "invalid_request_error" } }))) return;
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const chunk = (delta: unknown, finish: string | null = null) =>
 			res.write(
@@ -135,20 +126,34 @@ export async function openAiCompletionsServer(
 	return { ...served, baseUrl: `${served.baseUrl}/v1`, held: nth };
 }
 
+/**
+ * Answer a scripted failure (its status, with the error `errorBody` shapes as the protocol does) or a
+ * scripted raw body; false for an answer or a cell, which the protocol streams.
+ */
+function answeredAsIs(
+	reply: ScriptedReply,
+	res: ServerResponse,
+	errorBody: (message: string) => Record<string, unknown>,
+): reply is Extract<ScriptedReply, { status: number } | { body: string }> {
+	if ("status" in reply) {
+		res.writeHead(reply.status, { "content-type": "application/json" });
+		res.end(JSON.stringify(errorBody(reply.error)));
+		return true;
+	}
+	if ("body" in reply) {
+		res.writeHead(200, { "content-type": "text/event-stream" });
+		res.end(reply.body);
+		return true;
+	}
+	return false;
+}
+
 /** A server speaking the Anthropic messages streaming protocol (`POST /v1/messages`). */
 export async function anthropicMessagesServer(script: ScriptedReply[]): Promise<LoopbackServer> {
 	return serve((_body, res, index) => {
 		const reply = script[index] ?? { text: "(script exhausted)" };
-		if ("status" in reply) {
-			res.writeHead(reply.status, { "content-type": "application/json" });
-			res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: reply.error } }));
+		if (answeredAsIs(reply, res, (message) => ({ type: "error", error: { type: "invalid_request_error", message } })))
 			return;
-		}
-		if ("body" in reply) {
-			res.writeHead(200, { "content-type": "text/event-stream" });
-			res.end(reply.body);
-			return;
-		}
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const event = (type: string, data: Record<string, unknown>) =>
 			res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
